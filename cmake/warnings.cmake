@@ -1,0 +1,21 @@
+# Flags shared by every shoal target: warnings (as errors by default), the target ISA and the
+# sanitizers of the asan preset.
+function(shoal_apply_flags target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                                           -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough
+                                           # Configs are built with designated initializers that
+                                           # leave defaulted members out on purpose.
+                                           -Wno-missing-field-initializers)
+  if(SHOAL_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(SHOAL_ARCH)
+    target_compile_options(${target} PRIVATE -march=${SHOAL_ARCH})
+  endif()
+  target_include_directories(${target} SYSTEM PRIVATE ${RANDOM123_INCLUDE_DIR})
+  if(SHOAL_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${SHOAL_SANITIZE} -fno-omit-frame-pointer
+                                             -fno-sanitize-recover=all)
+    target_link_options(${target} PRIVATE -fsanitize=${SHOAL_SANITIZE})
+  endif()
+endfunction()

@@ -1,0 +1,65 @@
+// Counter-based random numbers (Philox-4x32-10, Random123). A value is a pure function of
+// (seed, stream, counter), so a dropout mask is regenerated in backward instead of stored, any
+// thread can produce any element, and results do not depend on the thread count.
+//
+// Convention: stream = which consumer (a dropout layer's id, the negative sampler, an init);
+// counter = (step, element block). One Philox call yields 4 uint32, so element e of a step uses
+// block e / 4, lane e % 4.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include <Random123/philox.h>
+
+namespace shoal {
+
+class Philox {
+ public:
+  Philox() = default;
+  Philox(uint64_t seed, uint64_t stream) : seed_(seed), stream_(stream) {}
+
+  // 4 independent 32-bit words for counter (a, b).
+  std::array<uint32_t, 4> block(uint64_t a, uint64_t b) const {
+    r123::Philox4x32 gen;
+    r123::Philox4x32::key_type key = {{static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32)}};
+    r123::Philox4x32::ctr_type ctr = {{static_cast<uint32_t>(a), static_cast<uint32_t>(a >> 32),
+                                       static_cast<uint32_t>(b), static_cast<uint32_t>(stream_)}};
+    auto r = gen(ctr, key);
+    return {r.v[0], r.v[1], r.v[2], r.v[3]};
+  }
+  uint64_t seed() const { return seed_; }
+  uint64_t stream() const { return stream_; }
+
+ private:
+  uint64_t seed_ = 0;
+  uint64_t stream_ = 0;
+};
+
+// Uniform in [0, 1) with 24 random bits: exactly representable in float.
+inline float u01(uint32_t x) { return static_cast<float>(x >> 8) * 0x1.0p-24f; }
+// Uniform in (0, 1]: safe for log().
+inline double u01_open0(uint32_t x) { return (static_cast<double>(x >> 8) + 1.0) * 0x1.0p-24; }
+
+// Sequential draws for initialisation and sampling: a Philox stream with a running counter.
+class RngStream {
+ public:
+  RngStream(uint64_t seed, uint64_t stream) : philox_(seed, stream) {}
+  uint32_t next_u32();
+  float uniform() { return u01(next_u32()); }                       // [0, 1)
+  float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
+  double normal();                                                  // N(0, 1), Box-Muller
+  // Uniform integer in [0, n) without modulo bias (Lemire's method).
+  uint32_t below(uint32_t n);
+
+ private:
+  Philox philox_;
+  uint64_t counter_ = 0;
+  std::array<uint32_t, 4> buf_{};
+  int used_ = 4;
+  double spare_normal_ = 0.0;
+  bool has_spare_ = false;
+};
+
+}  // namespace shoal

@@ -1,0 +1,126 @@
+#include "shoal/core/thread_pool.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+
+namespace shoal {
+namespace {
+
+// Spin this many polls before sleeping: long enough to cover the gap between back-to-back
+// training steps, short enough not to burn a core when the pool is idle.
+constexpr int kSpinPolls = 1 << 14;
+
+inline void cpu_relax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+Range split_range(Index n, int tid, int nthreads, Index grain) {
+  const Index chunks = (n + grain - 1) / grain;
+  const Index base = chunks / nthreads;
+  const Index extra = chunks % nthreads;
+  const Index first = tid * base + std::min<Index>(tid, extra);
+  const Index count = base + (tid < extra ? 1 : 0);
+  return {std::min(n, first * grain), std::min(n, (first + count) * grain)};
+}
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  if (cpus.empty()) cpus.push_back(0);
+  return cpus;
+}
+
+bool pin_current_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
+int ThreadPool::resolve(int requested) {
+  SHOAL_CHECK(requested >= 0, "thread count must be >= 0 (0 = all cores), got {}", requested);
+  return requested == 0 ? static_cast<int>(allowed_cpus().size()) : requested;
+}
+
+ThreadPool::ThreadPool(int n_threads, Pinning pinning) : n_threads_(resolve(n_threads)) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (pinning == Pinning::kAll) pin_current_thread(cpus[0]);
+  threads_.reserve(static_cast<size_t>(n_threads_ - 1));
+  for (int tid = 1; tid < n_threads_; ++tid) {
+    threads_.emplace_back([this, tid, pinning, &cpus] {
+      if (pinning != Pinning::kNone) pin_current_thread(cpus[static_cast<size_t>(tid) % cpus.size()]);
+      worker(tid);
+    });
+  }
+  // Workers read `cpus` only before their first wait; make sure they are past it.
+  run([](int) {});
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void ThreadPool::call_guarded(int tid) {
+  try {
+    call_(fn_, tid);
+  } catch (...) {
+    if (!failed_.exchange(true)) error_ = std::current_exception();
+  }
+}
+
+void ThreadPool::dispatch(void* fn, Trampoline call) {
+  fn_ = fn;
+  call_ = call;
+  failed_.store(false, std::memory_order_relaxed);
+  if (n_threads_ > 1) {
+    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    generation_.notify_all();
+  }
+  call_guarded(0);
+  if (n_threads_ > 1) {
+    int spins = 0;
+    int left;
+    while ((left = pending_.load(std::memory_order_acquire)) != 0) {
+      if (++spins < kSpinPolls) cpu_relax();
+      else pending_.wait(left, std::memory_order_acquire);
+    }
+  }
+  if (failed_.load(std::memory_order_acquire)) {
+    std::exception_ptr e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+void ThreadPool::worker(int tid) {
+  uint64_t seen = 0;
+  for (;;) {
+    int spins = 0;
+    uint64_t g;
+    while ((g = generation_.load(std::memory_order_acquire)) == seen) {
+      if (++spins < kSpinPolls) cpu_relax();
+      else generation_.wait(seen, std::memory_order_acquire);
+    }
+    seen = g;
+    if (stop_.load(std::memory_order_acquire)) return;
+    call_guarded(tid);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+  }
+}
+
+}  // namespace shoal
