@@ -1,12 +1,24 @@
 #include <cstdio>
+#include <exception>
 
-#include <CLI/CLI.hpp>
-
+#include "cli/commands.h"
 #include "shoal/core/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"shoal: train small neural networks at hardware speed on CPUs"};
   app.require_subcommand(1);
-  CLI11_PARSE(app, argc, argv);
+  shoal::cli::register_bench(app);
+  shoal::cli::register_mlp(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const shoal::Error& e) {
+    std::fprintf(stderr, "shoal: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shoal: internal error: %s\n", e.what());
+    return 3;
+  }
   return 0;
 }

@@ -1,0 +1,13 @@
+// Each CLI area registers its subcommands on the root app; main() only wires them up.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace shoal::cli {
+
+// `shoal bench ...`: kernels, peak (and later profiler, fleet).
+void register_bench(CLI::App& app);
+// `shoal mlp ...`: the MLP demo trainer.
+void register_mlp(CLI::App& app);
+
+}  // namespace shoal::cli
