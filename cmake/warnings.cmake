@@ -5,7 +5,10 @@ function(shoal_apply_flags target)
                                            -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough
                                            # Configs are built with designated initializers that
                                            # leave defaulted members out on purpose.
-                                           -Wno-missing-field-initializers)
+                                           -Wno-missing-field-initializers
+                                           # gcc 12 reports std::string concatenation at -O3
+                                           # as overlapping memcpy (GCC bug 105329).
+                                           -Wno-restrict)
   if(SHOAL_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

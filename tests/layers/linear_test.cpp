@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "shoal/layers/linear.h"
@@ -51,7 +52,13 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, LinearGrad,
     ::testing::Values(LinearCase{1, 1, 1, Act::kNone, true}, LinearCase{1, 7, 9, Act::kRelu, true},
                       LinearCase{3, 8, 7, Act::kGelu, true}, LinearCase{5, 9, 17, Act::kNone, false},
-                      LinearCase{4, 15, 16, Act::kRelu, false}, LinearCase{2, 17, 3, Act::kGelu, false}));
+                      LinearCase{4, 15, 16, Act::kRelu, false}, LinearCase{2, 17, 3, Act::kGelu, false}),
+    [](const ::testing::TestParamInfo<LinearCase>& param_info) {
+      const auto& c = param_info.param;
+      const char* act = c.act == Act::kNone ? "none" : c.act == Act::kRelu ? "relu" : "gelu";
+      return "N" + std::to_string(c.n) + "_I" + std::to_string(c.in) + "_O" +
+             std::to_string(c.out) + "_" + act + (c.bias ? "_bias" : "_nobias");
+    });
 
 TEST(Linear, ParamGradsAccumulate) {
   Linear<double> layer({.in = 3, .out = 2});

@@ -113,6 +113,10 @@ class Arena {
   Arena() = default;
   // Lays out, allocates (zeroed) and binds everything the planner registered.
   explicit Arena(Planner&& planner);
+  // A replica for data-parallel training: its params are `source`'s (same names, shapes and
+  // order, checked), while grads, activations and scratch are its own. It has no optimizer
+  // state: the optimizer runs on the source after replica grads are reduced into it.
+  Arena(Planner&& planner, const Arena& source);
 
   size_t bytes() const { return total_bytes_; }
   size_t region_bytes(Region r) const { return region_size_[static_cast<size_t>(r)]; }
@@ -132,7 +136,11 @@ class Arena {
 
  private:
   struct Free { void operator()(std::byte* p) const; };
+  void layout();
+  void allocate_and_bind(Planner& planner);
+
   std::unique_ptr<std::byte, Free> memory_;
+  const Arena* param_source_ = nullptr;
   std::vector<ArenaEntry> entries_;
   size_t region_offset_[kRegionCount] = {};
   size_t region_size_[kRegionCount] = {};
@@ -148,7 +156,7 @@ T* Arena::optim_state(int slot) const {
   SHOAL_CHECK(slot >= 0 && slot < optim_slots_, "optimizer slot {} not planned ({} slots)", slot,
               optim_slots_);
   return reinterpret_cast<T*>(region_base(Region::kOptimState) +
-                              static_cast<size_t>(slot) * region_size_[0]);
+                              static_cast<size_t>(slot) * static_cast<size_t>(param_elems_) * param_size_);
 }
 
 template <class T>

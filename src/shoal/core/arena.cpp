@@ -61,6 +61,31 @@ void Arena::Free::operator()(std::byte* p) const { std::free(p); }
 Arena::Arena(Planner&& planner)
     : entries_(std::move(planner.entries_)), param_size_(planner.param_size_),
       optim_slots_(planner.optim_slots_) {
+  layout();
+  allocate_and_bind(planner);
+}
+
+Arena::Arena(Planner&& planner, const Arena& source)
+    : param_source_(&source), entries_(std::move(planner.entries_)),
+      param_size_(planner.param_size_), optim_slots_(0) {
+  layout();
+  std::vector<const ArenaEntry*> mine, theirs;
+  for (const auto& e : entries_)
+    if (e.region == Region::kParams) mine.push_back(&e);
+  for (const auto& e : source.entries_)
+    if (e.region == Region::kParams) theirs.push_back(&e);
+  SHOAL_CHECK(mine.size() == theirs.size(), "replica has {} params, its source {}", mine.size(),
+              theirs.size());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    SHOAL_CHECK(mine[i]->name == theirs[i]->name && mine[i]->shape == theirs[i]->shape &&
+                    mine[i]->offset_bytes == theirs[i]->offset_bytes,
+                "replica param '{}' {} does not match source param '{}' {}", mine[i]->name,
+                mine[i]->shape.str(), theirs[i]->name, theirs[i]->shape.str());
+  }
+  allocate_and_bind(planner);
+}
+
+void Arena::layout() {
   // Dense params first, then sparse tables, each group in registration order.
   std::vector<size_t> order(entries_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -79,25 +104,31 @@ Arena::Arena(Planner&& planner)
   region_size_[static_cast<size_t>(Region::kGrads)] = dense_bytes;
   region_size_[static_cast<size_t>(Region::kOptimState)] =
       static_cast<size_t>(optim_slots_) * params_bytes;
+  if (param_size_ != 0) {
+    dense_elems_ = static_cast<Index>(dense_bytes / param_size_);
+    param_elems_ = static_cast<Index>(params_bytes / param_size_);
+  }
+  if (param_source_) region_size_[static_cast<size_t>(Region::kParams)] = 0;
   size_t offset = 0;
   for (int r = 0; r < kRegionCount; ++r) {
     region_offset_[r] = offset;
     offset += region_size_[r];
   }
   total_bytes_ = offset;
-  if (param_size_ != 0) {
-    dense_elems_ = static_cast<Index>(dense_bytes / param_size_);
-    param_elems_ = static_cast<Index>(params_bytes / param_size_);
-  }
-  void* raw = std::aligned_alloc(kArenaAlign, std::max<size_t>(total_bytes_, kArenaAlign));
+}
+
+void Arena::allocate_and_bind(Planner& planner) {
+  const size_t bytes = std::max<size_t>(total_bytes_, kArenaAlign);
+  void* raw = std::aligned_alloc(kArenaAlign, bytes);
   SHOAL_CHECK(raw != nullptr, "could not allocate a {}-byte arena", total_bytes_);
-  std::memset(raw, 0, std::max<size_t>(total_bytes_, kArenaAlign));
+  std::memset(raw, 0, bytes);
   memory_.reset(static_cast<std::byte*>(raw));
   for (size_t i = 0; i < entries_.size(); ++i)
     planner.targets_[i].bind(planner.targets_[i].object, *this, entries_[i]);
 }
 
 std::byte* Arena::region_base(Region r) const {
+  if (r == Region::kParams && param_source_) return param_source_->region_base(r);
   return memory_.get() + region_offset_[static_cast<size_t>(r)];
 }
 

@@ -8,14 +8,21 @@
 namespace shoal {
 namespace {
 
-// Spin this many polls before sleeping: long enough to cover the gap between back-to-back
-// training steps, short enough not to burn a core when the pool is idle.
-constexpr int kSpinPolls = 1 << 14;
+// Waiting is spin, then yield, then sleep: spinning covers the gap between back-to-back
+// training steps; yielding hands the core over when threads outnumber cores; sleeping on the
+// futex keeps an idle pool free.
+constexpr int kSpinPolls = 2048;
+constexpr int kYieldPolls = kSpinPolls + 64;
 
-inline void cpu_relax() {
+inline void backoff(int polls) {
 #if defined(__x86_64__)
-  __builtin_ia32_pause();
+  if (polls < kSpinPolls) {
+    __builtin_ia32_pause();
+    return;
+  }
 #endif
+  (void)polls;
+  sched_yield();
 }
 
 }  // namespace
@@ -96,7 +103,7 @@ void ThreadPool::dispatch(void* fn, Trampoline call) {
     int spins = 0;
     int left;
     while ((left = pending_.load(std::memory_order_acquire)) != 0) {
-      if (++spins < kSpinPolls) cpu_relax();
+      if (++spins < kYieldPolls) backoff(spins);
       else pending_.wait(left, std::memory_order_acquire);
     }
   }
@@ -113,7 +120,7 @@ void ThreadPool::worker(int tid) {
     int spins = 0;
     uint64_t g;
     while ((g = generation_.load(std::memory_order_acquire)) == seen) {
-      if (++spins < kSpinPolls) cpu_relax();
+      if (++spins < kYieldPolls) backoff(spins);
       else generation_.wait(seen, std::memory_order_acquire);
     }
     seen = g;
