@@ -28,9 +28,10 @@ TEST(Arena, LaysOutRegionsAlignedWithDenseParamsFirst) {
   EXPECT_EQ(arena.param_elems(), 32 + 48);  // 40 floats padded to 48
   EXPECT_EQ(arena.region_bytes(Region::kGrads), 32 * sizeof(float));
   EXPECT_EQ(arena.region_bytes(Region::kOptimState), 2 * 80 * sizeof(float));
-  for (const void* p : {static_cast<const void*>(a.value.data), static_cast<const void*>(b.grad.data),
-                        static_cast<const void*>(table.value.data), static_cast<const void*>(act.view.data),
-                        static_cast<const void*>(ids.view.data)})
+  for (const void* p :
+       {static_cast<const void*>(a.value.data), static_cast<const void*>(b.grad.data),
+        static_cast<const void*>(table.value.data), static_cast<const void*>(act.view.data),
+        static_cast<const void*>(ids.view.data)})
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kArenaAlign, 0u);
   EXPECT_EQ(table.grad.data, nullptr);
   EXPECT_EQ(b.grad.data, arena.grads<float>() + b.offset);
@@ -117,9 +118,14 @@ TEST(MatView, BlocksAreStridedViews) {
 }
 
 TEST(Error, FormatsContext) {
-  Error e("value is not a number",
-          ErrorContext{.file = "data.csv", .line = 12, .column = 3, .field = "y", .expected = "a float", .actual = "'abc'"});
-  EXPECT_STREQ(e.what(), "data.csv:12:3: field 'y': value is not a number (expected a float, got 'abc')");
+  Error e("value is not a number", ErrorContext{.file = "data.csv",
+                                                .line = 12,
+                                                .column = 3,
+                                                .field = "y",
+                                                .expected = "a float",
+                                                .actual = "'abc'"});
+  EXPECT_STREQ(e.what(),
+               "data.csv:12:3: field 'y': value is not a number (expected a float, got 'abc')");
   Error plain("boom");
   EXPECT_STREQ(plain.what(), "boom");
 }

@@ -56,7 +56,8 @@ TEST(ThreadPool, RethrowsWorkerExceptionAndStaysUsable) {
   ThreadPool pool(2, Pinning::kNone);
   EXPECT_THROW(pool.run([](int tid) {
     if (tid == 1) throw std::runtime_error("worker failed");
-  }), std::runtime_error);
+  }),
+               std::runtime_error);
   std::atomic<int> count{0};
   pool.run([&](int) { ++count; });
   EXPECT_EQ(count.load(), 2);

@@ -25,7 +25,14 @@
 
 namespace shoal {
 
-enum class Region : uint8_t { kParams, kGrads, kOptimState, kActivations, kActivationGrads, kScratch };
+enum class Region : uint8_t {
+  kParams,
+  kGrads,
+  kOptimState,
+  kActivations,
+  kActivationGrads,
+  kScratch
+};
 inline constexpr int kRegionCount = 6;
 const char* region_name(Region r);
 
@@ -75,9 +82,9 @@ class Planner {
   // Registers a buffer in a non-parameter region.
   template <class T>
   void buffer(Buffer<T>& b, Region region, std::string name, Shape shape) {
-    SHOAL_CHECK(region != Region::kParams && region != Region::kGrads &&
-                    region != Region::kOptimState,
-                "buffer '{}' must live in activations, activation grads or scratch", name);
+    SHOAL_CHECK(
+        region != Region::kParams && region != Region::kGrads && region != Region::kOptimState,
+        "buffer '{}' must live in activations, activation grads or scratch", name);
     add({std::move(name), region, shape, sizeof(T)}, &b, &bind_buffer<T>);
   }
   // Number of optimizer-state copies of the params (0 plain, 1 momentum, 2 Adam).
@@ -127,15 +134,25 @@ class Arena {
   Index dense_param_elems() const { return dense_elems_; }
   Index param_elems() const { return param_elems_; }
   // Typed flat spans of the parameter regions.
-  template <class T> T* params() const { return reinterpret_cast<T*>(region_base(Region::kParams)); }
-  template <class T> T* grads() const { return reinterpret_cast<T*>(region_base(Region::kGrads)); }
-  template <class T> T* optim_state(int slot) const;
+  template <class T>
+  T* params() const {
+    return reinterpret_cast<T*>(region_base(Region::kParams));
+  }
+  template <class T>
+  T* grads() const {
+    return reinterpret_cast<T*>(region_base(Region::kGrads));
+  }
+  template <class T>
+  T* optim_state(int slot) const;
   // Named lookup (checkpoints, tests, inspection); throws if absent or of another type.
-  template <class T> TensorView<T> find(std::string_view name) const;
+  template <class T>
+  TensorView<T> find(std::string_view name) const;
   const ArenaEntry* entry(std::string_view name) const;
 
  private:
-  struct Free { void operator()(std::byte* p) const; };
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
   void layout();
   void allocate_and_bind(Planner& planner);
 
@@ -156,7 +173,8 @@ T* Arena::optim_state(int slot) const {
   SHOAL_CHECK(slot >= 0 && slot < optim_slots_, "optimizer slot {} not planned ({} slots)", slot,
               optim_slots_);
   return reinterpret_cast<T*>(region_base(Region::kOptimState) +
-                              static_cast<size_t>(slot) * static_cast<size_t>(param_elems_) * param_size_);
+                              static_cast<size_t>(slot) * static_cast<size_t>(param_elems_) *
+                                  param_size_);
 }
 
 template <class T>

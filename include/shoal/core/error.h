@@ -38,9 +38,10 @@ std::string format_error(const std::string& message, const ErrorContext& context
 }  // namespace shoal
 
 // Validation at the edges (readers, plans, configs): always on.
-#define SHOAL_CHECK(cond, ...)                                     \
-  do {                                                             \
-    if (!(cond)) [[unlikely]] throw ::shoal::Error(fmt::format(__VA_ARGS__)); \
+#define SHOAL_CHECK(cond, ...)                        \
+  do {                                                \
+    if (!(cond)) [[unlikely]]                         \
+      throw ::shoal::Error(fmt::format(__VA_ARGS__)); \
   } while (0)
 
 // Invariants inside kernels and the step loop: checked in debug builds only.
@@ -50,7 +51,7 @@ std::string format_error(const std::string& message, const ErrorContext& context
 #define SHOAL_DCHECK(cond)                                                              \
   do {                                                                                  \
     if (!(cond)) [[unlikely]]                                                           \
-      throw ::shoal::Error(fmt::format("internal check failed: {} ({}:{})", #cond, \
-                                       __FILE__, __LINE__));                            \
+      throw ::shoal::Error(                                                             \
+          fmt::format("internal check failed: {} ({}:{})", #cond, __FILE__, __LINE__)); \
   } while (0)
 #endif

@@ -23,7 +23,8 @@ class Philox {
   // 4 independent 32-bit words for counter (a, b).
   std::array<uint32_t, 4> block(uint64_t a, uint64_t b) const {
     r123::Philox4x32 gen;
-    r123::Philox4x32::key_type key = {{static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32)}};
+    r123::Philox4x32::key_type key = {
+        {static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32)}};
     r123::Philox4x32::ctr_type ctr = {{static_cast<uint32_t>(a), static_cast<uint32_t>(a >> 32),
                                        static_cast<uint32_t>(b), static_cast<uint32_t>(stream_)}};
     auto r = gen(ctr, key);
@@ -38,18 +39,22 @@ class Philox {
 };
 
 // Uniform in [0, 1) with 24 random bits: exactly representable in float.
-inline float u01(uint32_t x) { return static_cast<float>(x >> 8) * 0x1.0p-24f; }
+inline float u01(uint32_t x) {
+  return static_cast<float>(x >> 8) * 0x1.0p-24f;
+}
 // Uniform in (0, 1]: safe for log().
-inline double u01_open0(uint32_t x) { return (static_cast<double>(x >> 8) + 1.0) * 0x1.0p-24; }
+inline double u01_open0(uint32_t x) {
+  return (static_cast<double>(x >> 8) + 1.0) * 0x1.0p-24;
+}
 
 // Sequential draws for initialisation and sampling: a Philox stream with a running counter.
 class RngStream {
  public:
   RngStream(uint64_t seed, uint64_t stream) : philox_(seed, stream) {}
   uint32_t next_u32();
-  float uniform() { return u01(next_u32()); }                       // [0, 1)
+  float uniform() { return u01(next_u32()); }  // [0, 1)
   float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
-  double normal();                                                  // N(0, 1), Box-Muller
+  double normal();  // N(0, 1), Box-Muller
   // Uniform integer in [0, n) without modulo bias (Lemire's method).
   uint32_t below(uint32_t n);
 

@@ -24,9 +24,12 @@ inline T gelu_derivative(T z) {
 template <class T>
 inline T act_forward(Act act, T z) {
   switch (act) {
-    case Act::kRelu: return z > T(0) ? z : T(0);
-    case Act::kGelu: return gelu(z);
-    case Act::kNone: break;
+    case Act::kRelu:
+      return z > T(0) ? z : T(0);
+    case Act::kGelu:
+      return gelu(z);
+    case Act::kNone:
+      break;
   }
   return z;
 }
@@ -35,9 +38,12 @@ inline T act_forward(Act act, T z) {
 template <class T>
 inline T act_derivative(Act act, T saved) {
   switch (act) {
-    case Act::kRelu: return saved > T(0) ? T(1) : T(0);
-    case Act::kGelu: return gelu_derivative(saved);
-    case Act::kNone: break;
+    case Act::kRelu:
+      return saved > T(0) ? T(1) : T(0);
+    case Act::kGelu:
+      return gelu_derivative(saved);
+    case Act::kNone:
+      break;
   }
   return T(1);
 }

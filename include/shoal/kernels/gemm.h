@@ -20,8 +20,8 @@ enum class Act : uint8_t { kNone, kRelu, kGelu };  // GELU: exact erf form (PyTo
 
 // C[M,N] = alpha · op(A)[M,K] · op(B)[K,N] + beta · C. beta = 0 never reads C (NaN-safe).
 template <class T>
-void gemm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda,
-          const T* b, Index ldb, T beta, T* c, Index ldc);
+void gemm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b,
+          Index ldb, T beta, T* c, Index ldc);
 template <class T>
 void gemm_ref(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda,
               const T* b, Index ldb, T beta, T* c, Index ldc);
@@ -40,9 +40,8 @@ void linear_forward_ref(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatVi
 // dx (if it has data) is overwritten; dw [O,I] and db [O] (if non-null) are overwritten when
 // accumulate is false and added to when true.
 template <class T>
-void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act,
-                     ConstMat<T> dy, MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db,
-                     bool accumulate);
+void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act, ConstMat<T> dy,
+                     MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db, bool accumulate);
 template <class T>
 void linear_backward_ref(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act,
                          ConstMat<T> dy, MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db,

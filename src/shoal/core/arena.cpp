@@ -7,7 +7,9 @@
 namespace shoal {
 namespace {
 
-size_t align_up(size_t n) { return (n + kArenaAlign - 1) / kArenaAlign * kArenaAlign; }
+size_t align_up(size_t n) {
+  return (n + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
+}
 
 size_t entry_bytes(const ArenaEntry& e) {
   return align_up(static_cast<size_t>(e.shape.numel()) * e.elem_size);
@@ -17,17 +19,24 @@ size_t entry_bytes(const ArenaEntry& e) {
 
 const char* region_name(Region r) {
   switch (r) {
-    case Region::kParams: return "params";
-    case Region::kGrads: return "grads";
-    case Region::kOptimState: return "optimizer state";
-    case Region::kActivations: return "activations";
-    case Region::kActivationGrads: return "activation grads";
-    case Region::kScratch: return "scratch";
+    case Region::kParams:
+      return "params";
+    case Region::kGrads:
+      return "grads";
+    case Region::kOptimState:
+      return "optimizer state";
+    case Region::kActivations:
+      return "activations";
+    case Region::kActivationGrads:
+      return "activation grads";
+    case Region::kScratch:
+      return "scratch";
   }
   return "?";
 }
 
-void Planner::add(ArenaEntry e, void* object, void (*bind)(void*, const Arena&, const ArenaEntry&)) {
+void Planner::add(ArenaEntry e, void* object,
+                  void (*bind)(void*, const Arena&, const ArenaEntry&)) {
   std::string full;
   for (const auto& s : scope_) full += s;
   e.name = full + e.name;
@@ -50,24 +59,31 @@ void Planner::set_optim_slots(int k) {
   optim_slots_ = k;
 }
 
-void Planner::push_scope(std::string_view s) { scope_.emplace_back(s); }
+void Planner::push_scope(std::string_view s) {
+  scope_.emplace_back(s);
+}
 void Planner::pop_scope() {
   SHOAL_CHECK(!scope_.empty(), "pop_scope without push_scope");
   scope_.pop_back();
 }
 
-void Arena::Free::operator()(std::byte* p) const { std::free(p); }
+void Arena::Free::operator()(std::byte* p) const {
+  std::free(p);
+}
 
 Arena::Arena(Planner&& planner)
-    : entries_(std::move(planner.entries_)), param_size_(planner.param_size_),
+    : entries_(std::move(planner.entries_)),
+      param_size_(planner.param_size_),
       optim_slots_(planner.optim_slots_) {
   layout();
   allocate_and_bind(planner);
 }
 
 Arena::Arena(Planner&& planner, const Arena& source)
-    : param_source_(&source), entries_(std::move(planner.entries_)),
-      param_size_(planner.param_size_), optim_slots_(0) {
+    : param_source_(&source),
+      entries_(std::move(planner.entries_)),
+      param_size_(planner.param_size_),
+      optim_slots_(0) {
   layout();
   std::vector<const ArenaEntry*> mine, theirs;
   for (const auto& e : entries_)

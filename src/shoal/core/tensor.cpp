@@ -27,7 +27,8 @@ bool Shape::operator==(const Shape& o) const {
 
 std::string Shape::str() const {
   std::string s = "[";
-  for (int i = 0; i < rank; ++i) s += fmt::format("{}{}", i ? ", " : "", dims[static_cast<size_t>(i)]);
+  for (int i = 0; i < rank; ++i)
+    s += fmt::format("{}{}", i ? ", " : "", dims[static_cast<size_t>(i)]);
   return s + "]";
 }
 

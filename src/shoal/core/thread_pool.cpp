@@ -66,7 +66,8 @@ ThreadPool::ThreadPool(int n_threads, Pinning pinning) : n_threads_(resolve(n_th
   threads_.reserve(static_cast<size_t>(n_threads_ - 1));
   for (int tid = 1; tid < n_threads_; ++tid) {
     threads_.emplace_back([this, tid, pinning, &cpus] {
-      if (pinning != Pinning::kNone) pin_current_thread(cpus[static_cast<size_t>(tid) % cpus.size()]);
+      if (pinning != Pinning::kNone)
+        pin_current_thread(cpus[static_cast<size_t>(tid) % cpus.size()]);
       worker(tid);
     });
   }
@@ -103,8 +104,10 @@ void ThreadPool::dispatch(void* fn, Trampoline call) {
     int spins = 0;
     int left;
     while ((left = pending_.load(std::memory_order_acquire)) != 0) {
-      if (++spins < kYieldPolls) backoff(spins);
-      else pending_.wait(left, std::memory_order_acquire);
+      if (++spins < kYieldPolls)
+        backoff(spins);
+      else
+        pending_.wait(left, std::memory_order_acquire);
     }
   }
   if (failed_.load(std::memory_order_acquire)) {
@@ -120,8 +123,10 @@ void ThreadPool::worker(int tid) {
     int spins = 0;
     uint64_t g;
     while ((g = generation_.load(std::memory_order_acquire)) == seen) {
-      if (++spins < kYieldPolls) backoff(spins);
-      else generation_.wait(seen, std::memory_order_acquire);
+      if (++spins < kYieldPolls)
+        backoff(spins);
+      else
+        generation_.wait(seen, std::memory_order_acquire);
     }
     seen = g;
     if (stop_.load(std::memory_order_acquire)) return;

@@ -49,8 +49,8 @@ void linear_backward_ref(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Ac
   if (dx.data)
     gemm_ref<T>(Trans::kNo, Trans::kNo, dz.rows, w.cols, dz.cols, T(1), dz.data, dz.ld, w.data,
                 w.ld, T(0), dx.data, dx.ld);
-  gemm_ref<T>(Trans::kYes, Trans::kNo, dz.cols, x.cols, dz.rows, T(1), dz.data, dz.ld, x.data,
-              x.ld, beta, dw.data, dw.ld);
+  gemm_ref<T>(Trans::kYes, Trans::kNo, dz.cols, x.cols, dz.rows, T(1), dz.data, dz.ld, x.data, x.ld,
+              beta, dw.data, dw.ld);
   if (db) {
     for (Index j = 0; j < dz.cols; ++j) {
       T s = 0;
@@ -60,13 +60,13 @@ void linear_backward_ref(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Ac
   }
 }
 
-#define SHOAL_INSTANTIATE(T)                                                                  \
-  template void gemm_ref<T>(Trans, Trans, Index, Index, Index, T, const T*, Index, const T*,  \
-                            Index, T, T*, Index);                                             \
-  template void linear_forward_ref<T>(ConstMat<T>, ConstMat<T>, const T*, Act, MatView<T>,    \
-                                      MatView<T>);                                            \
-  template void linear_backward_ref<T>(ConstMat<T>, ConstMat<T>, ConstMat<T>, Act,            \
-                                       ConstMat<T>, MatView<T>, MatView<T>, MatView<T>, T*, bool);
+#define SHOAL_INSTANTIATE(T)                                                                    \
+  template void gemm_ref<T>(Trans, Trans, Index, Index, Index, T, const T*, Index, const T*,    \
+                            Index, T, T*, Index);                                               \
+  template void linear_forward_ref<T>(ConstMat<T>, ConstMat<T>, const T*, Act, MatView<T>,      \
+                                      MatView<T>);                                              \
+  template void linear_backward_ref<T>(ConstMat<T>, ConstMat<T>, ConstMat<T>, Act, ConstMat<T>, \
+                                       MatView<T>, MatView<T>, MatView<T>, T*, bool);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)
 #undef SHOAL_INSTANTIATE

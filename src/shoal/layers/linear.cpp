@@ -32,8 +32,7 @@ void Linear<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y) {
 }
 
 template <class T>
-void Linear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy,
-                         MatView<T> dx) {
+void Linear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx) {
   SHOAL_DCHECK(dy.rows == x.rows && dy.cols == cfg.out);
   ConstMat<T> saved = cfg.act == Act::kGelu ? ConstMat<T>(pre.mat().rows_block(0, x.rows)) : y;
   kernels::linear_backward<T>(x, p.weight.value.mat(), saved, cfg.act, dy,

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The two quick-start commands (see README):
+#   ./dev.sh demo   install dependencies, build (release) and run the main job on the shipped sample
+#   ./dev.sh test   install dependencies, build release and ASan+UBSan, run the whole test suite
+# Also: ./dev.sh build [preset], ./dev.sh lint
+set -euo pipefail
+cd "$(dirname "$0")"
+jobs=$(nproc)
+
+build() {
+  local preset=$1
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "$jobs"
+}
+
+# Runs one preset's tests; appends "passed failed" to $counts.
+run_tests() {
+  local preset=$1 log
+  log=$(mktemp)
+  set +e
+  ctest --preset "$preset" -j "$jobs" 2>&1 | tee "$log" | grep -E "tests passed|Failed|\*\*\*|FAILED" 
+  set -e
+  local line total failed
+  line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" | tail -1)
+  if [ -z "$line" ]; then
+    echo "shoal: ctest ($preset) produced no summary" >&2
+    counts+=("0 1")
+  else
+    failed=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
+    total=$(echo "$line" | sed -E 's/.* tests failed out of ([0-9]+).*/\1/')
+    counts+=("$((total - failed)) $failed")
+  fi
+  rm -f "$log"
+}
+
+lint() {
+  local files
+  files=$(git ls-files '*.h' '*.cpp')
+  # shellcheck disable=SC2086
+  clang-format --dry-run -Werror $files
+}
+
+cmd=${1:-}
+case "$cmd" in
+  demo)
+    tools/install-deps.sh
+    build release
+    ./build/release/shoal mlp train --data examples/mlp/sample.csv --target y --epochs 30
+    ;;
+  test)
+    tools/install-deps.sh
+    counts=()
+    echo "== format check"
+    if lint; then counts+=("1 0"); else counts+=("0 1"); fi
+    echo "== release build and tests"
+    build release
+    run_tests release
+    echo "== ASan+UBSan build and tests"
+    build asan
+    run_tests asan
+    passed=0 failed=0
+    for c in "${counts[@]}"; do
+      passed=$((passed + ${c% *}))
+      failed=$((failed + ${c#* }))
+    done
+    echo "${passed} passed, ${failed} failed"
+    [ "$failed" -eq 0 ]
+    ;;
+  build) tools/install-deps.sh; build "${2:-release}" ;;
+  lint) lint ;;
+  *) echo "usage: ./dev.sh demo|test|build [preset]|lint" >&2; exit 2 ;;
+esac
