@@ -1,0 +1,188 @@
+#include "shoal/train/mlp_trainer.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "shoal/layers/losses.h"
+#include "shoal/train/data_parallel.h"
+
+namespace shoal::train {
+namespace {
+
+// Column means and (population) standard deviations; a constant column gets std 1.
+void column_stats(ConstMat<double> m, std::vector<double>& mean, std::vector<double>& stdev) {
+  mean.assign(static_cast<size_t>(m.cols), 0.0);
+  stdev.assign(static_cast<size_t>(m.cols), 0.0);
+  for (Index r = 0; r < m.rows; ++r)
+    for (Index c = 0; c < m.cols; ++c) mean[static_cast<size_t>(c)] += m(r, c);
+  for (auto& v : mean) v /= static_cast<double>(m.rows);
+  for (Index r = 0; r < m.rows; ++r)
+    for (Index c = 0; c < m.cols; ++c) {
+      const double d = m(r, c) - mean[static_cast<size_t>(c)];
+      stdev[static_cast<size_t>(c)] += d * d;
+    }
+  for (auto& v : stdev) {
+    v = std::sqrt(v / static_cast<double>(m.rows));
+    if (!(v > 1e-12)) v = 1.0;
+  }
+}
+
+void standardise(ConstMat<double> m, const std::vector<double>& mean,
+                 const std::vector<double>& stdev, float* out) {
+  for (Index r = 0; r < m.rows; ++r)
+    for (Index c = 0; c < m.cols; ++c)
+      out[r * m.cols + c] = static_cast<float>((m(r, c) - mean[static_cast<size_t>(c)]) /
+                                               stdev[static_cast<size_t>(c)]);
+}
+
+}  // namespace
+
+// One thread's model, batch buffers and loss. Replica 0's arena is the source of the params.
+struct MlpTrainer::Replica {
+  models::Mlp<float> model;
+  Buffer<float> x, y, dout;
+  layers::MseLoss<float> loss;
+  Arena arena;
+
+  Replica(const models::Mlp<float>::Config& cfg, Index max_rows, int optim_slots,
+          const Arena* source)
+      : model(cfg) {
+    Planner planner;
+    planner.set_optim_slots(source ? 0 : optim_slots);
+    model.plan(planner, max_rows);
+    planner.buffer(x, Region::kActivations, "batch.x", {max_rows, cfg.in});
+    planner.buffer(y, Region::kActivations, "batch.y", {max_rows, cfg.out});
+    planner.buffer(dout, Region::kActivationGrads, "batch.dout", {max_rows, cfg.out});
+    arena = source ? Arena(std::move(planner), *source) : Arena(std::move(planner));
+  }
+};
+
+MlpTrainer::MlpTrainer(const models::Mlp<float>::Config& model, const MlpTrainConfig& cfg,
+                       ConstMat<double> x, ConstMat<double> y)
+    : cfg_(cfg), pool_(cfg.threads, cfg.pinning), optimizer_({.lr = cfg.lr}) {
+  SHOAL_CHECK(x.rows == y.rows, "x has {} rows but y has {}", x.rows, y.rows);
+  SHOAL_CHECK(x.rows > 0, "no training rows");
+  SHOAL_CHECK(x.cols == model.in && y.cols == model.out,
+              "data has {} features and {} targets, the model expects {} and {}", x.cols, y.cols,
+              model.in, model.out);
+  SHOAL_CHECK(cfg.batch_size > 0, "batch size must be > 0, got {}", cfg.batch_size);
+  rows_ = x.rows;
+  in_ = x.cols;
+  out_ = y.cols;
+  column_stats(x, x_mean_, x_std_);
+  column_stats(y, y_mean_, y_std_);
+  x_.resize(static_cast<size_t>(rows_ * in_));
+  y_.resize(static_cast<size_t>(rows_ * out_));
+  standardise(x, x_mean_, x_std_, x_.data());
+  standardise(y, y_mean_, y_std_, y_.data());
+
+  const int t = pool_.size();
+  const Index max_rows = (cfg.batch_size + t - 1) / t;
+  for (int k = 0; k < t; ++k) {
+    replicas_.push_back(std::make_unique<Replica>(model, max_rows, optimizer_.slots(),
+                                                  k == 0 ? nullptr : &replicas_[0]->arena));
+    arenas_.push_back(&replicas_.back()->arena);
+  }
+  RngStream init_rng(cfg.seed, /*stream=*/0);
+  replicas_[0]->model.init(init_rng);
+  order_.resize(static_cast<size_t>(rows_));
+  thread_loss_.assign(static_cast<size_t>(t), 0.0);
+}
+
+MlpTrainer::~MlpTrainer() = default;
+
+models::Mlp<float>& MlpTrainer::model() { return replicas_[0]->model; }
+const Arena& MlpTrainer::arena() const { return replicas_[0]->arena; }
+
+void MlpTrainer::step(Index begin, Index end) {
+  const Index n = end - begin;
+  Ctx base;
+  base.seed = cfg_.seed;
+  base.step = static_cast<uint64_t>(optimizer_.step_count());
+  base.n_threads = pool_.size();
+  pool_.run([&](int tid) {
+    Replica& rep = *replicas_[static_cast<size_t>(tid)];
+    const Range r = split_range(n, tid, pool_.size());
+    thread_loss_[static_cast<size_t>(tid)] = 0.0;
+    if (r.size() == 0) return;
+    Ctx ctx = base;
+    ctx.thread = tid;
+    MatView<float> xb = rep.x.mat().rows_block(0, r.size());
+    MatView<float> yb = rep.y.mat().rows_block(0, r.size());
+    for (Index i = 0; i < r.size(); ++i) {
+      const Index src = order_[static_cast<size_t>(begin + r.begin + i)];
+      std::copy_n(&x_[static_cast<size_t>(src * in_)], in_, xb.row(i));
+      std::copy_n(&y_[static_cast<size_t>(src * out_)], out_, yb.row(i));
+    }
+    MatView<float> pred = rep.model.forward(ctx, xb);
+    // Each thread's loss is a mean over its rows; weighting by its share of the batch makes
+    // the sum of the threads' gradients the gradient of the batch mean.
+    const double share = static_cast<double>(r.size()) / static_cast<double>(n);
+    thread_loss_[static_cast<size_t>(tid)] = share * rep.loss.forward(pred, yb);
+    MatView<float> dout = rep.dout.mat().rows_block(0, r.size());
+    rep.loss.backward(pred, yb, dout, {}, share);
+    rep.model.backward(ctx, xb, dout);
+  });
+  optimizer_.begin_step();
+  pool_.run([&](int tid) {
+    const Range r = reduce_grads_chunk<float>(arenas_, tid, pool_.size());
+    optimizer_.update(*arenas_[0], r.begin, r.end);
+    zero_grads<float>(*arenas_[0], r);
+  });
+}
+
+EpochReport MlpTrainer::train_epoch() {
+  const auto t0 = std::chrono::steady_clock::now();
+  ++epoch_;
+  // Fisher-Yates with this epoch's own Philox stream: the order depends on (seed, epoch) only.
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int32_t>(i);
+  RngStream rng(cfg_.seed, 1000 + static_cast<uint64_t>(epoch_));
+  for (size_t i = order_.size(); i > 1; --i)
+    std::swap(order_[i - 1], order_[rng.below(static_cast<uint32_t>(i))]);
+
+  EpochReport rep;
+  rep.epoch = epoch_;
+  double loss_sum = 0;
+  for (Index b = 0; b < rows_; b += cfg_.batch_size) {
+    step(b, std::min(rows_, b + cfg_.batch_size));
+    for (double l : thread_loss_) loss_sum += l;
+    ++rep.steps;
+  }
+  rep.train_loss = loss_sum / static_cast<double>(rep.steps);
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+RegressionMetrics MlpTrainer::evaluate(ConstMat<double> x, ConstMat<double> y) {
+  SHOAL_CHECK(x.rows == y.rows && x.cols == in_ && y.cols == out_,
+              "evaluation data must be [M, {}] and [M, {}]", in_, out_);
+  Replica& rep = *replicas_[0];
+  const Index chunk = rep.x.view.shape[0];
+  Ctx ctx;
+  ctx.training = false;
+  double se = 0, ae = 0, sum = 0, sumsq = 0;
+  for (Index b = 0; b < x.rows; b += chunk) {
+    const Index n = std::min(chunk, x.rows - b);
+    MatView<float> xb = rep.x.mat().rows_block(0, n);
+    standardise(x.rows_block(b, n), x_mean_, x_std_, xb.data);
+    MatView<float> pred = rep.model.forward(ctx, xb);
+    for (Index i = 0; i < n; ++i)
+      for (Index c = 0; c < out_; ++c) {
+        const double p = pred(i, c) * y_std_[static_cast<size_t>(c)] + y_mean_[static_cast<size_t>(c)];
+        const double t = y(b + i, c);
+        se += (p - t) * (p - t);
+        ae += std::abs(p - t);
+        sum += t;
+        sumsq += t * t;
+      }
+  }
+  const double m = static_cast<double>(x.rows * out_);
+  RegressionMetrics out;
+  out.mse = se / m;
+  out.mae = ae / m;
+  const double var = sumsq / m - (sum / m) * (sum / m);
+  out.r2 = var > 0 ? 1.0 - out.mse / var : 0.0;
+  return out;
+}
+
+}  // namespace shoal::train
