@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <vector>
 
 #include "shoal/layers/layer_norm.h"
@@ -37,6 +38,11 @@ struct LayerNormCase {
   bool affine;
   bool bias;
 };
+
+void PrintTo(const LayerNormCase& c, std::ostream* os) {
+  *os << "n=" << c.n << " shape=" << c.shape.str() << (c.affine ? " affine" : " no-affine")
+      << (c.bias ? " bias" : " no-bias");
+}
 
 class LayerNormGrad : public ::testing::TestWithParam<LayerNormCase> {};
 
