@@ -1,0 +1,94 @@
+#include "shoal/optim/sparse_adam.h"
+
+#include <cmath>
+
+#include "adam_math.h"
+
+namespace shoal::optim {
+
+template <class T>
+SparseAdam<T>::SparseAdam(Config c) : cfg_(c) {
+  SHOAL_CHECK(c.lr >= 0.0, "SparseAdam: lr must be >= 0, got {}", c.lr);
+  SHOAL_CHECK(c.eps >= 0.0, "SparseAdam: eps must be >= 0, got {}", c.eps);
+  SHOAL_CHECK(c.beta1 >= 0.0 && c.beta1 < 1.0, "SparseAdam: beta1 must be in [0, 1), got {}",
+              c.beta1);
+  SHOAL_CHECK(c.beta2 >= 0.0 && c.beta2 < 1.0, "SparseAdam: beta2 must be in [0, 1), got {}",
+              c.beta2);
+}
+
+template <class T>
+void SparseAdam<T>::set_lr(double lr) {
+  SHOAL_CHECK(lr >= 0.0, "SparseAdam: lr must be >= 0, got {}", lr);
+  cfg_.lr = lr;
+}
+
+template <class T>
+void SparseAdam<T>::begin_step() {
+  ++step_;
+  const double t = static_cast<double>(step_);
+  const double bias1 = 1.0 - std::pow(cfg_.beta1, t);
+  const double bias2 = 1.0 - std::pow(cfg_.beta2, t);
+  lerp_w1_ = static_cast<T>(1.0 - cfg_.beta1);
+  lerp_w2_ = static_cast<T>(1.0 - cfg_.beta2);
+  beta2_ = static_cast<T>(cfg_.beta2);
+  eps_ = static_cast<T>(cfg_.eps);
+  if (cfg_.dense_eps) {  // torch.optim.Adam's scalars
+    neg_step_size_ = static_cast<T>(-(cfg_.lr / bias1));
+    bias2_sqrt_ = static_cast<T>(std::sqrt(bias2));
+  } else {  // SparseAdam: step_size = lr * sqrt(bias2) / bias1, in Python's order
+    neg_step_size_ = static_cast<T>(-(cfg_.lr * std::sqrt(bias2) / bias1));
+    bias2_sqrt_ = T(1);
+  }
+}
+
+template <class T>
+void SparseAdam<T>::update_rows(const Arena& arena, const Param<T>& table,
+                                std::span<const int32_t> rows, ConstMat<T> row_grads) const {
+  SHOAL_CHECK(step_ > 0, "SparseAdam: update_rows() before begin_step()");
+  SHOAL_CHECK(table.kind == ParamKind::kSparseRows && table.offset >= 0,
+              "SparseAdam: the table must be an allocated kSparseRows parameter");
+  SHOAL_CHECK(arena.optim_slots() >= slots(), "SparseAdam: needs {} optimizer slots, arena has {}",
+              slots(), arena.optim_slots());
+  const Index n_rows = table.shape.rank == 0 ? 1 : table.shape[0];
+  const Index width = table.value.numel() / n_rows;
+  SHOAL_CHECK(row_grads.rows == static_cast<Index>(rows.size()) && row_grads.cols == width,
+              "SparseAdam: row_grads is [{}, {}], expected [{}, {}]", row_grads.rows,
+              row_grads.cols, rows.size(), width);
+  SHOAL_CHECK(table.offset + table.value.numel() <= arena.param_elems(),
+              "SparseAdam: the table does not belong to this arena");
+  using V = detail::Vec<T>;
+  T* value = table.value.data;
+  T* m = arena.optim_state<T>(0) + table.offset;
+  T* v = arena.optim_state<T>(1) + table.offset;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const Index r = rows[k];
+    SHOAL_DCHECK(r >= 0 && r < n_rows);
+    const Index o = r * width;
+    const T* g = row_grads.row(static_cast<Index>(k));
+    if (cfg_.dense_eps) {
+      detail::simd_map<T>(
+          width,
+          [&](V& pv, const V& gv, V& mv, V& vv) {
+            detail::adam_moments<T>(gv, mv, vv, lerp_w1_, beta2_, lerp_w2_);
+            detail::adam_apply<T>(pv, mv, vv, neg_step_size_, bias2_sqrt_, eps_);
+          },
+          value + o, g, m + o, v + o);
+    } else {
+      // torch.optim.SparseAdam: old += (1 - b)·(new - old) for both moments, then
+      // p += (-step_size) · (m / (sqrt(v) + eps)).
+      detail::simd_map<T>(
+          width,
+          [&](V& pv, const V& gv, V& mv, V& vv) {
+            mv = mv + V((gv - mv) * lerp_w1_);
+            vv = vv + V((gv * gv - vv) * lerp_w2_);
+            pv = pv + neg_step_size_ * V(mv / (detail::stdx::sqrt(vv) + eps_));
+          },
+          value + o, g, m + o, v + o);
+    }
+  }
+}
+
+template class SparseAdam<float>;
+template class SparseAdam<double>;
+
+}  // namespace shoal::optim
