@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <ostream>
 
 #include "optim_fixture.h"
 #include "shoal/optim/adam.h"
@@ -62,6 +63,7 @@ void adam_ref(std::vector<RefParam>& refs, const optim::AdamConfig& c, bool deco
 struct SgdCase {
   const char* name;
   Sgd<float>::Config cfg;
+  friend void PrintTo(const SgdCase& c, std::ostream* os) { *os << c.name; }
 };
 
 class SgdMatchesReference : public ::testing::TestWithParam<SgdCase> {};
@@ -127,6 +129,7 @@ struct AdamCase {
   const char* name;
   bool decoupled;
   optim::AdamConfig cfg;
+  friend void PrintTo(const AdamCase& c, std::ostream* os) { *os << c.name; }
 };
 
 class AdamMatchesReference : public ::testing::TestWithParam<AdamCase> {};
