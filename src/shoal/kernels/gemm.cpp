@@ -33,8 +33,15 @@ bool try_xsmm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a
   for (Index v : {m, n, k, lda, ldb, ldc})
     if (!fits_i32(v)) return false;
   const bool beta_one = beta == T(1);
-  if (tb == Trans::kNo)
-    return xsmm_rowmajor<T>(ta == Trans::kYes, m, n, k, a, lda, b, ldb, beta_one, c, ldc);
+  if (tb == Trans::kNo && ta == Trans::kNo)
+    return xsmm_rowmajor<T>(false, m, n, k, a, lda, b, ldb, beta_one, c, ldc);
+  if (tb == Trans::kNo) {
+    // TN: libxsmm 1.17's transposed-B kernels run at about half the speed of its NN kernels on
+    // AVX2 (docs/kernels.md), so pack op(A) = Aᵀ [m, k] and run NN.
+    T* at = detail::scratch_as<T>(detail::ScratchSlot::kPack, m * k);
+    detail::transpose<T>(a, k, m, lda, at, k);
+    return xsmm_rowmajor<T>(false, m, n, k, at, k, b, ldb, beta_one, c, ldc);
+  }
   // NT: libxsmm 1.17 cannot transpose its A operand (our B), so pack Bᵀ [k, n] once per call.
   // The pack costs n·k moves against m·n·k FMAs, so it pays for itself when m is not tiny.
   T* bt = detail::scratch_as<T>(detail::ScratchSlot::kPack, n * k);

@@ -97,6 +97,7 @@ void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act ac
     col_sum = detail::scratch_as<T>(detail::ScratchSlot::kColSum, out);
     std::fill(col_sum, col_sum + out, T(0));
   }
+  T* dzt = detail::scratch_as<T>(detail::ScratchSlot::kPack, std::max<Index>(kRowBlock * out, 1));
   if (n <= 0 && !accumulate && out > 0 && in > 0)
     for (Index o = 0; o < out; ++o) std::fill(dw.row(o), dw.row(o) + in, T(0));
   for (Index r0 = 0; r0 < n; r0 += kRowBlock) {
@@ -118,13 +119,16 @@ void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act ac
                              T(0), dx.row(r0), dx.ld);
     }
     if (in > 0 && out > 0) {
-      // dW (+)= dzᵀ · x: row-major TN, column-major dWᵀ = xᵀ · dz with libxsmm's transposed B.
+      // dW (+)= dzᵀ · x: row-major TN, i.e. column-major dWᵀ = xᵀ · dz. libxsmm's transposed-B
+      // kernel is slow on AVX2, so transpose the (L1-resident) dz block to dzᵀ [O, rb] and run
+      // the NN kernel: column-major dWᵀ[I, O] = x_block[I, rb] · dzᵀ[rb, O].
+      detail::transpose<T>(dzb.data, rb, out, dzb.ld, dzt, rb);
       const bool beta_one = accumulate || r0 > 0;
-      const detail::XsmmKey key{static_cast<int32_t>(in),     static_cast<int32_t>(out),
-                                static_cast<int32_t>(rb),     static_cast<int32_t>(x.ld),
-                                static_cast<int32_t>(dzb.ld), static_cast<int32_t>(dw.ld),
-                                1, static_cast<uint8_t>(beta_one)};
-      if (!detail::xsmm_run<T>(key, x.row(r0), dzb.data, dw.data))
+      const detail::XsmmKey key{static_cast<int32_t>(in),   static_cast<int32_t>(out),
+                                static_cast<int32_t>(rb),   static_cast<int32_t>(x.ld),
+                                static_cast<int32_t>(rb),   static_cast<int32_t>(dw.ld),
+                                0, static_cast<uint8_t>(beta_one)};
+      if (!detail::xsmm_run<T>(key, x.row(r0), dzt, dw.data))
         detail::blas_gemm<T>(true, false, out, in, rb, T(1), dzb.data, dzb.ld, x.row(r0), x.ld,
                              beta_one ? T(1) : T(0), dw.data, dw.ld);
     }
