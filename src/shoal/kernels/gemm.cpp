@@ -58,6 +58,9 @@ GemmBackend gemm_auto_backend(Trans ta, Trans tb, Index m, Index n, Index k) {
   // blocking wins (measured in `shoal bench kernels`, see docs/kernels.md).
   if (n * k > (Index{1} << 16)) return GemmBackend::kBlas;
   if (m >= 512 && n >= 256 && k >= 256) return GemmBackend::kBlas;
+  // TN with a long k (a weight gradient over the whole batch): libxsmm's kernels keep an
+  // n×k panel that leaves L1, and OpenBLAS measured 1.5–2x faster (docs/kernels.md).
+  if (ta == Trans::kYes && k >= 256) return GemmBackend::kBlas;
   // NT packs op(B); with very few rows the pack is not amortised.
   if (tb == Trans::kYes && m < 4 && n * k > 4096) return GemmBackend::kBlas;
   return GemmBackend::kXsmm;
