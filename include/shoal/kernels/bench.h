@@ -1,0 +1,42 @@
+// The kernel benchmark behind `shoal bench kernels` and `shoal bench peak`: measures the
+// core's FP32 FMA peak, then times the fused Linear kernels and the GEMM forms on the shapes
+// the models use, and reports GFLOP/s and the fraction of that peak. Reports, never judges.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shoal/core/tensor.h"
+
+namespace shoal::kernels {
+
+struct BenchRow {
+  std::string name;  // "linear fwd+bwd", "gemm NT xsmm", ...
+  Index n = 0, i = 0, o = 0;  // batch rows, in features, out features
+  double flops = 0;           // per call
+  double median_us = 0;
+  double gflops = 0;
+  double peak_fraction = 0;
+};
+
+struct BenchReport {
+  double peak_gflops = 0;
+  std::vector<BenchRow> cases;
+};
+
+// Single-core FP32 peak in GFLOP/s: 12 independent ymm FMA chains, five runs of ~0.2 s, the
+// best ~60 µs chunk of them (robust to time slices lost on a shared machine).
+double measure_peak_gflops();
+
+// Pins the calling thread to the CPU it runs on, measures the peak, then times every case:
+// median over `reps` samples (after warm-up) of the per-call time.
+BenchReport bench_kernels(int reps);
+
+// A fixed-width table, one row per case.
+std::string format_report(const BenchReport& report);
+
+// JSON {peak_gflops, cases: [{name, n, i, o, median_us, gflops, peak_fraction}]}, written to
+// a temporary name and renamed into place.
+void write_report_json(const BenchReport& report, const std::string& path);
+
+}  // namespace shoal::kernels

@@ -1,0 +1,54 @@
+// Reference elementwise kernels: one scalar statement per element, written from the formulas
+// in elementwise.h, through the same scalar activation helpers the layers use.
+#include "shoal/kernels/activations.h"
+#include "shoal/kernels/elementwise.h"
+
+namespace shoal::kernels {
+
+template <class T>
+void add_ref(Index n, const T* a, const T* b, T* y) {
+  for (Index i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+template <class T>
+void axpy_ref(Index n, T alpha, const T* x, T* y) {
+  for (Index i = 0; i < n; ++i) y[i] = y[i] + alpha * x[i];
+}
+template <class T>
+void mul_ref(Index n, const T* a, const T* b, T* y) {
+  for (Index i = 0; i < n; ++i) y[i] = a[i] * b[i];
+}
+template <class T>
+void scale_ref(Index n, T alpha, const T* x, T* y) {
+  for (Index i = 0; i < n; ++i) y[i] = alpha * x[i];
+}
+template <class T>
+void relu_forward_ref(Index n, const T* x, T* y) {
+  for (Index i = 0; i < n; ++i) y[i] = act_forward(Act::kRelu, x[i]);
+}
+template <class T>
+void relu_backward_ref(Index n, const T* y, const T* dy, T* dx) {
+  for (Index i = 0; i < n; ++i) dx[i] = dy[i] * act_derivative(Act::kRelu, y[i]);
+}
+template <class T>
+void gelu_forward_ref(Index n, const T* x, T* y) {
+  for (Index i = 0; i < n; ++i) y[i] = act_forward(Act::kGelu, x[i]);
+}
+template <class T>
+void gelu_backward_ref(Index n, const T* x, const T* dy, T* dx) {
+  for (Index i = 0; i < n; ++i) dx[i] = dy[i] * act_derivative(Act::kGelu, x[i]);
+}
+
+#define SHOAL_INSTANTIATE(T)                                           \
+  template void add_ref<T>(Index, const T*, const T*, T*);             \
+  template void axpy_ref<T>(Index, T, const T*, T*);                   \
+  template void mul_ref<T>(Index, const T*, const T*, T*);             \
+  template void scale_ref<T>(Index, T, const T*, T*);                  \
+  template void relu_forward_ref<T>(Index, const T*, T*);              \
+  template void relu_backward_ref<T>(Index, const T*, const T*, T*);   \
+  template void gelu_forward_ref<T>(Index, const T*, T*);              \
+  template void gelu_backward_ref<T>(Index, const T*, const T*, T*);
+SHOAL_INSTANTIATE(float)
+SHOAL_INSTANTIATE(double)
+#undef SHOAL_INSTANTIATE
+
+}  // namespace shoal::kernels
