@@ -1,0 +1,85 @@
+#include "shoal/layers/dropout.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace shoal::layers {
+namespace {
+
+// keep iff (word >> 8) >= threshold  ⇔  u01(word) >= p, since u01(w) = (w >> 8) · 2⁻²⁴ exactly.
+uint32_t keep_threshold(double p) { return static_cast<uint32_t>(std::ceil(p * 0x1.0p24)); }
+
+// out(r, c) = keep(r, c) ? in(r, c) · scale : 0 over the rows [row0, row0 + in.rows) of the
+// logical [·, F] tensor. One Philox block serves 4 consecutive elements, also across a row
+// boundary: the block is kept while the flat index walks from one row into the next.
+template <class T>
+void apply_mask(const Philox& philox, uint64_t step, uint32_t threshold, T scale, Index row0,
+                ConstMat<T> in, MatView<T> out) {
+  const Index f = in.cols;
+  uint64_t cached = ~uint64_t{0};
+  std::array<uint32_t, 4> words{};
+  for (Index r = 0; r < in.rows; ++r) {
+    const T* src = in.row(r);
+    T* dst = out.row(r);
+    const auto e0 = static_cast<uint64_t>((row0 + r) * f);
+    Index c = 0;
+    while (c < f) {
+      const uint64_t e = e0 + static_cast<uint64_t>(c);
+      const uint64_t block = e / 4;
+      if (block != cached) {
+        words = philox.block(step, block);
+        cached = block;
+      }
+      const auto lane0 = static_cast<Index>(e % 4);
+      const Index n = std::min<Index>(4 - lane0, f - c);
+      for (Index l = 0; l < n; ++l) {
+        const bool keep = (words[static_cast<size_t>(lane0 + l)] >> 8) >= threshold;
+        dst[c + l] = keep ? src[c + l] * scale : T(0);
+      }
+      c += n;
+    }
+  }
+}
+
+template <class T>
+void copy_mat(ConstMat<T> in, MatView<T> out) {
+  if (in.data == out.data && in.ld == out.ld) return;
+  for (Index r = 0; r < in.rows; ++r) std::copy_n(in.row(r), in.cols, out.row(r));
+}
+
+}  // namespace
+
+template <class T>
+void Dropout<T>::plan(Planner&, Index) {
+  SHOAL_CHECK(cfg.p >= 0.0 && cfg.p < 1.0, "Dropout p must be in [0, 1), got {}", cfg.p);
+}
+
+template <class T>
+void Dropout<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0) {
+  SHOAL_DCHECK(x.rows == y.rows && x.cols == y.cols);
+  if (!ctx.training || cfg.p == 0.0) return copy_mat<T>(x, y);
+  apply_mask<T>(Philox(ctx.seed, cfg.stream), ctx.step, keep_threshold(cfg.p),
+                static_cast<T>(1.0 / (1.0 - cfg.p)), row0, x, y);
+}
+
+template <class T>
+void Dropout<T>::backward(const Ctx& ctx, ConstMat<T>, ConstMat<T>, ConstMat<T> dy,
+                          MatView<T> dx, Index row0) {
+  SHOAL_DCHECK(dy.rows == dx.rows && dy.cols == dx.cols);
+  if (!ctx.training || cfg.p == 0.0) return copy_mat<T>(dy, dx);
+  apply_mask<T>(Philox(ctx.seed, cfg.stream), ctx.step, keep_threshold(cfg.p),
+                static_cast<T>(1.0 / (1.0 - cfg.p)), row0, dy, dx);
+}
+
+template <class T>
+bool Dropout<T>::kept(const Ctx& ctx, Index cols, Index r, Index c) const {
+  const auto e = static_cast<uint64_t>(r * cols + c);
+  const uint32_t w = Philox(ctx.seed, cfg.stream).block(ctx.step, e / 4)[e % 4];
+  return (w >> 8) >= keep_threshold(cfg.p);
+}
+
+template struct Dropout<float>;
+template struct Dropout<double>;
+
+}  // namespace shoal::layers
