@@ -198,6 +198,23 @@ TEST(Dropout, PlanRejectsPOutsideZeroOne) {
   EXPECT_NO_THROW(ok.plan(planner, 4));
 }
 
+// Far into the flat index (large row0, large step with high bits set), over many generated
+// chunks and with a width that is not a multiple of 4: every element matches the spec.
+TEST(Dropout, MatchesSpecFarIntoTheIndexSpace) {
+  constexpr Index kN = 40, kF = 37, kRow0 = 1'000'003;
+  constexpr uint64_t kStep = (uint64_t{3} << 32) + 17;
+  Dropout<float> layer({.p = 0.3, .stream = 77});
+  Ctx ctx = train_ctx(0x123456789abcdefULL, kStep);
+  std::vector<float> x(kN * kF, 1.0f), y(kN * kF);
+  layer.forward(ctx, MatView<const float>(x.data(), kN, kF), MatView<float>(y.data(), kN, kF),
+                kRow0);
+  for (Index r = 0; r < kN; ++r)
+    for (Index c = 0; c < kF; ++c)
+      ASSERT_EQ(y[static_cast<size_t>(r * kF + c)] != 0.0f,
+                spec_kept(ctx.seed, 77, kStep, (kRow0 + r) * kF + c, 0.3))
+          << r << "," << c;
+}
+
 TEST(Dropout, KeptAgreesWithForward) {
   Dropout<float> layer({.p = 0.5, .stream = 4});
   const Ctx ctx = train_ctx(11, 2);
