@@ -30,16 +30,15 @@ struct MlpArgs {
 
 // Splits the table into (x, y) row-major matrices in a seeded random order; the first
 // `n_train` rows are the training split.
-void split_table(const data::NumericTable& t, Index target, uint64_t seed,
-                 std::vector<double>& x, std::vector<double>& y) {
+void split_table(const data::NumericTable& t, Index target, uint64_t seed, std::vector<double>& x,
+                 std::vector<double>& y) {
   std::vector<Index> order(static_cast<size_t>(t.rows));
   std::iota(order.begin(), order.end(), Index{0});
   RngStream rng(seed, 7);
   for (size_t i = order.size(); i > 1; --i)
     std::swap(order[i - 1], order[rng.below(static_cast<uint32_t>(i))]);
   for (Index r : order) {
-    for (Index c = 0; c < t.cols(); ++c)
-      (c == target ? y : x).push_back(t.at(r, c));
+    for (Index c = 0; c < t.cols(); ++c) (c == target ? y : x).push_back(t.at(r, c));
   }
 }
 
@@ -48,8 +47,8 @@ void run_train(const MlpArgs& a) {
   const Index target = table.column(a.target);
   SHOAL_CHECK(table.cols() >= 2, "{}: need at least one feature column besides '{}'", a.data,
               a.target);
-  SHOAL_CHECK(a.val_fraction >= 0 && a.val_fraction < 1,
-              "--val-fraction must be in [0, 1), got {}", a.val_fraction);
+  SHOAL_CHECK(a.val_fraction >= 0 && a.val_fraction < 1, "--val-fraction must be in [0, 1), got {}",
+              a.val_fraction);
   SHOAL_CHECK(a.act == "relu" || a.act == "gelu", "--act must be relu or gelu, got '{}'", a.act);
   std::vector<double> x, y;
   split_table(table, target, a.seed, x, y);
@@ -60,16 +59,24 @@ void run_train(const MlpArgs& a) {
   ConstMat<double> x_train(x.data(), n_train, in), y_train(y.data(), n_train, 1);
   ConstMat<double> x_val(x.data() + n_train * in, n_val, in), y_val(y.data() + n_train, n_val, 1);
 
-  models::Mlp<float>::Config model{.in = in, .hidden = a.hidden, .out = 1,
-                                   .act = a.act == "gelu" ? kernels::Act::kGelu : kernels::Act::kRelu};
-  train::MlpTrainer trainer(model, {.batch_size = a.batch_size, .lr = a.lr, .seed = a.seed,
-                                    .threads = a.threads, .pinning = Pinning::kAll},
+  models::Mlp<float>::Config model{
+      .in = in,
+      .hidden = a.hidden,
+      .out = 1,
+      .act = a.act == "gelu" ? kernels::Act::kGelu : kernels::Act::kRelu};
+  train::MlpTrainer trainer(model,
+                            {.batch_size = a.batch_size,
+                             .lr = a.lr,
+                             .seed = a.seed,
+                             .threads = a.threads,
+                             .pinning = Pinning::kAll},
                             x_train, y_train);
   std::string widths;
   for (Index h : a.hidden) widths += fmt::format("{}→", h);
-  fmt::print("shoal mlp: {} rows ({} train, {} validation), {} features → {}1, {} threads, "
-             "batch {} rows\n",
-             table.rows, n_train, n_val, in, widths, trainer.threads(), a.batch_size);
+  fmt::print(
+      "shoal mlp: {} rows ({} train, {} validation), {} features → {}1, {} threads, "
+      "batch {} rows\n",
+      table.rows, n_train, n_val, in, widths, trainer.threads(), a.batch_size);
   double seconds = 0;
   for (int e = 0; e < a.epochs; ++e) {
     const train::EpochReport r = trainer.train_epoch();
@@ -84,7 +91,8 @@ void run_train(const MlpArgs& a) {
     }
   }
   const double rows_per_s = static_cast<double>(n_train) * a.epochs / seconds;
-  fmt::print("trained {} steps in {:.3f} s ({:.0f} rows/s)\n", trainer.steps(), seconds, rows_per_s);
+  fmt::print("trained {} steps in {:.3f} s ({:.0f} rows/s)\n", trainer.steps(), seconds,
+             rows_per_s);
   if (n_val > 0) {
     const auto m = trainer.evaluate(x_val, y_val);
     fmt::print("validation: mse {:.4f}  mae {:.4f}  r2 {:.4f}\n", m.mse, m.mae, m.r2);
@@ -96,22 +104,29 @@ void run_train(const MlpArgs& a) {
 void register_mlp(CLI::App& app) {
   auto* mlp = app.add_subcommand("mlp", "The MLP demo: a regressor on a numeric CSV");
   mlp->require_subcommand(1);
-  auto* train = mlp->add_subcommand("train", "Train an MLP regressor and report validation metrics");
+  auto* train =
+      mlp->add_subcommand("train", "Train an MLP regressor and report validation metrics");
   static MlpArgs a;
   train->add_option("--data", a.data, "CSV with a header; all columns numeric")->required();
   train->add_option("--target", a.target, "Column to predict")->capture_default_str();
   train->add_option("--hidden", a.hidden, "Hidden widths, comma separated")
-      ->delimiter(',')->capture_default_str();
+      ->delimiter(',')
+      ->capture_default_str();
   train->add_option("--act", a.act, "Hidden activation: relu or gelu")->capture_default_str();
   train->add_option("--epochs", a.epochs, "Passes over the training rows")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   train->add_option("--batch-size", a.batch_size, "Rows per optimizer step")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  train->add_option("--lr", a.lr, "Adam learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--lr", a.lr, "Adam learning rate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   train->add_option("--val-fraction", a.val_fraction, "Share of rows held out for validation")
       ->capture_default_str();
   train->add_option("--threads", a.threads, "Threads (0 = all cores)")->capture_default_str();
-  train->add_option("--seed", a.seed, "Seed for init, shuffling and the split")->capture_default_str();
+  train->add_option("--seed", a.seed, "Seed for init, shuffling and the split")
+      ->capture_default_str();
   train->callback([] { run_train(a); });
 }
 

@@ -26,9 +26,11 @@ TEST(NumericCsv, ParsesHeaderAndRows) {
 
 TEST(NumericCsv, RejectsBadInputWithLocation) {
   EXPECT_EQ(error_of(""), "t.csv: empty file (expected a header line and rows, got nothing)");
-  EXPECT_EQ(error_of("a,b\n"),
-            "t.csv:1: no data rows (expected at least one row after the header, got only the header)");
-  EXPECT_EQ(error_of("a,b\n1,2\n3\n"), "t.csv:3: wrong number of fields (expected 2 fields, got 1)");
+  EXPECT_EQ(
+      error_of("a,b\n"),
+      "t.csv:1: no data rows (expected at least one row after the header, got only the header)");
+  EXPECT_EQ(error_of("a,b\n1,2\n3\n"),
+            "t.csv:3: wrong number of fields (expected 2 fields, got 1)");
   EXPECT_EQ(error_of("a,b\n1,x\n"),
             "t.csv:2:2: field 'b': not a finite number (expected a finite number, got 'x')");
   EXPECT_EQ(error_of("a,b\n1,nan\n"),
@@ -44,7 +46,9 @@ TEST(NumericCsv, MissingColumnListsAvailable) {
     t.column("y");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "t.csv: field 'y': no column named 'y' (expected one of: a, b, got no such column)");
+    EXPECT_STREQ(
+        e.what(),
+        "t.csv: field 'y': no column named 'y' (expected one of: a, b, got no such column)");
   }
 }
 

@@ -2,8 +2,8 @@
 // misaligned pointers, strided matrices, float and double.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 #include "kernel_test_util.h"
 #include "shoal/kernels/elementwise.h"
@@ -33,8 +33,8 @@ std::vector<T> random_vec(RngStream& rng, Index n, Index offset) {
 }
 
 template <class T>
-void expect_vec_near(const std::vector<T>& got, const std::vector<T>& want, T rel,
-                     const char* what, Index n) {
+void expect_vec_near(const std::vector<T>& got, const std::vector<T>& want, T rel, const char* what,
+                     Index n) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], rel * (T(1) + std::abs(want[i])))

@@ -2,8 +2,8 @@
 // alignments and beta, in float and double.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 #include "kernel_test_util.h"
 #include "shoal/kernels/gemm.h"
@@ -69,11 +69,11 @@ void check_gemm(const GemmCase& p) {
         for (Index i = 0; i < m; ++i)
           for (Index j = 0; j < n; ++j) {
             const T got = c.view(i, j), want = c_ref.view(i, j);
-            const T tol = testing::dot_tolerance<T>(k, std::abs(alpha) * bound.view(i, j) +
-                                                           std::abs(beta * want));
+            const T tol = testing::dot_tolerance<T>(
+                k, std::abs(alpha) * bound.view(i, j) + std::abs(beta * want));
             ASSERT_TRUE(std::isfinite(got) && std::abs(got - want) <= tol)
-                << "m=" << m << " n=" << n << " k=" << k << " at (" << i << "," << j
-                << "): got " << got << " want " << want << " tol " << tol;
+                << "m=" << m << " n=" << n << " k=" << k << " at (" << i << "," << j << "): got "
+                << got << " want " << want << " tol " << tol;
           }
         // Padding between rows and the guard element after C are untouched.
         for (size_t s = 0; s < c.storage.size(); ++s) {
@@ -107,8 +107,8 @@ std::vector<GemmCase> all_cases() {
             cases.push_back({ta, tb, be, dbl, beta, 1.0f, 3, 1});
           }
   // alpha and beta outside libxsmm's {1} × {0, 1}: the fallback path.
-  for (bool dbl : {false, true}) cases.push_back({Trans::kNo, Trans::kYes, GemmBackend::kXsmm,
-                                                  dbl, 1.0f, 0.5f, 2, 1});
+  for (bool dbl : {false, true})
+    cases.push_back({Trans::kNo, Trans::kYes, GemmBackend::kXsmm, dbl, 1.0f, 0.5f, 2, 1});
   return cases;
 }
 

@@ -26,8 +26,8 @@ struct TestMat {
     view = {storage.data() + offset, rows, cols, ld > 0 ? ld : 1};
   }
   void fill_random(RngStream& rng, T lo = T(-1), T hi = T(1)) {
-    for (auto& v : storage) v = static_cast<T>(rng.uniform(static_cast<float>(lo),
-                                                           static_cast<float>(hi)));
+    for (auto& v : storage)
+      v = static_cast<T>(rng.uniform(static_cast<float>(lo), static_cast<float>(hi)));
   }
   void fill(T v) {
     for (auto& s : storage) s = v;
@@ -47,6 +47,8 @@ T dot_tolerance(Index k, T abs_sum) {
   return T(2) * static_cast<T>(k + 2) * eps<T>() * (abs_sum + T(1e-30));
 }
 
-inline std::string type_name(bool dbl) { return dbl ? "f64" : "f32"; }
+inline std::string type_name(bool dbl) {
+  return dbl ? "f64" : "f32";
+}
 
 }  // namespace shoal::kernels::testing

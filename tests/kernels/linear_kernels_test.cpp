@@ -2,10 +2,10 @@
 // steady state allocates nothing.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <new>
 
 #include "kernel_test_util.h"
@@ -28,19 +28,33 @@ void* operator new(std::size_t size) {
   if (void* p = std::malloc(size ? size : 1)) return p;
   throw std::bad_alloc();
 }
-void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new[](std::size_t size) {
+  return operator new(size);
+}
 void* operator new(std::size_t size, std::align_val_t al) {
   count_alloc();
   const std::size_t a = static_cast<std::size_t>(al);
   if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
 
 namespace shoal::kernels {
 namespace {
@@ -65,12 +79,12 @@ std::string case_name(const ::testing::TestParamInfo<LinearCase>& info) {
 }
 
 template <class T>
-void expect_close(ConstMat<T> got, ConstMat<T> want, Index k, const char* what, Index n,
-                  Index in, Index out) {
+void expect_close(ConstMat<T> got, ConstMat<T> want, Index k, const char* what, Index n, Index in,
+                  Index out) {
   // Inputs are in [-1, 1]: a length-k dot has rounding around √k·k·eps; allow k·eps·(√k + 1)
   // with a safety factor. An indexing bug gives errors of order 1.
-  const T tol = T(8) * static_cast<T>(k + 2) * testing::eps<T>() *
-                (std::sqrt(static_cast<T>(k)) + T(1));
+  const T tol =
+      T(8) * static_cast<T>(k + 2) * testing::eps<T>() * (std::sqrt(static_cast<T>(k)) + T(1));
   for (Index i = 0; i < want.rows; ++i)
     for (Index j = 0; j < want.cols; ++j)
       ASSERT_NEAR(got(i, j), want(i, j), tol * (T(1) + std::abs(want(i, j))))
@@ -115,8 +129,9 @@ void check_linear(const LinearCase& p) {
         TestMat<T> dw_ref = dw;
         dw_ref.view.data = dw_ref.storage.data() + p.offset;
         std::vector<T> db(b.size()), db_ref;
-        for (auto& v : db) v = p.accumulate ? static_cast<T>(rng.uniform(-1, 1))
-                                            : std::numeric_limits<T>::quiet_NaN();
+        for (auto& v : db)
+          v = p.accumulate ? static_cast<T>(rng.uniform(-1, 1))
+                           : std::numeric_limits<T>::quiet_NaN();
         db_ref = db;
         ConstMat<T> saved = want_pre ? pre_ref.cview() : y_ref.cview();
         linear_backward<T>(x.view, w.view, saved, p.act, dy.view, dz.view, dx.view, dw.view,
@@ -126,8 +141,8 @@ void check_linear(const LinearCase& p) {
         expect_close<T>(dx.view, dx_ref.view, out, "dx", n, in, out);
         expect_close<T>(dw.view, dw_ref.view, n, "dw", n, in, out);
         if (p.bias)
-          expect_close<T>(ConstMat<T>(db.data() + 1, 1, out), ConstMat<T>(db_ref.data() + 1, 1, out),
-                          n, "db", n, in, out);
+          expect_close<T>(ConstMat<T>(db.data() + 1, 1, out),
+                          ConstMat<T>(db_ref.data() + 1, 1, out), n, "db", n, in, out);
       }
 }
 
@@ -152,8 +167,7 @@ std::vector<LinearCase> all_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, LinearKernelTest, ::testing::ValuesIn(all_cases()),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(Variants, LinearKernelTest, ::testing::ValuesIn(all_cases()), case_name);
 
 TEST(LinearKernelAlloc, SteadyStateAllocatesNothing) {
   const Index n = 200, in = 85, out = 32;
@@ -170,8 +184,7 @@ TEST(LinearKernelAlloc, SteadyStateAllocatesNothing) {
       linear_forward<float>(x.view, w.view, b.data(), act, y.view, pre.view);
       linear_backward<float>(x.view, w.view, act == Act::kRelu ? y.cview() : pre.cview(), act,
                              dy.view, dz.view, dx.view, dw.view, db.data(), true);
-      linear_forward<float>(wide.view.cols_block(in, in), w.view, b.data(), act, y.view,
-                            pre.view);
+      linear_forward<float>(wide.view.cols_block(in, in), w.view, b.data(), act, y.view, pre.view);
     }
     gemm<float>(Trans::kYes, Trans::kNo, in, in, n, 1.0f, x.view.data, in, x.view.data, in, 0.0f,
                 wide.view.data, 2 * in);

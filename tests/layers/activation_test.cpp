@@ -21,8 +21,8 @@ struct ActCase {
 
 std::string act_name(const ::testing::TestParamInfo<ActCase>& info) {
   const auto& c = info.param;
-  return std::string(c.act == Act::kRelu ? "relu" : "gelu") + "_n" + std::to_string(c.n) +
-         "_f" + std::to_string(c.f);
+  return std::string(c.act == Act::kRelu ? "relu" : "gelu") + "_n" + std::to_string(c.n) + "_f" +
+         std::to_string(c.f);
 }
 
 // Gradient check on column-block views (ld = F + 1). ReLU inputs are kept at least 0.05 away
@@ -47,26 +47,26 @@ testing::GradcheckResult check(Index n, Index f) {
       if (std::abs(row[c]) < 0.05) row[c] = 0.05;
   }
   const Ctx ctx;
-  return testing::gradcheck({{"x", x.view.data, dx.view.data, x.view.numel(), false}},
-                            {{y.view.data, dy.view.data, y.view.numel()}},
-                            [&] { layer.forward(ctx, blk(x), blk(y)); },
-                            [&] { layer.backward(ctx, blk(x), blk(y), blk(dy), blk(dx)); });
+  return testing::gradcheck(
+      {{"x", x.view.data, dx.view.data, x.view.numel(), false}},
+      {{y.view.data, dy.view.data, y.view.numel()}}, [&] { layer.forward(ctx, blk(x), blk(y)); },
+      [&] { layer.backward(ctx, blk(x), blk(y), blk(dy), blk(dx)); });
 }
 
 class ActivationGrad : public ::testing::TestWithParam<ActCase> {};
 
 TEST_P(ActivationGrad, MatchesCentralDifferences) {
   const auto c = GetParam();
-  const auto res = c.act == Act::kRelu ? check<ReLU<double>>(c.n, c.f)
-                                       : check<GELU<double>>(c.n, c.f);
+  const auto res =
+      c.act == Act::kRelu ? check<ReLU<double>>(c.n, c.f) : check<GELU<double>>(c.n, c.f);
   EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
 }
 
 std::vector<ActCase> act_cases() {
   std::vector<ActCase> cases;
   for (Act act : {Act::kRelu, Act::kGelu})
-    for (auto [n, f] : {std::pair<Index, Index>{1, 1}, {1, 7}, {3, 8}, {2, 9}, {5, 15},
-                        {4, 16}, {3, 17}})
+    for (auto [n, f] :
+         {std::pair<Index, Index>{1, 1}, {1, 7}, {3, 8}, {2, 9}, {5, 15}, {4, 16}, {3, 17}})
       cases.push_back({act, n, f});
   return cases;
 }
@@ -91,9 +91,9 @@ TEST(Activation, KnownValues) {
   // x·Φ(x) and Φ(x) + x·φ(x) evaluated with Python's math.erf (the formula PyTorch uses for
   // approximate='none'), independently of this code.
   const std::vector<double> gelu_y = {-0.04550026389635842, -0.15426876936299344, 0.0,
-                                      0.34573123063700656, 0.8413447460685429, 2.99595030590511};
+                                      0.34573123063700656,  0.8413447460685429,   2.99595030590511};
   const std::vector<double> gelu_d = {-0.08523180107819692, 0.13250487534383712, 0.5,
-                                      0.8674951246561629, 1.0833154705876864, 1.011945647204184};
+                                      0.8674951246561629,   1.0833154705876864,  1.011945647204184};
   for (size_t i = 0; i < x.size(); ++i) {
     EXPECT_NEAR(y[i], gelu_y[i], 1e-12) << "x = " << x[i];
     EXPECT_NEAR(dx[i], gelu_d[i], 1e-12) << "x = " << x[i];

@@ -158,7 +158,7 @@ TEST(BatchNorm, RunningStatsAreNamedBuffersNotParams) {
   layer.init(rng);
   for (float v : arena.find<float>("bn.running_mean")) EXPECT_EQ(v, 0.0f);
   for (float v : arena.find<float>("bn.running_var")) EXPECT_EQ(v, 1.0f);
-  EXPECT_EQ(arena.entry("bn.running_var")->region, Region::kActivations);
+  EXPECT_EQ(arena.entry("bn.running_var")->region, Region::kState);
   std::vector<std::string> names;
   layer.for_each_param([&](std::string_view n, auto&) { names.emplace_back(n); });
   EXPECT_EQ(names, (std::vector<std::string>{"weight", "bias"}));

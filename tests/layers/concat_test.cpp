@@ -72,12 +72,13 @@ TEST_P(ConcatGrad, TwoLinearsIntoColumnBlocksMatchCentralDifferences) {
   const MatView<double> dh1 = dh.mat().cols_block(0, c.o1);
   const MatView<double> dh2 = dh.mat().cols_block(c.o1, c.o2);
   const Ctx ctx;
-  std::vector<testing::GradVar> vars = {{"x1", x1.view.data, dx1.view.data, x1.view.numel(), false},
-                                        {"x2", x2.view.data, dx2.view.data, x2.view.numel(), false}};
+  std::vector<testing::GradVar> vars = {
+      {"x1", x1.view.data, dx1.view.data, x1.view.numel(), false},
+      {"x2", x2.view.data, dx2.view.data, x2.view.numel(), false}};
   for (auto [name, layer] : {std::pair{"l1.", &l1}, {"l2.", &l2}, {"l3.", &l3}})
     layer->for_each_param([&](std::string_view pname, Param<double>& p) {
-      vars.push_back({fmt::format("{}{}", name, pname), p.value.data, p.grad.data,
-                      p.value.numel(), true});
+      vars.push_back(
+          {fmt::format("{}{}", name, pname), p.value.data, p.grad.data, p.value.numel(), true});
     });
   auto res = testing::gradcheck(
       vars, {{y.view.data, dy.view.data, y.view.numel()}},

@@ -59,10 +59,10 @@ TEST_P(DropoutGrad, MatchesCentralDifferences) {
   for (Index r = 0; r < c.n; ++r)
     testing::fill_uniform(blk(x).row(r), c.f, 20 + static_cast<uint64_t>(r));
   const Ctx ctx = train_ctx(42, 5);
-  auto res = testing::gradcheck({{"x", x.view.data, dx.view.data, x.view.numel(), false}},
-                                {{y.view.data, dy.view.data, y.view.numel()}},
-                                [&] { layer.forward(ctx, blk(x), blk(y)); },
-                                [&] { layer.backward(ctx, blk(x), blk(y), blk(dy), blk(dx)); });
+  auto res = testing::gradcheck(
+      {{"x", x.view.data, dx.view.data, x.view.numel(), false}},
+      {{y.view.data, dy.view.data, y.view.numel()}}, [&] { layer.forward(ctx, blk(x), blk(y)); },
+      [&] { layer.backward(ctx, blk(x), blk(y), blk(dy), blk(dx)); });
   EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
   // The backward mask is the forward's: every dropped output has a zero input gradient.
   const double scale = 1.0 / (1.0 - c.p);

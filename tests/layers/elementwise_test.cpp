@@ -65,8 +65,8 @@ TEST_P(ElementwiseGrad, MatchesCentralDifferences) {
 std::vector<EwCase> ew_cases() {
   std::vector<EwCase> cases;
   for (bool mul : {false, true})
-    for (auto [n, f] : {std::pair<Index, Index>{1, 1}, {1, 7}, {3, 8}, {2, 9}, {5, 15},
-                        {4, 16}, {3, 17}})
+    for (auto [n, f] :
+         {std::pair<Index, Index>{1, 1}, {1, 7}, {3, 8}, {2, 9}, {5, 15}, {4, 16}, {3, 17}})
       cases.push_back({mul, n, f});
   return cases;
 }
@@ -80,8 +80,8 @@ TEST(Elementwise, InputGradientsOverwrite) {
   const MatView<const double> av(a.data(), 1, 3), bv(b.data(), 1, 3), dyv(dy.data(), 1, 3);
   Mul<double> mul;
   mul.forward(Ctx{}, av, bv, MatView<double>(y.data(), 1, 3));
-  mul.backward(Ctx{}, av, bv, MatView<const double>(y.data(), 1, 3), dyv, MatView<double>(da.data(), 1, 3),
-               MatView<double>(db.data(), 1, 3));
+  mul.backward(Ctx{}, av, bv, MatView<const double>(y.data(), 1, 3), dyv,
+               MatView<double>(da.data(), 1, 3), MatView<double>(db.data(), 1, 3));
   EXPECT_EQ(y, (std::vector<double>{4, 10, 18}));
   EXPECT_EQ(da, b);
   EXPECT_EQ(db, a);
@@ -89,8 +89,8 @@ TEST(Elementwise, InputGradientsOverwrite) {
   std::fill(db.begin(), db.end(), 100.0);
   Add<double> add;
   add.forward(Ctx{}, av, bv, MatView<double>(y.data(), 1, 3));
-  add.backward(Ctx{}, av, bv, MatView<const double>(y.data(), 1, 3), dyv, MatView<double>(da.data(), 1, 3),
-               MatView<double>(db.data(), 1, 3));
+  add.backward(Ctx{}, av, bv, MatView<const double>(y.data(), 1, 3), dyv,
+               MatView<double>(da.data(), 1, 3), MatView<double>(db.data(), 1, 3));
   EXPECT_EQ(y, (std::vector<double>{5, 7, 9}));
   EXPECT_EQ(da, dy);
   EXPECT_EQ(db, dy);

@@ -71,8 +71,8 @@ TEST_P(EmbeddingGrad, MatchesCentralDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, EmbeddingGrad,
                          ::testing::Values(EmbCase{1, 1, 1}, EmbCase{1, 5, 7}, EmbCase{6, 4, 8},
-                                           EmbCase{9, 13, 9}, EmbCase{5, 3, 15},
-                                           EmbCase{12, 7, 16}, EmbCase{3, 20, 17}),
+                                           EmbCase{9, 13, 9}, EmbCase{5, 3, 15}, EmbCase{12, 7, 16},
+                                           EmbCase{3, 20, 17}),
                          emb_name);
 
 struct Fixture {

@@ -48,9 +48,8 @@ class LayerNormGrad : public ::testing::TestWithParam<LayerNormCase> {};
 
 TEST_P(LayerNormGrad, MatchesCentralDifferences) {
   const auto c = GetParam();
-  LayerNormRig<double> rig({.normalized_shape = c.shape, .elementwise_affine = c.affine,
-                            .bias = c.bias},
-                           c.n);
+  LayerNormRig<double> rig(
+      {.normalized_shape = c.shape, .elementwise_affine = c.affine, .bias = c.bias}, c.n);
   auto& layer = rig.layer;
   const Index f = layer.features();
   testing::fill_uniform(rig.x.view.data, rig.x.view.numel(), 3, -2, 3);
@@ -119,8 +118,7 @@ TEST(LayerNorm, FloatStatisticsSurviveLargeOffset) {
   for (double v : xd) mu += v / 9;
   for (double v : xd) var += (v - mu) * (v - mu) / 9;
   for (int j = 0; j < 9; ++j)
-    EXPECT_NEAR(rig.y.view.data[j], (xd[static_cast<size_t>(j)] - mu) / std::sqrt(var + 1e-5),
-                1e-3)
+    EXPECT_NEAR(rig.y.view.data[j], (xd[static_cast<size_t>(j)] - mu) / std::sqrt(var + 1e-5), 1e-3)
         << j;
 }
 

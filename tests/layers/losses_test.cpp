@@ -35,8 +35,8 @@ struct PointCase {
 
 void PrintTo(const PointCase& c, std::ostream* os) {
   const char* names[] = {"mae", "mse", "huber"};
-  *os << names[static_cast<int>(c.kind)] << " n=" << c.n << " f=" << c.f
-      << (c.mask ? " mask" : "") << (c.weight ? " weight" : "") << (c.col ? " col_weight" : "");
+  *os << names[static_cast<int>(c.kind)] << " n=" << c.n << " f=" << c.f << (c.mask ? " mask" : "")
+      << (c.weight ? " weight" : "") << (c.col ? " col_weight" : "");
 }
 
 class PointLossGrad : public ::testing::TestWithParam<PointCase> {};
@@ -45,7 +45,8 @@ TEST_P(PointLossGrad, MatchesCentralDifferences) {
   const auto c = GetParam();
   const double delta = 1.0;
   const size_t size = static_cast<size_t>(c.n * c.f);
-  Vec pred(size), target(size), dpred(size), mask(size), weight(size), col(static_cast<size_t>(c.f));
+  Vec pred(size), target(size), dpred(size), mask(size), weight(size),
+      col(static_cast<size_t>(c.f));
   testing::fill_uniform(pred.data(), c.n * c.f, 3, -2, 2);
   // Errors with |e| in [0.05, 2.95], never within 0.02 of 0 or of delta: away from the kinks
   // of MAE and Huber, so central differences are exact up to rounding.
@@ -193,7 +194,8 @@ TEST(Losses, NanInTheRatioGivesZeroLossAndGradient) {
 }
 
 TEST(Losses, FloatMatchesDouble) {
-  std::vector<float> pf = {0.1f, -0.7f, 2.5f, 1.0f}, tf = {0.3f, 0.2f, -1.0f, 1.5f}, mf = {1, 0, 1, 1};
+  std::vector<float> pf = {0.1f, -0.7f, 2.5f, 1.0f}, tf = {0.3f, 0.2f, -1.0f, 1.5f},
+                     mf = {1, 0, 1, 1};
   Vec pd(pf.begin(), pf.end()), td(tf.begin(), tf.end()), md(mf.begin(), mf.end());
   MseLoss<float> lf;
   MseLoss<double> ld;

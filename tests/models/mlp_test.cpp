@@ -34,8 +34,7 @@ TEST(Mlp, GradientsMatchCentralDifferences) {
     MatView<double> out;
     auto res = testing::gradcheck(
         vars, {{arena.find<double>("layers.2.out").data, dout.view.data, n * 2}},
-        [&] { out = mlp.forward(ctx, x.mat()); },
-        [&] { mlp.backward(ctx, x.mat(), dout.mat()); });
+        [&] { out = mlp.forward(ctx, x.mat()); }, [&] { mlp.backward(ctx, x.mat(), dout.mat()); });
     EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
   }
 }

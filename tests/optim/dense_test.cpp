@@ -45,8 +45,10 @@ void adam_ref(std::vector<RefParam>& refs, const optim::AdamConfig& c, bool deco
   for (auto& r : refs)
     for (size_t i = 0; i < r.p.size(); ++i) {
       double g = r.g[i];
-      if (decoupled) r.p[i] *= 1.0 - lr * c.weight_decay;
-      else g += c.weight_decay * r.p[i];
+      if (decoupled)
+        r.p[i] *= 1.0 - lr * c.weight_decay;
+      else
+        g += c.weight_decay * r.p[i];
       double& m = r.s0[i];
       double& v = r.s1[i];
       double& vmax = r.s2[i];
@@ -87,8 +89,12 @@ void run_sgd(const SgdCase& c) {
   m.expect_padding_zero();
 }
 
-TEST_P(SgdMatchesReference, Float) { run_sgd<float>(GetParam()); }
-TEST_P(SgdMatchesReference, Double) { run_sgd<double>(GetParam()); }
+TEST_P(SgdMatchesReference, Float) {
+  run_sgd<float>(GetParam());
+}
+TEST_P(SgdMatchesReference, Double) {
+  run_sgd<double>(GetParam());
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Variants, SgdMatchesReference,
@@ -97,8 +103,9 @@ INSTANTIATE_TEST_SUITE_P(
                       SgdCase{"momentum", {.lr = 0.05, .momentum = 0.9}},
                       SgdCase{"dampening", {.lr = 0.05, .momentum = 0.8, .dampening = 0.3}},
                       SgdCase{"nesterov", {.lr = 0.05, .momentum = 0.9, .nesterov = true}},
-                      SgdCase{"nesterov_wd",
-                              {.lr = 0.05, .momentum = 0.7, .weight_decay = 0.1, .nesterov = true}}),
+                      SgdCase{
+                          "nesterov_wd",
+                          {.lr = 0.05, .momentum = 0.7, .weight_decay = 0.1, .nesterov = true}}),
     [](const auto& tc) { return std::string(tc.param.name); });
 
 TEST(Sgd, FirstStepCopiesGradIntoBuffer) {
@@ -108,8 +115,7 @@ TEST(Sgd, FirstStepCopiesGradIntoBuffer) {
   m.set_grads(1);
   opt.step(m.arena);
   const double* buf = m.arena.optim_state<double>(0);
-  for (Index i = 0; i < m.b1.grad.numel(); ++i)
-    EXPECT_EQ(buf[m.b1.offset + i], m.b1.grad.data[i]);
+  for (Index i = 0; i < m.b1.grad.numel(); ++i) EXPECT_EQ(buf[m.b1.offset + i], m.b1.grad.data[i]);
 }
 
 TEST(Sgd, RejectsBadConfigs) {
@@ -137,8 +143,8 @@ class AdamMatchesReference : public ::testing::TestWithParam<AdamCase> {};
 template <class T>
 void run_adam(const AdamCase& c) {
   Adam<T> adam(c.cfg);
-  AdamW<T> adamw({c.cfg.lr, c.cfg.beta1, c.cfg.beta2, c.cfg.eps, c.cfg.weight_decay,
-                  c.cfg.amsgrad});
+  AdamW<T> adamw(
+      {c.cfg.lr, c.cfg.beta1, c.cfg.beta2, c.cfg.eps, c.cfg.weight_decay, c.cfg.amsgrad});
   Adam<T>& opt = c.decoupled ? adamw : adam;
   EXPECT_EQ(opt.decoupled_weight_decay(), c.decoupled);
   TinyModel<T> m(opt.slots());
@@ -154,8 +160,12 @@ void run_adam(const AdamCase& c) {
   m.expect_padding_zero();
 }
 
-TEST_P(AdamMatchesReference, Float) { run_adam<float>(GetParam()); }
-TEST_P(AdamMatchesReference, Double) { run_adam<double>(GetParam()); }
+TEST_P(AdamMatchesReference, Float) {
+  run_adam<float>(GetParam());
+}
+TEST_P(AdamMatchesReference, Double) {
+  run_adam<double>(GetParam());
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Variants, AdamMatchesReference,

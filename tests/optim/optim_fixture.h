@@ -93,8 +93,8 @@ template <class T>
 void set_ref_grads(std::vector<RefParam>& refs, int s) {
   for (size_t w = 0; w < refs.size(); ++w)
     for (size_t i = 0; i < refs[w].g.size(); ++i)
-      refs[w].g[i] = static_cast<double>(
-          static_cast<T>(TinyModel<T>::grad_value(static_cast<int>(w) + 1, static_cast<Index>(i), s)));
+      refs[w].g[i] = static_cast<double>(static_cast<T>(
+          TinyModel<T>::grad_value(static_cast<int>(w) + 1, static_cast<Index>(i), s)));
 }
 
 // max |a - b| / (|b| + floor) over all params.

@@ -20,7 +20,9 @@ using testing::TinyModel;
 constexpr Index kRows = 6;
 constexpr Index kWidth = 5;
 
-double row_grad(Index row, Index j, int s) { return std::sin(1.3 * row + 0.7 * j + 2.1 * s) * s; }
+double row_grad(Index row, Index j, int s) {
+  return std::sin(1.3 * row + 0.7 * j + 2.1 * s) * s;
+}
 
 // Rows touched at step s: a changing subset, never row 4.
 std::vector<int32_t> rows_at(int s) {
@@ -80,8 +82,12 @@ void sparse_matches_reference() {
     EXPECT_EQ(m.arena.template optim_state<T>(0)[m.w1.offset + i], T(0));
 }
 
-TEST(SparseAdam, MatchesTorchSparseAdamReferenceFloat) { sparse_matches_reference<float>(); }
-TEST(SparseAdam, MatchesTorchSparseAdamReferenceDouble) { sparse_matches_reference<double>(); }
+TEST(SparseAdam, MatchesTorchSparseAdamReferenceFloat) {
+  sparse_matches_reference<float>();
+}
+TEST(SparseAdam, MatchesTorchSparseAdamReferenceDouble) {
+  sparse_matches_reference<double>();
+}
 
 TEST(SparseAdam, UntouchedRowsKeepStateWhileOthersMove) {
   // A row skipped at step 2 must not decay its moments (lazy), unlike dense Adam with a zero
@@ -145,11 +151,16 @@ void dense_eps_equals_dense_adam() {
   }
   const size_t bytes = static_cast<size_t>(kRows * kWidth) * sizeof(T);
   EXPECT_EQ(std::memcmp(dense_table.value.data, sparse_table.value.data, bytes), 0);
-  EXPECT_EQ(std::memcmp(ad.optim_state<T>(1), as.optim_state<T>(1) + sparse_table.offset, bytes), 0);
+  EXPECT_EQ(std::memcmp(ad.optim_state<T>(1), as.optim_state<T>(1) + sparse_table.offset, bytes),
+            0);
 }
 
-TEST(SparseAdam, DenseEpsEqualsDenseAdamWhenAllRowsTouchedFloat) { dense_eps_equals_dense_adam<float>(); }
-TEST(SparseAdam, DenseEpsEqualsDenseAdamWhenAllRowsTouchedDouble) { dense_eps_equals_dense_adam<double>(); }
+TEST(SparseAdam, DenseEpsEqualsDenseAdamWhenAllRowsTouchedFloat) {
+  dense_eps_equals_dense_adam<float>();
+}
+TEST(SparseAdam, DenseEpsEqualsDenseAdamWhenAllRowsTouchedDouble) {
+  dense_eps_equals_dense_adam<double>();
+}
 
 TEST(SparseAdam, RejectsBadUse) {
   SparseAdam<float> opt({});

@@ -14,7 +14,8 @@ inline std::atomic<bool> g_alloc_armed{false};
 inline std::atomic<int64_t> g_alloc_count{0};
 
 inline void note_alloc() {
-  if (g_alloc_armed.load(std::memory_order_relaxed)) g_alloc_count.fetch_add(1, std::memory_order_relaxed);
+  if (g_alloc_armed.load(std::memory_order_relaxed))
+    g_alloc_count.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Counts allocations between construction and count().

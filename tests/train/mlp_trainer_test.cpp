@@ -100,7 +100,8 @@ TEST(MlpTrainer, NoHeapAllocationInTrainingStepsAfterWarmup) {
 TEST(MlpTrainer, RejectsMismatchedData) {
   Problem p(10);
   std::vector<double> y_short(5, 0.0);
-  EXPECT_THROW(train::MlpTrainer(kModel, {}, p.xs(), ConstMat<double>(y_short.data(), 5, 1)), Error);
+  EXPECT_THROW(train::MlpTrainer(kModel, {}, p.xs(), ConstMat<double>(y_short.data(), 5, 1)),
+               Error);
   EXPECT_THROW(train::MlpTrainer({.in = 3, .hidden = {4}, .out = 1}, {}, p.xs(), p.ys()), Error);
   EXPECT_THROW(train::MlpTrainer(kModel, {.batch_size = 0}, p.xs(), p.ys()), Error);
 }

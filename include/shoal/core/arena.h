@@ -1,7 +1,9 @@
 // One aligned allocation per model replica, laid out once at plan time.
 //
-// Regions, in order:  params | grads | optimizer state (k slots) | activations |
+// Regions, in order:  params | grads | optimizer state (k slots) | state | activations |
 //                     activation grads | scratch
+// `state` holds persistent values that are not trained (BatchNorm running statistics): they
+// are saved with checkpoints, never touched by the optimizer and never reused as scratch.
 // Params are ordered dense first, then sparse (embedding tables updated row-wise). Grads mirror
 // the dense params only; optimizer state mirrors all params. Element offset o of a parameter is
 // therefore also its offset in grads (if dense) and in every optimizer slot, so an optimizer is
@@ -29,11 +31,12 @@ enum class Region : uint8_t {
   kParams,
   kGrads,
   kOptimState,
+  kState,
   kActivations,
   kActivationGrads,
   kScratch
 };
-inline constexpr int kRegionCount = 6;
+inline constexpr int kRegionCount = 7;
 const char* region_name(Region r);
 
 enum class ParamKind : uint8_t {
@@ -84,7 +87,7 @@ class Planner {
   void buffer(Buffer<T>& b, Region region, std::string name, Shape shape) {
     SHOAL_CHECK(
         region != Region::kParams && region != Region::kGrads && region != Region::kOptimState,
-        "buffer '{}' must live in activations, activation grads or scratch", name);
+        "buffer '{}' must live in state, activations, activation grads or scratch", name);
     add({std::move(name), region, shape, sizeof(T)}, &b, &bind_buffer<T>);
   }
   // Number of optimizer-state copies of the params (0 plain, 1 momentum, 2 Adam).

@@ -4,7 +4,8 @@
 //
 // Convention: stream = which consumer (a dropout layer's id, the negative sampler, an init);
 // counter = (step, element block). One Philox call yields 4 uint32, so element e of a step uses
-// block e / 4, lane e % 4.
+// block e / 4, lane e % 4. The counter words are (a: 64 bits, b: low 32 bits, stream: low 32
+// bits), so one (seed, stream, step) has 2^32 distinct blocks: 2^34 elements per step.
 #pragma once
 
 #include <array>

@@ -11,7 +11,7 @@
 namespace shoal::kernels {
 
 struct BenchRow {
-  std::string name;  // "linear fwd+bwd", "gemm NT xsmm", ...
+  std::string name;           // "linear fwd+bwd", "gemm NT xsmm", ...
   Index n = 0, i = 0, o = 0;  // batch rows, in features, out features
   double flops = 0;           // per call
   double median_us = 0;

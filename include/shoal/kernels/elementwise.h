@@ -9,35 +9,51 @@
 namespace shoal::kernels {
 
 // y = a + b
-template <class T> void add(Index n, const T* a, const T* b, T* y);
-template <class T> void add_ref(Index n, const T* a, const T* b, T* y);
+template <class T>
+void add(Index n, const T* a, const T* b, T* y);
+template <class T>
+void add_ref(Index n, const T* a, const T* b, T* y);
 
 // y += alpha · x
-template <class T> void axpy(Index n, T alpha, const T* x, T* y);
-template <class T> void axpy_ref(Index n, T alpha, const T* x, T* y);
+template <class T>
+void axpy(Index n, T alpha, const T* x, T* y);
+template <class T>
+void axpy_ref(Index n, T alpha, const T* x, T* y);
 
 // y = a ⊙ b
-template <class T> void mul(Index n, const T* a, const T* b, T* y);
-template <class T> void mul_ref(Index n, const T* a, const T* b, T* y);
+template <class T>
+void mul(Index n, const T* a, const T* b, T* y);
+template <class T>
+void mul_ref(Index n, const T* a, const T* b, T* y);
 
 // y = alpha · x
-template <class T> void scale(Index n, T alpha, const T* x, T* y);
-template <class T> void scale_ref(Index n, T alpha, const T* x, T* y);
+template <class T>
+void scale(Index n, T alpha, const T* x, T* y);
+template <class T>
+void scale_ref(Index n, T alpha, const T* x, T* y);
 
 // y = max(x, 0)
-template <class T> void relu_forward(Index n, const T* x, T* y);
-template <class T> void relu_forward_ref(Index n, const T* x, T* y);
+template <class T>
+void relu_forward(Index n, const T* x, T* y);
+template <class T>
+void relu_forward_ref(Index n, const T* x, T* y);
 
 // dx = dy ⊙ [y > 0], from ReLU's output y (PyTorch's convention: derivative 0 at 0)
-template <class T> void relu_backward(Index n, const T* y, const T* dy, T* dx);
-template <class T> void relu_backward_ref(Index n, const T* y, const T* dy, T* dx);
+template <class T>
+void relu_backward(Index n, const T* y, const T* dy, T* dx);
+template <class T>
+void relu_backward_ref(Index n, const T* y, const T* dy, T* dx);
 
 // y = x · Φ(x) = 0.5 x (1 + erf(x / √2))   (exact GELU)
-template <class T> void gelu_forward(Index n, const T* x, T* y);
-template <class T> void gelu_forward_ref(Index n, const T* x, T* y);
+template <class T>
+void gelu_forward(Index n, const T* x, T* y);
+template <class T>
+void gelu_forward_ref(Index n, const T* x, T* y);
 
 // dx = dy ⊙ (Φ(x) + x φ(x)), from GELU's input x
-template <class T> void gelu_backward(Index n, const T* x, const T* dy, T* dx);
-template <class T> void gelu_backward_ref(Index n, const T* x, const T* dy, T* dx);
+template <class T>
+void gelu_backward(Index n, const T* x, const T* dy, T* dx);
+template <class T>
+void gelu_backward_ref(Index n, const T* x, const T* dy, T* dx);
 
 }  // namespace shoal::kernels

@@ -20,15 +20,15 @@ enum class Act : uint8_t { kNone, kRelu, kGelu };  // GELU: exact erf form (PyTo
 
 // C[M,N] = alpha · op(A)[M,K] · op(B)[K,N] + beta · C. beta = 0 never reads C (NaN-safe).
 template <class T>
-void gemm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda,
-          const T* b, Index ldb, T beta, T* c, Index ldc);
+void gemm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b,
+          Index ldb, T beta, T* c, Index ldc);
 // Which implementation gemm uses. kAuto picks per form and shape (see docs/kernels.md);
 // the others force one, for tests and benchmarks. kXsmm falls back to kBlas where libxsmm has
 // no kernel (alpha != 1, beta not in {0, 1}, TT form).
 enum class GemmBackend : uint8_t { kAuto, kXsmm, kBlas };
 template <class T>
-void gemm(GemmBackend backend, Trans ta, Trans tb, Index m, Index n, Index k, T alpha,
-          const T* a, Index lda, const T* b, Index ldb, T beta, T* c, Index ldc);
+void gemm(GemmBackend backend, Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a,
+          Index lda, const T* b, Index ldb, T beta, T* c, Index ldc);
 // The backend kAuto would use for this call.
 GemmBackend gemm_auto_backend(Trans ta, Trans tb, Index m, Index n, Index k);
 
@@ -51,9 +51,8 @@ void linear_forward_ref(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatVi
 // dx (if it has data) is overwritten; dw [O,I] and db [O] (if non-null) are overwritten when
 // accumulate is false and added to when true.
 template <class T>
-void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act,
-                     ConstMat<T> dy, MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db,
-                     bool accumulate);
+void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act, ConstMat<T> dy,
+                     MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db, bool accumulate);
 template <class T>
 void linear_backward_ref(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act,
                          ConstMat<T> dy, MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db,

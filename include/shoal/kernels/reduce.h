@@ -9,20 +9,28 @@ namespace shoal::kernels {
 
 // s[f] = Σ_n x(n, f)  for x [N, F] (any ld ≥ F), s [F]; with accumulate, s[f] += that sum.
 // Used for bias gradients.
-template <class T> void col_sums(ConstMat<T> x, T* s, bool accumulate);
-template <class T> void col_sums_ref(ConstMat<T> x, T* s, bool accumulate);
+template <class T>
+void col_sums(ConstMat<T> x, T* s, bool accumulate);
+template <class T>
+void col_sums_ref(ConstMat<T> x, T* s, bool accumulate);
 
 // For x [N, F]: mean[n] = (1/F) Σ_f x(n, f),  var[n] = (1/F) Σ_f (x(n, f) − mean[n])²
 // (biased variance, as LayerNorm uses). Two passes over each row (stable). F = 0 gives 0, 0.
-template <class T> void row_mean_var(ConstMat<T> x, T* mean, T* var);
-template <class T> void row_mean_var_ref(ConstMat<T> x, T* mean, T* var);
+template <class T>
+void row_mean_var(ConstMat<T> x, T* mean, T* var);
+template <class T>
+void row_mean_var_ref(ConstMat<T> x, T* mean, T* var);
 
 // Σ_i x[i]
-template <class T> T sum(Index n, const T* x);
-template <class T> T sum_ref(Index n, const T* x);
+template <class T>
+T sum(Index n, const T* x);
+template <class T>
+T sum_ref(Index n, const T* x);
 
 // Σ_i a[i] · b[i]
-template <class T> T dot(Index n, const T* a, const T* b);
-template <class T> T dot_ref(Index n, const T* a, const T* b);
+template <class T>
+T dot(Index n, const T* a, const T* b);
+template <class T>
+T dot_ref(Index n, const T* a, const T* b);
 
 }  // namespace shoal::kernels

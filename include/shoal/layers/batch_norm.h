@@ -11,9 +11,9 @@
 // Shapes: x, y [N, F]; weight, bias, running_mean, running_var [F]. weight/bias init 1/0
 // (absent with affine = false); init() also resets the running stats to 0 and 1. The running
 // stats are not trainable: they are Buffers named "running_mean"/"running_var" in the
-// activations region so checkpoints find them by name. N = 1 in training throws shoal::Error
-// as PyTorch does. Backward (training: through the batch statistics; eval: affine only):
-// docs/derivations/batch_norm.md.
+// state region, so checkpoints find them by name and nothing reuses their memory. N = 1 in training
+// throws shoal::Error as PyTorch does. Backward (training: through the batch statistics; eval:
+// affine only): docs/derivations/batch_norm.md.
 //
 // Numerics: column statistics are two-pass (mean, then Σ(x − μ)²) and accumulate in double
 // per column, rows outer and columns inner so both passes vectorise over F.

@@ -44,9 +44,9 @@ struct Embedding {
 
   Config cfg;
   Params p;
-  Buffer<Id> rows;         // [N] touched ids of the last backward (activation grads)
-  Buffer<T> row_grad;      // [N, D] their summed gradients (activation grads)
-  Buffer<uint64_t> keys;   // [N] scratch: (id << 32 | position), sorted
+  Buffer<Id> rows;        // [N] touched ids of the last backward (activation grads)
+  Buffer<T> row_grad;     // [N, D] their summed gradients (activation grads)
+  Buffer<uint64_t> keys;  // [N] scratch: (id << 32 | position), sorted
   Index n_touched = 0;
 
   explicit Embedding(Config c) : cfg(c) {}

@@ -26,9 +26,9 @@ namespace shoal::layers {
 // Optional weights of a point loss; a view with data == nullptr (the default) means all ones.
 template <class T>
 struct LossWeights {
-  ConstMat<T> mask;                // [N, F] 1 keeps an element, 0 drops it
-  ConstMat<T> weight;              // [N, F] per-element weight
-  const T* col_weight = nullptr;   // [F] per-column weight, broadcast over rows
+  ConstMat<T> mask;               // [N, F] 1 keeps an element, 0 drops it
+  ConstMat<T> weight;             // [N, F] per-element weight
+  const T* col_weight = nullptr;  // [F] per-column weight, broadcast over rows
 };
 
 enum class PointLossKind : uint8_t { kMae, kMse, kHuber };
@@ -71,8 +71,8 @@ struct HuberLoss : PointLoss<T> {
 template <class T>
 struct BceWithLogitsLoss {
   double forward(ConstMat<T> logits, ConstMat<T> target, ConstMat<T> weight = {}) const;
-  void backward(ConstMat<T> logits, ConstMat<T> target, MatView<T> dlogits,
-                ConstMat<T> weight = {}, double dloss = 1.0) const;
+  void backward(ConstMat<T> logits, ConstMat<T> target, MatView<T> dlogits, ConstMat<T> weight = {},
+                double dloss = 1.0) const;
 };
 
 }  // namespace shoal::layers

@@ -29,8 +29,8 @@ struct RegressionMetrics {
 };
 
 struct EpochReport {
-  int epoch = 0;             // 1-based
-  double train_loss = 0;     // mean of the step losses (standardised units)
+  int epoch = 0;          // 1-based
+  double train_loss = 0;  // mean of the step losses (standardised units)
   double seconds = 0;
   int64_t steps = 0;
 };
@@ -38,8 +38,8 @@ struct EpochReport {
 class MlpTrainer {
  public:
   // x [M, I] and y [M, O] are copied into the trainer (standardised) once.
-  MlpTrainer(const models::Mlp<float>::Config& model, const MlpTrainConfig& cfg,
-             ConstMat<double> x, ConstMat<double> y);
+  MlpTrainer(const models::Mlp<float>::Config& model, const MlpTrainConfig& cfg, ConstMat<double> x,
+             ConstMat<double> y);
   ~MlpTrainer();
 
   EpochReport train_epoch();
@@ -63,7 +63,7 @@ class MlpTrainer {
   std::vector<float> x_, y_;  // standardised training data, row-major
   Index rows_ = 0, in_ = 0, out_ = 0;
   std::vector<double> x_mean_, x_std_, y_mean_, y_std_;
-  std::vector<int32_t> order_;    // this epoch's row permutation
+  std::vector<int32_t> order_;  // this epoch's row permutation
   std::vector<double> thread_loss_;
   int epoch_ = 0;
 };

@@ -25,6 +25,8 @@ const char* region_name(Region r) {
       return "grads";
     case Region::kOptimState:
       return "optimizer state";
+    case Region::kState:
+      return "state";
     case Region::kActivations:
       return "activations";
     case Region::kActivationGrads:

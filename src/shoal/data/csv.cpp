@@ -23,7 +23,8 @@ std::vector<std::string_view> split_fields(std::string_view line) {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -34,9 +35,10 @@ Index NumericTable::column(const std::string& name) const {
     if (columns[i] == name) return static_cast<Index>(i);
   std::string have;
   for (const auto& c : columns) have += (have.empty() ? "" : ", ") + c;
-  throw Error(fmt::format("no column named '{}'", name),
-              ErrorContext{.file = source, .field = name, .expected = "one of: " + have,
-                           .actual = "no such column"});
+  throw Error(fmt::format("no column named '{}'", name), ErrorContext{.file = source,
+                                                                      .field = name,
+                                                                      .expected = "one of: " + have,
+                                                                      .actual = "no such column"});
 }
 
 NumericTable parse_numeric_csv(const std::string& text, const std::string& source) {
@@ -53,22 +55,26 @@ NumericTable parse_numeric_csv(const std::string& text, const std::string& sourc
     if (trim(line).empty()) {
       // Blank lines are only allowed at the end of the file.
       if (trim(rest).empty()) break;
-      throw Error("blank line inside the table",
-                  ErrorContext{.file = source, .line = line_no, .expected = "a data row",
-                               .actual = "an empty line"});
+      throw Error("blank line inside the table", ErrorContext{.file = source,
+                                                              .line = line_no,
+                                                              .expected = "a data row",
+                                                              .actual = "an empty line"});
     }
     const auto fields = split_fields(line);
     if (!have_header) {
       for (size_t i = 0; i < fields.size(); ++i) {
         const std::string name(trim(fields[i]));
         if (name.empty())
-          throw Error("empty column name", ErrorContext{.file = source, .line = line_no,
-                                                        .column = static_cast<int64_t>(i) + 1});
+          throw Error(
+              "empty column name",
+              ErrorContext{.file = source, .line = line_no, .column = static_cast<int64_t>(i) + 1});
         for (const auto& c : t.columns)
           if (c == name)
             throw Error("duplicated column name",
-                        ErrorContext{.file = source, .line = line_no,
-                                     .column = static_cast<int64_t>(i) + 1, .field = name});
+                        ErrorContext{.file = source,
+                                     .line = line_no,
+                                     .column = static_cast<int64_t>(i) + 1,
+                                     .field = name});
         t.columns.push_back(name);
       }
       have_header = true;
@@ -76,7 +82,8 @@ NumericTable parse_numeric_csv(const std::string& text, const std::string& sourc
     }
     if (static_cast<Index>(fields.size()) != t.cols())
       throw Error("wrong number of fields",
-                  ErrorContext{.file = source, .line = line_no,
+                  ErrorContext{.file = source,
+                               .line = line_no,
                                .expected = fmt::format("{} fields", t.cols()),
                                .actual = fmt::format("{}", fields.size())});
     for (size_t i = 0; i < fields.size(); ++i) {
@@ -84,20 +91,23 @@ NumericTable parse_numeric_csv(const std::string& text, const std::string& sourc
       double v = 0;
       const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
       if (f.empty() || ec != std::errc() || ptr != f.data() + f.size() || !std::isfinite(v))
-        throw Error("not a finite number",
-                    ErrorContext{.file = source, .line = line_no,
-                                 .column = static_cast<int64_t>(i) + 1, .field = t.columns[i],
-                                 .expected = "a finite number",
-                                 .actual = fmt::format("'{}'", f)});
+        throw Error("not a finite number", ErrorContext{.file = source,
+                                                        .line = line_no,
+                                                        .column = static_cast<int64_t>(i) + 1,
+                                                        .field = t.columns[i],
+                                                        .expected = "a finite number",
+                                                        .actual = fmt::format("'{}'", f)});
       t.values.push_back(v);
     }
     ++t.rows;
   }
   if (!have_header)
-    throw Error("empty file", ErrorContext{.file = source, .expected = "a header line and rows",
-                                           .actual = "nothing"});
+    throw Error(
+        "empty file",
+        ErrorContext{.file = source, .expected = "a header line and rows", .actual = "nothing"});
   if (t.rows == 0)
-    throw Error("no data rows", ErrorContext{.file = source, .line = line_no,
+    throw Error("no data rows", ErrorContext{.file = source,
+                                             .line = line_no,
                                              .expected = "at least one row after the header",
                                              .actual = "only the header"});
   return t;
@@ -106,8 +116,8 @@ NumericTable parse_numeric_csv(const std::string& text, const std::string& sourc
 NumericTable read_numeric_csv(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error("cannot open file", ErrorContext{.file = path, .expected = "a readable file",
-                                                 .actual = "open failed"});
+    throw Error("cannot open file",
+                ErrorContext{.file = path, .expected = "a readable file", .actual = "open failed"});
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse_numeric_csv(ss.str(), path);

@@ -113,7 +113,10 @@ void add_shape(BenchReport& rep, int reps, Index n, Index i, Index o) {
   };
   row("linear fwd (bias+relu)", f, median_us(reps, fwd));
   row("linear bwd (dx,dW,db)", 2 * f, median_us(reps, bwd));
-  row("linear fwd+bwd", 3 * f, median_us(reps, [&] { fwd(); bwd(); }));
+  row("linear fwd+bwd", 3 * f, median_us(reps, [&] {
+        fwd();
+        bwd();
+      }));
   for (GemmBackend be : {GemmBackend::kXsmm, GemmBackend::kBlas}) {
     const char* bn = be == GemmBackend::kXsmm ? "xsmm" : "blas";
     row(fmt::format("gemm NT y=x·Wᵀ {}", bn), f, median_us(reps, [&] {
@@ -155,8 +158,8 @@ std::string format_report(const BenchReport& report) {
   out += fmt::format("{:<26} {:>5} {:>4} {:>4} {:>11} {:>9} {:>7}\n", "case", "N", "I", "O",
                      "median_us", "GFLOP/s", "% peak");
   for (const auto& c : report.cases)
-    out += fmt::format("{:<26} {:>5} {:>4} {:>4} {:>11.2f} {:>9.1f} {:>6.1f}%\n", c.name, c.n,
-                       c.i, c.o, c.median_us, c.gflops, 100 * c.peak_fraction);
+    out += fmt::format("{:<26} {:>5} {:>4} {:>4} {:>11.2f} {:>9.1f} {:>6.1f}%\n", c.name, c.n, c.i,
+                       c.o, c.median_us, c.gflops, 100 * c.peak_fraction);
   return out;
 }
 

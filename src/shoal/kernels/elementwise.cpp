@@ -49,14 +49,14 @@ void gelu_backward(Index n, const T* x, const T* dy, T* dx) {
   for (Index i = 0; i < n; ++i) dx[i] = dy[i] * gelu_derivative(x[i]);
 }
 
-#define SHOAL_INSTANTIATE(T)                                          \
-  template void add<T>(Index, const T*, const T*, T*);                \
-  template void axpy<T>(Index, T, const T*, T*);                      \
-  template void mul<T>(Index, const T*, const T*, T*);                \
-  template void scale<T>(Index, T, const T*, T*);                     \
-  template void relu_forward<T>(Index, const T*, T*);                 \
-  template void relu_backward<T>(Index, const T*, const T*, T*);      \
-  template void gelu_forward<T>(Index, const T*, T*);                 \
+#define SHOAL_INSTANTIATE(T)                                     \
+  template void add<T>(Index, const T*, const T*, T*);           \
+  template void axpy<T>(Index, T, const T*, T*);                 \
+  template void mul<T>(Index, const T*, const T*, T*);           \
+  template void scale<T>(Index, T, const T*, T*);                \
+  template void relu_forward<T>(Index, const T*, T*);            \
+  template void relu_backward<T>(Index, const T*, const T*, T*); \
+  template void gelu_forward<T>(Index, const T*, T*);            \
   template void gelu_backward<T>(Index, const T*, const T*, T*);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)

@@ -38,14 +38,14 @@ void gelu_backward_ref(Index n, const T* x, const T* dy, T* dx) {
   for (Index i = 0; i < n; ++i) dx[i] = dy[i] * act_derivative(Act::kGelu, x[i]);
 }
 
-#define SHOAL_INSTANTIATE(T)                                           \
-  template void add_ref<T>(Index, const T*, const T*, T*);             \
-  template void axpy_ref<T>(Index, T, const T*, T*);                   \
-  template void mul_ref<T>(Index, const T*, const T*, T*);             \
-  template void scale_ref<T>(Index, T, const T*, T*);                  \
-  template void relu_forward_ref<T>(Index, const T*, T*);              \
-  template void relu_backward_ref<T>(Index, const T*, const T*, T*);   \
-  template void gelu_forward_ref<T>(Index, const T*, T*);              \
+#define SHOAL_INSTANTIATE(T)                                         \
+  template void add_ref<T>(Index, const T*, const T*, T*);           \
+  template void axpy_ref<T>(Index, T, const T*, T*);                 \
+  template void mul_ref<T>(Index, const T*, const T*, T*);           \
+  template void scale_ref<T>(Index, T, const T*, T*);                \
+  template void relu_forward_ref<T>(Index, const T*, T*);            \
+  template void relu_backward_ref<T>(Index, const T*, const T*, T*); \
+  template void gelu_forward_ref<T>(Index, const T*, T*);            \
   template void gelu_backward_ref<T>(Index, const T*, const T*, T*);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)

@@ -11,13 +11,15 @@ namespace shoal::kernels {
 
 namespace {
 
-bool fits_i32(Index v) { return v >= 0 && v <= std::numeric_limits<int32_t>::max(); }
+bool fits_i32(Index v) {
+  return v >= 0 && v <= std::numeric_limits<int32_t>::max();
+}
 
 // Row-major C[m,n] = op(A)·op(B) (+C) for NN (pack == false, b as given) or TN, through the
 // swapped column-major libxsmm kernel. Returns false if libxsmm has no kernel for it.
 template <class T>
-bool xsmm_rowmajor(bool ta, Index m, Index n, Index k, const T* a, Index lda, const T* b,
-                   Index ldb, bool beta_one, T* c, Index ldc) {
+bool xsmm_rowmajor(bool ta, Index m, Index n, Index k, const T* a, Index lda, const T* b, Index ldb,
+                   bool beta_one, T* c, Index ldc) {
   const detail::XsmmKey key{static_cast<int32_t>(n),   static_cast<int32_t>(m),
                             static_cast<int32_t>(k),   static_cast<int32_t>(ldb),
                             static_cast<int32_t>(lda), static_cast<int32_t>(ldc),
@@ -67,8 +69,8 @@ GemmBackend gemm_auto_backend(Trans ta, Trans tb, Index m, Index n, Index k) {
 }
 
 template <class T>
-void gemm(GemmBackend backend, Trans ta, Trans tb, Index m, Index n, Index k, T alpha,
-          const T* a, Index lda, const T* b, Index ldb, T beta, T* c, Index ldc) {
+void gemm(GemmBackend backend, Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a,
+          Index lda, const T* b, Index ldb, T beta, T* c, Index ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     for (Index i = 0; i < m; ++i) {
@@ -84,20 +86,20 @@ void gemm(GemmBackend backend, Trans ta, Trans tb, Index m, Index n, Index k, T 
   if (backend == GemmBackend::kXsmm &&
       try_xsmm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
     return;
-  detail::blas_gemm<T>(ta == Trans::kYes, tb == Trans::kYes, m, n, k, alpha, a, lda, b, ldb,
-                       beta, c, ldc);
+  detail::blas_gemm<T>(ta == Trans::kYes, tb == Trans::kYes, m, n, k, alpha, a, lda, b, ldb, beta,
+                       c, ldc);
 }
 
 template <class T>
-void gemm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda,
-          const T* b, Index ldb, T beta, T* c, Index ldc) {
+void gemm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b,
+          Index ldb, T beta, T* c, Index ldc) {
   gemm<T>(GemmBackend::kAuto, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-#define SHOAL_INSTANTIATE(T)                                                                 \
-  template void gemm<T>(Trans, Trans, Index, Index, Index, T, const T*, Index, const T*,     \
-                        Index, T, T*, Index);                                                \
-  template void gemm<T>(GemmBackend, Trans, Trans, Index, Index, Index, T, const T*, Index,  \
+#define SHOAL_INSTANTIATE(T)                                                                       \
+  template void gemm<T>(Trans, Trans, Index, Index, Index, T, const T*, Index, const T*, Index, T, \
+                        T*, Index);                                                                \
+  template void gemm<T>(GemmBackend, Trans, Trans, Index, Index, Index, T, const T*, Index,        \
                         const T*, Index, T, T*, Index);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)

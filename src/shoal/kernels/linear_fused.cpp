@@ -76,21 +76,24 @@ void linear_forward(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatView<T
   for (Index r0 = 0; r0 < n; r0 += kRowBlock) {
     const Index rb = std::min(kRowBlock, n - r0);
     T* c = target.row(r0);
-    const detail::XsmmKey key{static_cast<int32_t>(out),      static_cast<int32_t>(rb),
-                              static_cast<int32_t>(in),       static_cast<int32_t>(out),
-                              static_cast<int32_t>(x.ld),     static_cast<int32_t>(target.ld),
-                              0, 0};
+    const detail::XsmmKey key{static_cast<int32_t>(out),
+                              static_cast<int32_t>(rb),
+                              static_cast<int32_t>(in),
+                              static_cast<int32_t>(out),
+                              static_cast<int32_t>(x.ld),
+                              static_cast<int32_t>(target.ld),
+                              0,
+                              0};
     if (!detail::xsmm_run<T>(key, wt, x.row(r0), c))
-      detail::blas_gemm<T>(false, true, rb, out, in, T(1), x.row(r0), x.ld, w.data, w.ld, T(0),
-                           c, target.ld);
+      detail::blas_gemm<T>(false, true, rb, out, in, T(1), x.row(r0), x.ld, w.data, w.ld, T(0), c,
+                           target.ld);
     forward_epilogue<T>(act, b, rb, out, c, target.ld, has_pre, y.row(r0), y.ld);
   }
 }
 
 template <class T>
-void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act,
-                     ConstMat<T> dy, MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db,
-                     bool accumulate) {
+void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act, ConstMat<T> dy,
+                     MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db, bool accumulate) {
   const Index n = dy.rows, out = dy.cols, in = x.cols;
   T* col_sum = nullptr;
   if (db && out > 0) {
@@ -102,21 +105,24 @@ void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act ac
     for (Index o = 0; o < out; ++o) std::fill(dw.row(o), dw.row(o) + in, T(0));
   for (Index r0 = 0; r0 < n; r0 += kRowBlock) {
     const Index rb = std::min(kRowBlock, n - r0);
-    const ConstMat<T> dzb = backward_prologue<T>(act, dy.rows_block(r0, rb),
-                                                 act == Act::kNone ? ConstMat<T>{}
-                                                                   : act_saved.rows_block(r0, rb),
-                                                 act == Act::kNone ? MatView<T>{}
-                                                                   : dz.rows_block(r0, rb));
+    const ConstMat<T> dzb =
+        backward_prologue<T>(act, dy.rows_block(r0, rb),
+                             act == Act::kNone ? ConstMat<T>{} : act_saved.rows_block(r0, rb),
+                             act == Act::kNone ? MatView<T>{} : dz.rows_block(r0, rb));
     if (col_sum) add_col_sums<T>(dzb, col_sum);
     if (dx.data && in > 0) {
       // dx = dz · W: row-major NN, column-major dxᵀ = Wᵀ · dzᵀ with no transposes.
-      const detail::XsmmKey key{static_cast<int32_t>(in),     static_cast<int32_t>(rb),
-                                static_cast<int32_t>(out),    static_cast<int32_t>(w.ld),
-                                static_cast<int32_t>(dzb.ld), static_cast<int32_t>(dx.ld),
-                                0, 0};
+      const detail::XsmmKey key{static_cast<int32_t>(in),
+                                static_cast<int32_t>(rb),
+                                static_cast<int32_t>(out),
+                                static_cast<int32_t>(w.ld),
+                                static_cast<int32_t>(dzb.ld),
+                                static_cast<int32_t>(dx.ld),
+                                0,
+                                0};
       if (!detail::xsmm_run<T>(key, w.data, dzb.data, dx.row(r0)))
-        detail::blas_gemm<T>(false, false, rb, in, out, T(1), dzb.data, dzb.ld, w.data, w.ld,
-                             T(0), dx.row(r0), dx.ld);
+        detail::blas_gemm<T>(false, false, rb, in, out, T(1), dzb.data, dzb.ld, w.data, w.ld, T(0),
+                             dx.row(r0), dx.ld);
     }
     if (in > 0 && out > 0) {
       // dW (+)= dzᵀ · x: row-major TN, i.e. column-major dWᵀ = xᵀ · dz. libxsmm's transposed-B
@@ -124,10 +130,14 @@ void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act ac
       // the NN kernel: column-major dWᵀ[I, O] = x_block[I, rb] · dzᵀ[rb, O].
       detail::transpose<T>(dzb.data, rb, out, dzb.ld, dzt, rb);
       const bool beta_one = accumulate || r0 > 0;
-      const detail::XsmmKey key{static_cast<int32_t>(in),   static_cast<int32_t>(out),
-                                static_cast<int32_t>(rb),   static_cast<int32_t>(x.ld),
-                                static_cast<int32_t>(rb),   static_cast<int32_t>(dw.ld),
-                                0, static_cast<uint8_t>(beta_one)};
+      const detail::XsmmKey key{static_cast<int32_t>(in),
+                                static_cast<int32_t>(out),
+                                static_cast<int32_t>(rb),
+                                static_cast<int32_t>(x.ld),
+                                static_cast<int32_t>(rb),
+                                static_cast<int32_t>(dw.ld),
+                                0,
+                                static_cast<uint8_t>(beta_one)};
       if (!detail::xsmm_run<T>(key, x.row(r0), dzt, dw.data))
         detail::blas_gemm<T>(true, false, out, in, rb, T(1), dzb.data, dzb.ld, x.row(r0), x.ld,
                              beta_one ? T(1) : T(0), dw.data, dw.ld);
@@ -137,10 +147,10 @@ void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act ac
     for (Index o = 0; o < out; ++o) db[o] = accumulate ? db[o] + col_sum[o] : col_sum[o];
 }
 
-#define SHOAL_INSTANTIATE(T)                                                                 \
-  template void linear_forward<T>(ConstMat<T>, ConstMat<T>, const T*, Act, MatView<T>,       \
-                                  MatView<T>);                                               \
-  template void linear_backward<T>(ConstMat<T>, ConstMat<T>, ConstMat<T>, Act, ConstMat<T>,  \
+#define SHOAL_INSTANTIATE(T)                                                                \
+  template void linear_forward<T>(ConstMat<T>, ConstMat<T>, const T*, Act, MatView<T>,      \
+                                  MatView<T>);                                              \
+  template void linear_backward<T>(ConstMat<T>, ConstMat<T>, ConstMat<T>, Act, ConstMat<T>, \
                                    MatView<T>, MatView<T>, MatView<T>, T*, bool);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)

@@ -82,10 +82,10 @@ void row_mean_var(ConstMat<T> x, T* mean, T* var) {
   }
 }
 
-#define SHOAL_INSTANTIATE(T)                                   \
-  template T sum<T>(Index, const T*);                          \
-  template T dot<T>(Index, const T*, const T*);                \
-  template void col_sums<T>(ConstMat<T>, T*, bool);            \
+#define SHOAL_INSTANTIATE(T)                        \
+  template T sum<T>(Index, const T*);               \
+  template T dot<T>(Index, const T*, const T*);     \
+  template void col_sums<T>(ConstMat<T>, T*, bool); \
   template void row_mean_var<T>(ConstMat<T>, T*, T*);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)

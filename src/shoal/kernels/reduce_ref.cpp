@@ -39,10 +39,10 @@ void row_mean_var_ref(ConstMat<T> x, T* mean, T* var) {
   }
 }
 
-#define SHOAL_INSTANTIATE(T)                                   \
-  template T sum_ref<T>(Index, const T*);                      \
-  template T dot_ref<T>(Index, const T*, const T*);            \
-  template void col_sums_ref<T>(ConstMat<T>, T*, bool);        \
+#define SHOAL_INSTANTIATE(T)                            \
+  template T sum_ref<T>(Index, const T*);               \
+  template T dot_ref<T>(Index, const T*, const T*);     \
+  template void col_sums_ref<T>(ConstMat<T>, T*, bool); \
   template void row_mean_var_ref<T>(ConstMat<T>, T*, T*);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)

@@ -74,8 +74,8 @@ XsmmFn<T> xsmm_kernel(const XsmmKey& key) {
     if (e.key == key) return e.fn;
   }
   // All probed slots hold other keys: evict one of them in turn.
-  auto& e = cache.entries[(h + cache.next_victim++ % XsmmCache<T>::kProbe) &
-                          (XsmmCache<T>::kSize - 1)];
+  auto& e =
+      cache.entries[(h + cache.next_victim++ % XsmmCache<T>::kProbe) & (XsmmCache<T>::kSize - 1)];
   e = {key, dispatch_uncached<T>(key), true};
   return e.fn;
 }
@@ -132,7 +132,7 @@ struct ScratchSet {
   };
   std::array<Buf, static_cast<size_t>(ScratchSlot::kCount)> bufs{};
   ~ScratchSet() {
-    for (auto& b : bufs) ::operator delete(b.p, std::align_val_t{64});
+    for (auto& b : bufs) ::operator delete (b.p, std::align_val_t{64});
   }
 };
 
@@ -142,11 +142,11 @@ void* scratch(ScratchSlot slot, size_t bytes) {
   thread_local ScratchSet set;
   auto& b = set.bufs[static_cast<size_t>(slot)];
   if (b.cap < bytes) {
-    ::operator delete(b.p, std::align_val_t{64});
+    ::operator delete (b.p, std::align_val_t{64});
     // Round up so a slowly growing size does not reallocate every call.
     size_t cap = 4096;
     while (cap < bytes) cap *= 2;
-    b.p = ::operator new(cap, std::align_val_t{64});
+    b.p = ::operator new (cap, std::align_val_t{64});
     b.cap = cap;
   }
   return b.p;
@@ -165,11 +165,11 @@ void transpose(const T* src, Index rows, Index cols, Index src_ld, T* dst, Index
   }
 }
 
-#define SHOAL_INSTANTIATE(T)                                                                   \
-  template XsmmFn<T> xsmm_kernel<T>(const XsmmKey&);                                           \
-  template bool xsmm_run<T>(const XsmmKey&, const T*, const T*, T*);                           \
-  template void blas_gemm<T>(bool, bool, Index, Index, Index, T, const T*, Index, const T*,    \
-                             Index, T, T*, Index);                                             \
+#define SHOAL_INSTANTIATE(T)                                                                       \
+  template XsmmFn<T> xsmm_kernel<T>(const XsmmKey&);                                               \
+  template bool xsmm_run<T>(const XsmmKey&, const T*, const T*, T*);                               \
+  template void blas_gemm<T>(bool, bool, Index, Index, Index, T, const T*, Index, const T*, Index, \
+                             T, T*, Index);                                                        \
   template void transpose<T>(const T*, Index, Index, Index, T*, Index);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)

@@ -16,8 +16,8 @@ void BatchNorm1d<T>::plan(Planner& planner, Index max_rows) {
     planner.param(p.weight, "weight", {f});
     planner.param(p.bias, "bias", {f});
   }
-  planner.buffer(running_mean, Region::kActivations, "running_mean", {f});
-  planner.buffer(running_var, Region::kActivations, "running_var", {f});
+  planner.buffer(running_mean, Region::kState, "running_mean", {f});
+  planner.buffer(running_var, Region::kState, "running_var", {f});
   planner.buffer(saved_mean, Region::kActivations, "saved_mean", {f});
   planner.buffer(saved_rstd, Region::kActivations, "saved_rstd", {f});
   planner.buffer(acc, Region::kScratch, "acc", {2, f});
@@ -75,7 +75,8 @@ void BatchNorm1d<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y) {
   } else {
     for (Index j = 0; j < f; ++j) {
       mu[j] = running_mean.view.data[j];
-      rs[j] = static_cast<T>(1.0 / std::sqrt(static_cast<double>(running_var.view.data[j]) + cfg.eps));
+      rs[j] =
+          static_cast<T>(1.0 / std::sqrt(static_cast<double>(running_var.view.data[j]) + cfg.eps));
     }
   }
   for (Index n = 0; n < rows; ++n) {

@@ -12,7 +12,9 @@ namespace shoal::layers {
 namespace {
 
 // keep iff (word >> 8) >= threshold  ⇔  u01(word) >= p, since u01(w) = (w >> 8) · 2⁻²⁴ exactly.
-uint32_t keep_threshold(double p) { return static_cast<uint32_t>(std::ceil(p * 0x1.0p24)); }
+uint32_t keep_threshold(double p) {
+  return static_cast<uint32_t>(std::ceil(p * 0x1.0p24));
+}
 
 // Philox4x32-10 for kBlocks consecutive counters at once, bit-identical to Philox::block
 // (counter (step, low 32 bits of the block index, stream), key = seed). The scalar generator
@@ -20,8 +22,8 @@ uint32_t keep_threshold(double p) { return static_cast<uint32_t>(std::ceil(p * 0
 constexpr int kBlocks = 16;
 constexpr Index kChunk = 4 * kBlocks;  // elements per generated chunk
 
-[[maybe_unused]] void philox_chunk_scalar(uint64_t seed, uint64_t stream, uint64_t step, uint64_t first_block,
-                         uint32_t* words) {
+[[maybe_unused]] void philox_chunk_scalar(uint64_t seed, uint64_t stream, uint64_t step,
+                                          uint64_t first_block, uint32_t* words) {
   const Philox philox(seed, stream);
   for (int i = 0; i < kBlocks; ++i) {
     const auto w = philox.block(step, first_block + static_cast<uint64_t>(i));
@@ -129,8 +131,8 @@ void Dropout<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0
 }
 
 template <class T>
-void Dropout<T>::backward(const Ctx& ctx, ConstMat<T>, ConstMat<T>, ConstMat<T> dy,
-                          MatView<T> dx, Index row0) {
+void Dropout<T>::backward(const Ctx& ctx, ConstMat<T>, ConstMat<T>, ConstMat<T> dy, MatView<T> dx,
+                          Index row0) {
   SHOAL_DCHECK(dy.rows == dx.rows && dy.cols == dx.cols);
   if (!ctx.training || cfg.p == 0.0) return copy_mat<T>(dy, dx);
   apply_mask<T>(ctx.seed, cfg.stream, ctx.step, keep_threshold(cfg.p),

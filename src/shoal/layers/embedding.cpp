@@ -18,8 +18,7 @@ void Embedding<T>::plan(Planner& planner, Index max_rows) {
   planner.param(p.weight, "weight", {cfg.num_embeddings, cfg.embedding_dim},
                 ParamKind::kSparseRows);
   planner.buffer(rows, Region::kActivationGrads, "touched_rows", {max_rows});
-  planner.buffer(row_grad, Region::kActivationGrads, "touched_grad",
-                 {max_rows, cfg.embedding_dim});
+  planner.buffer(row_grad, Region::kActivationGrads, "touched_grad", {max_rows, cfg.embedding_dim});
   planner.buffer(keys, Region::kScratch, "sort_keys", {max_rows});
 }
 

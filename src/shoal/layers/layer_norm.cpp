@@ -51,12 +51,14 @@ void LayerNorm<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y) {
   for (Index n = 0; n < x.rows; ++n) {
     const T* xr = x.row(n);
     T* yr = y.row(n);
-    const double mu = lane_sum(f, [&](Index j) { return static_cast<double>(xr[j]); }) /
-                      static_cast<double>(f);
-    const double var = lane_sum(f, [&](Index j) {
-                         const double d = static_cast<double>(xr[j]) - mu;
-                         return d * d;
-                       }) / static_cast<double>(f);
+    const double mu =
+        lane_sum(f, [&](Index j) { return static_cast<double>(xr[j]); }) / static_cast<double>(f);
+    const double var = lane_sum(f,
+                                [&](Index j) {
+                                  const double d = static_cast<double>(xr[j]) - mu;
+                                  return d * d;
+                                }) /
+                       static_cast<double>(f);
     const T m = static_cast<T>(mu);
     const T r = static_cast<T>(1.0 / std::sqrt(var + cfg.eps));
     mean.view.data[n] = m;
@@ -72,8 +74,7 @@ void LayerNorm<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y) {
 }
 
 template <class T>
-void LayerNorm<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T>, ConstMat<T> dy,
-                            MatView<T> dx) {
+void LayerNorm<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T>, ConstMat<T> dy, MatView<T> dx) {
   const Index f = features();
   SHOAL_DCHECK(x.cols == f && dy.cols == f && dx.cols == f && dy.rows == x.rows &&
                dx.rows == x.rows);
@@ -90,10 +91,12 @@ void LayerNorm<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T>, ConstMat<T> 
     // g = dy·w; dx = r·(g − mean(g) − x̂·mean(g·x̂)).
     auto g = [&](Index j) { return w != nullptr ? dyr[j] * w[j] : dyr[j]; };
     const double mean_g = lane_sum(f, [&](Index j) { return static_cast<double>(g(j)); }) * inv_f;
-    const double mean_gx = lane_sum(f, [&](Index j) {
-                             return static_cast<double>(g(j)) *
-                                    static_cast<double>((xr[j] - m) * r);
-                           }) * inv_f;
+    const double mean_gx =
+        lane_sum(f,
+                 [&](Index j) {
+                   return static_cast<double>(g(j)) * static_cast<double>((xr[j] - m) * r);
+                 }) *
+        inv_f;
     const T a = static_cast<T>(mean_g);
     const T c = static_cast<T>(mean_gx);
     for (Index j = 0; j < f; ++j) {

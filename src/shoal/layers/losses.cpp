@@ -75,23 +75,45 @@ void with_weight_flags(const LossWeights<T>& w, Body&& body) {
   const int code = (w.mask.data != nullptr ? 4 : 0) | (w.weight.data != nullptr ? 2 : 0) |
                    (w.col_weight != nullptr ? 1 : 0);
   switch (code) {
-    case 0: body(WeightFlags<false, false, false>{}); break;
-    case 1: body(WeightFlags<false, false, true>{}); break;
-    case 2: body(WeightFlags<false, true, false>{}); break;
-    case 3: body(WeightFlags<false, true, true>{}); break;
-    case 4: body(WeightFlags<true, false, false>{}); break;
-    case 5: body(WeightFlags<true, false, true>{}); break;
-    case 6: body(WeightFlags<true, true, false>{}); break;
-    default: body(WeightFlags<true, true, true>{}); break;
+    case 0:
+      body(WeightFlags<false, false, false>{});
+      break;
+    case 1:
+      body(WeightFlags<false, false, true>{});
+      break;
+    case 2:
+      body(WeightFlags<false, true, false>{});
+      break;
+    case 3:
+      body(WeightFlags<false, true, true>{});
+      break;
+    case 4:
+      body(WeightFlags<true, false, false>{});
+      break;
+    case 5:
+      body(WeightFlags<true, false, true>{});
+      break;
+    case 6:
+      body(WeightFlags<true, true, false>{});
+      break;
+    default:
+      body(WeightFlags<true, true, true>{});
+      break;
   }
 }
 
 template <class T, class Body>
 void with_kind(PointLossKind kind, Body&& body) {
   switch (kind) {
-    case PointLossKind::kMae: body(std::integral_constant<PointLossKind, PointLossKind::kMae>{}); break;
-    case PointLossKind::kMse: body(std::integral_constant<PointLossKind, PointLossKind::kMse>{}); break;
-    case PointLossKind::kHuber: body(std::integral_constant<PointLossKind, PointLossKind::kHuber>{}); break;
+    case PointLossKind::kMae:
+      body(std::integral_constant<PointLossKind, PointLossKind::kMae>{});
+      break;
+    case PointLossKind::kMse:
+      body(std::integral_constant<PointLossKind, PointLossKind::kMse>{});
+      break;
+    case PointLossKind::kHuber:
+      body(std::integral_constant<PointLossKind, PointLossKind::kHuber>{});
+      break;
   }
 }
 
@@ -154,8 +176,8 @@ double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWei
 template <class T>
 void PointLoss<T>::backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred,
                             const LossWeights<T>& w, double dloss) const {
-  SHOAL_DCHECK(pred.rows == target.rows && pred.cols == target.cols &&
-               dpred.rows == pred.rows && dpred.cols == pred.cols);
+  SHOAL_DCHECK(pred.rows == target.rows && pred.cols == target.cols && dpred.rows == pred.rows &&
+               dpred.cols == pred.cols);
   check_weights(pred, w);
   const T scale = static_cast<T>(dloss * inv_den_);
   if (inv_den_ == 0) {
@@ -208,7 +230,8 @@ double BceWithLogitsLoss<T>::forward(ConstMat<T> logits, ConstMat<T> target,
     const T* z = logits.row(n);
     const T* y = target.row(n);
     if (weight.data == nullptr) {
-      sum += lane_sum(logits.cols, [&](Index j) { return static_cast<double>(bce_elem(z[j], y[j])); });
+      sum +=
+          lane_sum(logits.cols, [&](Index j) { return static_cast<double>(bce_elem(z[j], y[j])); });
     } else {
       const T* w = weight.row(n);
       sum += lane_sum(logits.cols,
@@ -223,8 +246,8 @@ void BceWithLogitsLoss<T>::backward(ConstMat<T> logits, ConstMat<T> target, MatV
                                     ConstMat<T> weight, double dloss) const {
   SHOAL_DCHECK(logits.rows == target.rows && logits.cols == target.cols &&
                dlogits.rows == logits.rows && dlogits.cols == logits.cols);
-  const T scale = static_cast<T>(
-      dloss / (static_cast<double>(logits.rows) * static_cast<double>(logits.cols)));
+  const T scale =
+      static_cast<T>(dloss / (static_cast<double>(logits.rows) * static_cast<double>(logits.cols)));
   for (Index n = 0; n < logits.rows; ++n) {
     const T* z = logits.row(n);
     const T* y = target.row(n);

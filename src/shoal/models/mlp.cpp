@@ -10,7 +10,8 @@ Mlp<T>::Mlp(Config cfg) : cfg_(std::move(cfg)) {
   Index width = cfg_.in;
   for (Index h : cfg_.hidden) {
     SHOAL_CHECK(h > 0, "MLP hidden widths must be > 0, got {}", h);
-    linears_.emplace_back(typename layers::Linear<T>::Config{.in = width, .out = h, .act = cfg_.act});
+    linears_.emplace_back(
+        typename layers::Linear<T>::Config{.in = width, .out = h, .act = cfg_.act});
     width = h;
   }
   linears_.emplace_back(typename layers::Linear<T>::Config{.in = width, .out = cfg_.out});

@@ -62,7 +62,7 @@ void adam_pass(Index n, T* p, const T* g, T* m, T* v, T* vmax, const S& s) {
   using V = detail::Vec<T>;
   const auto moments = [&](V& pv, const V& gv, V& mv, V& vv) {
     V gd = gv;
-    if constexpr (kDecay == Decay::kDecoupled) pv = pv * s.decay;     // param.mul_(1 - lr*wd)
+    if constexpr (kDecay == Decay::kDecoupled) pv = pv * s.decay;       // param.mul_(1 - lr*wd)
     if constexpr (kDecay == Decay::kL2) gd = gv + s.weight_decay * pv;  // grad.add(param, wd)
     detail::adam_moments<T>(gd, mv, vv, s.lerp_w, s.beta2, s.one_minus_beta2);
   };
@@ -91,8 +91,10 @@ void adam_pass(Index n, T* p, const T* g, T* m, T* v, T* vmax, const S& s) {
 
 template <class T, Decay kDecay, class S>
 void adam_dispatch(bool amsgrad, Index n, T* p, const T* g, T* m, T* v, T* vmax, const S& s) {
-  if (amsgrad) adam_pass<T, kDecay, true>(n, p, g, m, v, vmax, s);
-  else adam_pass<T, kDecay, false>(n, p, g, m, v, vmax, s);
+  if (amsgrad)
+    adam_pass<T, kDecay, true>(n, p, g, m, v, vmax, s);
+  else
+    adam_pass<T, kDecay, false>(n, p, g, m, v, vmax, s);
 }
 
 }  // namespace

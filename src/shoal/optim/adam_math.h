@@ -16,8 +16,8 @@ inline void adam_moments(const Vec<T>& g, Vec<T>& m, Vec<T>& v, T lerp_w, T beta
 
 // param.addcdiv_(m, sqrt(v) / sqrt(1 - β2^t) + eps, value=-step_size): p + (value·m) / denom
 template <class T>
-inline void adam_apply(Vec<T>& p, const Vec<T>& m, const Vec<T>& v, T neg_step_size,
-                       T bias2_sqrt, T eps) {
+inline void adam_apply(Vec<T>& p, const Vec<T>& m, const Vec<T>& v, T neg_step_size, T bias2_sqrt,
+                       T eps) {
   p = p + (neg_step_size * m) / (stdx::sqrt(v) / bias2_sqrt + eps);
 }
 

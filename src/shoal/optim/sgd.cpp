@@ -21,7 +21,9 @@ void Sgd<T>::set_lr(double lr) {
 }
 
 template <class T>
-void Sgd<T>::begin_step() { ++step_; }
+void Sgd<T>::begin_step() {
+  ++step_;
+}
 
 template <class T>
 void Sgd<T>::step(const Arena& arena) {
@@ -36,11 +38,14 @@ void sgd_pass(Index n, T* p, const T* g, T* buf, bool first, T neg_lr, T wd, T m
               T one_minus_damp, bool nesterov) {
   using V = detail::Vec<T>;
   const auto grad = [=](const V& pv, const V& gv) {
-    if constexpr (kDecay) return V(gv + wd * pv);  // grad.add(param, alpha=wd)
-    else return gv;
+    if constexpr (kDecay)
+      return V(gv + wd * pv);  // grad.add(param, alpha=wd)
+    else
+      return gv;
   };
   if (buf == nullptr) {
-    detail::simd_map<T>(n, [&](V& pv, const V& gv) { pv = pv + neg_lr * grad(pv, gv); }, p, g);
+    detail::simd_map<T>(
+        n, [&](V& pv, const V& gv) { pv = pv + neg_lr * grad(pv, gv); }, p, g);
     return;
   }
   const auto apply = [&](auto first_step, auto nest) {
@@ -48,17 +53,23 @@ void sgd_pass(Index n, T* p, const T* g, T* buf, bool first, T neg_lr, T wd, T m
         n,
         [&](V& pv, const V& gv, V& bv) {
           const V gd = grad(pv, gv);
-          if constexpr (decltype(first_step)::value) bv = gd;  // buf = clone(grad)
-          else bv = bv * momentum + one_minus_damp * gd;
-          if constexpr (decltype(nest)::value) pv = pv + neg_lr * V(gd + momentum * bv);
-          else pv = pv + neg_lr * bv;
+          if constexpr (decltype(first_step)::value)
+            bv = gd;  // buf = clone(grad)
+          else
+            bv = bv * momentum + one_minus_damp * gd;
+          if constexpr (decltype(nest)::value)
+            pv = pv + neg_lr * V(gd + momentum * bv);
+          else
+            pv = pv + neg_lr * bv;
         },
         p, g, buf);
   };
   using Yes = std::true_type;
   using No = std::false_type;
-  if (first) nesterov ? apply(Yes{}, Yes{}) : apply(Yes{}, No{});
-  else nesterov ? apply(No{}, Yes{}) : apply(No{}, No{});
+  if (first)
+    nesterov ? apply(Yes{}, Yes{}) : apply(Yes{}, No{});
+  else
+    nesterov ? apply(No{}, Yes{}) : apply(No{}, No{});
 }
 
 }  // namespace

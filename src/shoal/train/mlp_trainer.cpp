@@ -91,8 +91,12 @@ MlpTrainer::MlpTrainer(const models::Mlp<float>::Config& model, const MlpTrainCo
 
 MlpTrainer::~MlpTrainer() = default;
 
-models::Mlp<float>& MlpTrainer::model() { return replicas_[0]->model; }
-const Arena& MlpTrainer::arena() const { return replicas_[0]->arena; }
+models::Mlp<float>& MlpTrainer::model() {
+  return replicas_[0]->model;
+}
+const Arena& MlpTrainer::arena() const {
+  return replicas_[0]->arena;
+}
 
 void MlpTrainer::step(Index begin, Index end) {
   const Index n = end - begin;
@@ -168,7 +172,8 @@ RegressionMetrics MlpTrainer::evaluate(ConstMat<double> x, ConstMat<double> y) {
     MatView<float> pred = rep.model.forward(ctx, xb);
     for (Index i = 0; i < n; ++i)
       for (Index c = 0; c < out_; ++c) {
-        const double p = pred(i, c) * y_std_[static_cast<size_t>(c)] + y_mean_[static_cast<size_t>(c)];
+        const double p =
+            pred(i, c) * y_std_[static_cast<size_t>(c)] + y_mean_[static_cast<size_t>(c)];
         const double t = y(b + i, c);
         se += (p - t) * (p - t);
         ae += std::abs(p - t);
