@@ -7,6 +7,20 @@
 
 namespace shoal::kernels {
 
+// Σ_j f(j) over [0, n) in 8 independent double accumulators: vectorisable without
+// -ffast-math, and deterministic (the summation order depends only on n).
+template <class F>
+double lane_sum(Index n, F&& f) {
+  constexpr int kLanes = 8;
+  double acc[kLanes] = {};
+  Index j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] += f(j + k);
+  double tail = 0;
+  for (; j < n; ++j) tail += f(j);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
+}
+
 // s[f] = Σ_n x(n, f)  for x [N, F] (any ld ≥ F), s [F]; with accumulate, s[f] += that sum.
 // Used for bias gradients.
 template <class T>

@@ -4,23 +4,13 @@
 #include <cmath>
 #include <type_traits>
 
+#include "shoal/kernels/reduce.h"
+
 namespace shoal::layers {
+
+using kernels::lane_sum;
+
 namespace {
-
-constexpr int kLanes = 8;
-
-// Σ_j f(j) over [0, n) in kLanes independent double accumulators: vectorisable without
-// -ffast-math, and deterministic (the order depends only on n).
-template <class F>
-double lane_sum(Index n, F&& f) {
-  double acc[kLanes] = {};
-  Index j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] += f(j + k);
-  double tail = 0;
-  for (; j < n; ++j) tail += f(j);
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
-}
 
 template <PointLossKind K, class T>
 T elem_loss(T e, T delta) {
