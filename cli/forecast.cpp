@@ -127,7 +127,7 @@ void run_forecast(const ForecastArgs& a) {
   data::StaticTable statics;
   if (!a.static_df.empty()) statics = data::read_static(a.static_df);
   data::SeriesSet futr;
-  if (!a.futr_df.empty()) futr = data::read_series(a.futr_df);
+  if (!a.futr_df.empty()) futr = data::read_series(a.futr_df, false);
   const bool neural = train::is_neural(a.model);
   if (neural) {
     SHOAL_CHECK(a.input_size >= 1, "--input-size is required for model '{}'", a.model);

@@ -17,8 +17,8 @@ TEST(Metrics, HandComputedValues) {
   EXPECT_NEAR(smape(y, y_hat), (200.0 * 2 / 22 + 200.0 * 5 / 35) / 2, 1e-12);
   const std::vector<double> x = {1, 3, 2, 6, 4};
   EXPECT_DOUBLE_EQ(mase_scale(x, 2), 2.0);  // |2−1|, |6−3|, |4−2|
-  EXPECT_DOUBLE_EQ(mase_scale(x, 1), 2.75);
-  EXPECT_DOUBLE_EQ(mase_scale(x, 9), 2.75);  // n ≤ m: falls back to lag 1
+  EXPECT_DOUBLE_EQ(mase_scale(x, 1), 2.25);
+  EXPECT_DOUBLE_EQ(mase_scale(x, 9), 2.25);  // n ≤ m: falls back to lag 1
   EXPECT_DOUBLE_EQ(mase(y, y_hat, x, 2), 1.75);
   // Both zero counts 0; one zero gives the maximum 200.
   EXPECT_DOUBLE_EQ(smape(std::vector<double>{0, 0}, std::vector<double>{0, 1}), 100.0);

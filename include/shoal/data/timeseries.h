@@ -72,10 +72,11 @@ struct SeriesSet {
   Index min_length() const;
 };
 
-// Reads a long-format CSV (or CSV.gz) file.
-SeriesSet read_series(const std::string& path);
+// Reads a long-format CSV (or CSV.gz) file. Without `require_y` (a futr_df), a missing y
+// column reads as zeros.
+SeriesSet read_series(const std::string& path, bool require_y = true);
 // Same, from text in memory (`source` names it in errors).
-SeriesSet parse_series(const std::string& text, const std::string& source);
+SeriesSet parse_series(const std::string& text, const std::string& source, bool require_y = true);
 
 // Throws unless every series has at least `need` rows (`why` says which setting needs them,
 // e.g. "input_size + h = 30").

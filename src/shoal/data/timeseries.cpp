@@ -129,7 +129,7 @@ struct Header {
   std::vector<Index> exog;  // field index of each exogenous column
 };
 
-Header parse_header(std::string_view line, const std::string& source, bool need_ds_y) {
+Header parse_header(std::string_view line, const std::string& source, bool need_ds_y, bool need_y) {
   Header h;
   std::vector<std::string_view> f;
   split(line, f);
@@ -155,6 +155,7 @@ Header parse_header(std::string_view line, const std::string& source, bool need_
   const char* want = need_ds_y ? "unique_id, ds and y" : "unique_id";
   for (const char* c : {"unique_id", "ds", "y"}) {
     if (!need_ds_y && std::string_view(c) != "unique_id") continue;
+    if (!need_y && std::string_view(c) == "y") continue;
     if (std::find(h.names.begin(), h.names.end(), c) == h.names.end())
       throw Error(fmt::format("missing column '{}'", c),
                   ErrorContext{.file = source,
@@ -341,7 +342,7 @@ class SeriesParser {
     check_order(pending_[static_cast<size_t>(cur_)], ds, line_no);
     series_.push_back(cur_);
     ds_.push_back(ds);
-    y_.push_back(number(line_no, h_.y));
+    y_.push_back(h_.y >= 0 ? number(line_no, h_.y) : 0.0);
     for (size_t e = 0; e < h_.exog.size(); ++e) exog_[e].push_back(number(line_no, h_.exog[e]));
   }
 
@@ -469,11 +470,11 @@ class SeriesParser {
 
 }  // namespace
 
-SeriesSet parse_series(const std::string& text, const std::string& source) {
+SeriesSet parse_series(const std::string& text, const std::string& source, bool require_y) {
   LineReader lines(text, source);
   std::string_view line;
   if (!lines.next(line)) throw_empty(source, false, 0);
-  const Header h = parse_header(line, source, true);
+  const Header h = parse_header(line, source, true, require_y);
   SeriesParser parser(source, h);
   bool any = false;
   while (lines.next(line)) {
@@ -484,8 +485,8 @@ SeriesSet parse_series(const std::string& text, const std::string& source) {
   return parser.finish();
 }
 
-SeriesSet read_series(const std::string& path) {
-  return parse_series(read_text_file(path), path);
+SeriesSet read_series(const std::string& path, bool require_y) {
+  return parse_series(read_text_file(path), path, require_y);
 }
 
 void check_min_length(const SeriesSet& set, Index need, const std::string& why) {
