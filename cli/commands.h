@@ -9,5 +9,7 @@ namespace shoal::cli {
 void register_bench(CLI::App& app);
 // `shoal mlp ...`: the MLP demo trainer.
 void register_mlp(CLI::App& app);
+// `shoal forecast`: time-series forecasting (seasonal naive now, TSMixer(x) to come).
+void register_forecast(CLI::App& app);
 
 }  // namespace shoal::cli

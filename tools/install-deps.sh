@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libxsmm-dev libopenblas-dev librandom123-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libxsmm-dev libopenblas-dev librandom123-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
 )

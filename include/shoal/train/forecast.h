@@ -1,0 +1,67 @@
+// Forecasting jobs: which model, which windows, how to train; and the registry that maps a
+// model name to its fit-and-predict function. One call fits one model on one Panel (N series
+// modelled jointly: N = 1 for a model per series, N = all for one multivariate model) and
+// returns its forecasts for the h steps after the panel's end.
+//
+// To plug in a model: write `FitResult fit_predict_<name>(const data::Panel&, const ForecastJob&)`
+// (build a TrainBatcher from the panel and job.windows, run job.train.max_steps steps, then
+// assemble the predict window, run the model, WindowAssembler::inverse_scale) and add it to the
+// table in src/shoal/train/forecast.cpp.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shoal/data/windows.h"
+
+namespace shoal::train {
+
+// neuralforecast's training loop settings (spec §6), with its defaults.
+struct TrainConfig {
+  Index max_steps = 1000;
+  double learning_rate = 1e-3;
+  Index num_lr_decays = -1;  // -1: no StepLR decay (TSMixer(x) default)
+  Index val_check_steps = 100;
+  Index early_stop_patience_steps = -1;
+  uint64_t seed = 1;
+  int threads = 1;
+};
+
+// Architecture knobs shared by TSMixer and TSMixerx (spec §4); < 0 means the model's default.
+struct MixerOptions {
+  Index n_block = 2;
+  Index ff_dim = 64;
+  double dropout = -1.0;  // TSMixer 0.9, TSMixerx 0.0
+  bool revin = true;
+};
+
+struct ForecastJob {
+  std::string model;           // "tsmixerx", "tsmixer", "seasonal_naive", "naive"
+  data::WindowConfig windows;  // input_size, h, scaler, sampling
+  data::ExogSpec exog;
+  TrainConfig train;
+  MixerOptions mixer;
+  Index seasonality = 1;  // seasonal_naive
+};
+
+struct FitResult {
+  std::vector<double> forecasts;  // [N, h], the panel's series order, data scale
+  double fit_seconds = 0;         // training time (0 for baselines)
+  Index steps = 0;                // optimizer steps taken
+};
+
+using FitPredictFn = FitResult (*)(const data::Panel&, const ForecastJob&);
+
+// The function for a model name, or nullptr when none is registered.
+FitPredictFn find_model(std::string_view name);
+// Names of the registered models, comma separated (for messages).
+std::string model_names();
+// Whether a model trains on windows (and so needs input_size and input_size + h rows).
+bool is_neural(std::string_view name);
+
+// Baselines: the last season (job.seasonality) or the last value, repeated.
+FitResult fit_predict_seasonal_naive(const data::Panel& panel, const ForecastJob& job);
+FitResult fit_predict_naive(const data::Panel& panel, const ForecastJob& job);
+
+}  // namespace shoal::train
