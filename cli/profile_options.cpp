@@ -1,6 +1,7 @@
 #include "cli/profile_options.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>

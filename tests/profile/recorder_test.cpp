@@ -61,7 +61,9 @@ TEST(Recorder, SelfTimeExcludesChildrenAndSumsToTotal) {
   EXPECT_LT(ratio, 0.8);
   const Report r = summarize(rec, {});
   for (const auto& row : r.zones)
-    if (row.name == "inner") EXPECT_DOUBLE_EQ(row.cost.flops, 2 * 30 + 1 * 3);
+    if (row.name == "inner") {
+      EXPECT_DOUBLE_EQ(row.cost.flops, 2 * 30 + 1 * 3);
+    }
 }
 
 TEST(Recorder, TimerMeasuresABusyWait) {

@@ -171,6 +171,7 @@ class Recorder {
     Event* events = nullptr;
     ZoneStats* stats = nullptr;
     uint64_t category_ticks[kCategoryCount] = {};  // self time by effective category
+    std::atomic<const void*> owner{nullptr};       // the owning thread's Cache (identity)
   };
 
  private:

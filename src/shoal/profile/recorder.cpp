@@ -121,6 +121,14 @@ void Recorder::set_model_name(int model, std::string name) {
 }
 
 Recorder::ThreadState* Recorder::attach(Cache& cache) {
+  // A thread that already has a slot here (it used another recorder since) gets it back.
+  const int seen = std::min(n_threads_.load(), cfg_.max_threads);
+  for (int s = 0; s < seen; ++s)
+    if (threads_[static_cast<size_t>(s)].owner.load(std::memory_order_relaxed) == &cache) {
+      cache.owner = id_;
+      cache.state = &threads_[static_cast<size_t>(s)];
+      return cache.state;
+    }
   const int slot = n_threads_.fetch_add(1);
   if (slot >= cfg_.max_threads) {
     n_threads_.fetch_sub(1);
@@ -129,6 +137,7 @@ Recorder::ThreadState* Recorder::attach(Cache& cache) {
   }
   cache.owner = id_;
   cache.state = &threads_[static_cast<size_t>(slot)];
+  cache.state->owner.store(&cache, std::memory_order_relaxed);
   return cache.state;
 }
 
