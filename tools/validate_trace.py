@@ -78,7 +78,7 @@ def main():
         print(f"{args.trace}: {e}")
     if errors:
         return 1
-    print(f"{args.trace}: valid ({n_x} X events , {len(raw)} bytes)")
+    print(f"{args.trace}: valid ({n_x} X events, {len(raw)} bytes)")
     return 0
 
 
