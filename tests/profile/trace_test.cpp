@@ -67,7 +67,7 @@ TEST(Trace, MlpTrainingTraceIsValidNestedAndComplete) {
   EXPECT_LT(static_cast<double>(json.size()) / static_cast<double>(check.x_events), 130.0);
 
   const Report r = summarize(rec, m);
-  EXPECT_EQ(r.steps, 16);
+  EXPECT_EQ(r.steps, 17);  // 16 optimizer steps, then the last step is closed by stop()
   EXPECT_NEAR(r.breakdown.sum_ns(), r.wall_ns, 0.005 * r.wall_ns);
   EXPECT_GT(r.breakdown.ns[static_cast<int>(Category::kForward)], 0);
   EXPECT_GT(r.breakdown.ns[static_cast<int>(Category::kBackward)], 0);

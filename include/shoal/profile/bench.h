@@ -1,7 +1,8 @@
 // `shoal bench profiler`: what the profiler costs. (1) One begin+end zone in a tight loop, per
 // mode, minus the empty loop. (2) End-to-end slowdown of real training workloads, measured as
 // interleaved rounds in one process (off, stats, trace in rotating order, the median of the
-// per-round ratios), so machine noise hits every mode alike. Reports, never judges.
+// per-round ratios of process CPU time), so machine noise hits every mode alike and time slices
+// lost to other processes do not count. Reports, never judges.
 #pragma once
 
 #include <functional>
@@ -22,7 +23,7 @@ struct Workload {
 
 struct OverheadCase {
   std::string name;
-  double step_us_off = 0, step_us_stats = 0, step_us_trace = 0;  // medians
+  double step_us_off = 0, step_us_stats = 0, step_us_trace = 0;  // medians, CPU µs/step
   double overhead_stats = 0, overhead_trace = 0;                 // fractions
   double zones_per_step = 0;
   int rounds = 0;
@@ -34,7 +35,8 @@ struct ProfilerBench {
   double overhead_stats = 0, overhead_trace = 0;  // the worst case
 };
 
-// Median over `reps` timed loops of `iterations` empty zones, minus the empty loop.
+// Median over `reps` of the best 10 000-zone chunk of `iterations` empty zones, minus the same
+// for the empty loop.
 double zone_cost_ns(Mode mode, int64_t iterations, int reps);
 OverheadCase measure_overhead(const Workload& w, int rounds);
 // The built-in workloads (the MLP demo shapes). NCF and TSMixerx cases are added here as those
