@@ -97,7 +97,14 @@ struct ZoneStats {
   uint64_t rows;  // Σ rows of all calls (FLOPs = per_row·rows + fixed·calls)
   uint32_t hist[kHistBuckets];
 };
-int hist_bucket(uint64_t ticks);
+// Inline: it runs on every zone end.
+inline int hist_bucket(uint64_t ticks) {
+  if (ticks < 4) return static_cast<int>(ticks);
+  const int octave = 63 - __builtin_clzll(ticks);  // ≥ 2
+  const int sub = static_cast<int>((ticks >> (octave - 2)) & 3);
+  const int b = octave * 4 + sub;
+  return b < kHistBuckets ? b : kHistBuckets - 1;
+}
 uint64_t hist_bucket_mid(int bucket);  // a representative tick count of a bucket
 
 class Recorder {

@@ -177,11 +177,13 @@ ProfilerBench bench_profiler(int rounds) {
   b.zone_ns_off = zone_cost_ns(Mode::kOff, iters, 5);
   b.zone_ns_stats = zone_cost_ns(Mode::kStats, iters, 5);
   b.zone_ns_trace = zone_cost_ns(Mode::kTrace, iters, 5);
+  b.overhead_stats = b.overhead_trace = -1e30;
   for (const auto& w : default_workloads()) {
     b.cases.push_back(measure_overhead(w, rounds));
     b.overhead_stats = std::max(b.overhead_stats, b.cases.back().overhead_stats);
     b.overhead_trace = std::max(b.overhead_trace, b.cases.back().overhead_trace);
   }
+  if (b.cases.empty()) b.overhead_stats = b.overhead_trace = 0;
   return b;
 }
 

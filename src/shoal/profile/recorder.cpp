@@ -54,13 +54,6 @@ Schedule::Action Schedule::action(int64_t step) const {
   return Action::kRecord;
 }
 
-int hist_bucket(uint64_t ticks) {
-  if (ticks < 4) return static_cast<int>(ticks);
-  const int octave = std::bit_width(ticks) - 1;  // ≥ 2
-  const int sub = static_cast<int>((ticks >> (octave - 2)) & 3);
-  return std::min(kHistBuckets - 1, octave * 4 + sub);
-}
-
 uint64_t hist_bucket_mid(int bucket) {
   if (bucket < 4) return static_cast<uint64_t>(bucket);
   const int octave = bucket / 4, sub = bucket % 4;
