@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,7 +25,9 @@ namespace {
 
 double percentile_ns(const uint32_t* hist, uint64_t calls, double q, const Clock& clock) {
   if (calls == 0) return 0;
-  const auto rank = static_cast<uint64_t>(q * static_cast<double>(calls - 1)) + 1;
+  // Nearest rank: the smallest value with at least q of the calls at or below it.
+  const auto rank =
+      std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(q * static_cast<double>(calls))));
   uint64_t seen = 0;
   for (int b = 0; b < kHistBuckets; ++b) {
     seen += hist[b];
