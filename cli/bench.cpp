@@ -4,6 +4,8 @@
 
 #include "cli/commands.h"
 #include "shoal/kernels/bench.h"
+#include "shoal/profile/bench.h"
+#include "shoal/profile/machine.h"
 
 namespace shoal::cli {
 
@@ -31,8 +33,27 @@ void register_bench(CLI::App& app) {
     if (!opts->json.empty()) kernels::write_report_json(report, opts->json);
   });
 
-  auto* peak = bench->add_subcommand("peak", "Measure this core's FP32 FMA peak (GFLOP/s)");
-  peak->callback([] { std::printf("%.1f\n", kernels::measure_peak_gflops()); });
+  auto* peak = bench->add_subcommand(
+      "peak", "Measure this core's FP32 FMA peak (GFLOP/s) and triad bandwidth (GB/s); cached");
+  peak->callback([] {
+    const profile::Machine m = profile::measure_machine();
+    std::printf("%.1f\n", m.peak_gflops);
+    std::printf("bandwidth %.1f GB/s (single-core triad), ridge %.2f FLOP/B; cached in %s\n",
+                m.bandwidth_gbs, m.ridge(), profile::machine_cache_path().c_str());
+  });
+
+  auto prof = std::make_shared<KernelsOptions>();
+  prof->reps = 11;
+  auto* profiler = bench->add_subcommand(
+      "profiler", "Profiler cost: per zone, and end-to-end overhead of stats and trace modes");
+  profiler->add_option("--json", prof->json, "Also write the results as JSON to this file");
+  profiler->add_option("--rounds", prof->reps, "Interleaved rounds per workload")
+      ->check(CLI::PositiveNumber);
+  profiler->callback([prof] {
+    const auto b = profile::bench_profiler(prof->reps);
+    std::fputs(profile::format_profiler_bench(b).c_str(), stdout);
+    if (!prof->json.empty()) profile::write_profiler_bench_json(b, prof->json);
+  });
 }
 
 }  // namespace shoal::cli

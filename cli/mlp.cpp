@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/profile_options.h"
 #include "shoal/core/rng.h"
 #include "shoal/data/csv.h"
 #include "shoal/train/mlp_trainer.h"
@@ -26,6 +27,7 @@ struct MlpArgs {
   double val_fraction = 0.2;
   int threads = 0;
   uint64_t seed = 1;
+  ProfileOptions profile;
 };
 
 // Splits the table into (x, y) row-major matrices in a seeded random order; the first
@@ -71,6 +73,12 @@ void run_train(const MlpArgs& a) {
                              .threads = a.threads,
                              .pinning = Pinning::kAll},
                             x_train, y_train);
+  auto recorder = make_recorder(a.profile);
+  if (recorder) {
+    recorder->set_model_name(0, "mlp");
+    trainer.set_profiler(recorder.get());
+    recorder->start();
+  }
   std::string widths;
   for (Index h : a.hidden) widths += fmt::format("{}→", h);
   fmt::print(
@@ -97,6 +105,7 @@ void run_train(const MlpArgs& a) {
     const auto m = trainer.evaluate(x_val, y_val);
     fmt::print("validation: mse {:.4f}  mae {:.4f}  r2 {:.4f}\n", m.mse, m.mae, m.r2);
   }
+  if (recorder) finish_profile(*recorder, a.profile, "mlp");
 }
 
 }  // namespace
@@ -127,6 +136,7 @@ void register_mlp(CLI::App& app) {
   train->add_option("--threads", a.threads, "Threads (0 = all cores)")->capture_default_str();
   train->add_option("--seed", a.seed, "Seed for init, shuffling and the split")
       ->capture_default_str();
+  add_profile_options(*train, a.profile);
   train->callback([] { run_train(a); });
 }
 

@@ -11,6 +11,7 @@
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
 #include "shoal/layers/linear.h"
+#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
@@ -37,6 +38,9 @@ class Mlp {
   // dout [N, O]: gradient of the loss w.r.t. the output of the last forward on x. Parameter
   // gradients accumulate; no gradient is computed for x.
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dout);
+  // Profiler zones "{prefix}layers.{k}.forward" / ".backward" with their analytic costs
+  // (profile/cost.h); forward and backward record them when ctx.profiler is set.
+  void register_zones(profile::Recorder& rec, int model = 0, std::string_view prefix = "");
 
   template <class F>
   void for_each_param(F&& f) {
@@ -52,8 +56,9 @@ class Mlp {
 
   Config cfg_;
   std::vector<layers::Linear<T>> linears_;
-  std::vector<Buffer<T>> acts_;   // output of Linear k, [N, width_k]
-  std::vector<Buffer<T>> dacts_;  // gradient w.r.t. acts_[k]
+  std::vector<Buffer<T>> acts_;             // output of Linear k, [N, width_k]
+  std::vector<Buffer<T>> dacts_;            // gradient w.r.t. acts_[k]
+  std::vector<profile::LayerZones> zones_;  // per Linear; unregistered: not recorded
 };
 
 }  // namespace shoal::models

@@ -11,6 +11,7 @@
 #include "shoal/core/thread_pool.h"
 #include "shoal/models/mlp.h"
 #include "shoal/optim/adam.h"
+#include "shoal/profile/recorder.h"
 
 namespace shoal::train {
 
@@ -50,6 +51,10 @@ class MlpTrainer {
   const Arena& arena() const;
   int threads() const { return pool_.size(); }
   int64_t steps() const { return optimizer_.step_count(); }
+  // Records zones (data, layers, loss, optimizer, eval, the fork-join waits as idle) into `rec`
+  // and marks a profiler step after every optimizer step. Registers the zones, so call it
+  // before rec.start(); null detaches.
+  void set_profiler(profile::Recorder* rec, int model = 0);
 
  private:
   struct Replica;
@@ -66,6 +71,10 @@ class MlpTrainer {
   std::vector<int32_t> order_;  // this epoch's row permutation
   std::vector<double> thread_loss_;
   int epoch_ = 0;
+  profile::Recorder* prof_ = nullptr;
+  struct Zones {
+    profile::ZoneId shuffle, batch, loss_forward, loss_backward, optimizer, wait, eval;
+  } zones_{};
 };
 
 }  // namespace shoal::train

@@ -104,45 +104,98 @@ void MlpTrainer::step(Index begin, Index end) {
   base.seed = cfg_.seed;
   base.step = static_cast<uint64_t>(optimizer_.step_count());
   base.n_threads = pool_.size();
-  pool_.run([&](int tid) {
-    Replica& rep = *replicas_[static_cast<size_t>(tid)];
-    const Range r = split_range(n, tid, pool_.size());
-    thread_loss_[static_cast<size_t>(tid)] = 0.0;
-    if (r.size() == 0) return;
-    Ctx ctx = base;
-    ctx.thread = tid;
-    MatView<float> xb = rep.x.mat().rows_block(0, r.size());
-    MatView<float> yb = rep.y.mat().rows_block(0, r.size());
-    for (Index i = 0; i < r.size(); ++i) {
-      const Index src = order_[static_cast<size_t>(begin + r.begin + i)];
-      std::copy_n(&x_[static_cast<size_t>(src * in_)], in_, xb.row(i));
-      std::copy_n(&y_[static_cast<size_t>(src * out_)], out_, yb.row(i));
-    }
-    MatView<float> pred = rep.model.forward(ctx, xb);
-    // Each thread's loss is a mean over its rows; weighting by its share of the batch makes
-    // the sum of the threads' gradients the gradient of the batch mean.
-    const double share = static_cast<double>(r.size()) / static_cast<double>(n);
-    thread_loss_[static_cast<size_t>(tid)] = share * rep.loss.forward(pred, yb);
-    MatView<float> dout = rep.dout.mat().rows_block(0, r.size());
-    rep.loss.backward(pred, yb, dout, {}, share);
-    rep.model.backward(ctx, xb, dout);
-  });
+  base.profiler = prof_;
+  {
+    // The caller's time in a fork-join region beyond its own zones is waiting: idle.
+    profile::Zone wait(prof_, zones_.wait);
+    pool_.run([&](int tid) {
+      Replica& rep = *replicas_[static_cast<size_t>(tid)];
+      const Range r = split_range(n, tid, pool_.size());
+      thread_loss_[static_cast<size_t>(tid)] = 0.0;
+      if (r.size() == 0) return;
+      const auto rows = static_cast<uint32_t>(r.size());
+      Ctx ctx = base;
+      ctx.thread = tid;
+      MatView<float> xb = rep.x.mat().rows_block(0, r.size());
+      MatView<float> yb = rep.y.mat().rows_block(0, r.size());
+      {
+        profile::Zone zone(prof_, zones_.batch, rows);
+        for (Index i = 0; i < r.size(); ++i) {
+          const Index src = order_[static_cast<size_t>(begin + r.begin + i)];
+          std::copy_n(&x_[static_cast<size_t>(src * in_)], in_, xb.row(i));
+          std::copy_n(&y_[static_cast<size_t>(src * out_)], out_, yb.row(i));
+        }
+      }
+      MatView<float> pred = rep.model.forward(ctx, xb);
+      // Each thread's loss is a mean over its rows; weighting by its share of the batch makes
+      // the sum of the threads' gradients the gradient of the batch mean.
+      const double share = static_cast<double>(r.size()) / static_cast<double>(n);
+      MatView<float> dout = rep.dout.mat().rows_block(0, r.size());
+      {
+        profile::Zone zone(prof_, zones_.loss_forward, rows);
+        thread_loss_[static_cast<size_t>(tid)] = share * rep.loss.forward(pred, yb);
+      }
+      {
+        profile::Zone zone(prof_, zones_.loss_backward, rows);
+        rep.loss.backward(pred, yb, dout, {}, share);
+      }
+      rep.model.backward(ctx, xb, dout);
+    });
+  }
   optimizer_.begin_step();
-  pool_.run([&](int tid) {
-    const Range r = reduce_grads_chunk<float>(arenas_, tid, pool_.size());
-    optimizer_.update(*arenas_[0], r.begin, r.end);
-    zero_grads<float>(*arenas_[0], r);
-  });
+  {
+    profile::Zone wait(prof_, zones_.wait);
+    pool_.run([&](int tid) {
+      const Range chunk =
+          split_range(arenas_[0]->dense_param_elems(), tid, pool_.size(), kParamGrain);
+      profile::Zone zone(prof_, zones_.optimizer, static_cast<uint32_t>(chunk.size()));
+      const Range r = reduce_grads_chunk<float>(arenas_, tid, pool_.size());
+      optimizer_.update(*arenas_[0], r.begin, r.end);
+      zero_grads<float>(*arenas_[0], r);
+    });
+  }
+  if (prof_ != nullptr) prof_->step();
+}
+
+void MlpTrainer::set_profiler(profile::Recorder* rec, int model) {
+  prof_ = rec;
+  if (rec == nullptr) return;
+  using profile::AffineCost;
+  using profile::Category;
+  using profile::Cost;
+  for (auto& r : replicas_) r->model.register_zones(*rec, model);
+  const double in = static_cast<double>(in_), out = static_cast<double>(out_);
+  const int replicas = static_cast<int>(replicas_.size());
+  zones_.shuffle = rec->zone("data.shuffle", Category::kData, {}, model);
+  // Gathering a row: its features and target read and written, plus its index.
+  zones_.batch = rec->zone("data.batch", Category::kData, {{0, 8 * (in + out) + 4}, {}}, model);
+  zones_.loss_forward = rec->zone(
+      "loss.forward", Category::kForward,
+      AffineCost::of([&](double n) { return profile::point_loss_forward(n, out); }), model);
+  zones_.loss_backward = rec->zone(
+      "loss.backward", Category::kBackward,
+      AffineCost::of([&](double n) { return profile::point_loss_backward(n, out); }), model);
+  // Rows of the optimizer zone are parameter elements: reduce the replicas' grads, update.
+  zones_.optimizer = rec->zone(
+      "optimizer.step", Category::kOptimizer,
+      {profile::adam_update(1, optimizer_.config().amsgrad) + profile::grad_reduce(1, replicas),
+       {}},
+      model);
+  zones_.wait = rec->zone("pool.wait", Category::kIdle, {}, model);
+  zones_.eval = rec->zone("eval", Category::kEval, {}, model);
 }
 
 EpochReport MlpTrainer::train_epoch() {
   const auto t0 = std::chrono::steady_clock::now();
   ++epoch_;
   // Fisher-Yates with this epoch's own Philox stream: the order depends on (seed, epoch) only.
-  for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int32_t>(i);
-  RngStream rng(cfg_.seed, 1000 + static_cast<uint64_t>(epoch_));
-  for (size_t i = order_.size(); i > 1; --i)
-    std::swap(order_[i - 1], order_[rng.below(static_cast<uint32_t>(i))]);
+  {
+    profile::Zone zone(prof_, zones_.shuffle, static_cast<uint32_t>(order_.size()));
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int32_t>(i);
+    RngStream rng(cfg_.seed, 1000 + static_cast<uint64_t>(epoch_));
+    for (size_t i = order_.size(); i > 1; --i)
+      std::swap(order_[i - 1], order_[rng.below(static_cast<uint32_t>(i))]);
+  }
 
   EpochReport rep;
   rep.epoch = epoch_;
@@ -162,8 +215,10 @@ RegressionMetrics MlpTrainer::evaluate(ConstMat<double> x, ConstMat<double> y) {
               "evaluation data must be [M, {}] and [M, {}]", in_, out_);
   Replica& rep = *replicas_[0];
   const Index chunk = rep.x.view.shape[0];
+  profile::Zone zone(prof_, zones_.eval, static_cast<uint32_t>(x.rows));
   Ctx ctx;
   ctx.training = false;
+  ctx.profiler = prof_;
   double se = 0, ae = 0, sum = 0, sumsq = 0;
   for (Index b = 0; b < x.rows; b += chunk) {
     const Index n = std::min(chunk, x.rows - b);

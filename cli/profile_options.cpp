@@ -1,0 +1,113 @@
+#include "cli/profile_options.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "shoal/core/error.h"
+#include "shoal/profile/html.h"
+#include "shoal/profile/machine.h"
+#include "shoal/profile/report.h"
+#include "shoal/profile/trace.h"
+
+namespace shoal::cli {
+
+namespace {
+
+profile::Schedule parse_schedule(const std::string& s) {
+  profile::Schedule sch;
+  if (s.empty()) return sch;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    const size_t comma = std::min(s.find(',', pos), s.size());
+    const std::string item = s.substr(pos, comma - pos);
+    const size_t eq = item.find('=');
+    SHOAL_CHECK(eq != std::string::npos, "--profile-schedule: expected key=value, got '{}'", item);
+    const std::string key = item.substr(0, eq);
+    int value = 0;
+    try {
+      value = std::stoi(item.substr(eq + 1));
+    } catch (const std::exception&) {
+      SHOAL_CHECK(false, "--profile-schedule: '{}' is not an integer", item.substr(eq + 1));
+    }
+    SHOAL_CHECK(value >= 0, "--profile-schedule: {} must be ≥ 0", key);
+    if (key == "skip_first")
+      sch.skip_first = value;
+    else if (key == "wait")
+      sch.wait = value;
+    else if (key == "warmup")
+      sch.warmup = value;
+    else if (key == "active")
+      sch.active = value;
+    else if (key == "repeat")
+      sch.repeat = value;
+    else
+      SHOAL_CHECK(false,
+                  "--profile-schedule: unknown key '{}' (skip_first, wait, warmup, "
+                  "active, repeat)",
+                  key);
+    pos = comma + 1;
+  }
+  SHOAL_CHECK(sch.active > 0, "--profile-schedule needs active > 0");
+  return sch;
+}
+
+}  // namespace
+
+void add_profile_options(CLI::App& cmd, ProfileOptions& opts) {
+  cmd.add_option("--profile", opts.mode, "Profiler: off, stats (table + report) or trace (+ trace)")
+      ->check(CLI::IsMember({"off", "stats", "trace"}))
+      ->capture_default_str();
+  cmd.add_option("--profile-out", opts.out, "Directory for the trace, report and summary")
+      ->capture_default_str();
+  cmd.add_option("--profile-schedule", opts.schedule,
+                 "Steps to record, as torch.profiler.schedule: "
+                 "skip_first=N,wait=N,warmup=N,active=N,repeat=N (default: every step)");
+  cmd.add_option("--profile-events", opts.events_per_thread,
+                 "Trace events kept per thread (more are dropped and counted)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--profile-rows", opts.rows, "Rows of the end-of-run table")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
+std::unique_ptr<profile::Recorder> make_recorder(const ProfileOptions& opts) {
+  const profile::Mode mode = profile::parse_mode(opts.mode);
+  if (mode == profile::Mode::kOff) return nullptr;
+  profile::RecorderConfig cfg;
+  cfg.mode = mode;
+  cfg.schedule = parse_schedule(opts.schedule);
+  cfg.events_per_thread = opts.events_per_thread;
+  return std::make_unique<profile::Recorder>(cfg);
+}
+
+void finish_profile(profile::Recorder& rec, const ProfileOptions& opts, std::string_view name) {
+  rec.stop();
+  // SHOAL_PROFILE_MEASURE=0 (tests) never measures: roofs are then unknown unless cached.
+  const char* env = std::getenv("SHOAL_PROFILE_MEASURE");
+  const bool may_measure = env == nullptr || std::string_view(env) != "0";
+  auto cached = profile::load_cached_machine();
+  if (!cached && may_measure)
+    std::fputs("profile: measuring this machine's peak and bandwidth (once, then cached)\n",
+               stdout);
+  const profile::Machine machine = cached ? *cached : profile::machine_roofs(may_measure);
+  const profile::Report report = profile::summarize(rec, machine);
+  std::fputs(profile::format_table(report, opts.rows).c_str(), stdout);
+  std::filesystem::create_directories(opts.out);
+  const std::string base = (std::filesystem::path(opts.out) / std::string(name)).string();
+  if (rec.mode() == profile::Mode::kTrace) {
+    profile::write_chrome_trace(rec, machine, base + ".pt.trace.json");
+    fmt::print(
+        "profile: trace {}.pt.trace.json (open in https://ui.perfetto.dev or "
+        "chrome://tracing)\n",
+        base);
+  }
+  profile::write_html_report(report, fmt::format("shoal profile: {}", name), base + ".report.html");
+  profile::write_report_json(report, base + ".summary.json");
+  fmt::print("profile: report {}.report.html, summary {}.summary.json\n", base, base);
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,73 @@
+// What a profiling session found: per-zone rows (self/total time, calls, avg, p99, analytic FLOPs
+// and bytes, GFLOP/s, % of the machine's peak, GB/s, compute/memory bound), the main thread's
+// step breakdown by category (sums to the recorded wall time exactly: every instant of a step
+// lies in exactly one zone's self time), per-thread busy time and parallel efficiency.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shoal/profile/machine.h"
+#include "shoal/profile/recorder.h"
+
+namespace shoal::profile {
+
+struct ZoneRow {
+  std::string name;
+  Category category = Category::kOther;
+  int model = 0;
+  uint64_t calls = 0;
+  double total_ns = 0, self_ns = 0, avg_ns = 0, p99_ns = 0, min_ns = 0, max_ns = 0;
+  Cost cost;          // Σ over calls
+  double gflops = 0;  // cost.flops / total time (time on one thread: a per-core rate)
+  double peak_fraction = 0;
+  double gbs = 0;
+  double intensity = 0;    // FLOP per byte
+  const char* bound = "";  // "compute", "memory" or "" (no FLOPs, or no known machine)
+};
+
+struct ThreadRow {
+  int thread = 0;
+  double busy_ns = 0;  // self time of every zone on the thread except idle ones
+  double busy_fraction = 0;
+  int64_t events = 0;
+  uint64_t dropped = 0;
+};
+
+// Main-thread time per category over the recorded steps; step-zone self time is "other".
+struct Breakdown {
+  double ns[kCategoryCount] = {};
+  double wall_ns = 0;
+  double sum_ns() const;
+};
+
+struct Report {
+  Mode mode = Mode::kOff;
+  int64_t steps = 0;
+  double wall_ns = 0;
+  double step_mean_ns = 0, step_p50_ns = 0, step_p99_ns = 0;
+  Breakdown breakdown;
+  std::vector<ZoneRow> zones;  // sorted by self time, descending
+  std::vector<ThreadRow> threads;
+  double parallel_efficiency = 0;  // Σ busy / (threads · wall)
+  uint64_t calls = 0;              // zone calls recorded, all threads
+  uint64_t dropped = 0;
+  int64_t events = 0;
+  double zone_cost_ns = 0;       // measured cost of one zone in this mode
+  double overhead_fraction = 0;  // calls · zone cost / (threads · wall)
+  Machine machine;
+};
+
+Report summarize(const Recorder& rec, const Machine& machine);
+// The end-of-run table with the breakdown, threads, drops, overhead and machine in a footer.
+std::string format_table(const Report& r, int max_rows = 25);
+// The report as JSON (for tools and the benchmark), written to a temp name and renamed.
+void write_report_json(const Report& r, const std::string& path);
+// Median cost in ns of one begin+end zone pair in `mode` (a private Recorder, a tight loop).
+double measure_zone_cost_ns(Mode mode, int iterations = 200000);
+
+// Writes `text` to `path` through `path.tmp` and a rename.
+void write_file_atomic(const std::string& path, const std::string& text);
+
+}  // namespace shoal::profile

@@ -1,0 +1,34 @@
+// Chrome Trace Event JSON (object form) of a trace-mode session, as read by Perfetto UI and
+// chrome://tracing: "X" complete events with ts/dur in µs (3 decimals, integer ns underneath,
+// relative to the session start so nesting survives the conversion), pid = model, tid = the
+// thread's small slot index, cat = the zone's category, args = rows and analytic FLOPs;
+// "M" process_name/thread_name metadata; run facts (machine roofs, dropped events) as top-level
+// keys. The step zones are "ProfilerStep#N", as torch.profiler names them.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shoal/profile/machine.h"
+#include "shoal/profile/recorder.h"
+
+namespace shoal::profile {
+
+std::string chrome_trace_json(const Recorder& rec, const Machine& machine);
+// Written to path + ".tmp", then renamed. Conventionally named "<name>.pt.trace.json".
+void write_chrome_trace(const Recorder& rec, const Machine& machine, const std::string& path);
+
+// The in-repo validator: strict JSON; a top-level object with a "traceEvents" array; every event
+// has ph, name, pid, tid (and ts unless it is metadata); pid and tid are integers in [0, 2^31);
+// X events have dur ≥ 0; per (pid, tid), X events nest properly (each one lies inside the
+// enclosing open one or starts after it ends). Returns the problems found (empty: valid).
+struct TraceCheck {
+  std::vector<std::string> errors;
+  int64_t x_events = 0;
+  int64_t tracks = 0;
+  bool ok() const { return errors.empty(); }
+};
+TraceCheck validate_chrome_trace(std::string_view json_text, size_t max_errors = 20);
+
+}  // namespace shoal::profile

@@ -1,0 +1,230 @@
+#include "shoal/profile/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "shoal/core/rng.h"
+#include "shoal/profile/report.h"
+#include "shoal/train/mlp_trainer.h"
+
+namespace shoal::profile {
+
+namespace {
+
+using Clk = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// The best per-zone time over chunks of 10 000 zones (~0.3 ms): a chunk that lost its time
+// slice to another process on a shared machine is not the profiler's cost.
+double loop_ns(Recorder* rec, ZoneId z, int64_t iterations) {
+  constexpr int64_t kChunk = 10000;
+  double best = 1e30;
+  for (int64_t done = 0; done < iterations; done += kChunk) {
+    const auto t0 = Clk::now();
+    for (int64_t i = 0; i < kChunk; ++i) {
+      Zone zone(rec, z);
+      asm volatile("" ::: "memory");
+    }
+    best = std::min(best, std::chrono::duration<double, std::nano>(Clk::now() - t0).count() /
+                              static_cast<double>(kChunk));
+  }
+  return best;
+}
+
+// CPU time of the whole process (all threads), in seconds: unlike wall time it does not count
+// time slices given to other processes, which on a shared machine are larger than 1 %.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+}  // namespace
+
+double zone_cost_ns(Mode mode, int64_t iterations, int reps) {
+  std::vector<double> base, with;
+  for (int r = 0; r < reps; ++r) {
+    RecorderConfig cfg;
+    cfg.mode = mode;
+    cfg.max_threads = 2;
+    cfg.max_zones = 4;
+    cfg.events_per_thread = mode == Mode::kTrace ? iterations + iterations / 10 + 16 : 0;
+    // A thread of its own takes slot 0 of a fresh recorder per repetition.
+    double b = 0, w = 0;
+    std::thread([&] {
+      Recorder rec(cfg);
+      const ZoneId z = rec.zone("probe", Category::kOther);
+      rec.start();
+      Recorder* p = mode == Mode::kOff ? nullptr : &rec;
+      loop_ns(p, z, iterations / 10);  // warm the buffers' first pages
+      b = loop_ns(nullptr, z, iterations);
+      w = loop_ns(p, z, iterations);
+      rec.stop();
+    }).join();
+    base.push_back(b);
+    with.push_back(w);
+  }
+  return std::max(0.0, median(with) - median(base));
+}
+
+OverheadCase measure_overhead(const Workload& w, int rounds) {
+  OverheadCase c;
+  c.name = w.name;
+  c.rounds = rounds;
+  RecorderConfig sc;
+  sc.mode = Mode::kStats;
+  RecorderConfig tc;
+  tc.mode = Mode::kTrace;
+  tc.events_per_thread = 1 << 18;
+  Recorder stats(sc), trace(tc);
+  w.attach(&stats);
+  w.attach(&trace);
+  w.attach(nullptr);
+  stats.start();
+  trace.start();
+  Recorder* recs[3] = {nullptr, &stats, &trace};
+  // One untimed warm-up unit per mode: JIT kernels, caches, thread slots.
+  for (Recorder* r : recs) {
+    w.attach(r);
+    w.run();
+  }
+  std::vector<double> t[3], ratio_s, ratio_t;
+  int64_t steps = 1;
+  for (int round = 0; round < rounds; ++round) {
+    double sec[3] = {};
+    for (int k = 0; k < 3; ++k) {
+      const int m = (round + k) % 3;  // rotate the order so no mode always runs first
+      w.attach(recs[m]);
+      const double t0 = process_cpu_seconds();
+      steps = w.run();
+      sec[m] = process_cpu_seconds() - t0;
+    }
+    for (int m = 0; m < 3; ++m) t[m].push_back(sec[m] * 1e6 / static_cast<double>(steps));
+    ratio_s.push_back(sec[1] / sec[0]);
+    ratio_t.push_back(sec[2] / sec[0]);
+  }
+  w.attach(nullptr);
+  stats.stop();
+  trace.stop();
+  c.step_us_off = median(t[0]);
+  c.step_us_stats = median(t[1]);
+  c.step_us_trace = median(t[2]);
+  c.overhead_stats = median(ratio_s) - 1;
+  c.overhead_trace = median(ratio_t) - 1;
+  uint64_t calls = 0;
+  for (int th = 0; th < stats.threads_seen(); ++th)
+    for (size_t z = 0; z < stats.zones().size(); ++z)
+      calls += stats.stats(th, static_cast<ZoneId>(z)).calls;
+  const auto total_steps = static_cast<double>(steps) * (rounds + 1);
+  c.zones_per_step = static_cast<double>(calls) / total_steps;
+  return c;
+}
+
+namespace {
+
+// An MLP regression workload on synthetic rows; one run() is one epoch.
+Workload mlp_workload(std::string name, Index in, std::vector<Index> hidden, Index out, Index batch,
+                      Index steps, int threads) {
+  struct State {
+    std::vector<double> x, y;
+    std::unique_ptr<train::MlpTrainer> trainer;
+  };
+  auto s = std::make_shared<State>();
+  const Index rows = batch * steps;
+  RngStream rng(3, 1);
+  s->x.resize(static_cast<size_t>(rows * in));
+  s->y.resize(static_cast<size_t>(rows * out));
+  for (auto& v : s->x) v = rng.uniform();
+  for (auto& v : s->y) v = rng.uniform();
+  s->trainer = std::make_unique<train::MlpTrainer>(
+      models::Mlp<float>::Config{.in = in, .hidden = std::move(hidden), .out = out},
+      train::MlpTrainConfig{.batch_size = batch, .seed = 1, .threads = threads},
+      ConstMat<double>(s->x.data(), rows, in), ConstMat<double>(s->y.data(), rows, out));
+  return {std::move(name), [s](Recorder* r) { s->trainer->set_profiler(r); },
+          [s, steps] {
+            s->trainer->train_epoch();
+            return static_cast<int64_t>(steps);
+          }};
+}
+
+}  // namespace
+
+std::vector<Workload> default_workloads() {
+  std::vector<Workload> w;
+  // The reference MLP of the profiler spec (A4): 784-256-10, batch 64, one thread.
+  w.push_back(mlp_workload("mlp 784-256-10 b64 1t", 784, {256}, 10, 64, 32, 1));
+  // The MLP demo's default shape on a small table: µs-scale ops, where overhead shows most.
+  w.push_back(mlp_workload("mlp 10-64-64-1 b64 1t", 10, {64, 64}, 1, 64, 200, 1));
+  // TODO(ncf, tsmixerx): add the NCF seed-shape run and a TSMixerx fit here when they land.
+  return w;
+}
+
+ProfilerBench bench_profiler(int rounds) {
+  ProfilerBench b;
+  const int64_t iters = 1000000;
+  b.zone_ns_off = zone_cost_ns(Mode::kOff, iters, 5);
+  b.zone_ns_stats = zone_cost_ns(Mode::kStats, iters, 5);
+  b.zone_ns_trace = zone_cost_ns(Mode::kTrace, iters, 5);
+  b.overhead_stats = b.overhead_trace = -1e30;
+  for (const auto& w : default_workloads()) {
+    b.cases.push_back(measure_overhead(w, rounds));
+    b.overhead_stats = std::max(b.overhead_stats, b.cases.back().overhead_stats);
+    b.overhead_trace = std::max(b.overhead_trace, b.cases.back().overhead_trace);
+  }
+  if (b.cases.empty()) b.overhead_stats = b.overhead_trace = 0;
+  return b;
+}
+
+std::string format_profiler_bench(const ProfilerBench& b) {
+  std::string o;
+  o += fmt::format(
+      "cost of one zone (begin+end, tight loop, empty loop subtracted):\n"
+      "  off {:.2f} ns   stats {:.2f} ns   trace {:.2f} ns   (best 10k-zone chunk, median of 5)\n",
+      b.zone_ns_off, b.zone_ns_stats, b.zone_ns_trace);
+  o += "end-to-end overhead (interleaved rounds in one process, median of per-round ratios of "
+       "process CPU time):\n";
+  o += fmt::format("  {:<26} {:>6} {:>11} {:>11} {:>11} {:>9} {:>9} {:>10}\n", "case", "rounds",
+                   "off us/st", "stats us/st", "trace us/st", "stats", "trace", "zones/step");
+  for (const auto& c : b.cases)
+    o += fmt::format(
+        "  {:<26} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>+8.2f}% {:>+8.2f}% {:>10.1f}\n", c.name,
+        c.rounds, c.step_us_off, c.step_us_stats, c.step_us_trace, 100 * c.overhead_stats,
+        100 * c.overhead_trace, c.zones_per_step);
+  o += fmt::format("worst case: stats {:+.2f}%  trace {:+.2f}%\n", 100 * b.overhead_stats,
+                   100 * b.overhead_trace);
+  return o;
+}
+
+void write_profiler_bench_json(const ProfilerBench& b, const std::string& path) {
+  nlohmann::json j;
+  j["zone_ns_off"] = b.zone_ns_off;
+  j["zone_ns_stats"] = b.zone_ns_stats;
+  j["zone_ns_trace"] = b.zone_ns_trace;
+  j["overhead_stats"] = b.overhead_stats;
+  j["overhead_trace"] = b.overhead_trace;
+  j["cases"] = nlohmann::json::array();
+  for (const auto& c : b.cases)
+    j["cases"].push_back({{"name", c.name},
+                          {"rounds", c.rounds},
+                          {"step_us_off", c.step_us_off},
+                          {"step_us_stats", c.step_us_stats},
+                          {"step_us_trace", c.step_us_trace},
+                          {"overhead_stats", c.overhead_stats},
+                          {"overhead_trace", c.overhead_trace},
+                          {"zones_per_step", c.zones_per_step}});
+  write_file_atomic(path, j.dump(2) + "\n");
+}
+
+}  // namespace shoal::profile
