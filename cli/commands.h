@@ -9,5 +9,7 @@ namespace shoal::cli {
 void register_bench(CLI::App& app);
 // `shoal mlp ...`: the MLP demo trainer.
 void register_mlp(CLI::App& app);
+// `shoal ncf ...` and `shoal synth ncf`: NCF / NeuMF recommenders.
+void register_ncf(CLI::App& app);
 
 }  // namespace shoal::cli

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   shoal::cli::register_bench(app);
   shoal::cli::register_mlp(app);
+  shoal::cli::register_ncf(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
