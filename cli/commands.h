@@ -11,5 +11,7 @@ void register_bench(CLI::App& app);
 void register_mlp(CLI::App& app);
 // `shoal forecast`: time-series forecasting (seasonal naive now, TSMixer(x) to come).
 void register_forecast(CLI::App& app);
+// `shoal ncf ...` and `shoal synth ncf`: NCF / NeuMF recommenders.
+void register_ncf(CLI::App& app);
 
 }  // namespace shoal::cli

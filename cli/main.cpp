@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   shoal::cli::register_bench(app);
   shoal::cli::register_mlp(app);
   shoal::cli::register_forecast(app);
+  shoal::cli::register_ncf(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libxsmm-dev libopenblas-dev librandom123-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3-h5py
   clang-format clang-tidy
 )
 

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""PyTorch peer for `shoal ncf train`: GMF / MLP / NeuMF (+ optional CSV context) as in the NCF
+paper, trained the way PyTorch users of NCF do (dense torch.optim.Adam on every parameter,
+embeddings included; BCEWithLogitsLoss; negatives re-drawn every epoch with rejection against
+the user's training positives; instances shuffled; --batch-size counts instances) and evaluated
+with the authors' protocol (HR@K / NDCG@K, 1 positive + the file's negatives, after every
+epoch). Writes the same metrics JSON keys as shoal. Not needed by CI.
+
+  /opt/peers/bin/python bench/peers/ncf_torch.py --train F --test F --test-negatives F \
+      [--model neumf] [--factors 8] [--layers 64,32,16,8] [--epochs 20] [--neg 4] \
+      [--batch-size 256] [--lr 1e-3] [--threads 1] [--seed 1] [--metrics-out F.json]
+"""
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class NCF(nn.Module):
+    def __init__(self, kind, users, items, factors, layers, context):
+        super().__init__()
+        self.kind = kind
+        if kind != "mlp":
+            self.embed_user_gmf = nn.Embedding(users, factors)
+            self.embed_item_gmf = nn.Embedding(items, factors)
+        predict_in = factors if kind != "mlp" else 0
+        if kind != "gmf":
+            e = layers[0] // 2
+            self.embed_user_mlp = nn.Embedding(users, e)
+            self.embed_item_mlp = nn.Embedding(items, e)
+            mods, width = [], layers[0] + context
+            for w in layers[1:]:
+                mods += [nn.Linear(width, w), nn.ReLU()]
+                width = w
+            self.mlp = nn.Sequential(*mods)
+            predict_in += layers[-1]
+        self.predict = nn.Linear(predict_in, 1)
+        for m in self.modules():
+            if isinstance(m, nn.Embedding):
+                nn.init.normal_(m.weight, std=0.01)
+
+    def forward(self, u, i, c):
+        parts = []
+        if self.kind != "mlp":
+            parts.append(self.embed_user_gmf(u) * self.embed_item_gmf(i))
+        if self.kind != "gmf":
+            x = [self.embed_user_mlp(u), self.embed_item_mlp(i)]
+            if c is not None:
+                x.append(c)
+            parts.append(self.mlp(torch.cat(x, dim=1)))
+        return self.predict(torch.cat(parts, dim=1) if len(parts) > 1 else parts[0]).squeeze(1)
+
+
+def read_ratings(path):
+    a = np.loadtxt(path, dtype=np.int64, usecols=(0, 1), ndmin=2)
+    return a[:, 0], a[:, 1]
+
+
+def read_negatives(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                rows.append([int(x) for x in line.split()[1:]])
+    return np.array(rows, dtype=np.int64)
+
+
+def sample_epoch(users, items, pos_sets, num_items, k, rng):
+    p = len(users)
+    neg_items = rng.integers(0, num_items, size=(p, k))
+    for r in range(p):  # rejection against the user's training positives
+        s = pos_sets[users[r]]
+        for j in range(k):
+            while neg_items[r, j] in s:
+                neg_items[r, j] = rng.integers(0, num_items)
+    u = np.concatenate([users[:, None], np.repeat(users[:, None], k, 1)], 1).ravel()
+    i = np.concatenate([items[:, None], neg_items], 1).ravel()
+    y = np.concatenate([np.ones((p, 1)), np.zeros((p, k))], 1).ravel().astype(np.float32)
+    perm = rng.permutation(len(u))
+    return u[perm], i[perm], y[perm]
+
+
+@torch.no_grad()
+def evaluate(model, tu, ti, negs, topk):
+    hr = ndcg = 0.0
+    for row in range(len(tu)):
+        cands = [int(x) for x in negs[row]]
+        if int(ti[row]) in cands:
+            pos = cands.index(int(ti[row]))
+        else:
+            pos = len(cands)
+            cands.append(int(ti[row]))
+        u = torch.full((len(cands),), int(tu[row]), dtype=torch.long)
+        s = model(u, torch.tensor(cands), None).numpy()
+        rank = int(np.sum(s > s[pos]) + np.sum(s[:pos] == s[pos]))
+        if rank < topk:
+            hr += 1
+            ndcg += math.log(2) / math.log(rank + 2)
+    return hr / len(tu), ndcg / len(tu)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--train", required=True)
+    ap.add_argument("--test")
+    ap.add_argument("--test-negatives")
+    ap.add_argument("--model", default="neumf")
+    ap.add_argument("--factors", type=int, default=8)
+    ap.add_argument("--layers", default="64,32,16,8")
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--neg", type=int, default=4)
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-steps", type=int, default=0, help="stop each epoch early (speed runs)")
+    ap.add_argument("--metrics-out")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    rng = np.random.default_rng(a.seed)
+    users, items = read_ratings(a.train)
+    has_test = a.test is not None
+    if has_test:
+        tu, ti = read_ratings(a.test)
+        negs = read_negatives(a.test_negatives)
+        num_users = int(max(users.max(), tu.max())) + 1
+        num_items = int(max(items.max(), ti.max(), negs.max())) + 1
+    else:
+        num_users, num_items = int(users.max()) + 1, int(items.max()) + 1
+    pos_sets = [set() for _ in range(num_users)]
+    for u, i in zip(users, items):
+        pos_sets[u].add(int(i))
+    layers = [int(x) for x in a.layers.split(",")]
+    model = NCF(a.model, num_users, num_items, a.factors, layers, 0)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    loss_fn = nn.BCEWithLogitsLoss()
+    epoch_s, hrs, ndcgs, inst = [], [], [], 0
+    for epoch in range(1, a.epochs + 1):
+        t0 = time.perf_counter()
+        u, i, y = sample_epoch(users, items, pos_sets, num_items, a.neg, rng)
+        u, i, y = torch.from_numpy(u), torch.from_numpy(i), torch.from_numpy(y)
+        model.train()
+        n, steps, loss_sum = len(u), 0, 0.0
+        for b in range(0, n, a.batch_size):
+            opt.zero_grad()
+            loss = loss_fn(model(u[b:b + a.batch_size], i[b:b + a.batch_size], None),
+                           y[b:b + a.batch_size])
+            loss.backward()
+            opt.step()
+            loss_sum += loss.item()
+            steps += 1
+            if a.max_steps and steps >= a.max_steps:
+                break
+        dt = time.perf_counter() - t0
+        epoch_s.append(dt)
+        inst += min(n, steps * a.batch_size)
+        line = f"epoch {epoch:3d} loss {loss_sum / steps:.4f} {dt:.2f} s"
+        if has_test:
+            model.eval()
+            hr, nd = evaluate(model, tu, ti, negs, 10)
+            hrs.append(hr)
+            ndcgs.append(nd)
+            line += f" HR@10 {hr:.4f} NDCG@10 {nd:.4f}"
+        print(line, flush=True)
+    out = {"model": a.model, "epochs": a.epochs, "epoch_s": epoch_s,
+           "instances_per_s": inst / sum(epoch_s), "threads": a.threads, "peer": "pytorch",
+           "torch": torch.__version__}
+    if has_test:
+        best = int(np.argmax(hrs))
+        out.update({"hr@10": hrs[-1], "ndcg@10": ndcgs[-1], "best_hr@10": hrs[best],
+                    "best_ndcg@10": ndcgs[best], "best_epoch": best + 1,
+                    "hr_per_epoch": hrs, "ndcg_per_epoch": ndcgs})
+    print(json.dumps({k: v for k, v in out.items() if not isinstance(v, list)}))
+    if a.metrics_out:
+        with open(a.metrics_out, "w") as f:
+            json.dump(out, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

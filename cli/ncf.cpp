@@ -1,0 +1,307 @@
+// `shoal ncf train|eval` and `shoal synth ncf`: NCF / NeuMF on implicit feedback.
+//   --batch-size counts instances (positives and sampled negatives, as the NCF authors' code);
+//   --batch-positives P sets it to P·(1 + neg) instead (the contextual user's convention).
+//   Both figures are printed.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "shoal/core/rng.h"
+#include "shoal/data/ncf.h"
+#include "shoal/train/checkpoint.h"
+#include "shoal/train/ncf_trainer.h"
+#include "shoal/train/safetensors.h"
+
+namespace shoal::cli {
+namespace {
+
+struct NcfArgs {
+  std::string train, test, test_negatives, save, load, metrics_out;
+  std::vector<std::string> context_cols;
+  std::string model = "neumf";
+  Index factors = 8;
+  std::vector<Index> layers = {64, 32, 16, 8};
+  int epochs = 20;
+  int neg = 4;
+  Index batch_size = 256;
+  Index batch_positives = 0;
+  double lr = 1e-3;
+  int threads = 0;
+  uint64_t seed = 1;
+  Index num_users = -1, num_items = -1;
+  int top_k = 10;
+  std::string embedding_adam = "lazy";
+};
+
+bool is_csv(const std::string& path) {
+  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+}
+
+void write_json_atomic(const std::string& path, const nlohmann::json& j) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    SHOAL_CHECK(static_cast<bool>(out), "cannot write {}", path);
+    out << j.dump(2) << "\n";
+  }
+  SHOAL_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "cannot rename {} to {}", tmp, path);
+}
+
+models::Ncf<float>::Config model_config(const NcfArgs& a, Index users, Index items, Index ctx) {
+  return {.kind = models::parse_ncf_kind(a.model),
+          .num_users = users,
+          .num_items = items,
+          .factors = a.factors,
+          .layers = a.layers,
+          .context = ctx};
+}
+
+void run_train(const NcfArgs& a) {
+  const data::NcfIdLimits limits{a.num_users, a.num_items};
+  data::NcfPositives tr = is_csv(a.train) ? data::read_ncf_csv(a.train, a.context_cols, limits)
+                                          : data::read_ncf_ratings(a.train, limits);
+  SHOAL_CHECK(is_csv(a.train) || a.context_cols.empty(),
+              "--context-cols needs a CSV training file");
+  const bool has_test = !a.test.empty();
+  SHOAL_CHECK(has_test == !a.test_negatives.empty(), "--test and --test-negatives go together");
+  data::NcfTestSet test;
+  if (has_test) {
+    test = data::read_ncf_test(a.test, a.test_negatives, limits);
+    tr.num_users = std::max(tr.num_users, test.num_users);
+    tr.num_items = std::max(tr.num_items, test.num_items);
+  }
+  const Index batch = a.batch_positives > 0 ? a.batch_positives * (1 + a.neg) : a.batch_size;
+  const auto mcfg = model_config(a, tr.num_users, tr.num_items, tr.context_cols());
+  SHOAL_CHECK(a.embedding_adam == "lazy" || a.embedding_adam == "dense",
+              "--embedding-adam must be lazy or dense, got '{}'", a.embedding_adam);
+  train::NcfTrainer trainer(mcfg,
+                            {.batch_size = batch,
+                             .negatives = a.neg,
+                             .lr = a.lr,
+                             .seed = a.seed,
+                             .threads = a.threads,
+                             .pinning = Pinning::kAll,
+                             .dense_embedding_adam = a.embedding_adam == "dense"},
+                            tr);
+  if (!a.load.empty()) train::load_checkpoint(trainer.arena(), a.load);
+  std::string ctx_note = tr.context_cols() > 0
+                             ? fmt::format(", {} context columns", tr.context_cols())
+                             : std::string();
+  fmt::print(stderr,
+             "shoal ncf: {} on {} positives ({} users, {} items{}), {} negatives/positive → "
+             "{} instances/epoch; batch {} instances (= {:.1f} positives), {} threads, "
+             "{} embedding Adam\n",
+             a.model, tr.size(), tr.num_users, tr.num_items, ctx_note, a.neg,
+             trainer.instances_per_epoch(), batch, static_cast<double>(batch) / (1 + a.neg),
+             trainer.threads(), a.embedding_adam);
+  if (tr.dropped_negatives > 0)
+    fmt::print(stderr, "shoal ncf: ignored {} rows with label 0 (negatives are sampled)\n",
+               tr.dropped_negatives);
+  nlohmann::json epoch_s = nlohmann::json::array(), hr_hist = nlohmann::json::array(),
+                 ndcg_hist = nlohmann::json::array();
+  double best_hr = -1, best_ndcg = 0, last_hr = 0, last_ndcg = 0, train_s = 0;
+  int best_epoch = 0;
+  for (int e = 0; e < a.epochs; ++e) {
+    const auto r = trainer.train_epoch();
+    train_s += r.seconds;
+    epoch_s.push_back(r.seconds);
+    std::string line = fmt::format(
+        "epoch {:3d}  loss {:.4f}  {:.2f} s ({:.2f} s sampling)  {:.0f} inst/s", r.epoch, r.loss,
+        r.seconds, r.sample_seconds, static_cast<double>(r.instances) / r.seconds);
+    if (has_test) {
+      const auto m = trainer.evaluate(test, a.top_k);
+      last_hr = m.hr;
+      last_ndcg = m.ndcg;
+      hr_hist.push_back(m.hr);
+      ndcg_hist.push_back(m.ndcg);
+      if (m.hr > best_hr) {
+        best_hr = m.hr;
+        best_ndcg = m.ndcg;
+        best_epoch = r.epoch;
+      }
+      line += fmt::format("  HR@{} {:.4f}  NDCG@{} {:.4f}  (eval {:.2f} s)", a.top_k, m.hr, a.top_k,
+                          m.ndcg, m.seconds);
+    }
+    fmt::print(stderr, "{}\n", line);
+  }
+  const double ips = static_cast<double>(trainer.instances_per_epoch()) * a.epochs / train_s;
+  const double gflops = 3.0 * 2.0 * trainer.model().forward_macs() * ips * 1e-9;
+  fmt::print("trained {} epochs, {} steps in {:.2f} s: {:.0f} instances/s (~{:.1f} GFLOP/s)\n",
+             a.epochs, trainer.steps(), train_s, ips, gflops);
+  if (has_test)
+    fmt::print("HR@{} {:.4f} NDCG@{} {:.4f} (last); best HR@{} {:.4f} NDCG@{} {:.4f} at epoch {}\n",
+               a.top_k, last_hr, a.top_k, last_ndcg, a.top_k, best_hr, a.top_k, best_ndcg,
+               best_epoch);
+  if (!a.save.empty())
+    train::save_checkpoint(trainer.arena(), a.save,
+                           {{"model", a.model},
+                            {"factors", std::to_string(a.factors)},
+                            {"num_users", std::to_string(mcfg.num_users)},
+                            {"num_items", std::to_string(mcfg.num_items)},
+                            {"context", std::to_string(mcfg.context)}});
+  if (!a.metrics_out.empty()) {
+    const std::string k = std::to_string(a.top_k);
+    nlohmann::json j = {{"model", a.model},
+                        {"epochs", a.epochs},
+                        {"epoch_s", epoch_s},
+                        {"instances_per_epoch", trainer.instances_per_epoch()},
+                        {"batch_instances", batch},
+                        {"instances_per_s", ips},
+                        {"threads", trainer.threads()},
+                        {"steps", trainer.steps()}};
+    if (has_test) {
+      j["hr@" + k] = last_hr;
+      j["ndcg@" + k] = last_ndcg;
+      j["best_hr@" + k] = best_hr;
+      j["best_ndcg@" + k] = best_ndcg;
+      j["best_epoch"] = best_epoch;
+      j["hr_per_epoch"] = hr_hist;
+      j["ndcg_per_epoch"] = ndcg_hist;
+    }
+    write_json_atomic(a.metrics_out, j);
+  }
+}
+
+// Scores a saved model (e.g. converted pretrained weights) on the test files.
+void run_eval(const NcfArgs& a) {
+  SHOAL_CHECK(!a.load.empty() && !a.test.empty() && !a.test_negatives.empty(),
+              "ncf eval needs --weights, --test and --test-negatives");
+  const train::SafetensorsFile f = train::read_safetensors(a.load);
+  const data::NcfTestSet test = data::read_ncf_test(a.test, a.test_negatives);
+  // Table sizes come from the weights.
+  const bool gmf = a.model != "mlp";
+  const auto* ut = f.find(gmf ? "embed_user_gmf.weight" : "embed_user_mlp.weight");
+  const auto* it = f.find(gmf ? "embed_item_gmf.weight" : "embed_item_mlp.weight");
+  SHOAL_CHECK(ut != nullptr && it != nullptr, "{}: no user/item embedding tensors for model {}",
+              a.load, a.model);
+  auto cfg = model_config(a, ut->shape[0], it->shape[0], 0);
+  train::NcfEvaluator ev(cfg, a.threads, 1024, Pinning::kAll);
+  train::load_checkpoint(ev.arena(), a.load);
+  const auto m = ev.evaluate(test, a.top_k);
+  fmt::print("HR@{} {:.4f} NDCG@{} {:.4f} over {} users ({:.2f} s)\n", a.top_k, m.hr, a.top_k,
+             m.ndcg, m.users, m.seconds);
+  if (!a.metrics_out.empty()) {
+    const std::string k = std::to_string(a.top_k);
+    write_json_atomic(a.metrics_out,
+                      {{"hr@" + k, m.hr}, {"ndcg@" + k, m.ndcg}, {"users", m.users}});
+  }
+}
+
+struct SynthArgs {
+  Index positives = 100000, users = 1000, items = 500, context = 0;
+  uint64_t seed = 1;
+  std::string out;
+};
+
+// Planted structure: users and items belong to one of G = 8 groups; 80% of a user's
+// positives are items of its group. Context column 0 carries the group signal (noisy), the
+// others are noise, so both the embeddings and the context can learn something.
+void run_synth(const SynthArgs& s) {
+  SHOAL_CHECK(s.users > 0 && s.items >= 16 && s.positives > 0 && s.context >= 0,
+              "synth ncf: need users > 0, items >= 16, positives > 0, context >= 0");
+  const Index groups = 8;
+  RngStream rng(s.seed, 11);
+  std::string text = "user,item,label";
+  for (Index c = 0; c < s.context; ++c) text += fmt::format(",ctx{}", c);
+  text += "\n";
+  for (Index p = 0; p < s.positives; ++p) {
+    const auto u = static_cast<Index>(rng.below(static_cast<uint32_t>(s.users)));
+    const Index g = u % groups;
+    Index item = 0;
+    if (rng.uniform() < 0.8f) {
+      item = g + groups * static_cast<Index>(rng.below(static_cast<uint32_t>(s.items / groups)));
+    } else {
+      item = static_cast<Index>(rng.below(static_cast<uint32_t>(s.items)));
+    }
+    text += fmt::format("{},{},1", u, item);
+    for (Index c = 0; c < s.context; ++c) {
+      const double v = c == 0 ? static_cast<double>(g) / groups + 0.1 * rng.normal() : rng.normal();
+      text += fmt::format(",{:.4f}", v);
+    }
+    text += "\n";
+  }
+  const std::string tmp = s.out + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    SHOAL_CHECK(static_cast<bool>(out), "cannot write {}", s.out);
+    out << text;
+  }
+  SHOAL_CHECK(std::rename(tmp.c_str(), s.out.c_str()) == 0, "cannot rename {}", tmp);
+  fmt::print("wrote {} positives ({} users, {} items, {} context columns) to {}\n", s.positives,
+             s.users, s.items, s.context, s.out);
+}
+
+void add_model_options(CLI::App* cmd, NcfArgs& a) {
+  cmd->add_option("--model", a.model, "neumf, gmf or mlp")->capture_default_str();
+  cmd->add_option("--factors", a.factors, "GMF predictive factors")->capture_default_str();
+  cmd->add_option("--layers", a.layers, "MLP layer sizes; layers[0]/2 is the embedding width")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--threads", a.threads, "Threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--test", a.test, "*.test.rating file");
+  cmd->add_option("--test-negatives", a.test_negatives, "*.test.negative file");
+  cmd->add_option("--top-k", a.top_k, "K of HR@K and NDCG@K")->capture_default_str();
+  cmd->add_option("--metrics-out", a.metrics_out, "Write metrics JSON here");
+}
+
+}  // namespace
+
+void register_ncf(CLI::App& app) {
+  auto* ncf = app.add_subcommand("ncf", "NCF / NeuMF recommenders on implicit feedback");
+  ncf->require_subcommand(1);
+  static NcfArgs a;
+  auto* train = ncf->add_subcommand("train", "Train GMF / MLP / NeuMF; evaluate every epoch");
+  train->add_option("--train", a.train, "*.train.rating or CSV user,item[,label][,context...]")
+      ->required();
+  add_model_options(train, a);
+  train->add_option("--context-cols", a.context_cols, "CSV context columns (default: all others)")
+      ->delimiter(',');
+  train->add_option("--epochs", a.epochs)->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--neg", a.neg, "Sampled negatives per positive")->capture_default_str();
+  train->add_option("--batch-size", a.batch_size, "Instances (positives + negatives) per step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--batch-positives", a.batch_positives,
+                    "Positives per step (overrides --batch-size: batch = P·(1 + neg))");
+  train->add_option("--lr", a.lr, "Adam learning rate")->capture_default_str();
+  train->add_option("--seed", a.seed)->capture_default_str();
+  train->add_option("--save", a.save, "Write the weights (safetensors)");
+  train->add_option("--init-weights", a.load, "Start from these weights (safetensors)");
+  train->add_option("--num-users", a.num_users, "User count (default: max id + 1)");
+  train->add_option("--num-items", a.num_items, "Item count (default: max id + 1)");
+  train
+      ->add_option("--embedding-adam", a.embedding_adam,
+                   "lazy: Adam on touched rows only; dense: torch.optim.Adam on whole tables")
+      ->capture_default_str();
+  train->callback([] { run_train(a); });
+
+  auto* eval = ncf->add_subcommand("eval", "Score saved weights on leave-one-out test files");
+  eval->add_option("--weights", a.load, "safetensors weights")->required();
+  add_model_options(eval, a);
+  eval->callback([] { run_eval(a); });
+
+  static SynthArgs s;
+  CLI::App* synth = nullptr;
+  try {
+    synth = app.get_subcommand("synth");
+  } catch (const CLI::OptionNotFound&) {
+    synth = app.add_subcommand("synth", "Write synthetic data sets");
+    synth->require_subcommand(1);
+  }
+  auto* sn = synth->add_subcommand("ncf", "Implicit-feedback CSV with planted structure");
+  sn->add_option("--positives", s.positives)->capture_default_str();
+  sn->add_option("--users", s.users)->capture_default_str();
+  sn->add_option("--items", s.items)->capture_default_str();
+  sn->add_option("--context", s.context, "Numeric context columns")->capture_default_str();
+  sn->add_option("--seed", s.seed)->capture_default_str();
+  sn->add_option("--out", s.out, "CSV path")->required();
+  sn->callback([] { run_synth(s); });
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,78 @@
+// NCF data: implicit-feedback positives (user, item) with optional numeric context per
+// positive, the leave-one-out test set (1 positive + sampled negatives per user), and the
+// per-epoch training instances (each positive followed by k sampled negatives, shuffled).
+//
+// File formats (see docs/ncf.md):
+//   *.train.rating / *.test.rating   user<TAB>item<TAB>rating<TAB>timestamp (≥ 2 fields; any
+//                                    whitespace separates; extra fields ignored)
+//   *.test.negative                  (user,item)<TAB>neg1<TAB>...<TAB>negK
+//   CSV                              header, then user,item[,label][,context columns...]
+// Ids are 0-based and must be non-negative; readers name the file and line of any bad row.
+// Legend: P positives, C context columns, U users, V items, K test negatives per user.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shoal/core/tensor.h"
+
+namespace shoal::data {
+
+// Optional upper bounds for ids (-1: inferred as max id + 1). A row with an id at or above a
+// bound is rejected with its line number.
+struct NcfIdLimits {
+  Index num_users = -1;
+  Index num_items = -1;
+};
+
+struct NcfPositives {
+  std::vector<int32_t> users;              // [P]
+  std::vector<int32_t> items;              // [P]
+  std::vector<float> context;              // [P, C] row-major; empty when C = 0
+  std::vector<std::string> context_names;  // [C]
+  Index num_users = 0;          // U = max user id + 1 (or larger, when set from other files)
+  Index num_items = 0;          // V
+  Index dropped_negatives = 0;  // CSV rows with label 0 (not used: negatives are sampled)
+  std::string source;
+
+  Index size() const { return static_cast<Index>(users.size()); }
+  Index context_cols() const { return static_cast<Index>(context_names.size()); }
+};
+
+struct NcfTestSet {
+  std::vector<int32_t> users;      // [T] one line per test user
+  std::vector<int32_t> items;      // [T] the held-out positive
+  std::vector<int32_t> negatives;  // [T, K] row-major
+  Index negatives_per_user = 0;    // K
+  Index num_users = 0;             // max user id + 1 seen here
+  Index num_items = 0;             // max item id + 1 seen here (positives and negatives)
+
+  Index size() const { return static_cast<Index>(users.size()); }
+};
+
+// `user item [rating [timestamp ...]]` lines (the NCF authors' *.rating format).
+NcfPositives read_ncf_ratings(const std::string& path, NcfIdLimits limits = {});
+NcfPositives parse_ncf_ratings(const std::string& text, const std::string& source,
+                               NcfIdLimits limits = {});
+
+// A *.test.rating file plus its aligned *.test.negative file (same users, same order; every
+// negatives line has the same count and its header "(u,i)" must match the rating line).
+NcfTestSet read_ncf_test(const std::string& rating_path, const std::string& negative_path,
+                         NcfIdLimits limits = {});
+NcfTestSet parse_ncf_test(const std::string& rating_text, const std::string& rating_source,
+                          const std::string& negative_text, const std::string& negative_source,
+                          NcfIdLimits limits = {});
+
+// CSV with a header. Columns "user" and "item" are required; "label" is optional (rows with
+// label 0 are dropped and counted, any other value is a positive). Context columns: the
+// named ones, or when `context_cols` is empty every other column, in file order.
+NcfPositives read_ncf_csv(const std::string& path, const std::vector<std::string>& context_cols,
+                          NcfIdLimits limits = {});
+NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
+                           const std::vector<std::string>& context_cols, NcfIdLimits limits = {});
+
+// Reads a whole file (shoal::Error naming it if it cannot be opened).
+std::string read_text_file(const std::string& path);
+
+}  // namespace shoal::data

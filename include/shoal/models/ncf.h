@@ -1,0 +1,106 @@
+// NCF models (He et al., WWW 2017): GMF, MLP and NeuMF, with optional numeric context features
+// concatenated to the MLP tower's input.
+//   GMF:    h = P_g[u] ⊙ Q_g[i]                                          [N, F]
+//   MLP:    x0 = [P_m[u], Q_m[i], c]   (P_m, Q_m width E = L0 / 2)      [N, L0 + C]
+//           x_k = relu(x_{k-1} · W_kᵀ + b_k),  k = 1..K                  widths L1..LK
+//   NeuMF:  z = [h, x_K] · w_pᵀ + b_p   (GMF: z = h·w_pᵀ + b_p; MLP: z = x_K·w_pᵀ + b_p)
+// z [N, 1] is a logit (train with BCE-with-logits; σ(z) is the probability).
+// Shapes: users, items [N] int32; context c [N, C]; tables P [U, ·], Q [V, ·].
+// Legend: N batch rows, U users, V items, F predictive factors (GMF width), L0..LK the MLP
+// layer sizes (`layers`), E = L0/2, C context columns.
+// Init: embeddings N(0, 0.01²) (the paper), Linear layers PyTorch's default U(±1/√in).
+// Parameter names (PyTorch-style, also the safetensors names): embed_user_gmf.weight,
+// embed_item_gmf.weight, embed_user_mlp.weight, embed_item_mlp.weight, mlp.{k}.weight/bias
+// (k = 0..K-1), predict.weight/bias. Embedding tables are sparse-row parameters.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "shoal/core/arena.h"
+#include "shoal/core/ctx.h"
+#include "shoal/core/rng.h"
+#include "shoal/layers/elementwise.h"
+#include "shoal/layers/embedding.h"
+#include "shoal/layers/linear.h"
+
+namespace shoal::models {
+
+enum class NcfKind : uint8_t { kGmf, kMlp, kNeuMf };
+const char* ncf_kind_name(NcfKind k);
+NcfKind parse_ncf_kind(const std::string& s);  // "gmf" | "mlp" | "neumf"
+
+template <class T>
+class Ncf {
+ public:
+  using Id = int32_t;
+  struct Config {
+    NcfKind kind = NcfKind::kNeuMf;
+    Index num_users = 0;
+    Index num_items = 0;
+    Index factors = 8;                            // F
+    std::vector<Index> layers = {64, 32, 16, 8};  // L0..LK; L0 even
+    Index context = 0;                            // C
+    double embedding_std = 0.01;
+  };
+
+  explicit Ncf(Config cfg);
+  Ncf(const Ncf&) = delete;
+  Ncf& operator=(const Ncf&) = delete;
+
+  const Config& config() const { return cfg_; }
+  bool has_gmf() const { return cfg_.kind != NcfKind::kMlp; }
+  bool has_mlp() const { return cfg_.kind != NcfKind::kGmf; }
+  // Width of the MLP tower's input (L0 + C) and of the predict layer's input.
+  Index mlp_in() const { return has_mlp() ? cfg_.layers[0] + cfg_.context : 0; }
+  Index predict_in() const;
+  // Multiply-adds of one instance's forward (for FLOP accounting).
+  double forward_macs() const;
+
+  void plan(Planner& planner, Index max_rows);
+  void init(RngStream& rng);
+  // Returns the logits [N, 1]. context is [N, C] (ignored when C = 0).
+  MatView<T> forward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
+                     ConstMat<T> context);
+  // dlogits [N, 1]: dense parameter grads accumulate; each table keeps its touched rows.
+  void backward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
+                ConstMat<T> dlogits);
+
+  // Calls f(name, Param&) for every parameter (dense first, then the tables).
+  template <class F>
+  void for_each_param(F&& f) {
+    for (size_t k = 0; k < tower_.size(); ++k) {
+      const std::string prefix = "mlp." + std::to_string(k) + ".";
+      tower_[k].for_each_param(
+          [&](std::string_view name, Param<T>& p) { f(prefix + std::string(name), p); });
+    }
+    predict_.for_each_param(
+        [&](std::string_view name, Param<T>& p) { f("predict." + std::string(name), p); });
+    for (auto& t : tables_) f(t.name + ".weight", t.layer.p.weight);
+  }
+  // The embedding tables, in a fixed order (for the trainer's sparse updates).
+  struct Table {
+    std::string name;  // "embed_user_gmf", ...
+    bool is_user;
+    layers::Embedding<T> layer;
+  };
+  std::vector<Table>& tables() { return tables_; }
+
+ private:
+  Config cfg_;
+  std::vector<Table> tables_;  // gmf user, gmf item, mlp user, mlp item (those present)
+  std::vector<layers::Linear<T>> tower_;
+  layers::Linear<T> predict_;
+  layers::Mul<T> mul_;
+  Buffer<T> gu_, gi_;                    // GMF user/item rows [N, F]
+  Buffer<T> dgu_, dgi_;                  // their gradients
+  Buffer<T> x0_, dx0_;                   // MLP input [N, L0 + C] and its gradient
+  std::vector<Buffer<T>> acts_, dacts_;  // tower outputs except the last (which writes into h)
+  Buffer<T> h_, dh_;                     // predict input [N, F + LK] and its gradient
+  Buffer<T> out_;                        // logits [N, 1]
+  int gmf_user_ = -1, gmf_item_ = -1, mlp_user_ = -1, mlp_item_ = -1;  // indexes into tables_
+};
+
+}  // namespace shoal::models

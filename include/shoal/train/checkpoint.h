@@ -1,0 +1,21 @@
+// Checkpoints of a model's arena as safetensors: every parameter and every `state` entry
+// (BatchNorm running statistics), under its arena name (e.g. "mlp.0.weight"), shapes as
+// planned. Optimizer state is not saved (weights only).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "shoal/core/arena.h"
+
+namespace shoal::train {
+
+void save_checkpoint(const Arena& arena, const std::string& path,
+                     const std::map<std::string, std::string>& metadata = {});
+// Loads every param/state entry of `arena` from `path` by name. Missing tensors, shape
+// mismatches and (when strict) tensors the arena does not have raise shoal::Error.
+// Returns the file's metadata.
+std::map<std::string, std::string> load_checkpoint(const Arena& arena, const std::string& path,
+                                                   bool strict = true);
+
+}  // namespace shoal::train

@@ -1,0 +1,123 @@
+// Trains one NCF model (GMF / MLP / NeuMF, optional context) with all cores, and evaluates it
+// by leave-one-out HR@K / NDCG@K.
+//
+// Step (batch of B instances of the shuffled epoch, see data/ncf_sampler.h):
+//   1. each thread runs forward/backward on its contiguous share of the batch on its own
+//      replica (shared params); BCE-with-logits, each thread's mean weighted by its share so
+//      that the sum of the replicas' gradients is the gradient of the batch mean;
+//   2. one fused pass per thread: (a) dense params: the chunk's replica grads summed in replica
+//      order, Adam, zero; (b) embedding tables: the thread's slice of table row ids; the
+//      replicas' touched rows in that slice merged (ascending ids, grads summed in replica
+//      order) and updated with Adam arithmetic on those rows only (lazy: untouched rows and
+//      their moments are left alone, as TF's LazyAdam), or, with dense_embedding_adam, every
+//      row of the slice updated with a zero gradient where untouched (torch.optim.Adam
+//      semantics on the whole table). The sums have a fixed order, so a given thread count is
+//      bitwise deterministic. No allocation after construction.
+// Evaluation: for each test user the candidates are the K negatives in file order, then the
+// positive unless it already appears among them (the authors' evaluate.py keys scores by
+// item). rank = #{c: s_c > s_pos} + #{c before pos: s_c = s_pos} (heapq.nlargest keeps the
+// earlier of equal scores); HR@k = [rank < k], NDCG@k = ln 2 / ln(rank + 2) if rank < k.
+// With context features, a test candidate gets its user's mean training context.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "shoal/core/thread_pool.h"
+#include "shoal/data/ncf.h"
+#include "shoal/data/ncf_sampler.h"
+#include "shoal/models/ncf.h"
+#include "shoal/optim/adam.h"
+#include "shoal/optim/sparse_adam.h"
+
+namespace shoal::train {
+
+struct NcfTrainConfig {
+  Index batch_size = 256;  // instances (positives and negatives) per optimizer step
+  int negatives = 4;       // sampled negatives per positive and epoch
+  double lr = 1e-3;
+  uint64_t seed = 1;
+  int threads = 1;  // 0 = all allowed CPUs
+  Pinning pinning = Pinning::kWorkers;
+  bool dense_embedding_adam = false;  // see the header comment
+  Index eval_rows = 1024;             // rows per evaluation chunk and thread
+};
+
+struct NcfEpochReport {
+  int epoch = 0;              // 1-based
+  double loss = 0;            // mean BCE over the epoch's steps
+  double seconds = 0;         // whole epoch (sampling included)
+  double sample_seconds = 0;  // drawing negatives and shuffling
+  int64_t steps = 0;
+  Index instances = 0;
+};
+
+struct NcfMetrics {
+  double hr = 0;
+  double ndcg = 0;
+  Index users = 0;
+  double seconds = 0;
+};
+
+namespace detail {
+struct NcfReplica;  // one thread's model, batch buffers and arena (ncf_trainer.cpp)
+}
+
+// Evaluation without training (pretrained weights): one replica per thread, shared params.
+// `rows` (≥ 1 + K) is the rows per chunk and thread.
+class NcfEvaluator {
+ public:
+  NcfEvaluator(const models::Ncf<float>::Config& cfg, int threads, Index rows = 1024,
+               Pinning pinning = Pinning::kWorkers);
+  ~NcfEvaluator();
+  // The source replica's model and arena: load or init weights here.
+  models::Ncf<float>& model();
+  const Arena& arena() const;
+  // user_context [U, C] row-major (nullptr when the model has no context).
+  NcfMetrics evaluate(const data::NcfTestSet& test, Index k = 10,
+                      const float* user_context = nullptr);
+
+ private:
+  ThreadPool pool_;
+  std::vector<std::unique_ptr<detail::NcfReplica>> replicas_;
+};
+
+class NcfTrainer {
+ public:
+  // `train` must outlive the trainer (the sampler reads it every epoch).
+  NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainConfig& cfg,
+             const data::NcfPositives& train);
+  ~NcfTrainer();
+
+  NcfEpochReport train_epoch();
+  NcfMetrics evaluate(const data::NcfTestSet& test, Index k = 10);
+  models::Ncf<float>& model();
+  const Arena& arena() const;
+  int threads() const { return pool_.size(); }
+  int64_t steps() const { return adam_.step_count(); }
+  Index instances_per_epoch() const { return sampler_.instances(); }
+  const data::NcfSampler& sampler() const { return sampler_; }
+  // Mean training context per user [U, C] (empty without context).
+  const std::vector<float>& user_context() const { return user_context_; }
+  // One optimizer step on instances [begin, end) of the current epoch (exposed for tests).
+  void step(Index begin, Index end);
+  void draw_epoch(int epoch);
+
+ private:
+  void update_tables(int tid);
+
+  NcfTrainConfig cfg_;
+  const data::NcfPositives& train_;
+  ThreadPool pool_;
+  data::NcfSampler sampler_;
+  std::vector<std::unique_ptr<detail::NcfReplica>> replicas_;
+  std::vector<const Arena*> arenas_;
+  optim::Adam<float> adam_;
+  optim::SparseAdam<float> sparse_adam_;
+  std::vector<float> user_context_;
+  std::vector<double> thread_loss_;
+  int epoch_ = 0;
+};
+
+}  // namespace shoal::train

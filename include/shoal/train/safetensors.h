@@ -1,0 +1,46 @@
+// safetensors files (https://huggingface.co/docs/safetensors): 8-byte little-endian header
+// length N, N bytes of JSON {"name": {"dtype", "shape", "data_offsets": [begin, end]}, ...,
+// "__metadata__": {string: string}}, then the tensor bytes (offsets relative to their start).
+// shoal writes F32 tensors, contiguous, in the order given, with the header padded by spaces
+// to a multiple of 8 bytes; safetensors (Rust/Python), numpy and PyTorch read it. The reader
+// accepts F32 and F64 (converted to float) and rejects lying or truncated headers, offsets out
+// of range or overlapping, and sizes that disagree with the shape, with a shoal::Error.
+#pragma once
+
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shoal/core/tensor.h"
+
+namespace shoal::train {
+
+struct TensorRef {
+  std::string name;
+  Shape shape;
+  const float* data = nullptr;  // shape.numel() contiguous floats
+};
+
+struct LoadedTensor {
+  std::string name;
+  Shape shape;
+  std::vector<float> data;
+};
+
+struct SafetensorsFile {
+  std::vector<LoadedTensor> tensors;  // in data-offset order
+  std::map<std::string, std::string> metadata;
+  const LoadedTensor* find(std::string_view name) const;
+};
+
+// Writes to `path` + ".tmp" and renames, so a crash never leaves a half-written file.
+void write_safetensors(const std::string& path, std::span<const TensorRef> tensors,
+                       const std::map<std::string, std::string>& metadata = {});
+std::string encode_safetensors(std::span<const TensorRef> tensors,
+                               const std::map<std::string, std::string>& metadata = {});
+SafetensorsFile read_safetensors(const std::string& path);
+SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& source);
+
+}  // namespace shoal::train

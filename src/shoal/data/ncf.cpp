@@ -1,0 +1,310 @@
+#include "shoal/data/ncf.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string_view>
+
+namespace shoal::data {
+namespace {
+
+// Line-by-line view of a text buffer that tracks 1-based line numbers and strips '\r'.
+class Lines {
+ public:
+  explicit Lines(std::string_view text) : rest_(text) {}
+  bool next(std::string_view& line) {
+    if (rest_.empty()) return false;
+    const size_t nl = rest_.find('\n');
+    line = rest_.substr(0, nl);
+    rest_ = nl == std::string_view::npos ? std::string_view{} : rest_.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++line_no_;
+    return true;
+  }
+  int64_t line_no() const { return line_no_; }
+
+ private:
+  std::string_view rest_;
+  int64_t line_no_ = 0;
+};
+
+bool is_blank(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\t'; });
+}
+
+// Splits on runs of spaces/tabs (rating files) into at most `max` fields; returns the count
+// (which may exceed `max`: the extra fields are counted, not stored).
+size_t split_ws(std::string_view line, std::string_view* out, size_t max) {
+  size_t n = 0, i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i == line.size()) break;
+    const size_t s = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (n < max) out[n] = line.substr(s, i - s);
+    ++n;
+  }
+  return n;
+}
+
+[[noreturn]] void fail(const std::string& source, int64_t line, const std::string& msg,
+                       std::string field = {}, std::string expected = {}, std::string actual = {}) {
+  throw Error(msg, ErrorContext{.file = source,
+                                .line = line,
+                                .field = std::move(field),
+                                .expected = std::move(expected),
+                                .actual = std::move(actual)});
+}
+
+int32_t parse_id(std::string_view f, const std::string& source, int64_t line, const char* what) {
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+  if (ec != std::errc() || ptr != f.data() + f.size())
+    fail(source, line, fmt::format("{} id is not an integer", what), what, "an integer id >= 0",
+         std::string(f));
+  if (v < 0)
+    fail(source, line, fmt::format("negative {} id", what), what, "an id >= 0", std::string(f));
+  if (v > std::numeric_limits<int32_t>::max())
+    fail(source, line, fmt::format("{} id does not fit int32", what), what, "an id < 2^31",
+         std::string(f));
+  return static_cast<int32_t>(v);
+}
+
+// A CSV id column may be written as a float ("12.0"); it must still be an integer.
+int32_t parse_id_number(std::string_view f, const std::string& source, int64_t line,
+                        const char* what) {
+  int64_t iv = 0;
+  const auto r = std::from_chars(f.data(), f.data() + f.size(), iv);
+  if (r.ec == std::errc() && r.ptr == f.data() + f.size()) return parse_id(f, source, line, what);
+  double d = 0;
+  const auto rd = std::from_chars(f.data(), f.data() + f.size(), d);
+  if (rd.ec != std::errc() || rd.ptr != f.data() + f.size() || d != std::floor(d))
+    fail(source, line, fmt::format("{} id is not an integer", what), what, "an integer id >= 0",
+         std::string(f));
+  if (d < 0)
+    fail(source, line, fmt::format("negative {} id", what), what, "an id >= 0", std::string(f));
+  if (d > std::numeric_limits<int32_t>::max())
+    fail(source, line, fmt::format("{} id does not fit int32", what), what, "an id < 2^31",
+         std::string(f));
+  return static_cast<int32_t>(d);
+}
+
+int32_t check_limit(int32_t id, Index limit, const std::string& source, int64_t line,
+                    const char* what) {
+  if (limit >= 0 && id >= limit)
+    fail(source, line, fmt::format("{} id out of range", what), what,
+         fmt::format("an id < {}", limit), std::to_string(id));
+  return id;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error("cannot open file", ErrorContext{.file = path, .expected = "a readable file"});
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+NcfPositives parse_ncf_ratings(const std::string& text, const std::string& source,
+                               NcfIdLimits limits) {
+  NcfPositives p;
+  p.source = source;
+  Lines lines(text);
+  std::string_view line, f[2];
+  while (lines.next(line)) {
+    if (is_blank(line)) continue;
+    const size_t n = split_ws(line, f, 2);
+    if (n < 2)
+      fail(source, lines.line_no(), "wrong number of fields", "", "user<TAB>item[<TAB>...]",
+           fmt::format("{} field(s)", n));
+    const int64_t ln = lines.line_no();
+    p.users.push_back(
+        check_limit(parse_id(f[0], source, ln, "user"), limits.num_users, source, ln, "user"));
+    p.items.push_back(
+        check_limit(parse_id(f[1], source, ln, "item"), limits.num_items, source, ln, "item"));
+    p.num_users = std::max<Index>(p.num_users, p.users.back() + Index{1});
+    p.num_items = std::max<Index>(p.num_items, p.items.back() + Index{1});
+  }
+  SHOAL_CHECK(!p.users.empty(), "{}: no ratings found", source);
+  if (limits.num_users >= 0) p.num_users = limits.num_users;
+  if (limits.num_items >= 0) p.num_items = limits.num_items;
+  return p;
+}
+
+NcfPositives read_ncf_ratings(const std::string& path, NcfIdLimits limits) {
+  return parse_ncf_ratings(read_text_file(path), path, limits);
+}
+
+NcfTestSet parse_ncf_test(const std::string& rating_text, const std::string& rating_source,
+                          const std::string& negative_text, const std::string& negative_source,
+                          NcfIdLimits limits) {
+  NcfTestSet t;
+  const NcfPositives pos = parse_ncf_ratings(rating_text, rating_source, limits);
+  t.users = pos.users;
+  t.items = pos.items;
+  t.num_users = pos.num_users;
+  t.num_items = pos.num_items;
+  Lines lines(negative_text);
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  size_t row = 0;
+  while (lines.next(line)) {
+    if (is_blank(line)) continue;
+    const int64_t ln = lines.line_no();
+    if (row >= t.users.size())
+      fail(negative_source, ln, "more negative lines than test ratings", "",
+           fmt::format("{} lines (as {})", t.users.size(), rating_source), "more");
+    const size_t n = split_ws(line, nullptr, 0);
+    fields.resize(n);
+    split_ws(line, fields.data(), n);
+    if (n < 2)
+      fail(negative_source, ln, "wrong number of fields", "", "(user,item) and negative ids",
+           fmt::format("{} field(s)", n));
+    const auto k = static_cast<Index>(n - 1);
+    if (row == 0) t.negatives_per_user = k;
+    if (k != t.negatives_per_user)
+      fail(negative_source, ln, "wrong number of negatives", "",
+           fmt::format("{} (as on the first line)", t.negatives_per_user), std::to_string(k));
+    // Header "(u,i)": must be the aligned rating line's user and item.
+    std::string_view h = fields[0];
+    const size_t comma = h.find(',');
+    if (h.size() < 5 || h.front() != '(' || h.back() != ')' || comma == std::string_view::npos)
+      fail(negative_source, ln, "malformed header", "", "(user,item)", std::string(h));
+    const int32_t hu = parse_id(h.substr(1, comma - 1), negative_source, ln, "user");
+    const int32_t hi =
+        parse_id(h.substr(comma + 1, h.size() - comma - 2), negative_source, ln, "item");
+    if (hu != t.users[row] || hi != t.items[row])
+      fail(negative_source, ln, "header does not match the test rating on the same row", "",
+           fmt::format("({},{}) from {}", t.users[row], t.items[row], rating_source),
+           std::string(h));
+    for (size_t j = 1; j < n; ++j) {
+      const int32_t it = check_limit(parse_id(fields[j], negative_source, ln, "item"),
+                                     limits.num_items, negative_source, ln, "item");
+      t.negatives.push_back(it);
+      t.num_items = std::max<Index>(t.num_items, it + Index{1});
+    }
+    ++row;
+  }
+  if (row != t.users.size())
+    fail(negative_source, lines.line_no(), "fewer negative lines than test ratings", "",
+         fmt::format("{} lines (as {})", t.users.size(), rating_source), std::to_string(row));
+  return t;
+}
+
+NcfTestSet read_ncf_test(const std::string& rating_path, const std::string& negative_path,
+                         NcfIdLimits limits) {
+  return parse_ncf_test(read_text_file(rating_path), rating_path, read_text_file(negative_path),
+                        negative_path, limits);
+}
+
+NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
+                           const std::vector<std::string>& context_cols, NcfIdLimits limits) {
+  NcfPositives p;
+  p.source = source;
+  Lines lines(text);
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  auto split_commas = [&](std::string_view l) {
+    fields.clear();
+    size_t s = 0;
+    for (;;) {
+      const size_t c = l.find(',', s);
+      fields.push_back(trim(l.substr(s, c == std::string_view::npos ? l.npos : c - s)));
+      if (c == std::string_view::npos) break;
+      s = c + 1;
+    }
+  };
+  if (!lines.next(line) || is_blank(line)) fail(source, 1, "missing header", "", "user,item,...");
+  split_commas(line);
+  const std::vector<std::string> header(fields.begin(), fields.end());
+  auto find = [&](const std::string& name) -> Index {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return static_cast<Index>(i);
+    return -1;
+  };
+  for (size_t i = 0; i < header.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (header[i] == header[j])
+        fail(source, 1, "duplicated column name", header[i], "distinct column names");
+  const Index cu = find("user"), ci = find("item"), cl = find("label");
+  if (cu < 0 || ci < 0)
+    fail(source, 1, "header must name the columns 'user' and 'item'", cu < 0 ? "user" : "item",
+         "user,item[,label][,context...]", std::string(line));
+  std::vector<Index> cc;
+  if (context_cols.empty()) {
+    for (size_t i = 0; i < header.size(); ++i) {
+      const auto c = static_cast<Index>(i);
+      if (c != cu && c != ci && c != cl) cc.push_back(c);
+    }
+  } else {
+    for (const auto& name : context_cols) {
+      const Index c = find(name);
+      if (c < 0) fail(source, 1, "no such context column", name, "a column of the header");
+      if (c == cu || c == ci || c == cl)
+        fail(source, 1, "user, item and label cannot be context columns", name);
+      cc.push_back(c);
+    }
+  }
+  for (Index c : cc) p.context_names.push_back(header[static_cast<size_t>(c)]);
+  while (lines.next(line)) {
+    if (is_blank(line)) continue;
+    const int64_t ln = lines.line_no();
+    split_commas(line);
+    if (fields.size() != header.size())
+      fail(source, ln, "wrong number of columns", "", std::to_string(header.size()),
+           std::to_string(fields.size()));
+    if (cl >= 0) {
+      double lab = 0;
+      const std::string_view f = fields[static_cast<size_t>(cl)];
+      const auto r = std::from_chars(f.data(), f.data() + f.size(), lab);
+      if (r.ec != std::errc() || r.ptr != f.data() + f.size() || !std::isfinite(lab))
+        fail(source, ln, "label is not a number", "label", "0 or 1", std::string(f));
+      if (lab == 0) {
+        ++p.dropped_negatives;
+        continue;
+      }
+    }
+    const int32_t u =
+        check_limit(parse_id_number(fields[static_cast<size_t>(cu)], source, ln, "user"),
+                    limits.num_users, source, ln, "user");
+    const int32_t it =
+        check_limit(parse_id_number(fields[static_cast<size_t>(ci)], source, ln, "item"),
+                    limits.num_items, source, ln, "item");
+    p.users.push_back(u);
+    p.items.push_back(it);
+    p.num_users = std::max<Index>(p.num_users, u + Index{1});
+    p.num_items = std::max<Index>(p.num_items, it + Index{1});
+    for (Index c : cc) {
+      const std::string_view f = fields[static_cast<size_t>(c)];
+      float v = 0;
+      const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
+      if (r.ec != std::errc() || r.ptr != f.data() + f.size() || !std::isfinite(v))
+        fail(source, ln, "context value is not a finite number", header[static_cast<size_t>(c)],
+             "a number", std::string(f));
+      p.context.push_back(v);
+    }
+  }
+  SHOAL_CHECK(!p.users.empty(), "{}: no positive rows found", source);
+  if (limits.num_users >= 0) p.num_users = limits.num_users;
+  if (limits.num_items >= 0) p.num_items = limits.num_items;
+  return p;
+}
+
+NcfPositives read_ncf_csv(const std::string& path, const std::vector<std::string>& context_cols,
+                          NcfIdLimits limits) {
+  return parse_ncf_csv(read_text_file(path), path, context_cols, limits);
+}
+
+}  // namespace shoal::data

@@ -1,0 +1,203 @@
+#include "shoal/models/ncf.h"
+
+namespace shoal::models {
+
+const char* ncf_kind_name(NcfKind k) {
+  switch (k) {
+    case NcfKind::kGmf:
+      return "gmf";
+    case NcfKind::kMlp:
+      return "mlp";
+    case NcfKind::kNeuMf:
+      return "neumf";
+  }
+  return "?";
+}
+
+NcfKind parse_ncf_kind(const std::string& s) {
+  if (s == "gmf") return NcfKind::kGmf;
+  if (s == "mlp") return NcfKind::kMlp;
+  if (s == "neumf") return NcfKind::kNeuMf;
+  throw Error("unknown NCF model",
+              ErrorContext{.field = "model", .expected = "gmf, mlp or neumf", .actual = s});
+}
+
+template <class T>
+Ncf<T>::Ncf(Config cfg)
+    : cfg_(std::move(cfg)), predict_(typename layers::Linear<T>::Config{.in = 1, .out = 1}) {
+  SHOAL_CHECK(cfg_.num_users > 0 && cfg_.num_items > 0,
+              "NCF needs num_users > 0 and num_items > 0, got {} and {}", cfg_.num_users,
+              cfg_.num_items);
+  SHOAL_CHECK(cfg_.context >= 0, "NCF context columns must be >= 0, got {}", cfg_.context);
+  if (has_gmf()) SHOAL_CHECK(cfg_.factors > 0, "NCF factors must be > 0, got {}", cfg_.factors);
+  if (has_mlp()) {
+    SHOAL_CHECK(cfg_.layers.size() >= 2,
+                "NCF MLP needs at least 2 layer sizes (embedding concat width, then hidden "
+                "widths), got {}",
+                cfg_.layers.size());
+    SHOAL_CHECK(cfg_.layers[0] > 0 && cfg_.layers[0] % 2 == 0,
+                "NCF layers[0] must be even and > 0 (user and item embeddings of layers[0]/2), "
+                "got {}",
+                cfg_.layers[0]);
+    for (Index w : cfg_.layers) SHOAL_CHECK(w > 0, "NCF layer sizes must be > 0, got {}", w);
+  } else {
+    SHOAL_CHECK(cfg_.context == 0, "context features feed the MLP tower; GMF has none");
+  }
+  tables_.reserve(4);  // layers are bound by address: no reallocation after this
+  using Emb = typename layers::Embedding<T>::Config;
+  auto add = [&](const char* name, bool user, Index width, int& slot) {
+    slot = static_cast<int>(tables_.size());
+    tables_.push_back(
+        Table{name, user,
+              layers::Embedding<T>(Emb{.num_embeddings = user ? cfg_.num_users : cfg_.num_items,
+                                       .embedding_dim = width,
+                                       .init_std = cfg_.embedding_std})});
+  };
+  if (has_gmf()) {
+    add("embed_user_gmf", true, cfg_.factors, gmf_user_);
+    add("embed_item_gmf", false, cfg_.factors, gmf_item_);
+  }
+  if (has_mlp()) {
+    const Index e = cfg_.layers[0] / 2;
+    add("embed_user_mlp", true, e, mlp_user_);
+    add("embed_item_mlp", false, e, mlp_item_);
+    Index width = mlp_in();
+    for (size_t k = 1; k < cfg_.layers.size(); ++k) {
+      tower_.emplace_back(typename layers::Linear<T>::Config{
+          .in = width, .out = cfg_.layers[k], .act = kernels::Act::kRelu});
+      width = cfg_.layers[k];
+    }
+    acts_.resize(tower_.size() - 1);
+    dacts_.resize(tower_.size() - 1);
+  }
+  predict_ = layers::Linear<T>(typename layers::Linear<T>::Config{.in = predict_in(), .out = 1});
+}
+
+template <class T>
+Index Ncf<T>::predict_in() const {
+  return (has_gmf() ? cfg_.factors : 0) + (has_mlp() ? cfg_.layers.back() : 0);
+}
+
+template <class T>
+double Ncf<T>::forward_macs() const {
+  double macs = static_cast<double>(predict_in());
+  if (has_gmf()) macs += static_cast<double>(cfg_.factors);
+  for (const auto& l : tower_) macs += static_cast<double>(l.cfg.in * l.cfg.out);
+  return macs;
+}
+
+template <class T>
+void Ncf<T>::plan(Planner& planner, Index max_rows) {
+  // Dense params first (tower, predict), then the tables: the arena orders them anyway.
+  for (size_t k = 0; k < tower_.size(); ++k) {
+    planner.push_scope("mlp." + std::to_string(k) + ".");
+    tower_[k].plan(planner, max_rows);
+    if (k + 1 < tower_.size()) {
+      planner.buffer(acts_[k], Region::kActivations, "out", {max_rows, tower_[k].cfg.out});
+      planner.buffer(dacts_[k], Region::kActivationGrads, "dout", {max_rows, tower_[k].cfg.out});
+    }
+    planner.pop_scope();
+  }
+  planner.push_scope("predict.");
+  predict_.plan(planner, max_rows);
+  planner.pop_scope();
+  for (auto& t : tables_) {
+    planner.push_scope(t.name + ".");
+    t.layer.plan(planner, max_rows);
+    planner.pop_scope();
+  }
+  if (has_gmf()) {
+    planner.buffer(gu_, Region::kActivations, "gmf.user", {max_rows, cfg_.factors});
+    planner.buffer(gi_, Region::kActivations, "gmf.item", {max_rows, cfg_.factors});
+    planner.buffer(dgu_, Region::kActivationGrads, "gmf.duser", {max_rows, cfg_.factors});
+    planner.buffer(dgi_, Region::kActivationGrads, "gmf.ditem", {max_rows, cfg_.factors});
+  }
+  if (has_mlp()) {
+    planner.buffer(x0_, Region::kActivations, "mlp.in", {max_rows, mlp_in()});
+    planner.buffer(dx0_, Region::kActivationGrads, "mlp.din", {max_rows, mlp_in()});
+  }
+  planner.buffer(h_, Region::kActivations, "predict.in", {max_rows, predict_in()});
+  planner.buffer(dh_, Region::kActivationGrads, "predict.din", {max_rows, predict_in()});
+  planner.buffer(out_, Region::kActivations, "logits", {max_rows, 1});
+}
+
+template <class T>
+void Ncf<T>::init(RngStream& rng) {
+  for (auto& t : tables_) t.layer.init(rng);
+  for (auto& l : tower_) l.init(rng);
+  predict_.init(rng);
+}
+
+template <class T>
+MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
+                           ConstMat<T> context) {
+  const auto n = static_cast<Index>(users.size());
+  SHOAL_DCHECK(static_cast<Index>(items.size()) == n);
+  const MatView<T> h = h_.mat().rows_block(0, n);
+  const Index f = has_gmf() ? cfg_.factors : 0;
+  if (has_gmf()) {
+    const MatView<T> gu = gu_.mat().rows_block(0, n), gi = gi_.mat().rows_block(0, n);
+    tables_[static_cast<size_t>(gmf_user_)].layer.forward(ctx, users, gu);
+    tables_[static_cast<size_t>(gmf_item_)].layer.forward(ctx, items, gi);
+    mul_.forward(ctx, gu, gi, h.cols_block(0, f));
+  }
+  if (has_mlp()) {
+    const Index e = cfg_.layers[0] / 2;
+    const MatView<T> x0 = x0_.mat().rows_block(0, n);
+    tables_[static_cast<size_t>(mlp_user_)].layer.forward(ctx, users, x0.cols_block(0, e));
+    tables_[static_cast<size_t>(mlp_item_)].layer.forward(ctx, items, x0.cols_block(e, e));
+    if (cfg_.context > 0) {
+      SHOAL_DCHECK(context.rows == n && context.cols == cfg_.context);
+      for (Index r = 0; r < n; ++r) std::copy_n(context.row(r), cfg_.context, x0.row(r) + 2 * e);
+    }
+    ConstMat<T> x = x0;
+    for (size_t k = 0; k < tower_.size(); ++k) {
+      const MatView<T> y = k + 1 < tower_.size() ? acts_[k].mat().rows_block(0, n)
+                                                 : h.cols_block(f, cfg_.layers.back());
+      tower_[k].forward(ctx, x, y);
+      x = y;
+    }
+  }
+  const MatView<T> out = out_.mat().rows_block(0, n);
+  predict_.forward(ctx, h, out);
+  return out;
+}
+
+template <class T>
+void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
+                      ConstMat<T> dlogits) {
+  const auto n = static_cast<Index>(users.size());
+  const MatView<T> h = h_.mat().rows_block(0, n), dh = dh_.mat().rows_block(0, n);
+  predict_.backward(ctx, h, out_.mat().rows_block(0, n), dlogits, dh);
+  const Index f = has_gmf() ? cfg_.factors : 0;
+  if (has_gmf()) {
+    const MatView<T> gu = gu_.mat().rows_block(0, n), gi = gi_.mat().rows_block(0, n);
+    const MatView<T> dgu = dgu_.mat().rows_block(0, n), dgi = dgi_.mat().rows_block(0, n);
+    mul_.backward(ctx, gu, gi, h.cols_block(0, f), dh.cols_block(0, f), dgu, dgi);
+    tables_[static_cast<size_t>(gmf_user_)].layer.backward(ctx, users, dgu);
+    tables_[static_cast<size_t>(gmf_item_)].layer.backward(ctx, items, dgi);
+  }
+  if (has_mlp()) {
+    const Index e = cfg_.layers[0] / 2;
+    const Index last = cfg_.layers.back();
+    const MatView<T> x0 = x0_.mat().rows_block(0, n), dx0 = dx0_.mat().rows_block(0, n);
+    for (size_t k = tower_.size(); k-- > 0;) {
+      const bool is_last = k + 1 == tower_.size();
+      const ConstMat<T> x =
+          k == 0 ? ConstMat<T>(x0) : ConstMat<T>(acts_[k - 1].mat().rows_block(0, n));
+      const ConstMat<T> y = is_last ? ConstMat<T>(h.cols_block(f, last))
+                                    : ConstMat<T>(acts_[k].mat().rows_block(0, n));
+      const ConstMat<T> dy = is_last ? ConstMat<T>(dh.cols_block(f, last))
+                                     : ConstMat<T>(dacts_[k].mat().rows_block(0, n));
+      const MatView<T> dx = k == 0 ? dx0 : dacts_[k - 1].mat().rows_block(0, n);
+      tower_[k].backward(ctx, x, y, dy, dx);
+    }
+    tables_[static_cast<size_t>(mlp_user_)].layer.backward(ctx, users, dx0.cols_block(0, e));
+    tables_[static_cast<size_t>(mlp_item_)].layer.backward(ctx, items, dx0.cols_block(e, e));
+  }
+}
+
+template class Ncf<float>;
+template class Ncf<double>;
+
+}  // namespace shoal::models

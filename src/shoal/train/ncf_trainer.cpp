@@ -1,0 +1,388 @@
+#include "shoal/train/ncf_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <span>
+
+#include "shoal/layers/losses.h"
+#include "shoal/train/data_parallel.h"
+
+namespace shoal::train {
+
+namespace detail {
+
+// One thread's model and buffers. Replica 0 owns params and optimizer state; the others share
+// its params. merge_* are the thread's scratch for merging touched rows of each table.
+struct NcfReplica {
+  models::Ncf<float> model;
+  Buffer<int32_t> users, items;            // [R] evaluation candidates
+  Buffer<float> context;                   // [R, C]
+  Buffer<float> dlogits;                   // [R, 1]
+  std::vector<Buffer<int32_t>> merge_ids;  // per table [B]
+  std::vector<Buffer<float>> merge_grad;   // per table [B, D]
+  std::vector<Buffer<float>> full_grad;    // per table [U, D], dense_embedding_adam, replica 0
+  std::vector<Buffer<int32_t>> all_ids;    // per table [U] = 0..U-1, same
+  Index active_rows = 0;                   // rows of the last backward (0: no touched rows)
+  layers::BceWithLogitsLoss<float> loss;
+  Arena arena;
+
+  NcfReplica(const models::Ncf<float>::Config& cfg, Index rows, Index merge_rows, int optim_slots,
+             bool dense_tables, const Arena* source)
+      : model(cfg) {
+    Planner planner;
+    planner.set_optim_slots(source ? 0 : optim_slots);
+    model.plan(planner, rows);
+    planner.buffer(users, Region::kActivations, "batch.users", {rows});
+    planner.buffer(items, Region::kActivations, "batch.items", {rows});
+    planner.buffer(context, Region::kActivations, "batch.context",
+                   {rows, std::max<Index>(cfg.context, 1)});
+    planner.buffer(dlogits, Region::kActivationGrads, "batch.dlogits", {rows, 1});
+    const size_t nt = model.tables().size();
+    merge_ids.resize(nt);
+    merge_grad.resize(nt);
+    if (merge_rows > 0) {
+      for (size_t t = 0; t < nt; ++t) {
+        const auto& e = model.tables()[t];
+        planner.buffer(merge_ids[t], Region::kScratch, e.name + ".merge_ids", {merge_rows});
+        planner.buffer(merge_grad[t], Region::kScratch, e.name + ".merge_grad",
+                       {merge_rows, e.layer.cfg.embedding_dim});
+      }
+    }
+    if (dense_tables && source == nullptr) {
+      full_grad.resize(nt);
+      all_ids.resize(nt);
+      for (size_t t = 0; t < nt; ++t) {
+        const auto& e = model.tables()[t];
+        planner.buffer(full_grad[t], Region::kScratch, e.name + ".full_grad",
+                       {e.layer.cfg.num_embeddings, e.layer.cfg.embedding_dim});
+        planner.buffer(all_ids[t], Region::kScratch, e.name + ".all_ids",
+                       {e.layer.cfg.num_embeddings});
+      }
+    }
+    arena = source ? Arena(std::move(planner), *source) : Arena(std::move(planner));
+    for (auto& ids : all_ids)
+      for (Index i = 0; i < ids.view.numel(); ++i) ids.view.data[i] = static_cast<int32_t>(i);
+  }
+};
+
+namespace {
+
+using ReplicaList = std::vector<std::unique_ptr<NcfReplica>>;
+
+// Rank of candidate `pos` under the evaluate.py rule (see the header).
+Index rank_of(const float* scores, Index count, Index pos) {
+  const float s = scores[pos];
+  Index rank = 0;
+  for (Index c = 0; c < count; ++c) rank += (scores[c] > s || (scores[c] == s && c < pos)) ? 1 : 0;
+  return rank;
+}
+
+NcfMetrics evaluate_replicas(ThreadPool& pool, ReplicaList& reps, const data::NcfTestSet& test,
+                             Index k, const float* user_context) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Index kneg = test.negatives_per_user;
+  const Index cands = kneg + 1;
+  const Index rows = reps[0]->users.view.numel();
+  SHOAL_CHECK(rows >= cands, "evaluation needs {} rows per chunk, planned {}", cands, rows);
+  SHOAL_CHECK(k > 0, "top-k must be > 0, got {}", k);
+  const auto& cfg = reps[0]->model.config();
+  SHOAL_CHECK(test.num_users <= cfg.num_users && test.num_items <= cfg.num_items,
+              "test ids (users < {}, items < {}) exceed the model's {} users and {} items",
+              test.num_users, test.num_items, cfg.num_users, cfg.num_items);
+  const Index per_chunk = rows / cands;
+  const int nt = pool.size();
+  constexpr int kMaxThreads = 256;  // fixed arrays: evaluation allocates nothing
+  SHOAL_CHECK(nt <= kMaxThreads, "at most {} threads, got {}", kMaxThreads, nt);
+  double hr[kMaxThreads] = {}, ndcg[kMaxThreads] = {};
+  pool.run([&](int tid) {
+    NcfReplica& rep = *reps[static_cast<size_t>(tid)];
+    const Range r = split_range(test.size(), tid, nt);
+    Ctx ctx;
+    ctx.training = false;
+    ctx.thread = tid;
+    ctx.n_threads = nt;
+    Index pos_at[1024];  // per chunk user: the positive's candidate index
+    Index count_at[1024];
+    const Index chunk_users = std::min<Index>(per_chunk, 1024);
+    for (Index u0 = r.begin; u0 < r.end; u0 += chunk_users) {
+      const Index nu = std::min(chunk_users, r.end - u0);
+      Index n = 0;
+      for (Index j = 0; j < nu; ++j) {
+        const auto row = static_cast<size_t>(u0 + j);
+        const int32_t user = test.users[row], item = test.items[row];
+        const int32_t* neg = test.negatives.data() + row * static_cast<size_t>(kneg);
+        Index pos = -1;
+        const Index start = n;
+        for (Index c = 0; c < kneg; ++c) {
+          if (neg[c] == item && pos < 0) pos = n - start;
+          rep.users.view.data[n] = user;
+          rep.items.view.data[n] = neg[c];
+          ++n;
+        }
+        if (pos < 0) {
+          pos = n - start;
+          rep.users.view.data[n] = user;
+          rep.items.view.data[n] = item;
+          ++n;
+        }
+        pos_at[j] = pos;
+        count_at[j] = n - start;
+        if (cfg.context > 0)
+          for (Index c = start; c < n; ++c)
+            std::copy_n(user_context + static_cast<Index>(user) * cfg.context, cfg.context,
+                        rep.context.view.data + c * cfg.context);
+      }
+      const MatView<float> out = rep.model.forward(
+          ctx, std::span<const int32_t>(rep.users.view.data, static_cast<size_t>(n)),
+          std::span<const int32_t>(rep.items.view.data, static_cast<size_t>(n)),
+          ConstMat<float>(rep.context.view.data, n, cfg.context));
+      Index off = 0;
+      for (Index j = 0; j < nu; ++j) {
+        const Index rank = rank_of(out.data + off, count_at[j], pos_at[j]);
+        if (rank < k) {
+          hr[static_cast<size_t>(tid)] += 1.0;
+          ndcg[static_cast<size_t>(tid)] += std::log(2.0) / std::log(static_cast<double>(rank) + 2);
+        }
+        off += count_at[j];
+      }
+    }
+  });
+  NcfMetrics m;
+  m.users = test.size();
+  for (int t = 0; t < nt; ++t) {
+    m.hr += hr[static_cast<size_t>(t)];
+    m.ndcg += ndcg[static_cast<size_t>(t)];
+  }
+  if (m.users > 0) {
+    m.hr /= static_cast<double>(m.users);
+    m.ndcg /= static_cast<double>(m.users);
+  }
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return m;
+}
+
+}  // namespace
+}  // namespace detail
+
+// ---- NcfEvaluator ----
+
+NcfEvaluator::NcfEvaluator(const models::Ncf<float>::Config& cfg, int threads, Index rows,
+                           Pinning pinning)
+    : pool_(threads, pinning) {
+  for (int t = 0; t < pool_.size(); ++t)
+    replicas_.push_back(std::make_unique<detail::NcfReplica>(
+        cfg, rows, 0, 0, false, t == 0 ? nullptr : &replicas_[0]->arena));
+}
+NcfEvaluator::~NcfEvaluator() = default;
+models::Ncf<float>& NcfEvaluator::model() {
+  return replicas_[0]->model;
+}
+const Arena& NcfEvaluator::arena() const {
+  return replicas_[0]->arena;
+}
+NcfMetrics NcfEvaluator::evaluate(const data::NcfTestSet& test, Index k,
+                                  const float* user_context) {
+  return detail::evaluate_replicas(pool_, replicas_, test, k, user_context);
+}
+
+// ---- NcfTrainer ----
+
+NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainConfig& cfg,
+                       const data::NcfPositives& train)
+    : cfg_(cfg),
+      train_(train),
+      pool_(cfg.threads, cfg.pinning),
+      sampler_(train, cfg.negatives, cfg.seed),
+      adam_({.lr = cfg.lr}),
+      sparse_adam_({.lr = cfg.lr, .dense_eps = true}) {
+  SHOAL_CHECK(cfg.batch_size > 0, "batch size must be > 0, got {}", cfg.batch_size);
+  SHOAL_CHECK(train.context_cols() == model.context,
+              "the data has {} context columns, the model expects {}", train.context_cols(),
+              model.context);
+  SHOAL_CHECK(train.num_users <= model.num_users && train.num_items <= model.num_items,
+              "training ids (users < {}, items < {}) exceed the model's {} users and {} items",
+              train.num_users, train.num_items, model.num_users, model.num_items);
+  const int t = pool_.size();
+  const Index rows = std::max((cfg.batch_size + t - 1) / t, cfg.eval_rows);
+  for (int r = 0; r < t; ++r) {
+    replicas_.push_back(std::make_unique<detail::NcfReplica>(
+        model, rows, cfg.batch_size, adam_.slots(), cfg.dense_embedding_adam,
+        r == 0 ? nullptr : &replicas_[0]->arena));
+    arenas_.push_back(&replicas_.back()->arena);
+  }
+  RngStream init_rng(cfg.seed, /*stream=*/0);
+  replicas_[0]->model.init(init_rng);
+  thread_loss_.assign(static_cast<size_t>(t), 0.0);
+  const Index c = model.context;
+  if (c > 0) {
+    user_context_.assign(static_cast<size_t>(model.num_users * c), 0.0f);
+    std::vector<double> sums(user_context_.size(), 0.0);
+    std::vector<Index> counts(static_cast<size_t>(model.num_users), 0);
+    for (Index p = 0; p < train.size(); ++p) {
+      const auto u = static_cast<size_t>(train.users[static_cast<size_t>(p)]);
+      ++counts[u];
+      for (Index j = 0; j < c; ++j)
+        sums[u * static_cast<size_t>(c) + static_cast<size_t>(j)] +=
+            train.context[static_cast<size_t>(p * c + j)];
+    }
+    for (size_t u = 0; u < counts.size(); ++u)
+      for (Index j = 0; j < c; ++j)
+        if (counts[u] > 0)
+          user_context_[u * static_cast<size_t>(c) + static_cast<size_t>(j)] =
+              static_cast<float>(sums[u * static_cast<size_t>(c) + static_cast<size_t>(j)] /
+                                 static_cast<double>(counts[u]));
+  }
+}
+
+NcfTrainer::~NcfTrainer() = default;
+models::Ncf<float>& NcfTrainer::model() {
+  return replicas_[0]->model;
+}
+const Arena& NcfTrainer::arena() const {
+  return replicas_[0]->arena;
+}
+
+void NcfTrainer::draw_epoch(int epoch) {
+  sampler_.draw_epoch(epoch, pool_);
+}
+
+void NcfTrainer::step(Index begin, Index end) {
+  const Index n = end - begin;
+  Ctx base;
+  base.seed = cfg_.seed;
+  base.step = static_cast<uint64_t>(adam_.step_count());
+  base.n_threads = pool_.size();
+  const Index c = train_.context_cols();
+  pool_.run([&](int tid) {
+    detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
+    const Range r = split_range(n, tid, pool_.size());
+    thread_loss_[static_cast<size_t>(tid)] = 0.0;
+    rep.active_rows = r.size();
+    if (r.size() == 0) return;
+    Ctx ctx = base;
+    ctx.thread = tid;
+    const auto off = static_cast<size_t>(begin + r.begin);
+    const auto len = static_cast<size_t>(r.size());
+    const std::span<const int32_t> users = sampler_.users().subspan(off, len);
+    const std::span<const int32_t> items = sampler_.items().subspan(off, len);
+    const ConstMat<float> labels(sampler_.labels().data() + off, r.size(), 1);
+    const MatView<float> context(rep.context.view.data, r.size(), c);
+    if (c > 0) {
+      const std::span<const int32_t> rows = sampler_.context_rows().subspan(off, len);
+      for (Index i = 0; i < r.size(); ++i)
+        std::copy_n(train_.context.data() + static_cast<Index>(rows[static_cast<size_t>(i)]) * c, c,
+                    context.row(i));
+    }
+    const MatView<float> logits = rep.model.forward(ctx, users, items, context);
+    const double share = static_cast<double>(r.size()) / static_cast<double>(n);
+    thread_loss_[static_cast<size_t>(tid)] = share * rep.loss.forward(logits, labels);
+    const MatView<float> dlogits = rep.dlogits.mat().rows_block(0, r.size());
+    rep.loss.backward(logits, labels, dlogits, {}, share);
+    rep.model.backward(ctx, users, items, dlogits);
+  });
+  adam_.begin_step();
+  sparse_adam_.begin_step();
+  pool_.run([&](int tid) {
+    const Range r = reduce_grads_chunk<float>(arenas_, tid, pool_.size());
+    adam_.update(*arenas_[0], r.begin, r.end);
+    zero_grads<float>(*arenas_[0], r);
+    update_tables(tid);
+  });
+}
+
+// Merges the replicas' touched rows of this thread's slice of every table and updates them.
+void NcfTrainer::update_tables(int tid) {
+  detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
+  detail::NcfReplica& src = *replicas_[0];
+  const int nt = pool_.size();
+  auto& tables = src.model.tables();
+  constexpr int kMaxReplicas = 256;
+  SHOAL_DCHECK(nt <= kMaxReplicas);
+  const int32_t* ids[kMaxReplicas];
+  ConstMat<float> grads[kMaxReplicas];
+  Index cur[kMaxReplicas], stop[kMaxReplicas];
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const auto& emb = tables[t].layer;
+    const Index d = emb.cfg.embedding_dim;
+    const Range slice = split_range(emb.cfg.num_embeddings, tid, nt);
+    if (slice.size() == 0) continue;
+    const bool dense = cfg_.dense_embedding_adam;
+    for (int r = 0; r < nt; ++r) {
+      detail::NcfReplica& rep = *replicas_[static_cast<size_t>(r)];
+      if (rep.active_rows == 0) {
+        cur[r] = stop[r] = 0;
+        continue;
+      }
+      const auto tr = rep.model.tables()[t].layer.touched_rows();
+      ids[r] = tr.ids.data();
+      grads[r] = tr.grad;
+      cur[r] = std::lower_bound(tr.ids.begin(), tr.ids.end(), static_cast<int32_t>(slice.begin)) -
+               tr.ids.begin();
+      stop[r] = std::lower_bound(tr.ids.begin(), tr.ids.end(), static_cast<int32_t>(slice.end)) -
+                tr.ids.begin();
+    }
+    int32_t* out_ids = mine.merge_ids[t].view.data;
+    const MatView<float> out = mine.merge_grad[t].mat();
+    const MatView<float> full = dense ? src.full_grad[t].mat() : MatView<float>{};
+    if (dense) std::fill(full.row(slice.begin), full.row(slice.begin) + slice.size() * d, 0.0f);
+    Index m = 0;
+    for (;;) {
+      int32_t id = INT32_MAX;
+      for (int r = 0; r < nt; ++r)
+        if (cur[r] < stop[r]) id = std::min(id, ids[r][cur[r]]);
+      if (id == INT32_MAX) break;
+      float* dst = dense ? full.row(id) : out.row(m);
+      bool first = !dense;
+      for (int r = 0; r < nt; ++r) {
+        if (cur[r] < stop[r] && ids[r][cur[r]] == id) {
+          const float* g = grads[r].row(cur[r]);
+          if (first)
+            std::copy_n(g, d, dst);
+          else
+            for (Index j = 0; j < d; ++j) dst[j] += g[j];
+          first = false;
+          ++cur[r];
+        }
+      }
+      out_ids[m++] = id;
+    }
+    if (dense) {
+      sparse_adam_.update_rows(src.arena, emb.p.weight,
+                               std::span<const int32_t>(src.all_ids[t].view.data + slice.begin,
+                                                        static_cast<size_t>(slice.size())),
+                               ConstMat<float>(full.row(slice.begin), slice.size(), d));
+    } else {
+      sparse_adam_.update_rows(src.arena, emb.p.weight,
+                               std::span<const int32_t>(out_ids, static_cast<size_t>(m)),
+                               ConstMat<float>(out.data, m, d));
+    }
+  }
+}
+
+NcfEpochReport NcfTrainer::train_epoch() {
+  const auto t0 = std::chrono::steady_clock::now();
+  ++epoch_;
+  draw_epoch(epoch_);
+  NcfEpochReport rep;
+  rep.epoch = epoch_;
+  rep.sample_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const Index n = sampler_.instances();
+  double loss_sum = 0;
+  for (Index b = 0; b < n; b += cfg_.batch_size) {
+    step(b, std::min(n, b + cfg_.batch_size));
+    for (double l : thread_loss_) loss_sum += l;
+    ++rep.steps;
+  }
+  rep.instances = n;
+  rep.loss = rep.steps > 0 ? loss_sum / static_cast<double>(rep.steps) : 0.0;
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+NcfMetrics NcfTrainer::evaluate(const data::NcfTestSet& test, Index k) {
+  return detail::evaluate_replicas(pool_, replicas_, test, k,
+                                   user_context_.empty() ? nullptr : user_context_.data());
+}
+
+}  // namespace shoal::train

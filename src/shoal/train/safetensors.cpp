@@ -1,0 +1,183 @@
+#include "shoal/train/safetensors.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace shoal::train {
+namespace {
+
+constexpr uint64_t kMaxHeader = 100u << 20;  // the Rust reader's limit is 100 MB
+
+[[noreturn]] void bad(const std::string& source, const std::string& msg,
+                      const std::string& field = {}, const std::string& expected = {},
+                      const std::string& actual = {}) {
+  throw Error(msg,
+              ErrorContext{.file = source, .field = field, .expected = expected, .actual = actual});
+}
+
+}  // namespace
+
+const LoadedTensor* SafetensorsFile::find(std::string_view name) const {
+  for (const auto& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+std::string encode_safetensors(std::span<const TensorRef> tensors,
+                               const std::map<std::string, std::string>& metadata) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    SHOAL_CHECK(!t.name.empty() && t.name != "__metadata__", "bad tensor name '{}'", t.name);
+    SHOAL_CHECK(!header.contains(t.name), "duplicate tensor name '{}'", t.name);
+    std::vector<int64_t> shape(t.shape.dims.begin(), t.shape.dims.begin() + t.shape.rank);
+    const uint64_t bytes = static_cast<uint64_t>(t.shape.numel()) * sizeof(float);
+    header[t.name] = {
+        {"dtype", "F32"}, {"shape", shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string json = header.dump();
+  json.append((8 - json.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  const uint64_t n = json.size();
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+  out += json;
+  out.reserve(out.size() + offset);
+  for (const auto& t : tensors) {
+    // Little-endian floats (x86, ARM): the bytes are written as they are in memory.
+    out.append(reinterpret_cast<const char*>(t.data),
+               static_cast<size_t>(t.shape.numel()) * sizeof(float));
+  }
+  return out;
+}
+
+void write_safetensors(const std::string& path, std::span<const TensorRef> tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::string bytes = encode_safetensors(tensors, metadata);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) bad(path, "cannot write file", "", "a writable path");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) bad(path, "write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) bad(path, "cannot rename the temporary file");
+}
+
+SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& source) {
+  if (bytes.size() < 8)
+    bad(source, "truncated safetensors file", "", "at least 8 bytes",
+        std::to_string(bytes.size()) + " bytes");
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i)
+    n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[static_cast<size_t>(i)]))
+         << (8 * i);
+  if (n > kMaxHeader || n > bytes.size() - 8)
+    bad(source, "header length exceeds the file", "header", fmt::format("<= {}", bytes.size() - 8),
+        std::to_string(n));
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.substr(8, n));
+  } catch (const nlohmann::json::exception& e) {
+    bad(source, "header is not valid JSON", "header", "a JSON object", e.what());
+  }
+  if (!header.is_object()) bad(source, "header is not a JSON object", "header");
+  const std::string_view data = bytes.substr(8 + n);
+  SafetensorsFile f;
+  struct Span {
+    uint64_t begin, end;
+  };
+  std::vector<Span> spans;
+  for (const auto& [name, v] : header.items()) {
+    if (name == "__metadata__") {
+      if (!v.is_object()) bad(source, "__metadata__ is not an object", name);
+      for (const auto& [k, mv] : v.items()) {
+        if (!mv.is_string()) bad(source, "metadata values must be strings", k);
+        f.metadata[k] = mv.get<std::string>();
+      }
+      continue;
+    }
+    if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") ||
+        !v.contains("data_offsets"))
+      bad(source, "tensor entry lacks dtype, shape or data_offsets", name);
+    const auto& dt = v["dtype"];
+    const auto& sh = v["shape"];
+    const auto& off = v["data_offsets"];
+    if (!dt.is_string() || !sh.is_array() || !off.is_array() || off.size() != 2 ||
+        !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+      bad(source, "malformed tensor entry", name, "dtype string, shape list, 2 offsets", v.dump());
+    const std::string dtype = dt.get<std::string>();
+    size_t esize = 0;
+    if (dtype == "F32")
+      esize = 4;
+    else if (dtype == "F64")
+      esize = 8;
+    else
+      bad(source, "unsupported dtype", name, "F32 or F64", dtype);
+    if (sh.size() > static_cast<size_t>(Shape::kMaxRank))
+      bad(source, "tensor rank too high", name, fmt::format("<= {}", Shape::kMaxRank),
+          std::to_string(sh.size()));
+    LoadedTensor t;
+    t.name = name;
+    uint64_t numel = 1;
+    for (const auto& d : sh) {
+      if (!d.is_number_unsigned()) bad(source, "shape entries must be non-negative", name);
+      const uint64_t dim = d.get<uint64_t>();
+      if (dim > (uint64_t{1} << 40) || (dim != 0 && numel > (uint64_t{1} << 40) / dim))
+        bad(source, "tensor too large", name);
+      numel *= dim;
+      t.shape.dims[static_cast<size_t>(t.shape.rank++)] = static_cast<Index>(dim);
+    }
+    const uint64_t b = off[0].get<uint64_t>(), e = off[1].get<uint64_t>();
+    if (b > e || e > data.size())
+      bad(source, "data offsets out of range (truncated file?)", name,
+          fmt::format("0 <= begin <= end <= {}", data.size()), fmt::format("[{}, {}]", b, e));
+    if (e - b != numel * esize)
+      bad(source, "data size does not match shape and dtype", name,
+          fmt::format("{} bytes", numel * esize), fmt::format("{} bytes", e - b));
+    spans.push_back({b, e});
+    t.data.resize(static_cast<size_t>(numel));
+    if (esize == 4) {
+      std::memcpy(t.data.data(), data.data() + b, static_cast<size_t>(numel) * 4);
+    } else {
+      for (uint64_t i = 0; i < numel; ++i) {
+        double x = 0;
+        std::memcpy(&x, data.data() + b + i * 8, 8);
+        t.data[static_cast<size_t>(i)] = static_cast<float>(x);
+      }
+    }
+    f.tensors.push_back(std::move(t));
+  }
+  // Overlapping tensors mean a lying header.
+  std::vector<size_t> order(spans.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return spans[a].begin < spans[b].begin; });
+  for (size_t i = 1; i < order.size(); ++i)
+    if (spans[order[i]].begin < spans[order[i - 1]].end &&
+        spans[order[i]].end > spans[order[i]].begin)
+      bad(source, "tensors overlap", f.tensors[order[i]].name);
+  std::vector<LoadedTensor> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order) sorted.push_back(std::move(f.tensors[i]));
+  f.tensors = std::move(sorted);
+  return f;
+}
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(path, "cannot open file", "", "a readable safetensors file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return decode_safetensors(ss.str(), path);
+}
+
+}  // namespace shoal::train

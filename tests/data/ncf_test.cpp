@@ -1,0 +1,176 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "shoal/data/ncf.h"
+#include "shoal/data/ncf_sampler.h"
+
+namespace shoal {
+namespace {
+
+using namespace shoal::data;
+
+// Runs f, expects a shoal::Error whose message contains every one of `parts`.
+template <class F>
+void expect_error(F&& f, std::initializer_list<std::string> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no error thrown";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what;
+  }
+}
+
+TEST(NcfReader, RatingsFile) {
+  const auto p = parse_ncf_ratings("0\t3\t5\t978\n0\t1\t4\t979\r\n2 7\n\n", "r.rating");
+  EXPECT_EQ(p.users, (std::vector<int32_t>{0, 0, 2}));
+  EXPECT_EQ(p.items, (std::vector<int32_t>{3, 1, 7}));
+  EXPECT_EQ(p.num_users, 3);
+  EXPECT_EQ(p.num_items, 8);
+  EXPECT_EQ(p.context_cols(), 0);
+}
+
+TEST(NcfReader, RatingsErrorsNameTheLine) {
+  expect_error([] { parse_ncf_ratings("0\t1\n1\t-4\n", "a.rating"); },
+               {"a.rating:2", "negative item id"});
+  expect_error([] { parse_ncf_ratings("0\t1\n7\n", "a.rating"); },
+               {"a.rating:2", "wrong number of fields"});
+  expect_error([] { parse_ncf_ratings("0\t1\nx\t2\n", "a.rating"); }, {"a.rating:2", "user"});
+  expect_error([] { parse_ncf_ratings("0\t1\n3\t2\n", "a.rating", {.num_users = 3}); },
+               {"a.rating:2", "user id out of range", "< 3"});
+  expect_error([] { parse_ncf_ratings("", "a.rating"); }, {"no ratings"});
+}
+
+TEST(NcfReader, TestFiles) {
+  const auto t = parse_ncf_test("0\t5\t4\t1\n1\t2\t3\t1\n", "t.rating",
+                                "(0,5)\t1\t2\t3\n(1,2)\t4\t5\t6\n", "t.negative");
+  EXPECT_EQ(t.size(), 2);
+  EXPECT_EQ(t.negatives_per_user, 3);
+  EXPECT_EQ(t.negatives, (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(t.num_items, 7);
+  expect_error(
+      [] { parse_ncf_test("0\t5\n1\t2\n", "t.rating", "(0,5)\t1\t2\n(1,3)\t4\t5\n", "t.neg"); },
+      {"t.neg:2", "header does not match"});
+  expect_error(
+      [] { parse_ncf_test("0\t5\n1\t2\n", "t.rating", "(0,5)\t1\t2\n(1,2)\t4\n", "t.neg"); },
+      {"t.neg:2", "wrong number of negatives"});
+  expect_error([] { parse_ncf_test("0\t5\n1\t2\n", "t.rating", "(0,5)\t1\t2\n", "t.neg"); },
+               {"fewer negative lines"});
+  expect_error(
+      [] { parse_ncf_test("0\t5\n", "t.rating", "(0,5)\t1\t9\n", "t.neg", {.num_items = 8}); },
+      {"t.neg:1", "item id out of range"});
+}
+
+TEST(NcfReader, CsvWithLabelAndContext) {
+  const std::string text = "user,item,label,age,hour\n0,2,1,0.5,3\n1,4,0,1,1\n2,1.0,1,-2,7\n";
+  const auto p = parse_ncf_csv(text, "x.csv", {});
+  EXPECT_EQ(p.users, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(p.items, (std::vector<int32_t>{2, 1}));
+  EXPECT_EQ(p.context_names, (std::vector<std::string>{"age", "hour"}));
+  EXPECT_EQ(p.context, (std::vector<float>{0.5f, 3.f, -2.f, 7.f}));
+  EXPECT_EQ(p.dropped_negatives, 1);
+  const auto q = parse_ncf_csv(text, "x.csv", {"hour"});
+  EXPECT_EQ(q.context, (std::vector<float>{3.f, 7.f}));
+}
+
+TEST(NcfReader, CsvErrors) {
+  expect_error([] { parse_ncf_csv("user,item,a\n0,1,2\n0,1\n", "x.csv", {}); },
+               {"x.csv:3", "wrong number of columns", "expected 3"});
+  expect_error([] { parse_ncf_csv("user,item\n0,1\n-1,1\n", "x.csv", {}); },
+               {"x.csv:3", "negative user id"});
+  expect_error([] { parse_ncf_csv("user,item\n0,1.5\n", "x.csv", {}); },
+               {"x.csv:2", "not an integer"});
+  expect_error([] { parse_ncf_csv("u,item\n0,1\n", "x.csv", {}); }, {"'user' and 'item'"});
+  expect_error([] { parse_ncf_csv("user,item,a\n0,1,nan\n", "x.csv", {}); }, {"x.csv:2", "finite"});
+  expect_error([] { parse_ncf_csv("user,item,a\n0,1,2\n", "x.csv", {"b"}); },
+               {"no such context column"});
+  expect_error([] { parse_ncf_csv("user,item\n0,9\n", "x.csv", {}, {.num_items = 9}); },
+               {"x.csv:2", "item id out of range"});
+}
+
+NcfPositives small_positives() {
+  NcfPositives p;
+  // user 0 likes items 0..3 of 6; user 1 likes 5; user 2 likes everything but item 4.
+  p.users = {0, 0, 0, 0, 1, 2, 2, 2, 2, 2};
+  p.items = {3, 1, 0, 2, 5, 0, 1, 2, 3, 5};
+  p.num_users = 3;
+  p.num_items = 6;
+  p.source = "mem";
+  return p;
+}
+
+TEST(NcfSampler, NegativesAvoidTrainingPositives) {
+  const NcfPositives p = small_positives();
+  NcfSampler s(p, 4, 17);
+  ThreadPool pool(2);
+  EXPECT_EQ(s.instances(), 50);
+  for (int epoch = 1; epoch <= 20; ++epoch) {
+    s.draw_epoch(epoch, pool);
+    Index positives = 0;
+    for (Index i = 0; i < s.instances(); ++i) {
+      const auto k = static_cast<size_t>(i);
+      const int32_t u = s.users()[k], it = s.items()[k];
+      ASSERT_GE(it, 0);
+      ASSERT_LT(it, 6);
+      const Index row = s.context_rows()[k];
+      EXPECT_EQ(p.users[static_cast<size_t>(row)], u);
+      if (s.labels()[k] == 1.0f) {
+        ++positives;
+        EXPECT_EQ(p.items[static_cast<size_t>(row)], it);
+      } else {
+        EXPECT_FALSE(s.is_positive(u, it)) << "user " << u << " item " << it;
+        if (u == 2) {
+          EXPECT_EQ(it, 4);
+        }
+      }
+    }
+    EXPECT_EQ(positives, p.size());
+  }
+}
+
+TEST(NcfSampler, DeterministicAcrossThreadCounts) {
+  const NcfPositives p = small_positives();
+  NcfSampler a(p, 3, 5), b(p, 3, 5), c(p, 3, 6);
+  ThreadPool one(1), three(3);
+  a.draw_epoch(2, one);
+  b.draw_epoch(2, three);
+  c.draw_epoch(2, one);
+  EXPECT_TRUE(std::ranges::equal(a.items(), b.items()));
+  EXPECT_TRUE(std::ranges::equal(a.users(), b.users()));
+  EXPECT_TRUE(std::ranges::equal(a.labels(), b.labels()));
+  EXPECT_FALSE(std::ranges::equal(a.items(), c.items()) &&
+               std::ranges::equal(a.users(), c.users()));
+  // Another epoch draws other negatives and another order.
+  b.draw_epoch(3, three);
+  EXPECT_FALSE(std::ranges::equal(a.users(), b.users()) &&
+               std::ranges::equal(a.items(), b.items()));
+}
+
+TEST(NcfSampler, RejectsUserWithNoPossibleNegative) {
+  NcfPositives p;
+  p.users = {0, 0};
+  p.items = {0, 1};
+  p.num_users = 1;
+  p.num_items = 2;
+  EXPECT_THROW(NcfSampler(p, 4, 1), Error);
+  EXPECT_NO_THROW(NcfSampler(p, 0, 1));
+}
+
+TEST(NcfSampler, UniformOverAllowedItems) {
+  NcfPositives p;
+  p.users = {0};
+  p.items = {0};
+  p.num_users = 1;
+  p.num_items = 5;
+  NcfSampler s(p, 4, 3);
+  std::vector<int> counts(5, 0);
+  for (int e = 0; e < 2000; ++e)
+    for (Index c = 1; c < 5; ++c) ++counts[static_cast<size_t>(s.canonical_item(e, c))];
+  EXPECT_EQ(counts[0], 0);
+  for (int i = 1; i < 5; ++i) EXPECT_NEAR(counts[static_cast<size_t>(i)], 2000, 150) << i;
+}
+
+}  // namespace
+}  // namespace shoal
