@@ -72,7 +72,4 @@ NcfPositives read_ncf_csv(const std::string& path, const std::vector<std::string
 NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
                            const std::vector<std::string>& context_cols, NcfIdLimits limits = {});
 
-// Reads a whole file (shoal::Error naming it if it cannot be opened).
-std::string read_text_file(const std::string& path);
-
 }  // namespace shoal::data

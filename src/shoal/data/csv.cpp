@@ -2,9 +2,9 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string_view>
+
+#include "shoal/data/gzip.h"
 
 namespace shoal::data {
 namespace {
@@ -114,13 +114,7 @@ NumericTable parse_numeric_csv(const std::string& text, const std::string& sourc
 }
 
 NumericTable read_numeric_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error("cannot open file",
-                ErrorContext{.file = path, .expected = "a readable file", .actual = "open failed"});
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_numeric_csv(ss.str(), path);
+  return parse_numeric_csv(read_text_file(path), path);
 }
 
 }  // namespace shoal::data

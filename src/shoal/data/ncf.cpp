@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string_view>
+
+#include "shoal/data/gzip.h"
 
 namespace shoal::data {
 namespace {
@@ -107,15 +107,6 @@ std::string_view trim(std::string_view s) {
 }
 
 }  // namespace
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error("cannot open file", ErrorContext{.file = path, .expected = "a readable file"});
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 NcfPositives parse_ncf_ratings(const std::string& text, const std::string& source,
                                NcfIdLimits limits) {
