@@ -1,0 +1,96 @@
+// TSMixer (neuralforecast.models.TSMixer, spec §3): no exogenous inputs; keeps the input length
+// L through every block, then projects time L → H. Per block (pre-norm, no norm after adds):
+//   temporal:  x ← x + dropout(relu(Linear_{L→L}(BN_{N·L}(x as [B, N, L]))))   (along time)
+//   feature:   x ← x + dropout(Linear_{K→N}(dropout(relu(Linear_{N→K}(BN_{L·N}(x))))))
+//   out = RevIN⁻¹(Linear_{L→H} along time(x)),  x₀ = RevIN(insample_y)
+// BatchNorm1d: eps 1e-3, momentum 0.01; the temporal norm's features are ordered series-major
+// (n·L + l), the feature norm's time-major (l·N + n), as neuralforecast flattens them.
+// Activations are [B·L, N]; the temporal half works on a per-window transpose [B·N, L] so its
+// BatchNorm and Linear are the plain layers with PyTorch's parameter order.
+// Names are neuralforecast's state_dict keys ("mixing_layers.0.temporal_mixer.temporal_lin.weight",
+// "...temporal_norm.running_mean", "out.weight", "norm.affine_weight").
+// Legend: B windows, L input_size, H horizon, N series, K ff_dim.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shoal/layers/batch_norm.h"
+#include "shoal/models/forecast.h"
+#include "shoal/models/mixing.h"
+
+namespace shoal::models {
+
+template <class T>
+class TSMixer {
+ public:
+  struct Config {
+    Index h = 0;
+    Index input_size = 0;
+    Index n_series = 0;
+    Index n_block = 2;
+    Index ff_dim = 64;
+    double dropout = 0.9;
+    bool revin = true;
+    uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
+  };
+
+  explicit TSMixer(Config cfg);
+  TSMixer(const TSMixer&) = delete;
+  TSMixer& operator=(const TSMixer&) = delete;
+
+  const Config& config() const { return cfg_; }
+  Index horizon() const { return cfg_.h; }
+  Index n_series() const { return cfg_.n_series; }
+  Index num_params();
+
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng);
+  // Training mode needs B ≥ 2 (BatchNorm batch statistics), as PyTorch.
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+
+  template <class F>
+  void for_each_param(F&& f) {
+    auto with = [&](const std::string& prefix, auto& layer) {
+      layer.for_each_param([&](std::string_view n, Param<T>& p) { f(prefix + std::string(n), p); });
+    };
+    if (cfg_.revin) with("norm.", revin_);
+    for (size_t k = 0; k < blocks_.size(); ++k) {
+      const std::string p = "mixing_layers." + std::to_string(k) + ".";
+      Block& b = blocks_[k];
+      with(p + "temporal_mixer.temporal_norm.", b.tnorm);
+      with(p + "temporal_mixer.temporal_lin.", b.tlin);
+      with(p + "feature_mixer.feature_norm.", b.fnorm);
+      with(p + "feature_mixer.feature_lin_1.", b.flin1);
+      with(p + "feature_mixer.feature_lin_2.", b.flin2);
+    }
+    with("out.", out_);
+  }
+
+ private:
+  struct Block {
+    layers::BatchNorm1d<T> tnorm, fnorm;
+    layers::Linear<T> tlin, flin1, flin2;
+    layers::Dropout<T> tdrop, fdrop1, fdrop2;
+    Buffer<T> tt, tu, tv, tw, xa;  // [B·N, L] ×3 (transposed), [B·L, N] ×2
+    Buffer<T> fb, f1, f2;          // [B·L, N], [B·L, K], [B·L, N]
+    Buffer<T> dtt, dtu, dtv, dtw, dxa, dfb, df1, df2, dtmp;
+  };
+  void forward_block(const Ctx& ctx, Block& b, ConstMat<T> x, MatView<T> y, Index bsz);
+  void backward_block(const Ctx& ctx, Block& b, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
+                      Index bsz);
+
+  Config cfg_;
+  Index max_batch_ = 0;
+  RevIn<T> revin_;
+  std::vector<Block> blocks_;
+  TimeLinear<T> out_;
+  std::vector<Buffer<T>> x_, dx_;  // x_[k]: input of block k; x_.back(): head input [B·L, N]
+  Buffer<T> head_, dhead_, fcst_;  // [B·H, N]
+};
+
+extern template class TSMixer<float>;
+extern template class TSMixer<double>;
+
+}  // namespace shoal::models

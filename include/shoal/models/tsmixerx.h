@@ -1,0 +1,115 @@
+// TSMixerx (neuralforecast.models.TSMixerx, spec §2): multivariate mixer with historical,
+// future and static exogenous inputs. Forward, with C₀ = 1 + X + F and m = 1 + [F>0] + [S>0]:
+//   y' = RevIN(insample_y)                                         [B, L, N]
+//   P  = TimeLinear_{L→H}([y', hist, futr[:L]])                     [B, H, C₀·N]  (col c·N + n)
+//   Z  = [FM_hist(P), FM_futr(futr[L:]) if F, FM_stat(stat) if S]   [B, H, m·K]
+//   Z  = FM(TM(Z)) (first_mixing, m·K → K)
+//   n_block × ( S = 0: FM(TM(Z));  S > 0: FM(TM([Z, FM_stat_k(stat)])) )
+//   out = RevIN⁻¹(Z · W_outᵀ + b_out)                               [B, H, N]
+// TM = TemporalMixingX, FM = FeatureMixingX (models/mixing.h). Parameter names are
+// neuralforecast's state_dict keys (e.g. "mixing_block.0.temporal_mixer.temporal_lin.weight").
+// Legend: B windows, L input_size, H horizon, N series, K ff_dim, X/F/S exogenous counts.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shoal/models/forecast.h"
+#include "shoal/models/mixing.h"
+
+namespace shoal::models {
+
+template <class T>
+class TSMixerx {
+ public:
+  struct Config {
+    Index h = 0;
+    Index input_size = 0;
+    Index n_series = 0;
+    Index hist_exog_size = 0;  // X
+    Index futr_exog_size = 0;  // F
+    Index stat_exog_size = 0;  // S
+    Index n_block = 2;
+    Index ff_dim = 64;
+    double dropout = 0.0;
+    bool revin = true;
+    uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
+  };
+
+  explicit TSMixerx(Config cfg);
+  TSMixerx(const TSMixerx&) = delete;
+  TSMixerx& operator=(const TSMixerx&) = delete;
+
+  const Config& config() const { return cfg_; }
+  Index horizon() const { return cfg_.h; }
+  Index n_series() const { return cfg_.n_series; }
+  // Σ numel of the trainable parameters (spec §2.5).
+  Index num_params();
+
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng);
+  // Returns the forecast [B·H, N] (a view of a model buffer, valid until the next forward).
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  // dout [B·H, N]: ∂loss/∂forecast of the last forward. Parameter grads accumulate.
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+
+  template <class F>
+  void for_each_param(F&& f) {
+    auto with = [&](const std::string& prefix, auto& layer) {
+      layer.for_each_param([&](std::string_view n, Param<T>& p) { f(prefix + std::string(n), p); });
+    };
+    if (cfg_.revin) with("norm.", revin_);
+    with("temporal_projection.", projection_);
+    with("feature_mixer_hist.", *fm_hist_);
+    if (fm_futr_) with("feature_mixer_futr.", *fm_futr_);
+    if (fm_stat_) with("feature_mixer_stat.", *fm_stat_);
+    for (size_t j = 0; j < mixers_.size(); ++j) {
+      const std::string p = mixer_prefix(j);
+      if (mixers_[j].stat) with(p + "feature_mixer_stat.", *mixers_[j].stat);
+      with(p + "temporal_mixer.", *mixers_[j].temporal);
+      with(p + "feature_mixer.", *mixers_[j].feature);
+    }
+    with("out.", out_);
+  }
+
+ private:
+  struct Mixer {                              // first_mixing (j = 0) or mixing_block.{j − 1}
+    std::unique_ptr<FeatureMixingX<T>> stat;  // MixingLayerWithStaticExogenous only
+    std::unique_ptr<TemporalMixingX<T>> temporal;
+    std::unique_ptr<FeatureMixingX<T>> feature;
+    Index cols = 0;  // input width
+  };
+  static std::string mixer_prefix(size_t j) {
+    return j == 0 ? std::string("first_mixing.") : "mixing_block." + std::to_string(j - 1) + ".";
+  }
+  Index c0() const { return 1 + cfg_.hist_exog_size + cfg_.futr_exog_size; }
+  void check_inputs(const ForecastInputs<T>& in) const;
+  void pack_inputs(const ForecastInputs<T>& in);
+  MatView<T> rows(const Buffer<T>& b, Index n) const { return b.mat().rows_block(0, n); }
+  // Where mixer j writes its output: the next mixer's input (left block) or the head input.
+  MatView<T> mixer_out(size_t j, Index n) const;
+  MatView<T> mixer_dout(size_t j, Index n) const;
+
+  Config cfg_;
+  Index max_batch_ = 0;
+  RevIn<T> revin_;
+  TimeLinear<T> projection_;
+  std::unique_ptr<FeatureMixingX<T>> fm_hist_, fm_futr_, fm_stat_;
+  std::vector<Mixer> mixers_;
+  layers::Linear<T> out_;
+
+  Buffer<T> xin_, dxin_;             // [B·L, C₀·N] RevIN'd y, hist, futr[:L]
+  Buffer<T> proj_, dproj_;           // [B·H, C₀·N]
+  Buffer<T> xfutr_;                  // [B·H, F·N] futr[L:], no gradient
+  Buffer<T> xstat_;                  // [B·H, N·S] broadcast static, no gradient
+  std::vector<Buffer<T>> io_, dio_;  // io_[j]: input of mixer j; io_.back(): head input [B·H, K]
+  std::vector<Buffer<T>> tm_, dtm_;  // temporal-mixer output of mixer j
+  Buffer<T> head_, dhead_;           // [B·H, N] head output before RevIN⁻¹
+  Buffer<T> fcst_;                   // [B·H, N] forecast
+};
+
+extern template class TSMixerx<float>;
+extern template class TSMixerx<double>;
+
+}  // namespace shoal::models

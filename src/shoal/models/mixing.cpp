@@ -1,0 +1,494 @@
+#include "shoal/models/mixing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "shoal/kernels/gemm.h"
+
+namespace shoal::models {
+namespace {
+
+using kernels::Act;
+using kernels::Trans;
+
+constexpr int kLanes = 8;
+
+// Σ_j f(j) over [0, n) in kLanes independent double accumulators (as layers::LayerNorm): the
+// order depends only on n, and the loop vectorises without reassociation.
+template <class F>
+double lane_sum(Index n, F&& f) {
+  double acc[kLanes] = {};
+  Index j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] += f(j + k);
+  double tail = 0;
+  for (; j < n; ++j) tail += f(j);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
+}
+
+}  // namespace
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+template <class T>
+void copy_view(ConstMat<T> x, MatView<T> y) {
+  SHOAL_DCHECK(x.rows == y.rows && x.cols == y.cols);
+  for (Index r = 0; r < x.rows; ++r) std::copy_n(x.row(r), x.cols, y.row(r));
+}
+
+template <class T>
+void add_into(ConstMat<T> x, MatView<T> y) {
+  SHOAL_DCHECK(x.rows == y.rows && x.cols == y.cols);
+  for (Index r = 0; r < x.rows; ++r) {
+    const T* xr = x.row(r);
+    T* yr = y.row(r);
+    for (Index c = 0; c < x.cols; ++c) yr[c] += xr[c];
+  }
+}
+
+template <class T>
+void transpose_windows(ConstMat<T> x, MatView<T> y, Index batch, bool accumulate) {
+  const Index rows = x.rows / batch, cols = x.cols;
+  SHOAL_DCHECK(x.rows == batch * rows && y.rows == batch * cols && y.cols == rows);
+  for (Index b = 0; b < batch; ++b)
+    for (Index r = 0; r < rows; ++r) {
+      const T* xr = x.row(b * rows + r);
+      if (accumulate)
+        for (Index c = 0; c < cols; ++c) y(b * cols + c, r) += xr[c];
+      else
+        for (Index c = 0; c < cols; ++c) y(b * cols + c, r) = xr[c];
+    }
+}
+
+// ---- TimeLinear ------------------------------------------------------------------------------
+
+template <class T>
+void TimeLinear<T>::plan(Planner& planner, Index max_batch) {
+  SHOAL_CHECK(cfg.in > 0 && cfg.out > 0 && cfg.cols > 0,
+              "TimeLinear needs in, out, cols > 0, got {} {} {}", cfg.in, cfg.out, cfg.cols);
+  SHOAL_CHECK(cfg.act == Act::kNone || cfg.act == Act::kRelu, "TimeLinear supports none/relu");
+  planner.param(weight, "weight", {cfg.out, cfg.in});
+  planner.param(bias, "bias", {cfg.out});
+  planner.buffer(dz, Region::kScratch, "dz", {max_batch * cfg.out, cfg.cols});
+}
+
+template <class T>
+void TimeLinear<T>::init(RngStream& rng) {
+  const float bound = 1.0f / std::sqrt(static_cast<float>(cfg.in));
+  for (T& w : weight.value) w = static_cast<T>(rng.uniform(-bound, bound));
+  for (T& b : bias.value) b = static_cast<T>(rng.uniform(-bound, bound));
+}
+
+template <class T>
+void TimeLinear<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y, Index batch) {
+  const Index ni = cfg.in, no = cfg.out, c = cfg.cols;
+  SHOAL_DCHECK(x.rows == batch * ni && y.rows == batch * no && x.cols == c && y.cols == c);
+  const T* w = weight.value.data;
+  const T* bs = bias.value.data;
+  const bool relu = cfg.act == Act::kRelu;
+  for (Index b = 0; b < batch; ++b) {
+    T* yb = y.row(b * no);
+    kernels::gemm<T>(Trans::kNo, Trans::kNo, no, c, ni, T(1), w, ni, x.row(b * ni), x.ld, T(0), yb,
+                     y.ld);
+    for (Index o = 0; o < no; ++o) {
+      T* yr = yb + o * y.ld;
+      const T bo = bs[o];
+      if (relu)
+        for (Index j = 0; j < c; ++j) yr[j] = std::max(yr[j] + bo, T(0));
+      else
+        for (Index j = 0; j < c; ++j) yr[j] += bo;
+    }
+  }
+}
+
+template <class T>
+void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy,
+                             MatView<T> dx, Index batch, bool accumulate_dx) {
+  const Index ni = cfg.in, no = cfg.out, c = cfg.cols;
+  SHOAL_DCHECK(dy.rows == batch * no && dy.cols == c && x.rows == batch * ni);
+  const T* w = weight.value.data;
+  T* dw = weight.grad.data;
+  T* db = bias.grad.data;
+  ConstMat<T> g = dy;
+  if (cfg.act == Act::kRelu) {
+    MatView<T> z = dz.mat().rows_block(0, batch * no);
+    for (Index r = 0; r < batch * no; ++r) {
+      const T* yr = y.row(r);
+      const T* dyr = dy.row(r);
+      T* zr = z.row(r);
+      for (Index j = 0; j < c; ++j) zr[j] = yr[j] > T(0) ? dyr[j] : T(0);
+    }
+    g = z;
+  }
+  for (Index b = 0; b < batch; ++b) {
+    const T* gb = g.row(b * no);
+    const T* xb = x.row(b * ni);
+    // dW += g_b · x_bᵀ   [O, C]·[C, I]
+    kernels::gemm<T>(Trans::kNo, Trans::kYes, no, ni, c, T(1), gb, g.ld, xb, x.ld, T(1), dw, ni);
+    for (Index o = 0; o < no; ++o) {
+      const T* gr = gb + o * g.ld;
+      db[o] += static_cast<T>(lane_sum(c, [&](Index j) { return static_cast<double>(gr[j]); }));
+    }
+    // dx_b (+)= Wᵀ · g_b   [I, O]·[O, C]
+    if (dx.data != nullptr)
+      kernels::gemm<T>(Trans::kYes, Trans::kNo, ni, c, no, T(1), w, ni, gb, g.ld,
+                       accumulate_dx ? T(1) : T(0), dx.row(b * ni), dx.ld);
+  }
+}
+
+// ---- WindowLayerNorm -------------------------------------------------------------------------
+
+template <class T>
+void WindowLayerNorm<T>::plan(Planner& planner, Index max_batch) {
+  SHOAL_CHECK(cfg.rows > 0 && cfg.cols > 0, "LayerNorm over (rows, cols) needs both > 0");
+  planner.param(weight, "weight", {cfg.rows, cfg.cols});
+  planner.param(bias, "bias", {cfg.rows, cfg.cols});
+  planner.buffer(mean, Region::kActivations, "mean", {max_batch});
+  planner.buffer(rstd, Region::kActivations, "rstd", {max_batch});
+}
+
+template <class T>
+void WindowLayerNorm<T>::init(RngStream&) {
+  std::fill(weight.value.begin(), weight.value.end(), T(1));
+  std::fill(bias.value.begin(), bias.value.end(), T(0));
+}
+
+template <class T>
+void WindowLayerNorm<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y, Index batch) {
+  const Index nr = cfg.rows, nc = cfg.cols;
+  SHOAL_DCHECK(x.rows == batch * nr && x.cols == nc && y.rows == x.rows && y.cols == nc);
+  const double inv_n = 1.0 / static_cast<double>(nr * nc);
+  const T* w = weight.value.data;
+  const T* bs = bias.value.data;
+  for (Index b = 0; b < batch; ++b) {
+    double s = 0;
+    for (Index r = 0; r < nr; ++r) {
+      const T* xr = x.row(b * nr + r);
+      s += lane_sum(nc, [&](Index j) { return static_cast<double>(xr[j]); });
+    }
+    const double mu = s * inv_n;
+    double q = 0;
+    for (Index r = 0; r < nr; ++r) {
+      const T* xr = x.row(b * nr + r);
+      q += lane_sum(nc, [&](Index j) {
+        const double d = static_cast<double>(xr[j]) - mu;
+        return d * d;
+      });
+    }
+    const T m = static_cast<T>(mu);
+    const T rs = static_cast<T>(1.0 / std::sqrt(q * inv_n + cfg.eps));
+    mean.view.data[b] = m;
+    rstd.view.data[b] = rs;
+    for (Index r = 0; r < nr; ++r) {
+      const T* xr = x.row(b * nr + r);
+      T* yr = y.row(b * nr + r);
+      const T* wr = w + r * nc;
+      const T* br = bs + r * nc;
+      for (Index j = 0; j < nc; ++j) yr[j] = (xr[j] - m) * rs * wr[j] + br[j];
+    }
+  }
+}
+
+template <class T>
+void WindowLayerNorm<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
+                                  Index batch) {
+  const Index nr = cfg.rows, nc = cfg.cols;
+  SHOAL_DCHECK(x.rows == batch * nr && dy.rows == x.rows && dx.rows == x.rows);
+  const double inv_n = 1.0 / static_cast<double>(nr * nc);
+  const T* w = weight.value.data;
+  T* dw = weight.grad.data;
+  T* db = bias.grad.data;
+  for (Index b = 0; b < batch; ++b) {
+    const T m = mean.view.data[b];
+    const T rs = rstd.view.data[b];
+    // g = dy·w; dx = r·(g − mean(g) − x̂·mean(g·x̂)) (docs/derivations/layer_norm.md).
+    double sg = 0, sgx = 0;
+    for (Index r = 0; r < nr; ++r) {
+      const T* xr = x.row(b * nr + r);
+      const T* dyr = dy.row(b * nr + r);
+      const T* wr = w + r * nc;
+      sg += lane_sum(nc, [&](Index j) { return static_cast<double>(dyr[j] * wr[j]); });
+      sgx += lane_sum(nc, [&](Index j) {
+        return static_cast<double>(dyr[j] * wr[j]) * static_cast<double>((xr[j] - m) * rs);
+      });
+    }
+    const T a = static_cast<T>(sg * inv_n);
+    const T c = static_cast<T>(sgx * inv_n);
+    for (Index r = 0; r < nr; ++r) {
+      const T* xr = x.row(b * nr + r);
+      const T* dyr = dy.row(b * nr + r);
+      T* dxr = dx.row(b * nr + r);
+      const T* wr = w + r * nc;
+      T* dwr = dw + r * nc;
+      T* dbr = db + r * nc;
+      for (Index j = 0; j < nc; ++j) {
+        const T xhat = (xr[j] - m) * rs;
+        const T g = dyr[j];
+        dwr[j] += g * xhat;
+        dbr[j] += g;
+        dxr[j] = rs * (g * wr[j] - a - xhat * c);
+      }
+    }
+  }
+}
+
+// ---- RevIn -----------------------------------------------------------------------------------
+
+template <class T>
+void RevIn<T>::plan(Planner& planner, Index max_batch) {
+  SHOAL_CHECK(cfg.n_series > 0, "RevIN needs n_series > 0, got {}", cfg.n_series);
+  planner.param(affine_weight, "affine_weight", {1, 1, cfg.n_series});
+  planner.param(affine_bias, "affine_bias", {1, 1, cfg.n_series});
+  planner.buffer(mu, Region::kActivations, "mu", {max_batch, cfg.n_series});
+  planner.buffer(sigma, Region::kActivations, "sigma", {max_batch, cfg.n_series});
+}
+
+template <class T>
+void RevIn<T>::init(RngStream&) {
+  std::fill(affine_weight.value.begin(), affine_weight.value.end(), T(1));
+  std::fill(affine_bias.value.begin(), affine_bias.value.end(), T(0));
+}
+
+template <class T>
+void RevIn<T>::normalize(ConstMat<T> x, MatView<T> y, Index batch) {
+  const Index n = cfg.n_series, len = x.rows / batch;
+  SHOAL_DCHECK(x.cols == n && y.cols == n && y.rows == x.rows && x.rows == batch * len);
+  const T* w = affine_weight.value.data;
+  const T* bs = affine_bias.value.data;
+  const double inv_l = 1.0 / static_cast<double>(len);
+  for (Index b = 0; b < batch; ++b) {
+    T* mb = mu.view.data + b * n;
+    T* sb = sigma.view.data + b * n;
+    for (Index s = 0; s < n; ++s) {
+      const double m =
+          lane_sum(len, [&](Index t) { return static_cast<double>(x(b * len + t, s)); }) * inv_l;
+      const double v = lane_sum(len,
+                                [&](Index t) {
+                                  const double d = static_cast<double>(x(b * len + t, s)) - m;
+                                  return d * d;
+                                }) *
+                       inv_l;
+      mb[s] = static_cast<T>(m);
+      sb[s] = static_cast<T>(std::sqrt(v + cfg.eps));
+    }
+    for (Index t = 0; t < len; ++t) {
+      const T* xr = x.row(b * len + t);
+      T* yr = y.row(b * len + t);
+      for (Index s = 0; s < n; ++s) yr[s] = (xr[s] - mb[s]) / sb[s] * w[s] + bs[s];
+    }
+  }
+}
+
+template <class T>
+void RevIn<T>::normalize_backward(ConstMat<T> x, ConstMat<T> dy, Index batch) {
+  const Index n = cfg.n_series, len = x.rows / batch;
+  T* dw = affine_weight.grad.data;
+  T* db = affine_bias.grad.data;
+  for (Index b = 0; b < batch; ++b) {
+    const T* mb = mu.view.data + b * n;
+    const T* sb = sigma.view.data + b * n;
+    for (Index t = 0; t < len; ++t) {
+      const T* xr = x.row(b * len + t);
+      const T* dyr = dy.row(b * len + t);
+      for (Index s = 0; s < n; ++s) {
+        dw[s] += dyr[s] * ((xr[s] - mb[s]) / sb[s]);
+        db[s] += dyr[s];
+      }
+    }
+  }
+}
+
+template <class T>
+void RevIn<T>::denormalize(ConstMat<T> x, MatView<T> y, Index batch) {
+  const Index n = cfg.n_series, len = x.rows / batch;
+  const T* w = affine_weight.value.data;
+  const T* bs = affine_bias.value.data;
+  for (Index b = 0; b < batch; ++b) {
+    const T* mb = mu.view.data + b * n;
+    const T* sb = sigma.view.data + b * n;
+    for (Index t = 0; t < len; ++t) {
+      const T* xr = x.row(b * len + t);
+      T* yr = y.row(b * len + t);
+      for (Index s = 0; s < n; ++s) yr[s] = (xr[s] - bs[s]) / w[s] * sb[s] + mb[s];
+    }
+  }
+}
+
+template <class T>
+void RevIn<T>::denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch) {
+  const Index n = cfg.n_series, len = x.rows / batch;
+  const T* w = affine_weight.value.data;
+  const T* bs = affine_bias.value.data;
+  T* dw = affine_weight.grad.data;
+  T* db = affine_bias.grad.data;
+  for (Index b = 0; b < batch; ++b) {
+    const T* sb = sigma.view.data + b * n;
+    for (Index t = 0; t < len; ++t) {
+      const T* xr = x.row(b * len + t);
+      const T* dyr = dy.row(b * len + t);
+      T* dxr = dx.row(b * len + t);
+      for (Index s = 0; s < n; ++s) {
+        // y = (x − b)/w · σ + μ:  ∂y/∂x = σ/w,  ∂y/∂b = −σ/w,  ∂y/∂w = −(x − b)/w² · σ
+        const T g = dyr[s] * sb[s] / w[s];
+        dxr[s] = g;
+        db[s] -= g;
+        dw[s] -= g * (xr[s] - bs[s]) / w[s];
+      }
+    }
+  }
+}
+
+// ---- FeatureMixingX --------------------------------------------------------------------------
+
+template <class T>
+FeatureMixingX<T>::FeatureMixingX(Config c)
+    : cfg(c),
+      lin1({.in = c.in, .out = c.ff, .act = Act::kRelu}),
+      lin2({.in = c.ff, .out = c.out}),
+      proj({.in = c.in, .out = c.out}),
+      drop1({.p = c.dropout, .stream = c.stream}),
+      drop2({.p = c.dropout, .stream = c.stream + 1}),
+      norm({.rows = c.h, .cols = c.out}) {}
+
+template <class T>
+void FeatureMixingX<T>::plan(Planner& planner, Index max_batch) {
+  const Index rows = max_batch * cfg.h;
+  each_child([&](std::string_view prefix, auto& layer) {
+    planner.push_scope(prefix);
+    layer.plan(planner, std::is_same_v<std::decay_t<decltype(layer)>, WindowLayerNorm<T>>
+                            ? max_batch
+                            : rows);
+    planner.pop_scope();
+  });
+  drop1.plan(planner, rows);
+  drop2.plan(planner, rows);
+  planner.buffer(a1, Region::kActivations, "a1", {rows, cfg.ff});
+  planner.buffer(a2, Region::kActivations, "a2", {rows, cfg.out});
+  planner.buffer(s, Region::kActivations, "s", {rows, cfg.out});
+  planner.buffer(ds, Region::kActivationGrads, "ds", {rows, cfg.out});
+  planner.buffer(da2, Region::kActivationGrads, "da2", {rows, cfg.out});
+  planner.buffer(da1, Region::kActivationGrads, "da1", {rows, cfg.ff});
+  if (projects()) planner.buffer(dproj, Region::kScratch, "dproj", {rows, cfg.in});
+}
+
+template <class T>
+void FeatureMixingX<T>::init(RngStream& rng) {
+  each_child([&](std::string_view, auto& layer) { layer.init(rng); });
+}
+
+template <class T>
+void FeatureMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch) {
+  const Index rows = batch * cfg.h;
+  MatView<T> a1r = a1.mat().rows_block(0, rows), a2r = a2.mat().rows_block(0, rows),
+             sr = s.mat().rows_block(0, rows);
+  lin1.forward(ctx, x, a1r);
+  drop1.forward(ctx, a1r, a1r);  // in place: ReLU backward only needs the sign of a kept value
+  lin2.forward(ctx, a1r, a2r);
+  drop2.forward(ctx, a2r, a2r);
+  if (projects()) {
+    proj.forward(ctx, x, sr);
+    add_into<T>(a2r, sr);
+  } else {
+    for (Index r = 0; r < rows; ++r) {
+      const T* ar = a2r.row(r);
+      const T* xr = x.row(r);
+      T* o = sr.row(r);
+      for (Index j = 0; j < cfg.out; ++j) o[j] = ar[j] + xr[j];
+    }
+  }
+  norm.forward(ctx, sr, y, batch);
+}
+
+template <class T>
+void FeatureMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
+                                 Index batch) {
+  const Index rows = batch * cfg.h;
+  MatView<T> a1r = a1.mat().rows_block(0, rows), a2r = a2.mat().rows_block(0, rows),
+             sr = s.mat().rows_block(0, rows), dsr = ds.mat().rows_block(0, rows),
+             da2r = da2.mat().rows_block(0, rows), da1r = da1.mat().rows_block(0, rows);
+  norm.backward(ctx, sr, dy, dsr, batch);
+  drop2.backward(ctx, a2r, a2r, dsr, da2r);
+  lin2.backward(ctx, a1r, a2r, da2r, da1r);
+  drop1.backward(ctx, a1r, a1r, da1r, da1r);
+  lin1.backward(ctx, x, a1r, da1r, dx);
+  if (projects()) {
+    MatView<T> dp = dx.data != nullptr ? dproj.mat().rows_block(0, rows) : MatView<T>{};
+    proj.backward(ctx, x, sr, dsr, dp);
+    if (dx.data != nullptr) add_into<T>(dp, dx);
+  } else if (dx.data != nullptr) {
+    add_into<T>(dsr, dx);
+  }
+}
+
+// ---- TemporalMixingX -------------------------------------------------------------------------
+
+template <class T>
+TemporalMixingX<T>::TemporalMixingX(Config c)
+    : cfg(c),
+      norm({.rows = c.h, .cols = c.cols}),
+      lin({.in = c.h, .out = c.h, .cols = c.cols, .act = Act::kRelu}),
+      drop({.p = c.dropout, .stream = c.stream}) {}
+
+template <class T>
+void TemporalMixingX<T>::plan(Planner& planner, Index max_batch) {
+  const Index rows = max_batch * cfg.h;
+  planner.push_scope("temporal_norm.");
+  norm.plan(planner, max_batch);
+  planner.pop_scope();
+  planner.push_scope("temporal_lin.");
+  lin.plan(planner, max_batch);
+  planner.pop_scope();
+  drop.plan(planner, rows);
+  planner.buffer(a, Region::kActivations, "a", {rows, cfg.cols});
+  planner.buffer(s, Region::kActivations, "s", {rows, cfg.cols});
+  planner.buffer(ds, Region::kActivationGrads, "ds", {rows, cfg.cols});
+  planner.buffer(da, Region::kActivationGrads, "da", {rows, cfg.cols});
+}
+
+template <class T>
+void TemporalMixingX<T>::init(RngStream& rng) {
+  norm.init(rng);
+  lin.init(rng);
+}
+
+template <class T>
+void TemporalMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch) {
+  const Index rows = batch * cfg.h;
+  MatView<T> ar = a.mat().rows_block(0, rows), sr = s.mat().rows_block(0, rows);
+  lin.forward(ctx, x, ar, batch);
+  drop.forward(ctx, ar, ar);
+  for (Index r = 0; r < rows; ++r) {
+    const T* av = ar.row(r);
+    const T* xr = x.row(r);
+    T* o = sr.row(r);
+    for (Index j = 0; j < cfg.cols; ++j) o[j] = av[j] + xr[j];
+  }
+  norm.forward(ctx, sr, y, batch);
+}
+
+template <class T>
+void TemporalMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
+                                  Index batch) {
+  const Index rows = batch * cfg.h;
+  MatView<T> ar = a.mat().rows_block(0, rows), sr = s.mat().rows_block(0, rows),
+             dsr = ds.mat().rows_block(0, rows), dar = da.mat().rows_block(0, rows);
+  norm.backward(ctx, sr, dy, dsr, batch);
+  drop.backward(ctx, ar, ar, dsr, dar);
+  copy_view<T>(dsr, dx);
+  lin.backward(ctx, x, ar, dar, dx, batch, /*accumulate_dx=*/true);
+}
+
+#define SHOAL_INSTANTIATE(T)                           \
+  template struct TimeLinear<T>;                       \
+  template struct WindowLayerNorm<T>;                  \
+  template struct RevIn<T>;                            \
+  template struct FeatureMixingX<T>;                   \
+  template struct TemporalMixingX<T>;                  \
+  template void copy_view<T>(ConstMat<T>, MatView<T>); \
+  template void add_into<T>(ConstMat<T>, MatView<T>);  \
+  template void transpose_windows<T>(ConstMat<T>, MatView<T>, Index, bool);
+SHOAL_INSTANTIATE(float)
+SHOAL_INSTANTIATE(double)
+#undef SHOAL_INSTANTIATE
+
+}  // namespace shoal::models

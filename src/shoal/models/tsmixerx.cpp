@@ -1,0 +1,241 @@
+#include "shoal/models/tsmixerx.h"
+
+#include <algorithm>
+
+namespace shoal::models {
+
+template <class T>
+TSMixerx<T>::TSMixerx(Config cfg)
+    : cfg_(cfg),
+      revin_({.n_series = cfg.n_series}),
+      projection_({.in = cfg.input_size, .out = cfg.h, .cols = c0() * cfg.n_series}),
+      out_({.in = cfg.ff_dim, .out = cfg.n_series}) {
+  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series > 0 && cfg_.ff_dim > 0,
+              "TSMixerx needs h, input_size, n_series, ff_dim > 0, got {} {} {} {}", cfg_.h,
+              cfg_.input_size, cfg_.n_series, cfg_.ff_dim);
+  SHOAL_CHECK(cfg_.n_block >= 0 && cfg_.hist_exog_size >= 0 && cfg_.futr_exog_size >= 0 &&
+                  cfg_.stat_exog_size >= 0,
+              "TSMixerx: n_block and exogenous sizes must be >= 0");
+  SHOAL_CHECK(cfg_.dropout >= 0 && cfg_.dropout < 1, "TSMixerx dropout must be in [0, 1), got {}",
+              cfg_.dropout);
+  const Index n = cfg_.n_series, k = cfg_.ff_dim, h = cfg_.h;
+  uint64_t stream = cfg_.stream_base;
+  auto fm = [&](Index in, Index out) {
+    auto p = std::make_unique<FeatureMixingX<T>>(typename FeatureMixingX<T>::Config{
+        .in = in, .out = out, .h = h, .ff = k, .dropout = cfg_.dropout, .stream = stream});
+    stream += 2;
+    return p;
+  };
+  auto tm = [&](Index cols) {
+    auto p = std::make_unique<TemporalMixingX<T>>(typename TemporalMixingX<T>::Config{
+        .cols = cols, .h = h, .dropout = cfg_.dropout, .stream = stream});
+    stream += 1;
+    return p;
+  };
+  fm_hist_ = fm(n * c0(), k);
+  Index m = 1;
+  if (cfg_.futr_exog_size > 0) fm_futr_ = fm(n * cfg_.futr_exog_size, k), ++m;
+  if (cfg_.stat_exog_size > 0) fm_stat_ = fm(n * cfg_.stat_exog_size, k), ++m;
+  const bool stat = cfg_.stat_exog_size > 0;
+  mixers_.resize(static_cast<size_t>(cfg_.n_block + 1));
+  for (size_t j = 0; j < mixers_.size(); ++j) {
+    Mixer& mx = mixers_[j];
+    mx.cols = j == 0 ? m * k : (stat ? 2 * k : k);
+    if (j > 0 && stat) mx.stat = fm(n * cfg_.stat_exog_size, k);
+    mx.temporal = tm(mx.cols);
+    mx.feature = fm(mx.cols, k);
+  }
+  io_.resize(mixers_.size() + 1);
+  dio_.resize(mixers_.size() + 1);
+  tm_.resize(mixers_.size());
+  dtm_.resize(mixers_.size());
+}
+
+template <class T>
+Index TSMixerx<T>::num_params() {
+  Index total = 0;
+  for_each_param([&](const std::string&, Param<T>& p) { total += p.shape.numel(); });
+  return total;
+}
+
+template <class T>
+void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
+  SHOAL_CHECK(max_batch > 0, "TSMixerx max_batch must be > 0, got {}", max_batch);
+  max_batch_ = max_batch;
+  const Index n = cfg_.n_series, k = cfg_.ff_dim, rl = max_batch * cfg_.input_size,
+              rh = max_batch * cfg_.h;
+  auto scoped = [&](const std::string& prefix, auto& layer, Index rows) {
+    planner.push_scope(prefix);
+    layer.plan(planner, rows);
+    planner.pop_scope();
+  };
+  // Registration order is neuralforecast's module order (state_dict order).
+  if (cfg_.revin) scoped("norm.", revin_, max_batch);
+  scoped("temporal_projection.", projection_, max_batch);
+  scoped("feature_mixer_hist.", *fm_hist_, max_batch);
+  if (fm_futr_) scoped("feature_mixer_futr.", *fm_futr_, max_batch);
+  if (fm_stat_) scoped("feature_mixer_stat.", *fm_stat_, max_batch);
+  for (size_t j = 0; j < mixers_.size(); ++j) {
+    const std::string p = mixer_prefix(j);
+    if (mixers_[j].stat) scoped(p + "feature_mixer_stat.", *mixers_[j].stat, max_batch);
+    scoped(p + "temporal_mixer.", *mixers_[j].temporal, max_batch);
+    scoped(p + "feature_mixer.", *mixers_[j].feature, max_batch);
+  }
+  scoped("out.", out_, rh);
+
+  planner.push_scope("act.");
+  planner.buffer(xin_, Region::kActivations, "xin", {rl, c0() * n});
+  planner.buffer(dxin_, Region::kActivationGrads, "dxin", {rl, c0() * n});
+  planner.buffer(proj_, Region::kActivations, "proj", {rh, c0() * n});
+  planner.buffer(dproj_, Region::kActivationGrads, "dproj", {rh, c0() * n});
+  if (cfg_.futr_exog_size > 0)
+    planner.buffer(xfutr_, Region::kActivations, "xfutr", {rh, cfg_.futr_exog_size * n});
+  if (cfg_.stat_exog_size > 0)
+    planner.buffer(xstat_, Region::kActivations, "xstat", {rh, cfg_.stat_exog_size * n});
+  for (size_t j = 0; j < io_.size(); ++j) {
+    const Index cols = j < mixers_.size() ? mixers_[j].cols : k;
+    planner.buffer(io_[j], Region::kActivations, "io" + std::to_string(j), {rh, cols});
+    planner.buffer(dio_[j], Region::kActivationGrads, "dio" + std::to_string(j), {rh, cols});
+  }
+  for (size_t j = 0; j < tm_.size(); ++j) {
+    planner.buffer(tm_[j], Region::kActivations, "tm" + std::to_string(j), {rh, mixers_[j].cols});
+    planner.buffer(dtm_[j], Region::kActivationGrads, "dtm" + std::to_string(j),
+                   {rh, mixers_[j].cols});
+  }
+  planner.buffer(head_, Region::kActivations, "head", {rh, n});
+  planner.buffer(dhead_, Region::kActivationGrads, "dhead", {rh, n});
+  planner.buffer(fcst_, Region::kActivations, "forecast", {rh, n});
+  planner.pop_scope();
+}
+
+template <class T>
+void TSMixerx<T>::init(RngStream& rng) {
+  if (cfg_.revin) revin_.init(rng);
+  projection_.init(rng);
+  fm_hist_->init(rng);
+  if (fm_futr_) fm_futr_->init(rng);
+  if (fm_stat_) fm_stat_->init(rng);
+  for (auto& mx : mixers_) {
+    if (mx.stat) mx.stat->init(rng);
+    mx.temporal->init(rng);
+    mx.feature->init(rng);
+  }
+  out_.init(rng);
+}
+
+template <class T>
+void TSMixerx<T>::check_inputs(const ForecastInputs<T>& in) const {
+  SHOAL_CHECK(in.batch > 0 && in.batch <= max_batch_, "TSMixerx: batch {} outside [1, {}]",
+              in.batch, max_batch_);
+  SHOAL_CHECK(in.insample_y != nullptr, "TSMixerx: insample_y missing");
+  SHOAL_CHECK((cfg_.hist_exog_size > 0) == (in.hist_exog != nullptr),
+              "TSMixerx: hist_exog given iff hist_exog_size > 0 ({})", cfg_.hist_exog_size);
+  SHOAL_CHECK((cfg_.futr_exog_size > 0) == (in.futr_exog != nullptr),
+              "TSMixerx: futr_exog given iff futr_exog_size > 0 ({})", cfg_.futr_exog_size);
+  SHOAL_CHECK((cfg_.stat_exog_size > 0) == (in.stat_exog != nullptr),
+              "TSMixerx: stat_exog given iff stat_exog_size > 0 ({})", cfg_.stat_exog_size);
+}
+
+template <class T>
+void TSMixerx<T>::pack_inputs(const ForecastInputs<T>& in) {
+  const Index bsz = in.batch, n = cfg_.n_series, l = cfg_.input_size, h = cfg_.h;
+  const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size, ns = cfg_.stat_exog_size;
+  MatView<T> xin = rows(xin_, bsz * l);
+  ConstMat<T> y(in.insample_y, bsz * l, n);
+  if (cfg_.revin)
+    revin_.normalize(y, xin.cols_block(0, n), bsz);
+  else
+    copy_view<T>(y, xin.cols_block(0, n));
+  // Channel c of window b, step t lands in column c·N + n of row b·L + t (spec §2.3 step 4).
+  for (Index b = 0; b < bsz; ++b)
+    for (Index t = 0; t < l; ++t) {
+      T* dst = xin.row(b * l + t);
+      for (Index x = 0; x < nx; ++x)
+        std::copy_n(in.hist_exog + ((b * nx + x) * l + t) * n, n, dst + (1 + x) * n);
+      for (Index f = 0; f < nf; ++f)
+        std::copy_n(in.futr_exog + ((b * nf + f) * (l + h) + t) * n, n, dst + (1 + nx + f) * n);
+    }
+  if (nf > 0) {
+    MatView<T> xf = rows(xfutr_, bsz * h);
+    for (Index b = 0; b < bsz; ++b)
+      for (Index t = 0; t < h; ++t)
+        for (Index f = 0; f < nf; ++f)
+          std::copy_n(in.futr_exog + ((b * nf + f) * (l + h) + l + t) * n, n,
+                      xf.row(b * h + t) + f * n);
+  }
+  if (ns > 0) {
+    MatView<T> xs = rows(xstat_, bsz * h);
+    for (Index r = 0; r < bsz * h; ++r) std::copy_n(in.stat_exog, n * ns, xs.row(r));
+  }
+}
+
+template <class T>
+MatView<T> TSMixerx<T>::mixer_out(size_t j, Index nrows) const {
+  return rows(io_[j + 1], nrows).cols_block(0, cfg_.ff_dim);
+}
+template <class T>
+MatView<T> TSMixerx<T>::mixer_dout(size_t j, Index nrows) const {
+  return rows(dio_[j + 1], nrows).cols_block(0, cfg_.ff_dim);
+}
+
+template <class T>
+MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
+  check_inputs(in);
+  const Index bsz = in.batch, rh = bsz * cfg_.h, k = cfg_.ff_dim;
+  pack_inputs(in);
+  projection_.forward(ctx, rows(xin_, bsz * cfg_.input_size), rows(proj_, rh), bsz);
+  MatView<T> z0 = rows(io_[0], rh);
+  Index col = 0;
+  fm_hist_->forward(ctx, rows(proj_, rh), z0.cols_block(col, k), bsz), col += k;
+  if (fm_futr_) fm_futr_->forward(ctx, rows(xfutr_, rh), z0.cols_block(col, k), bsz), col += k;
+  if (fm_stat_) fm_stat_->forward(ctx, rows(xstat_, rh), z0.cols_block(col, k), bsz);
+  for (size_t j = 0; j < mixers_.size(); ++j) {
+    Mixer& mx = mixers_[j];
+    if (mx.stat) mx.stat->forward(ctx, rows(xstat_, rh), rows(io_[j], rh).cols_block(k, k), bsz);
+    mx.temporal->forward(ctx, rows(io_[j], rh), rows(tm_[j], rh), bsz);
+    mx.feature->forward(ctx, rows(tm_[j], rh), mixer_out(j, rh), bsz);
+  }
+  out_.forward(ctx, rows(io_.back(), rh), rows(head_, rh));
+  if (!cfg_.revin) return rows(head_, rh);
+  revin_.denormalize(rows(head_, rh), rows(fcst_, rh), bsz);
+  return rows(fcst_, rh);
+}
+
+template <class T>
+void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
+  const Index bsz = in.batch, rh = bsz * cfg_.h, k = cfg_.ff_dim, n = cfg_.n_series;
+  SHOAL_DCHECK(dout.rows == rh && dout.cols == n);
+  ConstMat<T> dhead = dout;
+  if (cfg_.revin) {
+    revin_.denormalize_backward(rows(head_, rh), dout, rows(dhead_, rh), bsz);
+    dhead = rows(dhead_, rh);
+  }
+  out_.backward(ctx, rows(io_.back(), rh), rows(head_, rh), dhead, rows(dio_.back(), rh));
+  for (size_t j = mixers_.size(); j-- > 0;) {
+    Mixer& mx = mixers_[j];
+    mx.feature->backward(ctx, rows(tm_[j], rh), mixer_dout(j, rh), rows(dtm_[j], rh), bsz);
+    mx.temporal->backward(ctx, rows(io_[j], rh), rows(dtm_[j], rh), rows(dio_[j], rh), bsz);
+    if (mx.stat)
+      mx.stat->backward(ctx, rows(xstat_, rh), rows(dio_[j], rh).cols_block(k, k), MatView<T>{},
+                        bsz);
+  }
+  MatView<T> dz0 = rows(dio_[0], rh);
+  Index col = 0;
+  MatView<T> dproj = rows(dproj_, rh);
+  fm_hist_->backward(ctx, rows(proj_, rh), dz0.cols_block(col, k), dproj, bsz), col += k;
+  if (fm_futr_)
+    fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz), col += k;
+  if (fm_stat_)
+    fm_stat_->backward(ctx, rows(xstat_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz);
+  // Below the projection only RevIN's affine parameters need a gradient.
+  const Index rl = bsz * cfg_.input_size;
+  MatView<T> dxin = cfg_.revin ? rows(dxin_, rl) : MatView<T>{};
+  projection_.backward(ctx, rows(xin_, rl), rows(proj_, rh), dproj, dxin, bsz, false);
+  if (cfg_.revin)
+    revin_.normalize_backward(ConstMat<T>(in.insample_y, rl, n), dxin.cols_block(0, n), bsz);
+}
+
+template class TSMixerx<float>;
+template class TSMixerx<double>;
+
+}  // namespace shoal::models

@@ -1,0 +1,295 @@
+// Parity with neuralforecast 3.3.0: goldens written by bench/peers/tsmixer_golden.py (float64
+// forward + all parameter gradients; float32 losses of 20 Adam steps on stored windows).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shoal/models/forecast.h"
+#include "shoal/models/tsmixer.h"
+#include "shoal/models/tsmixerx.h"
+
+namespace shoal {
+namespace {
+
+using models::ForecastInputs;
+using models::TSMixer;
+using models::TSMixerx;
+
+std::filesystem::path golden_dir() {
+  return std::filesystem::path(__FILE__).parent_path().parent_path() / "golden";
+}
+
+// <name>.json index + <name>.bin arrays (see the script's docstring).
+class Golden {
+ public:
+  explicit Golden(const std::string& name) {
+    const auto base = golden_dir() / name;
+    std::ifstream js(base.string() + ".json");
+    if (!js) throw Error("cannot open golden " + base.string() + ".json");
+    meta_ = nlohmann::json::parse(js);
+    std::ifstream bin(base.string() + ".bin", std::ios::binary);
+    if (!bin) throw Error("cannot open golden " + base.string() + ".bin");
+    blob_.assign(std::istreambuf_iterator<char>(bin), {});
+    f64_ = meta_.at("dtype") == "float64";
+  }
+  const nlohmann::json& meta() const { return meta_; }
+  bool has(const std::string& name) const { return meta_.at("arrays").contains(name); }
+  std::vector<double> get(const std::string& name) const {
+    const auto& e = meta_.at("arrays").at(name);
+    Index n = 1;
+    for (auto d : e.at("shape")) n *= d.get<Index>();
+    const auto off = e.at("offset").get<size_t>();
+    std::vector<double> out(static_cast<size_t>(n));
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (f64_) {
+        double v;
+        std::memcpy(&v, blob_.data() + off + 8 * i, 8);
+        out[i] = v;
+      } else {
+        float v;
+        std::memcpy(&v, blob_.data() + off + 4 * i, 4);
+        out[i] = v;
+      }
+    }
+    return out;
+  }
+  std::vector<std::string> names_with_prefix(const std::string& prefix) const {
+    std::vector<std::string> r;
+    for (auto it = meta_.at("arrays").begin(); it != meta_.at("arrays").end(); ++it)
+      if (it.key().rfind(prefix, 0) == 0) r.push_back(it.key().substr(prefix.size()));
+    return r;
+  }
+
+ private:
+  nlohmann::json meta_;
+  std::vector<char> blob_;
+  bool f64_ = true;
+};
+
+// max |a − b| / max(max |b|, 1e-12): error relative to the reference's scale.
+template <class T>
+double rel_error(const T* a, const std::vector<double>& b) {
+  double num = 0, den = 1e-12;
+  for (size_t i = 0; i < b.size(); ++i) {
+    num = std::max(num, std::abs(static_cast<double>(a[i]) - b[i]));
+    den = std::max(den, std::abs(b[i]));
+  }
+  return num / den;
+}
+
+template <class T>
+void fill(TensorView<T> v, const std::vector<double>& src, const std::string& name) {
+  ASSERT_EQ(static_cast<size_t>(v.numel()), src.size()) << name;
+  for (size_t i = 0; i < src.size(); ++i) v.data[i] = static_cast<T>(src[i]);
+}
+
+// Sets every parameter (and BatchNorm running statistic) from "weights/<name>" and checks that
+// the golden holds no weight the model lacks.
+template <class Model, class T>
+void load_weights(Model& m, const Arena& arena, const Golden& g) {
+  size_t loaded = 0;
+  m.for_each_param([&](const std::string& name, Param<T>& p) {
+    ASSERT_TRUE(g.has("weights/" + name)) << name;
+    fill(p.value, g.get("weights/" + name), name);
+    ++loaded;
+  });
+  for (const auto& name : g.names_with_prefix("weights/")) {
+    if (name.find("running_") == std::string::npos) continue;
+    fill(arena.find<T>(name), g.get("weights/" + name), name);
+    ++loaded;
+  }
+  EXPECT_EQ(loaded, g.names_with_prefix("weights/").size());
+}
+
+typename TSMixerx<double>::Config tsmixerx_config(const nlohmann::json& m) {
+  return {.h = m.at("h"),
+          .input_size = m.at("input_size"),
+          .n_series = m.at("n_series"),
+          .hist_exog_size = m.at("hist_exog_size"),
+          .futr_exog_size = m.at("futr_exog_size"),
+          .stat_exog_size = m.at("stat_exog_size"),
+          .n_block = m.at("n_block"),
+          .ff_dim = m.at("ff_dim"),
+          .dropout = m.at("dropout"),
+          .revin = m.at("revin")};
+}
+typename TSMixer<double>::Config tsmixer_config(const nlohmann::json& m) {
+  return {.h = m.at("h"),
+          .input_size = m.at("input_size"),
+          .n_series = m.at("n_series"),
+          .n_block = m.at("n_block"),
+          .ff_dim = m.at("ff_dim"),
+          .dropout = m.at("dropout"),
+          .revin = m.at("revin")};
+}
+
+template <class Model>
+void check_gradient_golden(Model& m, const Golden& g) {
+  const std::vector<double> y = g.get("inputs/insample_y");
+  std::vector<double> hist, futr, stat;
+  if (g.has("inputs/hist_exog")) hist = g.get("inputs/hist_exog");
+  if (g.has("inputs/futr_exog")) futr = g.get("inputs/futr_exog");
+  if (g.has("inputs/stat_exog")) stat = g.get("inputs/stat_exog");
+  const Index h = m.horizon(), n = m.n_series();
+  const Index b = static_cast<Index>(y.size()) / (m.config().input_size * n);
+  Planner planner;
+  m.plan(planner, b);
+  Arena arena(std::move(planner));
+  RngStream rng(1, models::kInitStream);
+  m.init(rng);
+  load_weights<Model, double>(m, arena, g);
+  const ForecastInputs<double> in{.batch = b,
+                                  .insample_y = y.data(),
+                                  .hist_exog = hist.empty() ? nullptr : hist.data(),
+                                  .futr_exog = futr.empty() ? nullptr : futr.data(),
+                                  .stat_exog = stat.empty() ? nullptr : stat.data()};
+  const Ctx ctx{.training = true, .seed = 1, .step = 0};
+  MatView<double> out = m.forward(ctx, in);
+  const double out_err = rel_error(out.data, g.get("output"));
+  EXPECT_LE(out_err, 1e-10);
+  std::memset(arena.region_base(Region::kGrads), 0, arena.region_bytes(Region::kGrads));
+  const std::vector<double> r = g.get("r");
+  m.backward(ctx, in, ConstMat<double>(r.data(), b * h, n));
+  double worst = 0;
+  std::string worst_name;
+  m.for_each_param([&](const std::string& name, Param<double>& p) {
+    const double e = rel_error(p.grad.data, g.get("grads/" + name));
+    EXPECT_LE(e, 1e-10) << name;
+    if (e > worst) worst = e, worst_name = name;
+  });
+  for (const auto& name : g.names_with_prefix("buffers/")) {
+    const double e = rel_error(arena.find<double>(name).data, g.get("buffers/" + name));
+    EXPECT_LE(e, 1e-12) << name;
+  }
+  if (g.has("eval_output")) {
+    MatView<double> ev = m.forward(Ctx{.training = false}, in);
+    EXPECT_LE(rel_error(ev.data, g.get("eval_output")), 1e-10);
+  }
+  std::cout << "[golden] output rel err " << out_err << ", worst grad rel err " << worst << " ("
+            << worst_name << ")\n";
+}
+
+TEST(TSMixerxGolden, ForwardAndGradientsMatchNeuralforecast) {
+  const Golden g("tsmixerx_grad");
+  TSMixerx<double> m(tsmixerx_config(g.meta()));
+  check_gradient_golden(m, g);
+}
+
+TEST(TSMixerGolden, ForwardGradientsAndRunningStatsMatchNeuralforecast) {
+  const Golden g("tsmixer_grad");
+  TSMixer<double> m(tsmixer_config(g.meta()));
+  check_gradient_golden(m, g);
+}
+
+// Windows cut from the stored series exactly as the script does, fed to ForecastTrainer.
+template <class Model>
+std::vector<double> run_training_golden(Model& m, const Golden& g) {
+  const auto& meta = g.meta();
+  const Index h = meta.at("h"), l = meta.at("input_size"), n = meta.at("n_series");
+  const Index b = meta.at("batch"), steps = meta.at("steps");
+  const Index tlen = meta.at("series_length");
+  const Index nx = meta.value("hist_exog_size", 0), nf = meta.value("futr_exog_size", 0);
+  const std::vector<double> y = g.get("series/y"), avail = g.get("series/avail");
+  std::vector<double> hist, futr, statd;
+  if (nx > 0) hist = g.get("series/hist");
+  if (nf > 0) futr = g.get("series/futr");
+  std::vector<float> stat;
+  if (g.has("series/stat")) statd = g.get("series/stat");
+  stat.assign(statd.begin(), statd.end());
+
+  models::ForecastTrainer<Model, float> trainer(
+      m, {.max_batch = b, .seed = 1, .adam = {.lr = meta.at("lr").get<double>()}});
+  load_weights<Model, float>(m, trainer.arena(), g);
+
+  std::vector<float> ins(static_cast<size_t>(b * l * n)), hx(static_cast<size_t>(b * nx * l * n)),
+      fx(static_cast<size_t>(b * nf * (l + h) * n)), tgt(static_cast<size_t>(b * h * n)),
+      mask(tgt.size());
+  auto at = [](Index i) { return static_cast<size_t>(i); };
+  std::vector<double> losses;
+  for (Index s = 0; s < steps; ++s) {
+    for (Index w = 0; w < b; ++w) {
+      const Index st = meta.at("starts")[at(s)][at(w)].template get<Index>();
+      for (Index t = 0; t < l + h; ++t)
+        for (Index j = 0; j < n; ++j) {
+          const auto v = static_cast<float>(y[at((st + t) * n + j)]);
+          if (t < l) {
+            ins[at((w * l + t) * n + j)] = v;
+            for (Index x = 0; x < nx; ++x)
+              hx[at(((w * nx + x) * l + t) * n + j)] =
+                  static_cast<float>(hist[at((x * tlen + st + t) * n + j)]);
+          } else {
+            tgt[at((w * h + t - l) * n + j)] = v;
+            mask[at((w * h + t - l) * n + j)] = static_cast<float>(avail[at((st + t) * n + j)]);
+          }
+          for (Index f = 0; f < nf; ++f)
+            fx[at(((w * nf + f) * (l + h) + t) * n + j)] =
+                static_cast<float>(futr[at((f * tlen + st + t) * n + j)]);
+        }
+    }
+    const ForecastInputs<float> in{.batch = b,
+                                   .insample_y = ins.data(),
+                                   .hist_exog = nx > 0 ? hx.data() : nullptr,
+                                   .futr_exog = nf > 0 ? fx.data() : nullptr,
+                                   .stat_exog = stat.empty() ? nullptr : stat.data()};
+    losses.push_back(trainer.train_step(in, ConstMat<float>(tgt.data(), b * h, n),
+                                        ConstMat<float>(mask.data(), b * h, n)));
+  }
+  return losses;
+}
+
+// float32 against float32: rounding differs op by op, and Adam's first steps amplify a gradient
+// difference into lr-sized parameter moves, so the bound grows mildly with the step.
+void compare_losses(const std::vector<double>& got, const nlohmann::json& want) {
+  ASSERT_EQ(got.size(), want.size());
+  double worst = 0;
+  for (size_t s = 0; s < got.size(); ++s) {
+    const double ref = want[s].get<double>();
+    const double rel = std::abs(got[s] - ref) / std::abs(ref);
+    worst = std::max(worst, rel);
+    EXPECT_LE(rel, 2e-6 * (1.0 + static_cast<double>(s)))
+        << "step " << s << ": shoal " << got[s] << ", neuralforecast " << ref;
+  }
+  std::cout << "[golden] 20-step loss max rel err " << worst << " (first " << got.front()
+            << ", last " << got.back() << ")\n";
+}
+
+TEST(TSMixerxGolden, First20TrainingLossesMatchNeuralforecast) {
+  const Golden g("tsmixerx_train");
+  auto cfg = tsmixerx_config(g.meta());
+  TSMixerx<float> m({.h = cfg.h,
+                     .input_size = cfg.input_size,
+                     .n_series = cfg.n_series,
+                     .hist_exog_size = cfg.hist_exog_size,
+                     .futr_exog_size = cfg.futr_exog_size,
+                     .stat_exog_size = cfg.stat_exog_size,
+                     .n_block = cfg.n_block,
+                     .ff_dim = cfg.ff_dim,
+                     .dropout = cfg.dropout,
+                     .revin = cfg.revin});
+  compare_losses(run_training_golden(m, g), g.meta().at("losses"));
+}
+
+TEST(TSMixerGolden, First20TrainingLossesMatchNeuralforecast) {
+  const Golden g("tsmixer_train");
+  auto cfg = tsmixer_config(g.meta());
+  TSMixer<float> m({.h = cfg.h,
+                    .input_size = cfg.input_size,
+                    .n_series = cfg.n_series,
+                    .n_block = cfg.n_block,
+                    .ff_dim = cfg.ff_dim,
+                    .dropout = cfg.dropout,
+                    .revin = cfg.revin});
+  compare_losses(run_training_golden(m, g), g.meta().at("losses"));
+}
+
+}  // namespace
+}  // namespace shoal
