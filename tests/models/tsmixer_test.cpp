@@ -258,13 +258,7 @@ void fit_sine(Model& model, Index n_steps, double* first, double* last, int64_t*
   EXPECT_EQ(p.rows, b * h);
 }
 
-void expect_no_allocs(int64_t allocs) {
-#if defined(__SANITIZE_ADDRESS__)
-  (void)allocs;  // no hooks under ASan (tsmixer_alloc_hooks_test.cpp); checked in release
-#else
-  EXPECT_EQ(allocs, 0);
-#endif
-}
+void expect_no_allocs(int64_t allocs) { EXPECT_EQ(allocs, 0); }
 
 TEST(TSMixerx, TrainerLossFallsWithoutAllocating) {
   TSMixerx<float> m({.h = 4, .input_size = 16, .n_series = 2, .ff_dim = 16, .dropout = 0.1});
