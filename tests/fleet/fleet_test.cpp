@@ -57,8 +57,7 @@ TEST(Fleet, AFailingJobIsRecordedAndTheOthersGoOn) {
   EXPECT_FALSE(records[3].ok);
   EXPECT_EQ(records[3].error, "series too short");
   EXPECT_EQ(s.failed, 1);
-  for (size_t i = 0; i < 10; ++i)
-    EXPECT_EQ(records[i].ok, i != 3) << i;
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(records[i].ok, i != 3) << i;
 }
 
 TEST(Fleet, ResumeSkipsFinishedJobsAndGivesTheSameResult) {

@@ -258,7 +258,9 @@ void fit_sine(Model& model, Index n_steps, double* first, double* last, int64_t*
   EXPECT_EQ(p.rows, b * h);
 }
 
-void expect_no_allocs(int64_t allocs) { EXPECT_EQ(allocs, 0); }
+void expect_no_allocs(int64_t allocs) {
+  EXPECT_EQ(allocs, 0);
+}
 
 TEST(TSMixerx, TrainerLossFallsWithoutAllocating) {
   TSMixerx<float> m({.h = 4, .input_size = 16, .n_series = 2, .ff_dim = 16, .dropout = 0.1});

@@ -21,9 +21,9 @@ struct NumericTable {
   std::string source;  // file the table was read from, for error messages
 };
 
-// Reads a comma-separated file (plain or gzip) with a header line. Every field must parse as a finite number.
-// Blank lines at the end are ignored; empty files, header-only files, ragged rows, duplicated
-// column names and non-numeric or non-finite fields are rejected with shoal::Error.
+// Reads a comma-separated file (plain or gzip) with a header line. Every field must parse as a
+// finite number. Blank lines at the end are ignored; empty files, header-only files, ragged rows,
+// duplicated column names and non-numeric or non-finite fields are rejected with shoal::Error.
 NumericTable read_numeric_csv(const std::string& path);
 // Same, from text in memory (`source` names it in errors).
 NumericTable parse_numeric_csv(const std::string& text, const std::string& source);
