@@ -2,7 +2,8 @@
 # The two quick-start commands (see README):
 #   ./dev.sh demo   install dependencies, build (release) and run the main job on the shipped sample
 #   ./dev.sh test   install dependencies, build release and ASan+UBSan, run the whole test suite
-# Also: ./dev.sh build [preset], ./dev.sh lint
+# Also: ./dev.sh build [preset], ./dev.sh lint (clang-format check),
+#       ./dev.sh tidy [files...] (clang-tidy; all sources when no file is named)
 set -euo pipefail
 cd "$(dirname "$0")"
 jobs=$(nproc)
@@ -40,6 +41,16 @@ lint() {
   clang-format --dry-run -Werror $files
 }
 
+tidy() {
+  cmake --preset release >/dev/null
+  local files=("$@")
+  if [ ${#files[@]} -eq 0 ]; then
+    mapfile -t files < <(git ls-files 'src/*.cpp' 'cli/*.cpp')
+  fi
+  # gcc-only warning flags in the compile database are unknown to clang.
+  clang-tidy -p build/release --quiet --extra-arg=-Wno-unknown-warning-option "${files[@]}"
+}
+
 cmd=${1:-}
 case "$cmd" in
   demo)
@@ -68,5 +79,6 @@ case "$cmd" in
     ;;
   build) tools/install-deps.sh; build "${2:-release}" ;;
   lint) lint ;;
-  *) echo "usage: ./dev.sh demo|test|build [preset]|lint" >&2; exit 2 ;;
+  tidy) shift; tidy "$@" ;;
+  *) echo "usage: ./dev.sh demo|test|build [preset]|lint|tidy [files]" >&2; exit 2 ;;
 esac
