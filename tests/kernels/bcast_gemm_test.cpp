@@ -60,8 +60,7 @@ TEST(BcastGemm, MatchesReference) {
       for (Index pad : {0, 3})
         for (Index m : {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 32, 33})
           for (Index n : {1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 33, 40, 41, 85})
-            for (Index k : {0, 1, 5, 96})
-              check(m, n, k, a_t, load_c, pad, pad == 0 ? 0 : 1, rng);
+            for (Index k : {0, 1, 5, 96}) check(m, n, k, a_t, load_c, pad, pad == 0 ? 0 : 1, rng);
 }
 
 TEST(BcastGemm, LongKAcrossPackChunks) {

@@ -70,18 +70,30 @@ inline void bcast_row_tile(Index k, const float* a, Index a_rs, Index a_ks, cons
 inline void bcast_rows(Index rows, Index k, const float* a, Index a_rs, Index a_ks, const float* b,
                        Index ldb, float* c, Index ldc, bool load_c, Index width) {
   switch (rows) {
-    case 12: return bcast_row_tile<12>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 11: return bcast_row_tile<11>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 10: return bcast_row_tile<10>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 9: return bcast_row_tile<9>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 8: return bcast_row_tile<8>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 7: return bcast_row_tile<7>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 6: return bcast_row_tile<6>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 5: return bcast_row_tile<5>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 4: return bcast_row_tile<4>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 3: return bcast_row_tile<3>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    case 2: return bcast_row_tile<2>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
-    default: return bcast_row_tile<1>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 12:
+      return bcast_row_tile<12>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 11:
+      return bcast_row_tile<11>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 10:
+      return bcast_row_tile<10>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 9:
+      return bcast_row_tile<9>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 8:
+      return bcast_row_tile<8>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 7:
+      return bcast_row_tile<7>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 6:
+      return bcast_row_tile<6>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 5:
+      return bcast_row_tile<5>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 4:
+      return bcast_row_tile<4>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 3:
+      return bcast_row_tile<3>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    case 2:
+      return bcast_row_tile<2>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
+    default:
+      return bcast_row_tile<1>(k, a, a_rs, a_ks, b, ldb, c, ldc, load_c, width);
   }
 }
 
@@ -112,8 +124,9 @@ inline __m256i lane_mask(Index count) {
 inline void copy_padded(const float* src, float* dst, Index width, Index padded) {
   for (Index j = 0; j < padded; j += 8) {
     const Index left = width - j;
-    _mm256_store_ps(dst + j, left >= 8 ? _mm256_loadu_ps(src + j)
-                                       : _mm256_maskload_ps(src + j, lane_mask(left > 0 ? left : 0)));
+    _mm256_store_ps(dst + j, left >= 8
+                                 ? _mm256_loadu_ps(src + j)
+                                 : _mm256_maskload_ps(src + j, lane_mask(left > 0 ? left : 0)));
   }
 }
 
@@ -130,13 +143,15 @@ inline void bcast_panel_tail(Index m, Index k, const float* a, Index a_rs, Index
   alignas(32) float ctile[12 * 24];
   for (Index p0 = 0; p0 == 0 || p0 < k; p0 += kPackRows) {
     const Index kc = k - p0 < kPackRows ? k - p0 : kPackRows;
-    for (Index p = 0; p < kc; ++p) copy_padded(b + (p0 + p) * ldb, pack + p * padded, width, padded);
+    for (Index p = 0; p < kc; ++p)
+      copy_padded(b + (p0 + p) * ldb, pack + p * padded, width, padded);
     const bool acc_c = load_c || p0 > 0;
     for (Index i0 = 0; i0 < m; i0 += max_rows) {
       const Index rows = m - i0 < max_rows ? m - i0 : max_rows;
       float* ci = c + i0 * ldc;
       if (acc_c)
-        for (Index r = 0; r < rows; ++r) copy_padded(ci + r * ldc, ctile + r * padded, width, padded);
+        for (Index r = 0; r < rows; ++r)
+          copy_padded(ci + r * ldc, ctile + r * padded, width, padded);
       bcast_rows(rows, kc, a + i0 * a_rs + p0 * a_ks, a_rs, a_ks, pack, padded, ctile, padded,
                  acc_c, padded);
       for (Index r = 0; r < rows; ++r)

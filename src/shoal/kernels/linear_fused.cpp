@@ -111,9 +111,10 @@ void linear_backward_f32(ConstMat<float> x, ConstMat<float> w, ConstMat<float> a
     col_sum = detail::scratch_as<float>(detail::ScratchSlot::kColSum, out);
     std::fill(col_sum, col_sum + out, 0.0f);
   }
-  float* dzb = act == Act::kNone ? nullptr
-                                 : detail::scratch_as<float>(detail::ScratchSlot::kPack,
-                                                             std::max<Index>(kBwdRowBlock * out, 1));
+  float* dzb = act == Act::kNone
+                   ? nullptr
+                   : detail::scratch_as<float>(detail::ScratchSlot::kPack,
+                                               std::max<Index>(kBwdRowBlock * out, 1));
   if (n <= 0 && !accumulate && out > 0 && in > 0)
     for (Index o = 0; o < out; ++o) std::fill(dw.row(o), dw.row(o) + in, 0.0f);
   for (Index r0 = 0; r0 < n; r0 += kBwdRowBlock) {
@@ -127,10 +128,14 @@ void linear_backward_f32(ConstMat<float> x, ConstMat<float> w, ConstMat<float> a
     if (dx.data && in > 0) {
       // dx = dz · W: libxsmm's NN kernel (column-major dxᵀ = Wᵀ · dzᵀ) beat the broadcast
       // kernel on every bench shape (74 vs 66% of peak at [1280, 85, 32]).
-      const detail::XsmmKey key{static_cast<int32_t>(in),  static_cast<int32_t>(rb),
-                                static_cast<int32_t>(out), static_cast<int32_t>(w.ld),
-                                static_cast<int32_t>(lda), static_cast<int32_t>(dx.ld),
-                                0,                         0};
+      const detail::XsmmKey key{static_cast<int32_t>(in),
+                                static_cast<int32_t>(rb),
+                                static_cast<int32_t>(out),
+                                static_cast<int32_t>(w.ld),
+                                static_cast<int32_t>(lda),
+                                static_cast<int32_t>(dx.ld),
+                                0,
+                                0};
       if (!detail::xsmm_run<float>(key, w.data, a, dx.row(r0)))
         detail::bcast_gemm(rb, in, out, a, lda, 1, w.data, w.ld, dx.row(r0), dx.ld, false);
     }
