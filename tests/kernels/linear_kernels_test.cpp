@@ -92,11 +92,12 @@ void expect_close(ConstMat<T> got, ConstMat<T> want, Index k, const char* what, 
 }
 
 template <class T>
-void check_linear(const LinearCase& p) {
+void check_linear(const LinearCase& p, const std::vector<Index>& ns, const std::vector<Index>& ins,
+                  const std::vector<Index>& outs) {
   RngStream rng(3, 4);
-  for (Index n : {0, 1, 8, 9, 63, 64, 65, 130})
-    for (Index in : {0, 1, 7, 8, 9, 17})
-      for (Index out : {0, 1, 7, 8, 9, 17}) {
+  for (Index n : ns)
+    for (Index in : ins)
+      for (Index out : outs) {
         TestMat<T> x(n, in, p.pad, p.offset), w(out, in, p.pad, p.offset);
         x.fill_random(rng);
         w.fill_random(rng);
@@ -149,10 +150,22 @@ void check_linear(const LinearCase& p) {
 class LinearKernelTest : public ::testing::TestWithParam<LinearCase> {};
 
 TEST_P(LinearKernelTest, MatchesReference) {
+  const std::vector<Index> ns{0, 1, 8, 9, 63, 64, 65, 130}, widths{0, 1, 7, 8, 9, 17};
   if (GetParam().dbl)
-    check_linear<double>(GetParam());
+    check_linear<double>(GetParam(), ns, widths, widths);
   else
-    check_linear<float>(GetParam());
+    check_linear<float>(GetParam(), ns, widths, widths);
+}
+
+// The float backward's register tiles are 4 rows × 24 columns with masked column tails: widths
+// around 8, 16, 24, 48 and the bench shapes, output counts around multiples of 4.
+TEST_P(LinearKernelTest, MatchesReferenceTileEdges) {
+  const std::vector<Index> ns{1, 3, 127, 200}, ins{15, 16, 23, 24, 25, 47, 49, 85};
+  const std::vector<Index> outs{2, 3, 4, 5, 31, 32, 33, 64};
+  if (GetParam().dbl)
+    check_linear<double>(GetParam(), {3, 65}, ins, outs);
+  else
+    check_linear<float>(GetParam(), ns, ins, outs);
 }
 
 std::vector<LinearCase> all_cases() {

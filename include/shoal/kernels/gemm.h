@@ -47,7 +47,8 @@ void linear_forward_ref(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatVi
 
 // Backward of linear_forward. act_saved is y for kRelu, pre for kGelu, unused for kNone.
 // dz [N,O] is scratch (may alias dy's memory only if dy is not needed afterwards); its contents
-// afterwards are unspecified (the fast kernel leaves it untouched for kNone and uses dy).
+// afterwards are unspecified (the float kernel keeps dz per row block in a per-thread buffer
+// and never touches it; the double kernel writes it except for kNone).
 // dx (if it has data) is overwritten; dw [O,I] and db [O] (if non-null) are overwritten when
 // accumulate is false and added to when true.
 template <class T>

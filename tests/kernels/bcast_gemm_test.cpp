@@ -1,0 +1,76 @@
+// The AVX2 broadcast kernel behind the float linear_backward (src/shoal/kernels/
+// bcast_gemm_avx2.h) against gemm_ref: both A layouts (row-major and transposed, as dx and dW
+// use it), every tile height and panel width around 8/16/24, column tails, k across the
+// 128-row pack chunk of the tail path, load_c on and off, and C's padding left untouched.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "../../src/shoal/kernels/bcast_gemm_avx2.h"
+#include "kernel_test_util.h"
+#include "shoal/kernels/gemm.h"
+
+#ifdef SHOAL_HAVE_BCAST_GEMM
+
+namespace shoal::kernels {
+namespace {
+
+using testing::TestMat;
+
+void check(Index m, Index n, Index k, bool a_transposed, bool load_c, Index pad, Index offset,
+           RngStream& rng) {
+  // A is [m, k] (a_rs = ld, a_ks = 1) or stored as Aᵀ [k, m] (a_rs = 1, a_ks = ld).
+  TestMat<float> a(a_transposed ? k : m, a_transposed ? m : k, pad, offset);
+  TestMat<float> b(k, n, pad, offset), c(m, n, pad, offset);
+  a.fill_random(rng);
+  b.fill_random(rng);
+  if (load_c)
+    c.fill_random(rng);
+  else
+    c.fill(std::numeric_limits<float>::quiet_NaN());  // must never be read
+  const float kGuard = 12345.0f;
+  for (Index i = 0; i < m; ++i)
+    for (Index j = n; j < c.view.ld; ++j) c.view.data[i * c.view.ld + j] = kGuard;
+  TestMat<float> want = c;
+  want.view.data = want.storage.data() + offset;
+  gemm_ref<float>(a_transposed ? Trans::kYes : Trans::kNo, Trans::kNo, m, n, k, 1.0f, a.view.data,
+                  a.view.ld, b.view.data, b.view.ld, load_c ? 1.0f : 0.0f, want.view.data,
+                  want.view.ld);
+  const Index a_rs = a_transposed ? 1 : a.view.ld, a_ks = a_transposed ? a.view.ld : 1;
+  detail::bcast_gemm(m, n, k, a.view.data, a_rs, a_ks, b.view.data, b.view.ld, c.view.data,
+                     c.view.ld, load_c);
+  const float tol = 8.0f * static_cast<float>(k + 2) * testing::eps<float>() *
+                    (std::sqrt(static_cast<float>(k)) + 1.0f);
+  for (Index i = 0; i < m; ++i) {
+    for (Index j = 0; j < n; ++j)
+      ASSERT_NEAR(c.view(i, j), want.view(i, j), tol * (1.0f + std::abs(want.view(i, j))))
+          << "at (" << i << "," << j << ") m=" << m << " n=" << n << " k=" << k
+          << " aT=" << a_transposed << " load_c=" << load_c << " pad=" << pad;
+    for (Index j = n; j < c.view.ld; ++j)
+      ASSERT_EQ(c.view.data[i * c.view.ld + j], kGuard)
+          << "padding written at (" << i << "," << j << ") m=" << m << " n=" << n;
+  }
+}
+
+TEST(BcastGemm, MatchesReference) {
+  RngStream rng(5, 6);
+  for (bool a_t : {false, true})
+    for (bool load_c : {false, true})
+      for (Index pad : {0, 3})
+        for (Index m : {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 32, 33})
+          for (Index n : {1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 33, 40, 41, 85})
+            for (Index k : {0, 1, 5, 96}) check(m, n, k, a_t, load_c, pad, pad == 0 ? 0 : 1, rng);
+}
+
+TEST(BcastGemm, LongKAcrossPackChunks) {
+  RngStream rng(7, 8);
+  for (bool load_c : {false, true})
+    for (Index n : {5, 13, 21, 24, 85})
+      for (Index k : {127, 128, 129, 300}) check(7, n, k, true, load_c, 3, 1, rng);
+}
+
+}  // namespace
+}  // namespace shoal::kernels
+
+#endif  // SHOAL_HAVE_BCAST_GEMM
