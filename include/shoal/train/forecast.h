@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "shoal/data/windows.h"
+#include "shoal/layers/losses.h"
 
 namespace shoal::train {
 
@@ -23,7 +24,9 @@ struct TrainConfig {
   double learning_rate = 1e-3;
   Index num_lr_decays = -1;  // -1: no StepLR decay (TSMixer(x) default)
   Index val_check_steps = 100;
-  Index early_stop_patience_steps = -1;
+  Index early_stop_patience_steps = -1;  // > 0 (with windows.val_size > 0): early stopping
+  layers::PointLossKind loss = layers::PointLossKind::kMae;  // training and validation loss
+  double huber_delta = 1.0;
   uint64_t seed = 1;
   int threads = 1;
 };
@@ -46,9 +49,11 @@ struct ForecastJob {
 };
 
 struct FitResult {
-  std::vector<double> forecasts;  // [N, h], the panel's series order, data scale
-  double fit_seconds = 0;         // training time (0 for baselines)
-  Index steps = 0;                // optimizer steps taken
+  std::vector<double> forecasts;   // [N, h], the panel's series order, data scale
+  double fit_seconds = 0;          // training time (0 for baselines)
+  Index steps = 0;                 // optimizer steps taken
+  size_t arena_bytes = 0;          // planned arena of the fit (0 for baselines)
+  std::vector<double> val_losses;  // one per validation check (raw space), when validating
 };
 
 using FitPredictFn = FitResult (*)(const data::Panel&, const ForecastJob&);
@@ -59,6 +64,20 @@ FitPredictFn find_model(std::string_view name);
 std::string model_names();
 // Whether a model trains on windows (and so needs input_size and input_size + h rows).
 bool is_neural(std::string_view name);
+
+// The loss named "mae", "mse" or "huber" (throws shoal::Error otherwise).
+layers::PointLossKind parse_loss(std::string_view name);
+
+// The bytes of the arena a fit of `job` on `panel` plans (0 for baselines); builds the model and
+// its arena once, trains nothing. Fits of panels with the same N and exog counts plan the same.
+size_t planned_arena_bytes(const data::Panel& panel, const ForecastJob& job);
+
+// TSMixerx / TSMixer (spec §5–6): windows sampled per step, Adam + StepLR stepped every step,
+// validation every val_check_steps and early stopping when val_size > 0 and patience > 0 (the
+// final weights are the last ones), then one predict window, inverse-scaled. No heap
+// allocation per step once set up. Throws shoal::Error on a too-short panel or a NaN loss.
+FitResult fit_predict_tsmixerx(const data::Panel& panel, const ForecastJob& job);
+FitResult fit_predict_tsmixer(const data::Panel& panel, const ForecastJob& job);
 
 // Baselines: the last season (job.seasonality) or the last value, repeated.
 FitResult fit_predict_seasonal_naive(const data::Panel& panel, const ForecastJob& job);

@@ -1,5 +1,14 @@
 #include "shoal/train/forecast.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "shoal/models/forecast.h"
+#include "shoal/models/tsmixer.h"
+#include "shoal/models/tsmixerx.h"
+#include "shoal/optim/lr_schedule.h"
 #include "shoal/train/metrics.h"
 
 namespace shoal::train {
@@ -11,8 +20,9 @@ struct Registered {
   bool neural;
 };
 
-// TSMixer(x) register here once their fit loops exist (see the header).
 constexpr Registered kModels[] = {
+    {"tsmixerx", &fit_predict_tsmixerx, true},
+    {"tsmixer", &fit_predict_tsmixer, true},
     {"seasonal_naive", &fit_predict_seasonal_naive, false},
     {"naive", &fit_predict_naive, false},
 };
@@ -29,7 +39,203 @@ FitResult baseline(const data::Panel& panel, const ForecastJob& job, Index m) {
   return r;
 }
 
+// The model's configuration from the job and the panel (neuralforecast defaults where the job
+// leaves a knob < 0).
+models::TSMixerx<float>::Config mixer_config(const data::Panel& p, const ForecastJob& job,
+                                             models::TSMixerx<float>*) {
+  models::TSMixerx<float>::Config c;
+  c.h = job.windows.h;
+  c.input_size = job.windows.input_size;
+  c.n_series = p.n_series();
+  c.hist_exog_size = p.n_hist();
+  c.futr_exog_size = p.n_futr();
+  c.stat_exog_size = p.n_stat();
+  if (job.mixer.n_block >= 0) c.n_block = job.mixer.n_block;
+  if (job.mixer.ff_dim > 0) c.ff_dim = job.mixer.ff_dim;
+  if (job.mixer.dropout >= 0) c.dropout = job.mixer.dropout;
+  c.revin = job.mixer.revin;
+  return c;
+}
+
+models::TSMixer<float>::Config mixer_config(const data::Panel& p, const ForecastJob& job,
+                                            models::TSMixer<float>*) {
+  SHOAL_CHECK(p.n_hist() == 0 && p.n_futr() == 0 && p.n_stat() == 0,
+              "tsmixer takes no exogenous inputs (got {} hist, {} futr, {} static); use tsmixerx",
+              p.n_hist(), p.n_futr(), p.n_stat());
+  models::TSMixer<float>::Config c;
+  c.h = job.windows.h;
+  c.input_size = job.windows.input_size;
+  c.n_series = p.n_series();
+  if (job.mixer.n_block >= 0) c.n_block = job.mixer.n_block;
+  if (job.mixer.ff_dim > 0) c.ff_dim = job.mixer.ff_dim;
+  if (job.mixer.dropout >= 0) c.dropout = job.mixer.dropout;
+  c.revin = job.mixer.revin;
+  return c;
+}
+
+models::ForecastInputs<float> inputs_of(const data::WindowBatch& b) {
+  return {.batch = b.B,
+          .insample_y = b.insample_y.data,
+          .hist_exog = b.X > 0 ? b.hist_exog.data : nullptr,
+          .futr_exog = b.F > 0 ? b.futr_exog.data : nullptr,
+          .stat_exog = b.S > 0 ? b.stat_exog.data : nullptr};
+}
+
+// One model and its trainer, set up for a job on a panel.
+template <class Model>
+struct Fit {
+  using Trainer = models::ForecastTrainer<Model, float>;
+  Model model;
+  Trainer trainer;
+
+  Fit(const data::Panel& panel, const ForecastJob& job, Index max_batch)
+      : model(mixer_config(panel, job, static_cast<Model*>(nullptr))),
+        trainer(model, typename Trainer::Config{.max_batch = max_batch,
+                                                .seed = job.train.seed,
+                                                .adam = {.lr = job.train.learning_rate},
+                                                .loss = job.train.loss,
+                                                .huber_delta = job.train.huber_delta}) {}
+};
+
+void check_job(const ForecastJob& job) {
+  const data::WindowConfig& w = job.windows;
+  SHOAL_CHECK(w.h >= 1, "h must be ≥ 1, got {}", w.h);
+  SHOAL_CHECK(w.input_size >= 1, "input_size must be ≥ 1, got {}", w.input_size);
+  SHOAL_CHECK(w.windows_batch_size >= 0, "windows_batch_size must be ≥ 0, got {}",
+              w.windows_batch_size);
+  SHOAL_CHECK(w.val_size == 0 || w.val_size >= w.h, "val_size must be 0 or ≥ h = {}, got {}", w.h,
+              w.val_size);
+  SHOAL_CHECK(job.train.max_steps >= 0, "max_steps must be ≥ 0, got {}", job.train.max_steps);
+  SHOAL_CHECK(job.train.early_stop_patience_steps <= 0 || w.val_size > 0,
+              "early stopping (patience {}) needs validation data: set val_size ≥ h",
+              job.train.early_stop_patience_steps);
+}
+
+template <class Model>
+FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  check_job(job);
+  const data::WindowConfig& wc = job.windows;
+  const Index h = wc.h, n = panel.n_series();
+  data::TrainBatcher batcher(panel, wc, job.train.seed);  // throws when too short
+  const Index max_batch =
+      std::max<Index>(wc.windows_batch_size > 0 ? wc.windows_batch_size : batcher.n_valid(), 1);
+  Fit<Model> fit(panel, job, max_batch);
+  auto& trainer = fit.trainer;
+  optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
+                                                      job.train.num_lr_decays);
+  trainer.optimizer().set_lr(sched.lr());
+
+  // Validation (raw space, neuralforecast's valid_loss = loss) and predict share one assembler
+  // and one output buffer, both sized here.
+  const bool validate = wc.val_size > 0;
+  const std::vector<Index> val_starts =
+      validate ? data::val_window_starts(panel, wc) : std::vector<Index>{};
+  const Index vend = validate ? data::val_end(panel, wc) : 0;
+  data::WindowAssembler eval(panel, wc, max_batch);
+  std::vector<float> yhat(size_t(max_batch * h * n));
+  layers::PointLoss<float> val_loss({.kind = job.train.loss, .delta = job.train.huber_delta});
+  FitResult r;
+  if (validate)
+    r.val_losses.reserve(
+        size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
+  auto run_eval = [&](const data::WindowBatch& b) {
+    const ConstMat<float> out = trainer.predict(inputs_of(b));
+    std::copy_n(out.data, size_t(b.B * h * n), yhat.data());
+    eval.inverse_scale(yhat.data());
+  };
+  auto validation_loss = [&] {
+    double sum = 0;
+    Index count = 0;
+    for (size_t i = 0; i < val_starts.size(); i += size_t(max_batch)) {
+      const size_t k = std::min(val_starts.size() - i, size_t(max_batch));
+      const data::WindowBatch& b = eval.assemble({val_starts.data() + i, k}, vend);
+      run_eval(b);
+      const Index rows = b.B * h;
+      const double l = val_loss.forward(ConstMat<float>(yhat.data(), rows, n),
+                                        ConstMat<float>(b.outsample_y_raw.data, rows, n),
+                                        {.mask = ConstMat<float>(b.outsample_mask.data, rows, n)});
+      sum += l * double(b.B);
+      count += b.B;
+    }
+    return sum / double(std::max<Index>(count, 1));
+  };
+
+  const Index interval =
+      std::max<Index>(std::min(job.train.val_check_steps, job.train.max_steps), 1);
+  const Index patience = job.train.early_stop_patience_steps;
+  double best = std::numeric_limits<double>::infinity();
+  Index wait = 0;
+  for (Index step = 1; step <= job.train.max_steps; ++step) {
+    const data::WindowBatch& b = batcher.next();
+    const Index rows = b.B * h;
+    const double loss =
+        trainer.train_step(inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, n),
+                           ConstMat<float>(b.outsample_mask.data, rows, n));
+    if (!std::isfinite(loss)) throw Error(fmt::format("Loss is NaN at step {}", step));
+    trainer.optimizer().set_lr(sched.step());
+    r.steps = step;
+    if (validate && step % interval == 0) {
+      const double v = validation_loss();
+      r.val_losses.push_back(v);
+      if (patience > 0) {
+        if (!std::isfinite(v)) break;  // Lightning stops on a non-finite monitor
+        if (v < best) {
+          best = v;
+          wait = 0;
+        } else if (++wait >= patience) {
+          break;  // the last weights stay (no checkpoint restore)
+        }
+      }
+    }
+  }
+
+  const Index start = data::predict_window_start(panel, wc);
+  const data::WindowBatch& b = eval.assemble({&start, 1}, panel.length(), /*future=*/true);
+  run_eval(b);
+  r.forecasts.resize(size_t(n * h));
+  for (Index s = 0; s < n; ++s)
+    for (Index t = 0; t < h; ++t) r.forecasts[size_t(s * h + t)] = double(yhat[size_t(t * n + s)]);
+  r.arena_bytes = trainer.arena().bytes();
+  r.fit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
+}
+
+template <class Model>
+size_t plan_bytes(const data::Panel& panel, const ForecastJob& job) {
+  check_job(job);
+  const Index max_batch = job.windows.windows_batch_size > 0
+                              ? job.windows.windows_batch_size
+                              : data::TrainBatcher(panel, job.windows, job.train.seed).n_valid();
+  Fit<Model> fit(panel, job, std::max<Index>(max_batch, 1));
+  return fit.trainer.arena().bytes();
+}
+
 }  // namespace
+
+FitResult fit_predict_tsmixerx(const data::Panel& panel, const ForecastJob& job) {
+  return fit_mixer<models::TSMixerx<float>>(panel, job);
+}
+
+FitResult fit_predict_tsmixer(const data::Panel& panel, const ForecastJob& job) {
+  return fit_mixer<models::TSMixer<float>>(panel, job);
+}
+
+size_t planned_arena_bytes(const data::Panel& panel, const ForecastJob& job) {
+  if (job.model == "tsmixerx") return plan_bytes<models::TSMixerx<float>>(panel, job);
+  if (job.model == "tsmixer") return plan_bytes<models::TSMixer<float>>(panel, job);
+  return 0;
+}
+
+layers::PointLossKind parse_loss(std::string_view name) {
+  if (name == "mae") return layers::PointLossKind::kMae;
+  if (name == "mse") return layers::PointLossKind::kMse;
+  if (name == "huber") return layers::PointLossKind::kHuber;
+  throw Error(
+      fmt::format("unknown loss '{}'", name),
+      ErrorContext{.field = "loss", .expected = "mae, mse or huber", .actual = std::string(name)});
+}
 
 FitResult fit_predict_seasonal_naive(const data::Panel& panel, const ForecastJob& job) {
   return baseline(panel, job, job.seasonality);
