@@ -254,6 +254,7 @@ void NcfTrainer::step(Index begin, Index end) {
   base.step = static_cast<uint64_t>(adam_.step_count());
   base.n_threads = pool_.size();
   const Index c = train_.context_cols();
+  const auto t0 = std::chrono::steady_clock::now();
   pool_.run([&](int tid) {
     detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
     const Range r = split_range(n, tid, pool_.size());
@@ -281,6 +282,7 @@ void NcfTrainer::step(Index begin, Index end) {
     rep.loss.backward(logits, labels, dlogits, {}, share);
     rep.model.backward(ctx, users, items, dlogits);
   });
+  const auto t1 = std::chrono::steady_clock::now();
   adam_.begin_step();
   sparse_adam_.begin_step();
   pool_.run([&](int tid) {
@@ -289,6 +291,9 @@ void NcfTrainer::step(Index begin, Index end) {
     zero_grads<float>(*arenas_[0], r);
     update_tables(tid);
   });
+  const auto t2 = std::chrono::steady_clock::now();
+  compute_seconds_ += std::chrono::duration<double>(t1 - t0).count();
+  update_seconds_ += std::chrono::duration<double>(t2 - t1).count();
 }
 
 // Merges the replicas' touched rows of this thread's slice of every table and updates them.
@@ -368,6 +373,7 @@ NcfEpochReport NcfTrainer::train_epoch() {
   rep.epoch = epoch_;
   rep.sample_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const Index n = sampler_.instances();
+  const double compute0 = compute_seconds_, update0 = update_seconds_;
   double loss_sum = 0;
   for (Index b = 0; b < n; b += cfg_.batch_size) {
     step(b, std::min(n, b + cfg_.batch_size));
@@ -375,6 +381,8 @@ NcfEpochReport NcfTrainer::train_epoch() {
     ++rep.steps;
   }
   rep.instances = n;
+  rep.compute_seconds = compute_seconds_ - compute0;
+  rep.update_seconds = update_seconds_ - update0;
   rep.loss = rep.steps > 0 ? loss_sum / static_cast<double>(rep.steps) : 0.0;
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
