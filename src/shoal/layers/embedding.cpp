@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include "shoal/core/copy_row.h"
 
 namespace shoal::layers {
 
@@ -35,7 +36,7 @@ void Embedding<T>::forward(const Ctx&, std::span<const Id> ids, MatView<T> y) {
   for (Index n = 0; n < y.rows; ++n) {
     const Id id = ids[static_cast<size_t>(n)];
     SHOAL_DCHECK(id >= 0 && id < cfg.num_embeddings);
-    std::copy_n(w.row(id), d, y.row(n));
+    copy_row(w.row(id), d, y.row(n));
   }
 }
 
@@ -72,7 +73,7 @@ void Embedding<T>::backward(const Ctx&, std::span<const Id> ids, ConstMat<T> dy)
     const T* src = dy.row(static_cast<Index>(k[i] & 0xffffffffu));
     if (count == 0 || out_ids[count - 1] != id) {
       out_ids[count] = id;
-      std::copy_n(src, d, g.row(count));
+      copy_row(src, d, g.row(count));
       ++count;
     } else {
       T* dst = g.row(count - 1);
