@@ -2,6 +2,10 @@
 //   --batch-size counts instances (positives and sampled negatives, as the NCF authors' code);
 //   --batch-positives P sets it to P·(1 + neg) instead (the contextual user's convention).
 //   Both figures are printed.
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +18,7 @@
 #include "cli/commands.h"
 #include "shoal/core/rng.h"
 #include "shoal/data/ncf.h"
+#include "shoal/kernels/bench.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/ncf_trainer.h"
 #include "shoal/train/safetensors.h"
@@ -199,31 +204,18 @@ struct SynthArgs {
   std::string out;
 };
 
-// Planted structure: users and items belong to one of G = 8 groups; 80% of a user's
-// positives are items of its group. Context column 0 carries the group signal (noisy), the
-// others are noise, so both the embeddings and the context can learn something.
+// Planted structure: see data::synth_ncf_positives.
 void run_synth(const SynthArgs& s) {
-  SHOAL_CHECK(s.users > 0 && s.items >= 16 && s.positives > 0 && s.context >= 0,
-              "synth ncf: need users > 0, items >= 16, positives > 0, context >= 0");
-  const Index groups = 8;
-  RngStream rng(s.seed, 11);
+  const data::NcfPositives p =
+      data::synth_ncf_positives(s.positives, s.users, s.items, s.context, s.seed);
   std::string text = "user,item,label";
-  for (Index c = 0; c < s.context; ++c) text += fmt::format(",ctx{}", c);
+  for (const auto& name : p.context_names) text += "," + name;
   text += "\n";
-  for (Index p = 0; p < s.positives; ++p) {
-    const auto u = static_cast<Index>(rng.below(static_cast<uint32_t>(s.users)));
-    const Index g = u % groups;
-    Index item = 0;
-    if (rng.uniform() < 0.8f) {
-      item = g + groups * static_cast<Index>(rng.below(static_cast<uint32_t>(s.items / groups)));
-    } else {
-      item = static_cast<Index>(rng.below(static_cast<uint32_t>(s.items)));
-    }
-    text += fmt::format("{},{},1", u, item);
-    for (Index c = 0; c < s.context; ++c) {
-      const double v = c == 0 ? static_cast<double>(g) / groups + 0.1 * rng.normal() : rng.normal();
-      text += fmt::format(",{:.4f}", v);
-    }
+  for (Index r = 0; r < s.positives; ++r) {
+    text +=
+        fmt::format("{},{},1", p.users[static_cast<size_t>(r)], p.items[static_cast<size_t>(r)]);
+    for (Index c = 0; c < s.context; ++c)
+      text += fmt::format(",{:.4f}", p.context[static_cast<size_t>(r * s.context + c)]);
     text += "\n";
   }
   const std::string tmp = s.out + ".tmp";
@@ -235,6 +227,118 @@ void run_synth(const SynthArgs& s) {
   SHOAL_CHECK(std::rename(tmp.c_str(), s.out.c_str()) == 0, "cannot rename {}", tmp);
   fmt::print("wrote {} positives ({} users, {} items, {} context columns) to {}\n", s.positives,
              s.users, s.items, s.context, s.out);
+}
+
+struct BenchArgs {
+  Index positives = 3647614, users = 654, items = 1127, context = 21;
+  Index batch_positives = 256;
+  int neg = 4;
+  int epochs = 1;
+  std::vector<int> threads = {1, 2};
+  uint64_t seed = 1;
+  std::string json;
+};
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// `shoal bench ncf`: the contextual user's shape, data synthesised in memory, one trainer per
+// thread count; per epoch wall and process CPU seconds of sampling and of the steps.
+void run_bench(const BenchArgs& b) {
+  const data::NcfPositives tr =
+      data::synth_ncf_positives(b.positives, b.users, b.items, b.context, b.seed);
+  const models::Ncf<float>::Config mcfg{.kind = models::NcfKind::kNeuMf,
+                                        .num_users = b.users,
+                                        .num_items = b.items,
+                                        .factors = 8,
+                                        .layers = {64, 32, 16, 8},
+                                        .context = b.context};
+  const Index batch = b.batch_positives * (1 + b.neg);
+  // Training FLOPs per instance: every Linear 2·in·out forward and 2·(2·in·out) backward
+  // (dX and dW); the GMF product 1 multiply forward, 2 backward per factor.
+  const models::Ncf<float> probe(mcfg);
+  const double linear_macs = probe.forward_macs() - static_cast<double>(mcfg.factors);
+  const double flops_per_instance = 6.0 * linear_macs + 3.0 * static_cast<double>(mcfg.factors);
+  const double peak1 = kernels::measure_peak_gflops();
+  fmt::print(
+      "bench ncf: NeuMF-8 [64,32,16,8] + {} context, {} positives x (1 + {}) = {} instances "
+      "per epoch, batch {} ({} positives), {} users, {} items\n"
+      "training FLOPs/instance {:.0f}; single-core FP32 peak {:.1f} GFLOP/s\n",
+      b.context, b.positives, b.neg, b.positives * (1 + b.neg), batch, b.batch_positives, b.users,
+      b.items, flops_per_instance, peak1);
+  fmt::print("{:>7} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>8} {:>7} {:>8}\n",
+             "threads", "epoch", "wall_s", "cpu_s", "sample_w", "sample_c", "compute", "update",
+             "inst/s", "GFLOP/s", "%peak", "steps");
+  nlohmann::json runs = nlohmann::json::array();
+  double best1 = 0;
+  for (int t : b.threads) {
+    train::NcfTrainConfig cfg;
+    cfg.batch_size = batch;
+    cfg.negatives = b.neg;
+    cfg.seed = b.seed;
+    cfg.threads = t;
+    cfg.pinning = Pinning::kAll;
+    train::NcfTrainer trainer(mcfg, cfg, tr);
+    const Index n = trainer.instances_per_epoch();
+    double best_ips = 0;
+    for (int e = 1; e <= b.epochs; ++e) {
+      const double w0 = wall_seconds(), c0 = process_cpu_seconds();
+      const double comp0 = trainer.compute_seconds(), upd0 = trainer.update_seconds();
+      trainer.draw_epoch(e);
+      const double w1 = wall_seconds(), c1 = process_cpu_seconds();
+      int64_t steps = 0;
+      for (Index s = 0; s < n; s += batch, ++steps) trainer.step(s, std::min(n, s + batch));
+      const double w2 = wall_seconds(), c2 = process_cpu_seconds();
+      const double wall = w2 - w0, step_wall = w2 - w1;
+      const double ips = static_cast<double>(n) / wall;
+      const double gflops = static_cast<double>(n) * flops_per_instance / step_wall * 1e-9;
+      const double peak = peak1 * t;
+      best_ips = std::max(best_ips, ips);
+      fmt::print(
+          "{:>7} {:>5} {:>9.2f} {:>9.2f} {:>9.3f} {:>9.3f} {:>9.2f} {:>9.2f} {:>12.0f} "
+          "{:>8.1f} {:>6.1f}% {:>8}\n",
+          t, e, wall, c2 - c0, w1 - w0, c1 - c0, trainer.compute_seconds() - comp0,
+          trainer.update_seconds() - upd0, ips, gflops, 100.0 * gflops / peak, steps);
+      runs.push_back({{"threads", t},
+                      {"epoch", e},
+                      {"wall_s", wall},
+                      {"cpu_s", c2 - c0},
+                      {"sample_wall_s", w1 - w0},
+                      {"sample_cpu_s", c1 - c0},
+                      {"steps_wall_s", step_wall},
+                      {"steps_cpu_s", c2 - c1},
+                      {"compute_wall_s", trainer.compute_seconds() - comp0},
+                      {"update_wall_s", trainer.update_seconds() - upd0},
+                      {"steps", steps},
+                      {"instances", n},
+                      {"instances_per_s", ips},
+                      {"step_gflops", gflops},
+                      {"peak_gflops", peak},
+                      {"peak_fraction", gflops / peak}});
+    }
+    if (t == 1) best1 = best_ips;
+    if (t > 1 && best1 > 0)
+      fmt::print("scaling {} threads vs 1: {:.2f}x (best epoch instances/s)\n", t,
+                 best_ips / best1);
+  }
+  if (!b.json.empty())
+    write_json_atomic(b.json, {{"bench", "ncf"},
+                               {"positives", b.positives},
+                               {"users", b.users},
+                               {"items", b.items},
+                               {"context", b.context},
+                               {"negatives", b.neg},
+                               {"batch", batch},
+                               {"flops_per_instance", flops_per_instance},
+                               {"peak_gflops_per_core", peak1},
+                               {"runs", runs}});
 }
 
 void add_model_options(CLI::App* cmd, NcfArgs& a) {
@@ -302,6 +406,29 @@ void register_ncf(CLI::App& app) {
   sn->add_option("--seed", s.seed)->capture_default_str();
   sn->add_option("--out", s.out, "CSV path")->required();
   sn->callback([] { run_synth(s); });
+
+  static BenchArgs bench_args;
+  CLI::App* bench = nullptr;
+  try {
+    bench = app.get_subcommand("bench");
+  } catch (const CLI::OptionNotFound&) {
+    bench = app.add_subcommand("bench", "Benchmarks");
+    bench->require_subcommand(1);
+  }
+  auto* bn = bench->add_subcommand(
+      "ncf", "NeuMF + context training epochs on synthetic data of the contextual user's shape");
+  auto& ba = bench_args;
+  bn->add_option("--positives", ba.positives)->capture_default_str();
+  bn->add_option("--users", ba.users)->capture_default_str();
+  bn->add_option("--items", ba.items)->capture_default_str();
+  bn->add_option("--context", ba.context)->capture_default_str();
+  bn->add_option("--neg", ba.neg)->capture_default_str();
+  bn->add_option("--batch-positives", ba.batch_positives)->capture_default_str();
+  bn->add_option("--epochs", ba.epochs)->check(CLI::PositiveNumber)->capture_default_str();
+  bn->add_option("--threads-list", ba.threads)->delimiter(',')->capture_default_str();
+  bn->add_option("--seed", ba.seed)->capture_default_str();
+  bn->add_option("--json", ba.json, "Also write the results as JSON");
+  bn->callback([] { run_bench(bench_args); });
 }
 
 }  // namespace shoal::cli

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "shoal/data/ncf.h"
 #include "shoal/data/ncf_sampler.h"
@@ -146,6 +147,41 @@ TEST(NcfSampler, DeterministicAcrossThreadCounts) {
   b.draw_epoch(3, three);
   EXPECT_FALSE(std::ranges::equal(a.users(), b.users()) &&
                std::ranges::equal(a.items(), b.items()));
+}
+
+TEST(NcfSampler, ParallelShuffleIsAPermutationIndependentOfThreads) {
+  // 40000 positives x 5 = 200000 instances: 3 buckets, 4 scatter chunks.
+  const NcfPositives p = synth_ncf_positives(40000, 300, 200, 0, 9);
+  NcfSampler a(p, 4, 7), b(p, 4, 7);
+  EXPECT_EQ(a.buckets(), 3);
+  ThreadPool one(1), two(2);
+  a.draw_epoch(1, one);
+  b.draw_epoch(1, two);
+  EXPECT_TRUE(std::ranges::equal(a.users(), b.users()));
+  EXPECT_TRUE(std::ranges::equal(a.items(), b.items()));
+  EXPECT_TRUE(std::ranges::equal(a.labels(), b.labels()));
+  EXPECT_TRUE(std::ranges::equal(a.context_rows(), b.context_rows()));
+  std::vector<int> seen(static_cast<size_t>(p.size()), 0), pos(static_cast<size_t>(p.size()), 0);
+  Index first_half_positives = 0;
+  for (Index i = 0; i < a.instances(); ++i) {
+    const auto k = static_cast<size_t>(i);
+    const auto row = static_cast<size_t>(a.context_rows()[k]);
+    ++seen[row];
+    if (a.labels()[k] == 1.0f) {
+      ++pos[row];
+      EXPECT_EQ(a.items()[k], p.items[row]);
+      if (i < a.instances() / 2) ++first_half_positives;
+    } else {
+      EXPECT_FALSE(a.is_positive(a.users()[k], a.items()[k]));
+    }
+    EXPECT_EQ(a.users()[k], p.users[row]);
+  }
+  for (size_t r = 0; r < seen.size(); ++r) {
+    ASSERT_EQ(seen[r], 5) << r;
+    ASSERT_EQ(pos[r], 1) << r;
+  }
+  // Positives spread evenly over the order (20000 expected in each half; sd ≈ 80).
+  EXPECT_NEAR(static_cast<double>(first_half_positives), 20000.0, 600.0);
 }
 
 TEST(NcfSampler, RejectsUserWithNoPossibleNegative) {

@@ -72,4 +72,11 @@ NcfPositives read_ncf_csv(const std::string& path, const std::vector<std::string
 NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
                            const std::vector<std::string>& context_cols, NcfIdLimits limits = {});
 
+// Synthetic positives with planted structure (`shoal synth ncf`, `shoal bench ncf`): users and
+// items belong to one of G = 8 groups; 80% of a user's positives are items of its group.
+// Context column 0 carries the group signal (noisy), the others are N(0, 1) noise.
+// Requires users > 0, items >= 16, positives > 0, context >= 0.
+NcfPositives synth_ncf_positives(Index positives, Index users, Index items, Index context,
+                                 uint64_t seed);
+
 }  // namespace shoal::data

@@ -4,9 +4,21 @@
 //
 // Determinism: the draws of instance c = p·(1 + k) + j (j ≥ 1) come from
 // Philox(seed, kNegativeStream).block(epoch·2^32 + t, c) for t = 0, 1, ... (lanes in order),
-// so an instance's item depends only on (seed, epoch, c), never on threads. The epoch's order
-// is a Fisher-Yates shuffle driven by its own stream (seed, kShuffleStream + epoch).
-// Legend: P positives, k negatives per positive, N = P·(1 + k) instances, V items.
+// so an instance's item depends only on (seed, epoch, c), never on threads. Rejection uses a
+// per-user bitset of positives when U·V bits fit in kMaxBitsetBytes (binary search otherwise).
+//
+// The epoch's order is a uniform random permutation drawn in parallel, identical for every
+// thread count (a two-level "scatter, then shuffle each bucket" permutation, Rao/Sandelius):
+//   1. instance c goes to bucket b(c) ∈ [0, B), uniform and independent, from
+//      Philox(seed, kBucketStream).block(epoch, c / 4) lane c % 4 (B = clamp(N / 2^16, 1, 4096));
+//   2. the buckets are laid out in order, each keeping its instances in ascending c (a stable
+//      scatter: per fixed 2^16-instance chunk counts, then prefix sums);
+//   3. each bucket is Fisher-Yates shuffled by its own stream (seed, epoch, bucket).
+// A uniform bucket assignment followed by independent uniform shuffles within the buckets is
+// an exactly uniform permutation of [0, N): for any target permutation π, the probability is
+// Σ over bucket sizes of P(sizes) · multinomial-count⁻¹ · Π 1/n_b! = 1/N!. The steps split
+// over chunks and buckets, never over threads, so the result does not depend on them.
+// Legend: P positives, k negatives per positive, N = P·(1 + k) instances, V items, B buckets.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +34,9 @@ class NcfSampler {
  public:
   static constexpr uint64_t kNegativeStream = 0x4e454700;  // "NEG"
   static constexpr uint64_t kShuffleStream = 0x53485546;   // "SHUF"
+  static constexpr uint64_t kBucketStream = 0x42554b54;    // "BUKT"
+  static constexpr size_t kMaxBitsetBytes = size_t{64} << 20;
+  static constexpr Index kChunk = Index{1} << 16;  // scatter chunk (instances)
 
   // Builds the per-user sorted positive lists. Throws if some user has every item as a
   // positive (no negative could ever be drawn).
@@ -39,18 +54,33 @@ class NcfSampler {
   std::span<const float> labels() const { return labels_; }
   std::span<const int32_t> context_rows() const { return ctx_rows_; }
 
-  // True if item i is a training positive of user u (binary search in u's sorted list).
-  bool is_positive(int32_t u, int32_t i) const;
+  // True if item i is a training positive of user u (bitset, or binary search in u's list).
+  bool is_positive(int32_t u, int32_t i) const {
+    if (!bits_.empty()) {
+      const uint64_t w = bits_[static_cast<size_t>(u) * words_ + static_cast<size_t>(i >> 6)];
+      return (w >> (i & 63)) & 1u;
+    }
+    return is_positive_sorted(u, i);
+  }
+  Index buckets() const { return buckets_; }
   // The item of canonical instance c for this (seed, epoch): exposed for tests.
   int32_t canonical_item(int epoch, Index c) const;
 
  private:
+  bool is_positive_sorted(int32_t u, int32_t i) const;
+
   const NcfPositives& pos_;
   int k_;
   uint64_t seed_;
   Index n_ = 0;
   std::vector<int64_t> user_offsets_;  // [U + 1] into user_items_
   std::vector<int32_t> user_items_;    // sorted per user
+  std::vector<uint64_t> bits_;         // [U, words_] positives bitset (empty: too large)
+  size_t words_ = 0;
+  Index buckets_ = 1;
+  std::vector<uint16_t> bucket_of_;    // [N] b(c) of this epoch
+  std::vector<int64_t> chunk_counts_;  // [chunks, B] counts, then start offsets
+  std::vector<int64_t> bucket_start_;  // [B + 1]
   std::vector<uint32_t> order_;        // [N] shuffled canonical ids
   std::vector<int32_t> users_, items_, ctx_rows_;
   std::vector<float> labels_;

@@ -46,7 +46,7 @@ struct Embedding {
   Params p;
   Buffer<Id> rows;        // [N] touched ids of the last backward (activation grads)
   Buffer<T> row_grad;     // [N, D] their summed gradients (activation grads)
-  Buffer<uint64_t> keys;  // [N] scratch: (id << 32 | position), sorted
+  Buffer<uint64_t> keys;  // [2N] scratch: (id << 32 | position), radix-sorted by id
   Index n_touched = 0;
 
   explicit Embedding(Config c) : cfg(c) {}

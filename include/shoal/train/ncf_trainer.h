@@ -45,10 +45,12 @@ struct NcfTrainConfig {
 };
 
 struct NcfEpochReport {
-  int epoch = 0;              // 1-based
-  double loss = 0;            // mean BCE over the epoch's steps
-  double seconds = 0;         // whole epoch (sampling included)
-  double sample_seconds = 0;  // drawing negatives and shuffling
+  int epoch = 0;               // 1-based
+  double loss = 0;             // mean BCE over the epoch's steps
+  double seconds = 0;          // whole epoch (sampling included)
+  double sample_seconds = 0;   // drawing negatives and shuffling
+  double compute_seconds = 0;  // steps' phase 1: batch gather, forward, loss, backward
+  double update_seconds = 0;   // steps' phase 2: grad reduce, Adam, table row merge + update
   int64_t steps = 0;
   Index instances = 0;
 };
@@ -102,10 +104,15 @@ class NcfTrainer {
   const std::vector<float>& user_context() const { return user_context_; }
   // One optimizer step on instances [begin, end) of the current epoch (exposed for tests).
   void step(Index begin, Index end);
+  // Wall seconds spent in step()'s two phases since construction (see NcfEpochReport).
+  double compute_seconds() const { return compute_seconds_; }
+  double update_seconds() const { return update_seconds_; }
   void draw_epoch(int epoch);
 
  private:
   void update_tables(int tid);
+
+  double compute_seconds_ = 0, update_seconds_ = 0;  // wall, summed over step() calls
 
   NcfTrainConfig cfg_;
   const data::NcfPositives& train_;

@@ -4,8 +4,10 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <string_view>
 
+#include "shoal/core/rng.h"
 #include "shoal/data/gzip.h"
 
 namespace shoal::data {
@@ -296,6 +298,39 @@ NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
 NcfPositives read_ncf_csv(const std::string& path, const std::vector<std::string>& context_cols,
                           NcfIdLimits limits) {
   return parse_ncf_csv(read_text_file(path), path, context_cols, limits);
+}
+
+NcfPositives synth_ncf_positives(Index positives, Index users, Index items, Index context,
+                                 uint64_t seed) {
+  SHOAL_CHECK(users > 0 && items >= 16 && positives > 0 && context >= 0,
+              "synth ncf: need users > 0, items >= 16, positives > 0, context >= 0");
+  const Index groups = 8;
+  RngStream rng(seed, 11);
+  NcfPositives p;
+  p.users.resize(static_cast<size_t>(positives));
+  p.items.resize(static_cast<size_t>(positives));
+  p.context.resize(static_cast<size_t>(positives * context));
+  for (Index c = 0; c < context; ++c) p.context_names.push_back("ctx" + std::to_string(c));
+  for (Index r = 0; r < positives; ++r) {
+    const auto u = static_cast<Index>(rng.below(static_cast<uint32_t>(users)));
+    const Index g = u % groups;
+    Index item = 0;
+    if (rng.uniform() < 0.8f) {
+      item = g + groups * static_cast<Index>(rng.below(static_cast<uint32_t>(items / groups)));
+    } else {
+      item = static_cast<Index>(rng.below(static_cast<uint32_t>(items)));
+    }
+    p.users[static_cast<size_t>(r)] = static_cast<int32_t>(u);
+    p.items[static_cast<size_t>(r)] = static_cast<int32_t>(item);
+    for (Index c = 0; c < context; ++c) {
+      const double v = c == 0 ? static_cast<double>(g) / groups + 0.1 * rng.normal() : rng.normal();
+      p.context[static_cast<size_t>(r * context + c)] = static_cast<float>(v);
+    }
+  }
+  p.num_users = users;
+  p.num_items = items;
+  p.source = "synth";
+  return p;
 }
 
 }  // namespace shoal::data

@@ -33,6 +33,21 @@ NcfSampler::NcfSampler(const NcfPositives& positives, int negatives, uint64_t se
                 "sampled",
                 positives.source, u, positives.num_items);
   }
+  const auto nv = static_cast<size_t>(positives.num_items);
+  words_ = (nv + 63) / 64;
+  if (nu * words_ * sizeof(uint64_t) <= kMaxBitsetBytes) {
+    bits_.assign(nu * words_, 0);
+    for (Index i = 0; i < p; ++i) {
+      const auto u = static_cast<size_t>(positives.users[static_cast<size_t>(i)]);
+      const auto it = static_cast<size_t>(positives.items[static_cast<size_t>(i)]);
+      bits_[u * words_ + it / 64] |= uint64_t{1} << (it % 64);
+    }
+  }
+  buckets_ = std::clamp<Index>(n_ >> 16, 1, 4096);
+  const Index chunks = (n_ + kChunk - 1) / kChunk;
+  bucket_of_.resize(static_cast<size_t>(n_));
+  chunk_counts_.resize(static_cast<size_t>(chunks * buckets_));
+  bucket_start_.resize(static_cast<size_t>(buckets_ + 1));
   order_.resize(static_cast<size_t>(n_));
   users_.resize(static_cast<size_t>(n_));
   items_.resize(static_cast<size_t>(n_));
@@ -40,7 +55,7 @@ NcfSampler::NcfSampler(const NcfPositives& positives, int negatives, uint64_t se
   labels_.resize(static_cast<size_t>(n_));
 }
 
-bool NcfSampler::is_positive(int32_t u, int32_t i) const {
+bool NcfSampler::is_positive_sorted(int32_t u, int32_t i) const {
   const auto b = user_items_.begin() + user_offsets_[static_cast<size_t>(u)];
   const auto e = user_items_.begin() + user_offsets_[static_cast<size_t>(u) + 1];
   return std::binary_search(b, e, i);
@@ -64,21 +79,72 @@ int32_t NcfSampler::canonical_item(int epoch, Index c) const {
 }
 
 void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
-  const auto n = static_cast<size_t>(n_);
-  for (size_t i = 0; i < n; ++i) order_[i] = static_cast<uint32_t>(i);
-  RngStream rng(seed_, kShuffleStream + static_cast<uint64_t>(epoch));
-  for (size_t i = n; i > 1; --i)
-    std::swap(order_[i - 1], order_[rng.below(static_cast<uint32_t>(i))]);
-  const Index group = 1 + k_;
+  const int nt = pool.size();
+  const Index nb = buckets_;
+  const Index chunks = (n_ + kChunk - 1) / kChunk;
+  const Philox bucket_rng(seed_, kBucketStream);
+  const auto nb64 = static_cast<uint64_t>(nb);
+  // 1. Bucket of every instance, counted per chunk.
   pool.run([&](int tid) {
-    const Range r = split_range(n_, tid, pool.size(), 256);
-    for (Index i = r.begin; i < r.end; ++i) {
-      const Index c = order_[static_cast<size_t>(i)];
-      const Index p = c / group;
-      users_[static_cast<size_t>(i)] = pos_.users[static_cast<size_t>(p)];
-      items_[static_cast<size_t>(i)] = canonical_item(epoch, c);
-      ctx_rows_[static_cast<size_t>(i)] = static_cast<int32_t>(p);
-      labels_[static_cast<size_t>(i)] = c % group == 0 ? 1.0f : 0.0f;
+    const Range cr = split_range(chunks, tid, nt);
+    for (Index ch = cr.begin; ch < cr.end; ++ch) {
+      int64_t* counts = chunk_counts_.data() + ch * nb;
+      std::fill(counts, counts + nb, 0);
+      const Index b0 = ch * kChunk, b1 = std::min(n_, b0 + kChunk);
+      for (Index q = b0; q < b1; q += 4) {  // kChunk is a multiple of 4
+        const auto w = bucket_rng.block(static_cast<uint64_t>(epoch), static_cast<uint64_t>(q / 4));
+        for (Index l = 0; l < 4 && q + l < b1; ++l) {
+          const auto b = static_cast<uint16_t>(
+              (static_cast<uint64_t>(w[static_cast<size_t>(l)]) * nb64) >> 32);
+          bucket_of_[static_cast<size_t>(q + l)] = b;
+          ++counts[b];
+        }
+      }
+    }
+  });
+  // 2. Start offsets: bucket-major, chunk-minor (a stable scatter).
+  int64_t off = 0;
+  for (Index b = 0; b < nb; ++b) {
+    bucket_start_[static_cast<size_t>(b)] = off;
+    for (Index ch = 0; ch < chunks; ++ch) {
+      int64_t& c = chunk_counts_[static_cast<size_t>(ch * nb + b)];
+      const int64_t cnt = c;
+      c = off;
+      off += cnt;
+    }
+  }
+  bucket_start_[static_cast<size_t>(nb)] = off;
+  pool.run([&](int tid) {
+    const Range cr = split_range(chunks, tid, nt);
+    for (Index ch = cr.begin; ch < cr.end; ++ch) {
+      int64_t* pos = chunk_counts_.data() + ch * nb;
+      const Index b0 = ch * kChunk, b1 = std::min(n_, b0 + kChunk);
+      for (Index c = b0; c < b1; ++c)
+        order_[static_cast<size_t>(pos[bucket_of_[static_cast<size_t>(c)]]++)] =
+            static_cast<uint32_t>(c);
+    }
+  });
+  // 3. Shuffle each bucket on its own stream, then materialise its instances.
+  const Index group = 1 + k_;
+  const Philox stream_rng(seed_, kShuffleStream);
+  pool.run([&](int tid) {
+    const Range br = split_range(nb, tid, nt);
+    for (Index b = br.begin; b < br.end; ++b) {
+      const auto key = stream_rng.block(static_cast<uint64_t>(epoch), static_cast<uint64_t>(b));
+      RngStream rng((static_cast<uint64_t>(key[0]) << 32) | key[1], kShuffleStream);
+      const auto s0 = static_cast<size_t>(bucket_start_[static_cast<size_t>(b)]);
+      const auto s1 = static_cast<size_t>(bucket_start_[static_cast<size_t>(b) + 1]);
+      uint32_t* ord = order_.data() + s0;
+      for (size_t i = s1 - s0; i > 1; --i)
+        std::swap(ord[i - 1], ord[rng.below(static_cast<uint32_t>(i))]);
+      for (size_t i = s0; i < s1; ++i) {
+        const Index c = order_[i];
+        const Index p = c / group;
+        users_[i] = pos_.users[static_cast<size_t>(p)];
+        items_[i] = canonical_item(epoch, c);
+        ctx_rows_[i] = static_cast<int32_t>(p);
+        labels_[i] = c % group == 0 ? 1.0f : 0.0f;
+      }
     }
   });
 }

@@ -1,5 +1,6 @@
 #include "shoal/models/ncf.h"
 
+#include "shoal/core/copy_row.h"
 namespace shoal::models {
 
 const char* ncf_kind_name(NcfKind k) {
@@ -148,7 +149,7 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
     tables_[static_cast<size_t>(mlp_item_)].layer.forward(ctx, items, x0.cols_block(e, e));
     if (cfg_.context > 0) {
       SHOAL_DCHECK(context.rows == n && context.cols == cfg_.context);
-      for (Index r = 0; r < n; ++r) std::copy_n(context.row(r), cfg_.context, x0.row(r) + 2 * e);
+      for (Index r = 0; r < n; ++r) copy_row(context.row(r), cfg_.context, x0.row(r) + 2 * e);
     }
     ConstMat<T> x = x0;
     for (size_t k = 0; k < tower_.size(); ++k) {
