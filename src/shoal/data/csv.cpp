@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "shoal/data/gzip.h"
+#include "shoal/data/text.h"
 
 namespace shoal::data {
 namespace {
@@ -19,13 +20,6 @@ std::vector<std::string_view> split_fields(std::string_view line) {
     start = comma + 1;
   }
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace

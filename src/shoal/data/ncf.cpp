@@ -9,6 +9,7 @@
 
 #include "shoal/core/rng.h"
 #include "shoal/data/gzip.h"
+#include "shoal/data/text.h"
 
 namespace shoal::data {
 namespace {
@@ -100,12 +101,6 @@ int32_t check_limit(int32_t id, Index limit, const std::string& source, int64_t 
     fail(source, line, fmt::format("{} id out of range", what), what,
          fmt::format("an id < {}", limit), std::to_string(id));
   return id;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace

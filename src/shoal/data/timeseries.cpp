@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "shoal/data/gzip.h"
+#include "shoal/data/text.h"
 
 namespace shoal::data {
 namespace {
@@ -50,17 +51,6 @@ int64_t days_in_month(int64_t y, int64_t m) {
 }
 int64_t floor_div(int64_t a, int64_t b) {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-std::string_view unquote(std::string_view s) {
-  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
-  return s;
 }
 
 bool parse_int(std::string_view s, int64_t& v) {

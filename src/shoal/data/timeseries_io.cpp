@@ -6,21 +6,12 @@
 #include <unordered_set>
 
 #include "shoal/data/gzip.h"
+#include "shoal/data/text.h"
 #include "shoal/data/timeseries.h"
 
 namespace shoal::data {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-std::string_view unquote(std::string_view s) {
-  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
-  return s;
-}
 std::vector<std::string_view> split(std::string_view line) {
   std::vector<std::string_view> out;
   size_t start = 0;

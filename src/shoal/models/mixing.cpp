@@ -4,27 +4,14 @@
 #include <cmath>
 
 #include "shoal/kernels/gemm.h"
+#include "shoal/kernels/reduce.h"
 
 namespace shoal::models {
 namespace {
 
 using kernels::Act;
+using kernels::lane_sum;
 using kernels::Trans;
-
-constexpr int kLanes = 8;
-
-// Σ_j f(j) over [0, n) in kLanes independent double accumulators (as layers::LayerNorm): the
-// order depends only on n, and the loop vectorises without reassociation.
-template <class F>
-double lane_sum(Index n, F&& f) {
-  double acc[kLanes] = {};
-  Index j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] += f(j + k);
-  double tail = 0;
-  for (; j < n; ++j) tail += f(j);
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
-}
 
 }  // namespace
 
