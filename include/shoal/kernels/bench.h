@@ -29,7 +29,8 @@ struct BenchReport {
 double measure_peak_gflops();
 
 // Pins the calling thread to the CPU it runs on, measures the peak, then times every case:
-// median over `reps` samples (after warm-up) of the per-call time.
+// median over `reps` samples (after warm-up) of the per-call time, measured as the thread's CPU
+// time (CLOCK_THREAD_CPUTIME_ID), so time slices lost to other processes do not count.
 BenchReport bench_kernels(int reps);
 
 // A fixed-width table, one row per case.
