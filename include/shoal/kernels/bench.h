@@ -17,6 +17,8 @@ struct BenchRow {
   double median_us = 0;
   double gflops = 0;
   double peak_fraction = 0;
+  double best_us = 0;  // the fastest sample: what the kernel does when nothing interferes
+  double best_fraction = 0;
 };
 
 struct BenchReport {
@@ -36,7 +38,8 @@ BenchReport bench_kernels(int reps);
 // A fixed-width table, one row per case.
 std::string format_report(const BenchReport& report);
 
-// JSON {peak_gflops, cases: [{name, n, i, o, median_us, gflops, peak_fraction}]}, written to
+// JSON {peak_gflops, cases: [{name, n, i, o, median_us, gflops, peak_fraction, best_us,
+// best_fraction}]}, written to
 // a temporary name and renamed into place.
 void write_report_json(const BenchReport& report, const std::string& path);
 
