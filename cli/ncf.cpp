@@ -3,11 +3,13 @@
 //   --batch-positives P sets it to P·(1 + neg) instead (the contextual user's convention).
 //   Both figures are printed.
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/profile_options.h"
 #include "shoal/core/rng.h"
 #include "shoal/data/ncf.h"
 #include "shoal/kernels/bench.h"
@@ -42,6 +45,7 @@ struct NcfArgs {
   Index num_users = -1, num_items = -1;
   int top_k = 10;
   std::string embedding_adam = "lazy";
+  ProfileOptions profile;
 };
 
 bool is_csv(const std::string& path) {
@@ -95,6 +99,12 @@ void run_train(const NcfArgs& a) {
                              .dense_embedding_adam = a.embedding_adam == "dense"},
                             tr);
   if (!a.load.empty()) train::load_checkpoint(trainer.arena(), a.load);
+  auto recorder = make_recorder(a.profile);
+  if (recorder) {
+    recorder->set_model_name(0, a.model);
+    trainer.set_profiler(recorder.get());
+    recorder->start();
+  }
   std::string ctx_note = tr.context_cols() > 0
                              ? fmt::format(", {} context columns", tr.context_cols())
                              : std::string();
@@ -143,6 +153,7 @@ void run_train(const NcfArgs& a) {
     fmt::print("HR@{} {:.4f} NDCG@{} {:.4f} (last); best HR@{} {:.4f} NDCG@{} {:.4f} at epoch {}\n",
                a.top_k, last_hr, a.top_k, last_ndcg, a.top_k, best_hr, a.top_k, best_ndcg,
                best_epoch);
+  if (recorder) finish_profile(*recorder, a.profile, "ncf");
   if (!a.save.empty())
     train::save_checkpoint(trainer.arena(), a.save,
                            {{"model", a.model},
@@ -237,6 +248,12 @@ struct BenchArgs {
   std::vector<int> threads = {1, 2};
   uint64_t seed = 1;
   std::string json;
+  // The PyTorch peer (bench/peers/ncf_torch.py), run as a subprocess on the same data.
+  std::string peer_python;  // empty: no peer
+  std::string peer_script = "bench/peers/ncf_torch.py";
+  std::string peer_dir;  // where the data for the peer is written (default: a temp dir)
+  int peer_steps = 300;
+  std::vector<int> peer_threads = {1, 2};
 };
 
 double process_cpu_seconds() {
@@ -247,6 +264,46 @@ double process_cpu_seconds() {
 
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The peer's copy of the bench data: every positive's user and item (int32, for the rejection
+// of negatives), the context rows of the first `timed` positives (float32, the positives the
+// peer trains on), and meta.json with the shapes.
+void write_peer_data(const data::NcfPositives& tr, Index timed, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  auto put = [&](const std::string& name, const void* p, size_t bytes) {
+    std::ofstream out(dir + "/" + name, std::ios::binary);
+    SHOAL_CHECK(static_cast<bool>(out), "cannot write {}/{}", dir, name);
+    out.write(static_cast<const char*>(p), static_cast<std::streamsize>(bytes));
+    SHOAL_CHECK(static_cast<bool>(out), "failed writing {}/{}", dir, name);
+  };
+  put("users.i32", tr.users.data(), tr.users.size() * sizeof(int32_t));
+  put("items.i32", tr.items.data(), tr.items.size() * sizeof(int32_t));
+  put("context.f32", tr.context.data(),
+      static_cast<size_t>(timed * tr.context_cols()) * sizeof(float));
+  write_json_atomic(dir + "/meta.json", {{"positives", tr.size()},
+                                         {"users", tr.num_users},
+                                         {"items", tr.num_items},
+                                         {"context", tr.context_cols()},
+                                         {"timed_positives", timed}});
+}
+
+// Runs `cmd`, echoing its output, and returns its last line that parses as a JSON object.
+nlohmann::json run_peer(const std::string& cmd) {
+  std::FILE* p = popen(cmd.c_str(), "r");
+  SHOAL_CHECK(p != nullptr, "cannot run the peer: {}", cmd);
+  nlohmann::json last;
+  char line[8192];
+  while (std::fgets(line, sizeof line, p) != nullptr) {
+    std::fputs(("  peer| " + std::string(line)).c_str(), stdout);
+    if (line[0] == '{') {
+      auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object()) last = std::move(j);
+    }
+  }
+  const int rc = pclose(p);
+  SHOAL_CHECK(rc == 0 && last.is_object(), "the peer failed (exit status {}): {}", rc, cmd);
+  return last;
 }
 
 // `shoal bench ncf`: the contextual user's shape, data synthesised in memory, one trainer per
@@ -277,7 +334,7 @@ void run_bench(const BenchArgs& b) {
              "threads", "epoch", "wall_s", "cpu_s", "sample_w", "sample_c", "compute", "update",
              "inst/s", "GFLOP/s", "%peak", "steps");
   nlohmann::json runs = nlohmann::json::array();
-  double best1 = 0;
+  double best1 = 0, best_all = 0;
   for (int t : b.threads) {
     train::NcfTrainConfig cfg;
     cfg.batch_size = batch;
@@ -324,12 +381,57 @@ void run_bench(const BenchArgs& b) {
                       {"peak_fraction", gflops / peak}});
     }
     if (t == 1) best1 = best_ips;
+    best_all = std::max(best_all, best_ips);
     if (t > 1 && best1 > 0)
       fmt::print("scaling {} threads vs 1: {:.2f}x (best epoch instances/s)\n", t,
                  best_ips / best1);
   }
+  nlohmann::json peers = nlohmann::json::array();
+  if (!b.peer_python.empty()) {
+    // The peer trains on the first `timed` positives' instances (negatives drawn with rejection
+    // against all positives) for peer_steps steps, and extrapolates its per-instance sampling
+    // and step times to the whole epoch.
+    const Index timed =
+        std::min<Index>(tr.size(), std::max<Index>(b.peer_steps * batch / (1 + b.neg) + 1, 100000));
+    const std::string dir = b.peer_dir.empty()
+                                ? (std::filesystem::temp_directory_path() /
+                                   fmt::format("shoal-bench-ncf-{}", static_cast<long>(getpid())))
+                                      .string()
+                                : b.peer_dir;
+    write_peer_data(tr, timed, dir);
+    double best_peer = 0;
+    for (int t : b.peer_threads) {
+      const std::string cmd = fmt::format(
+          "'{}' '{}' --bench-dir '{}' --batch-size {} --neg {} --threads {} --max-steps {} "
+          "--seed {} 2>&1",
+          b.peer_python, b.peer_script, dir, batch, b.neg, t, b.peer_steps, b.seed);
+      fmt::print("peer: {}\n", cmd);
+      std::fflush(stdout);
+      nlohmann::json r = run_peer(cmd);
+      const double ips = r.value("epoch_instances_per_s", 0.0);
+      fmt::print(
+          "peer PyTorch {} threads: steps {:.0f} inst/s, sampling {:.2f} us/inst; epoch of {} "
+          "instances extrapolated from {} timed steps ({:.2f}% of an epoch): {:.1f} s, {:.0f} "
+          "inst/s\n",
+          t, r.value("step_instances_per_s", 0.0), 1e6 * r.value("sample_s_per_instance", 0.0),
+          b.positives * (1 + b.neg), r.value("steps", 0),
+          100.0 * r.value("steps", 0) * static_cast<double>(batch) /
+              static_cast<double>(b.positives * (1 + b.neg)),
+          r.value("epoch_s_extrapolated", 0.0), ips);
+      best_peer = std::max(best_peer, ips);
+      r["threads"] = t;
+      peers.push_back(r);
+    }
+    if (best_peer > 0)
+      fmt::print(
+          "shoal vs PyTorch (best of each side's thread counts, epoch instances/s): "
+          "{:.0f} / {:.0f} = {:.1f}x\n",
+          best_all, best_peer, best_all / best_peer);
+    std::filesystem::remove_all(dir);
+  }
   if (!b.json.empty())
     write_json_atomic(b.json, {{"bench", "ncf"},
+                               {"peer", peers},
                                {"positives", b.positives},
                                {"users", b.users},
                                {"items", b.items},
@@ -383,6 +485,7 @@ void register_ncf(CLI::App& app) {
       ->add_option("--embedding-adam", a.embedding_adam,
                    "lazy: Adam on touched rows only; dense: torch.optim.Adam on whole tables")
       ->capture_default_str();
+  add_profile_options(*train, a.profile);
   train->callback([] { run_train(a); });
 
   auto* eval = ncf->add_subcommand("eval", "Score saved weights on leave-one-out test files");
@@ -428,6 +531,14 @@ void register_ncf(CLI::App& app) {
   bn->add_option("--threads-list", ba.threads)->delimiter(',')->capture_default_str();
   bn->add_option("--seed", ba.seed)->capture_default_str();
   bn->add_option("--json", ba.json, "Also write the results as JSON");
+  bn->add_option("--peer-python", ba.peer_python,
+                 "Also run the PyTorch peer with this Python (e.g. /opt/peers/bin/python)");
+  bn->add_option("--peer-script", ba.peer_script, "The peer script")->capture_default_str();
+  bn->add_option("--peer-dir", ba.peer_dir, "Where to write the peer's data (default: temp)");
+  bn->add_option("--peer-steps", ba.peer_steps, "Steps the peer times")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bn->add_option("--peer-threads-list", ba.peer_threads)->delimiter(',')->capture_default_str();
   bn->callback([] { run_bench(bench_args); });
 }
 

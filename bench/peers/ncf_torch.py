@@ -9,6 +9,14 @@ epoch). Writes the same metrics JSON keys as shoal. Not needed by CI.
   /opt/peers/bin/python bench/peers/ncf_torch.py --train F --test F --test-negatives F \
       [--model neumf] [--factors 8] [--layers 64,32,16,8] [--epochs 20] [--neg 4] \
       [--batch-size 256] [--lr 1e-3] [--threads 1] [--seed 1] [--metrics-out F.json]
+
+Speed mode, used by `shoal bench ncf --peer-python ...` (which writes the data):
+  ncf_torch.py --bench-dir DIR --batch-size 1280 --threads T --max-steps S
+reads DIR/meta.json, users.i32 and items.i32 (every positive) and context.f32 (the first
+`timed_positives` rows), builds NeuMF-8 [64,32,16,8] with the context columns on the MLP
+tower's input, draws the timed positives' negatives (vectorised rejection against all
+positives), shuffles, trains S steps, and prints one JSON line: the per-instance sampling
+and step times and the epoch time they extrapolate to (only part of an epoch is timed).
 """
 import argparse
 import json
@@ -103,9 +111,77 @@ def evaluate(model, tu, ti, negs, topk):
     return hr / len(tu), ndcg / len(tu)
 
 
+def sample_vectorised(users, items, pos, k, rng):
+    """NCF instances of these positives: the positive and k negatives uniform over the items,
+    rejected (and redrawn) where they are the user's positives; a random order. Numpy only."""
+    p = len(users)
+    num_items = pos.shape[1]
+    neg = rng.integers(0, num_items, size=(p, k))
+    urep = np.repeat(users[:, None], k, 1)
+    bad = np.nonzero(pos[urep, neg])
+    while len(bad[0]):
+        neg[bad] = rng.integers(0, num_items, size=len(bad[0]))
+        still = pos[urep[bad], neg[bad]]
+        bad = (bad[0][still], bad[1][still])
+    u = np.concatenate([users[:, None], urep], 1).ravel()
+    i = np.concatenate([items[:, None], neg], 1).ravel()
+    y = np.concatenate([np.ones((p, 1), np.float32), np.zeros((p, k), np.float32)], 1).ravel()
+    row = np.repeat(np.arange(p), 1 + k)  # the positive whose context an instance carries
+    perm = rng.permutation(len(u))
+    return u[perm], i[perm], y[perm], row[perm]
+
+
+def bench(a):
+    d = a.bench_dir
+    with open(f"{d}/meta.json") as f:
+        meta = json.load(f)
+    users = np.fromfile(f"{d}/users.i32", dtype=np.int32).astype(np.int64)
+    items = np.fromfile(f"{d}/items.i32", dtype=np.int32).astype(np.int64)
+    timed, c = meta["timed_positives"], meta["context"]
+    ctx = torch.from_numpy(np.fromfile(f"{d}/context.f32", dtype=np.float32).reshape(timed, c))
+    pos = np.zeros((meta["users"], meta["items"]), dtype=bool)
+    pos[users, items] = True
+    layers = [int(x) for x in a.layers.split(",")]
+    model = NCF("neumf", meta["users"], meta["items"], a.factors, layers, c)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    loss_fn = nn.BCEWithLogitsLoss()
+    rng = np.random.default_rng(a.seed)
+    t0 = time.perf_counter()
+    u, i, y, row = sample_vectorised(users[:timed], items[:timed], pos, a.neg, rng)
+    u, i, y, row = (torch.from_numpy(u), torch.from_numpy(i), torch.from_numpy(y),
+                    torch.from_numpy(row))
+    sample_s = time.perf_counter() - t0
+    n = len(u)
+    steps = min(a.max_steps or n, (n + a.batch_size - 1) // a.batch_size)
+    warm = min(10, steps // 10)  # first steps allocate and warm caches: not timed
+    model.train()
+    t1 = None
+    for s in range(steps):
+        if s == warm:
+            t1 = time.perf_counter()
+        b = slice(s * a.batch_size, (s + 1) * a.batch_size)
+        opt.zero_grad()
+        loss = loss_fn(model(u[b], i[b], ctx[row[b]]), y[b])
+        loss.backward()
+        opt.step()
+    step_s = time.perf_counter() - t1
+    timed_inst = (steps - warm) * a.batch_size
+    epoch_inst = meta["positives"] * (1 + a.neg)
+    sample_per = sample_s / n
+    step_per = step_s / timed_inst
+    epoch_s = epoch_inst * (sample_per + step_per)
+    print(json.dumps({"peer": "pytorch", "torch": torch.__version__, "threads": a.threads,
+                      "steps": steps - warm, "instances_timed": timed_inst,
+                      "sample_s_per_instance": sample_per,
+                      "step_instances_per_s": 1 / step_per,
+                      "epoch_instances": epoch_inst, "epoch_s_extrapolated": epoch_s,
+                      "epoch_instances_per_s": epoch_inst / epoch_s}), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--train", required=True)
+    ap.add_argument("--train")
+    ap.add_argument("--bench-dir", help="speed mode on data written by `shoal bench ncf`")
     ap.add_argument("--test")
     ap.add_argument("--test-negatives")
     ap.add_argument("--model", default="neumf")
@@ -122,6 +198,10 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
+    if a.bench_dir:
+        return bench(a)
+    if not a.train:
+        ap.error("--train is required")
     rng = np.random.default_rng(a.seed)
     users, items = read_ratings(a.train)
     has_test = a.test is not None

@@ -1,7 +1,7 @@
 // The AVX2 broadcast kernel behind the float linear_backward (src/shoal/kernels/
 // bcast_gemm_avx2.h) against gemm_ref: both A layouts (row-major and transposed, as dx and dW
-// use it), every tile height and panel width around 8/16/24, column tails, k across the
-// 128-row pack chunk of the tail path, load_c on and off, and C's padding left untouched.
+// use it), every tile height and panel width around 8/16/24, masked column tails, long k,
+// load_c on and off, the bias/ReLU epilogues, and C's padding left untouched.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,6 +61,49 @@ TEST(BcastGemm, MatchesReference) {
         for (Index m : {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 32, 33})
           for (Index n : {1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 33, 40, 41, 85})
             for (Index k : {0, 1, 5, 96}) check(m, n, k, a_t, load_c, pad, pad == 0 ? 0 : 1, rng);
+}
+
+// The fused epilogues: C = bias + A·B, and through ReLU, against gemm_ref plus the same
+// epilogue; C is never read (NaN), its padding never written. Sizes 0, 1, odd, SIMD ± 1, strided.
+TEST(BcastGemm, BiasAndReluEpilogues) {
+  RngStream rng(9, 10);
+  for (bool relu : {false, true})
+    for (Index pad : {0, 3})
+      for (Index m : {1, 2, 5, 6, 7, 12, 13, 96})
+        for (Index n : {1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 32, 85})
+          for (Index k : {0, 1, 7, 16, 85}) {
+            TestMat<float> a(m, k, pad, pad == 0 ? 0 : 1), b(k, n, pad, 0), c(m, n, pad, 1);
+            a.fill_random(rng);
+            b.fill_random(rng);
+            std::vector<float> bias(static_cast<size_t>(n));
+            for (auto& v : bias) v = rng.uniform(-1, 1);
+            c.fill(std::numeric_limits<float>::quiet_NaN());
+            const float kGuard = 777.0f;
+            for (Index i = 0; i < m; ++i)
+              for (Index j = n; j < c.view.ld; ++j) c.view.data[i * c.view.ld + j] = kGuard;
+            TestMat<float> want(m, n, 0, 0);
+            gemm_ref<float>(Trans::kNo, Trans::kNo, m, n, k, 1.0f, a.view.data, a.view.ld,
+                            b.view.data, b.view.ld, 0.0f, want.view.data, want.view.ld);
+            detail::bcast_gemm(m, n, k, a.view.data, a.view.ld, 1, b.view.data, b.view.ld,
+                               c.view.data, c.view.ld,
+                               relu ? detail::Epi::kBiasRelu : detail::Epi::kBias, bias.data());
+            const float tol = 8.0f * static_cast<float>(k + 2) * testing::eps<float>() *
+                              (std::sqrt(static_cast<float>(k)) + 1.0f);
+            for (Index i = 0; i < m; ++i) {
+              for (Index j = 0; j < n; ++j) {
+                float e = want.view(i, j) + bias[static_cast<size_t>(j)];
+                if (relu) e = e > 0.0f ? e : 0.0f;
+                ASSERT_NEAR(c.view(i, j), e, tol * (2.0f + std::abs(e)))
+                    << "at (" << i << "," << j << ") m=" << m << " n=" << n << " k=" << k
+                    << " relu=" << relu << " pad=" << pad;
+                if (relu) {
+                  ASSERT_FALSE(std::signbit(c.view(i, j))) << "relu gave -0";
+                }
+              }
+              for (Index j = n; j < c.view.ld; ++j)
+                ASSERT_EQ(c.view.data[i * c.view.ld + j], kGuard) << "padding written";
+            }
+          }
 }
 
 TEST(BcastGemm, LongKAcrossPackChunks) {

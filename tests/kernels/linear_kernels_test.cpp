@@ -182,6 +182,45 @@ std::vector<LinearCase> all_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Variants, LinearKernelTest, ::testing::ValuesIn(all_cases()), case_name);
 
+// dx narrower than x (NCF's first layer: no gradient for the context columns): only the leading
+// dx.cols columns are written, equal to the full product's, and the rest of the row is left.
+template <class T>
+void check_narrow_dx() {
+  RngStream rng(11, 12);
+  for (Index n : {1, 9, 130})
+    for (Index in : {9, 24, 85})
+      for (Index out : {1, 8, 13, 32})
+        for (Index dxc : {Index{1}, Index{8}, in - 1, in}) {
+          TestMat<T> x(n, in, 2, 1), w(out, in, 0, 0), y(n, out, 0, 0), dy(n, out, 0, 0);
+          TestMat<T> dz(n, out, 0, 0), dw(out, in, 0, 0), dw_ref(out, in, 0, 0);
+          TestMat<T> dx(n, in, 3, 1), dx_ref(n, in, 0, 0), dz_ref(n, out, 0, 0);
+          x.fill_random(rng);
+          w.fill_random(rng);
+          y.fill_random(rng);
+          dy.fill_random(rng);
+          const T guard = T(4321);
+          dx.fill(guard);
+          std::vector<T> db(static_cast<size_t>(out)), db_ref(static_cast<size_t>(out));
+          linear_backward<T>(x.view, w.view, y.view, Act::kRelu, dy.view, dz.view,
+                             dx.view.cols_block(0, dxc), dw.view, db.data(), false);
+          linear_backward_ref<T>(x.view, w.view, y.view, Act::kRelu, dy.view, dz_ref.view,
+                                 dx_ref.view, dw_ref.view, db_ref.data(), false);
+          expect_close<T>(ConstMat<T>(dx.view.cols_block(0, dxc)),
+                          ConstMat<T>(dx_ref.view.cols_block(0, dxc)), out, "dx", n, in, out);
+          expect_close<T>(dw.view, dw_ref.view, n, "dw", n, in, out);
+          for (Index i = 0; i < n; ++i)
+            for (Index j = dxc; j < dx.view.ld; ++j)
+              ASSERT_EQ(dx.view.data[i * dx.view.ld + j], guard)
+                  << "dx column " << j << " written, dx.cols=" << dxc << " N=" << n << " I=" << in
+                  << " O=" << out;
+        }
+}
+
+TEST(LinearKernelNarrowDx, WritesOnlyItsColumns) {
+  check_narrow_dx<float>();
+  check_narrow_dx<double>();
+}
+
 TEST(LinearKernelAlloc, SteadyStateAllocatesNothing) {
   const Index n = 200, in = 85, out = 32;
   RngStream rng(9, 9);

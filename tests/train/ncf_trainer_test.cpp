@@ -184,6 +184,59 @@ TEST(NcfTrainer, NoAllocationAfterWarmUp) {
   EXPECT_EQ(counter.count(), 0);
 }
 
+// With a recorder the trainer marks one profiler step per optimizer step and records every
+// layer's zones on every thread; profiling allocates nothing after warm-up either, and it
+// does not change the weights.
+TEST(NcfTrainer, ProfilerZones) {
+  const Planted p = planted(40, 64, 6, 3, 7);
+  const NcfTrainConfig cfg{.batch_size = 32, .seed = 1, .threads = 2};
+  NcfTrainer plain(model_config(p, NcfKind::kNeuMf, 3), cfg, p.train);
+  NcfTrainer t(model_config(p, NcfKind::kNeuMf, 3), cfg, p.train);
+  profile::Recorder rec({.mode = profile::Mode::kStats});
+  t.set_profiler(&rec);
+  rec.start();
+  t.train_epoch();
+  t.evaluate(p.test);
+  testing::AllocCounter counter;
+  t.train_epoch();
+  t.evaluate(p.test);
+  EXPECT_EQ(counter.count(), 0);
+  rec.stop();
+  plain.train_epoch();
+  plain.train_epoch();
+  EXPECT_EQ(params(plain), params(t));
+  // Every optimizer step closes a profiler step; stop() closes the last (the final eval).
+  EXPECT_EQ(rec.steps_recorded(), t.steps() + 1);
+  auto calls = [&](const char* name) {
+    uint64_t c = 0;
+    for (size_t z = 0; z < rec.zones().size(); ++z)
+      if (rec.zones()[z].name == name)
+        for (int th = 0; th < rec.threads_seen(); ++th)
+          c += rec.stats(th, static_cast<profile::ZoneId>(z)).calls;
+    return c;
+  };
+  const auto steps = static_cast<uint64_t>(t.steps());
+  for (const char* z :
+       {"mlp.0.forward", "mlp.1.backward", "predict.forward", "embed.backward", "gmf.forward",
+        "loss.backward", "data.batch", "optimizer.dense", "optimizer.tables"})
+    EXPECT_EQ(calls(z), 2 * steps) << z;  // both threads, every step
+  EXPECT_EQ(calls("data.sample"), 2u);
+  EXPECT_EQ(calls("eval"), 2u);
+}
+
+// The profiler's entry point: a synthetic run of the user's shape, scaled down.
+TEST(NcfTrainer, ProfileSyntheticSteps) {
+  train::NcfSyntheticRun run({.positives = 3000, .users = 40, .items = 64, .threads = 1});
+  profile::Recorder rec({.mode = profile::Mode::kStats});
+  const double s = train::profile_ncf_steps(rec, run, 5);
+  EXPECT_GT(s, 0);
+  EXPECT_EQ(rec.steps_recorded(), 5 + 1);  // stop() closes an empty last step
+  EXPECT_EQ(run.trainer().steps(), 5);
+  // 0 steps: to the end of the epoch (3000 · 5 instances in batches of 1280 → 12 steps).
+  EXPECT_EQ(run.run(), 7);
+  EXPECT_EQ(run.run(), 12);
+}
+
 TEST(NcfTrainer, EvaluationRankRule) {
   // A model whose score is the item id (GMF with 1 factor, all user rows 1, predict w=1, b=0)
   // ranks items by id: check HR/NDCG and the duplicate-positive rule on hand-made lines.

@@ -17,6 +17,8 @@ struct BenchRow {
   double median_us = 0;
   double gflops = 0;
   double peak_fraction = 0;
+  double best_us = 0;  // the fastest sample: what the kernel does when nothing interferes
+  double best_fraction = 0;
 };
 
 struct BenchReport {
@@ -29,13 +31,15 @@ struct BenchReport {
 double measure_peak_gflops();
 
 // Pins the calling thread to the CPU it runs on, measures the peak, then times every case:
-// median over `reps` samples (after warm-up) of the per-call time.
+// median over `reps` samples (after warm-up) of the per-call time, measured as the thread's CPU
+// time (CLOCK_THREAD_CPUTIME_ID), so time slices lost to other processes do not count.
 BenchReport bench_kernels(int reps);
 
 // A fixed-width table, one row per case.
 std::string format_report(const BenchReport& report);
 
-// JSON {peak_gflops, cases: [{name, n, i, o, median_us, gflops, peak_fraction}]}, written to
+// JSON {peak_gflops, cases: [{name, n, i, o, median_us, gflops, peak_fraction, best_us,
+// best_fraction}]}, written to
 // a temporary name and renamed into place.
 void write_report_json(const BenchReport& report, const std::string& path);
 

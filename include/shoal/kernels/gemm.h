@@ -49,8 +49,10 @@ void linear_forward_ref(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatVi
 // dz [N,O] is scratch (may alias dy's memory only if dy is not needed afterwards); its contents
 // afterwards are unspecified (the float kernel keeps dz per row block in a per-thread buffer
 // and never touches it; the double kernel writes it except for kNone).
-// dx (if it has data) is overwritten; dw [O,I] and db [O] (if non-null) are overwritten when
-// accumulate is false and added to when true.
+// dx (if it has data) is overwritten; it may be narrower than x (dx.cols ≤ I): then only its
+// columns are computed, dx = dz·W[:, :dx.cols] (NCF's first layer needs no gradient for its
+// context inputs). dw [O,I] and db [O] (if non-null) are overwritten when accumulate is false
+// and added to when true.
 template <class T>
 void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act, ConstMat<T> dy,
                      MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db, bool accumulate);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shoal/core/arena.h"
@@ -25,6 +26,7 @@
 #include "shoal/layers/elementwise.h"
 #include "shoal/layers/embedding.h"
 #include "shoal/layers/linear.h"
+#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
@@ -64,9 +66,16 @@ class Ncf {
   // Returns the logits [N, 1]. context is [N, C] (ignored when C = 0).
   MatView<T> forward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
                      ConstMat<T> context);
-  // dlogits [N, 1]: dense parameter grads accumulate; each table keeps its touched rows.
+  // dlogits [N, 1]: dense parameter grads accumulate; each table keeps its touched rows. The
+  // tower's input gradient is formed only for the embedding columns (the context columns are
+  // data, not parameters).
   void backward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
                 ConstMat<T> dlogits);
+
+  // Profiler zones with analytic costs, recorded when ctx.profiler is set: "{prefix}embed"
+  // (the four table lookups; backward: the touched-row sums), "{prefix}gmf" (the product),
+  // "{prefix}mlp.{k}", "{prefix}predict", each ".forward" and ".backward".
+  void register_zones(profile::Recorder& rec, int model = 0, std::string_view prefix = "");
 
   // Calls f(name, Param&) for every parameter (dense first, then the tables).
   template <class F>
@@ -101,6 +110,10 @@ class Ncf {
   Buffer<T> h_, dh_;                     // predict input [N, F + LK] and its gradient
   Buffer<T> out_;                        // logits [N, 1]
   int gmf_user_ = -1, gmf_item_ = -1, mlp_user_ = -1, mlp_item_ = -1;  // indexes into tables_
+  struct Zones {
+    profile::LayerZones embed, gmf, predict;
+    std::vector<profile::LayerZones> tower;
+  } zones_;
 };
 
 }  // namespace shoal::models

@@ -30,6 +30,7 @@
 #include "shoal/models/ncf.h"
 #include "shoal/optim/adam.h"
 #include "shoal/optim/sparse_adam.h"
+#include "shoal/profile/recorder.h"
 
 namespace shoal::train {
 
@@ -109,8 +110,20 @@ class NcfTrainer {
   double update_seconds() const { return update_seconds_; }
   void draw_epoch(int epoch);
 
+  // Records zones into `rec` (null: off): data.sample (negatives + shuffle), data.batch (the
+  // batch's context rows), the model's layers (Ncf::register_zones), loss.forward/backward,
+  // optimizer.dense (grad reduce + Adam) and optimizer.tables (touched-row merge + sparse
+  // Adam), pool.wait (the caller's wait in a fork-join region) and eval; marks a profiler step
+  // after every optimizer step. Registers the zones, so call it before rec->start().
+  void set_profiler(profile::Recorder* rec, int model = 0);
+
  private:
   void update_tables(int tid);
+
+  profile::Recorder* prof_ = nullptr;
+  struct Zones {
+    profile::ZoneId sample, batch, loss_forward, loss_backward, dense, tables, wait, eval;
+  } zones_{};
 
   double compute_seconds_ = 0, update_seconds_ = 0;  // wall, summed over step() calls
 
@@ -126,5 +139,46 @@ class NcfTrainer {
   std::vector<double> thread_loss_;
   int epoch_ = 0;
 };
+
+// NCF training on synthetic data of the contextual user's shape (data::synth_ncf_positives:
+// NeuMF-8, [64,32,16,8], 21 context columns, 4 negatives, 256 positives per batch), for
+// benchmarks: `shoal bench ncf` and the profiler's benchmark. Building it synthesises the data
+// and plans the trainer (not part of any timing).
+struct NcfSyntheticConfig {
+  Index positives = 3647614;
+  Index users = 654;
+  Index items = 1127;
+  Index context = 21;
+  Index batch_positives = 256;
+  int negatives = 4;
+  int threads = 1;
+  uint64_t seed = 1;
+  Pinning pinning = Pinning::kAll;
+};
+
+class NcfSyntheticRun {
+ public:
+  explicit NcfSyntheticRun(const NcfSyntheticConfig& cfg);
+  NcfTrainer& trainer() { return *trainer_; }
+  const data::NcfPositives& data() const { return data_; }
+  Index batch() const { return batch_; }
+  static models::Ncf<float>::Config model_config(const NcfSyntheticConfig& cfg);
+  // Runs `steps` optimizer steps (0: to the end of the current epoch), drawing the next
+  // epoch's instances first whenever the current one is used up (also on the first call).
+  // Returns the steps run.
+  int64_t run(int64_t steps = 0);
+
+ private:
+  data::NcfPositives data_;
+  Index batch_ = 0;
+  std::unique_ptr<NcfTrainer> trainer_;
+  int epoch_ = 0;
+  Index next_ = 0;  // next instance of the current epoch
+};
+
+// The profiler's entry point: `steps` NCF training steps (0: one epoch) of `run` recorded into
+// `rec`: registers the zones, rec.start(), the steps, rec.stop(). Returns the wall seconds
+// between start and stop. `rec` must not have been started.
+double profile_ncf_steps(profile::Recorder& rec, NcfSyntheticRun& run, int64_t steps);
 
 }  // namespace shoal::train

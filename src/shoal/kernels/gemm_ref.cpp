@@ -47,7 +47,7 @@ void linear_backward_ref(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Ac
       dz(i, j) = act == Act::kNone ? dy(i, j) : dy(i, j) * act_derivative(act, act_saved(i, j));
   const T beta = accumulate ? T(1) : T(0);
   if (dx.data)
-    gemm_ref<T>(Trans::kNo, Trans::kNo, dz.rows, w.cols, dz.cols, T(1), dz.data, dz.ld, w.data,
+    gemm_ref<T>(Trans::kNo, Trans::kNo, dz.rows, dx.cols, dz.cols, T(1), dz.data, dz.ld, w.data,
                 w.ld, T(0), dx.data, dx.ld);
   gemm_ref<T>(Trans::kYes, Trans::kNo, dz.cols, x.cols, dz.rows, T(1), dz.data, dz.ld, x.data, x.ld,
               beta, dw.data, dw.ld);

@@ -117,6 +117,11 @@ void linear_backward_f32(ConstMat<float> x, ConstMat<float> w, ConstMat<float> a
                                                std::max<Index>(kBwdRowBlock * out, 1));
   if (n <= 0 && !accumulate && out > 0 && in > 0)
     for (Index o = 0; o < out; ++o) std::fill(dw.row(o), dw.row(o) + in, 0.0f);
+  // dWᵀ orientation when O fills whole vectors: at [1280, 85, 32] 78–81 µs against 97 µs for
+  // the direct form, whose 21 columns past 64 run as a masked 4 × 3 panel (docs/kernels.md).
+  float* dwt = out % 8 == 0 && in > 0 && n > 0
+                   ? detail::scratch_as<float>(detail::ScratchSlot::kGradT, in * out)
+                   : nullptr;
   for (Index r0 = 0; r0 < n; r0 += kBwdRowBlock) {
     const Index rb = std::min(kBwdRowBlock, n - r0);
     const ConstMat<float> dyb = dy.rows_block(r0, rb);
@@ -125,10 +130,10 @@ void linear_backward_f32(ConstMat<float> x, ConstMat<float> w, ConstMat<float> a
     if (act != Act::kNone || col_sum) backward_prologue_f32(act, dyb, saved, dzb, col_sum);
     const float* a = act == Act::kNone ? dyb.data : dzb;
     const Index lda = act == Act::kNone ? dyb.ld : out;
-    if (dx.data && in > 0) {
+    if (dx.data && dx.cols > 0) {
       // dx = dz · W: libxsmm's NN kernel (column-major dxᵀ = Wᵀ · dzᵀ) beat the broadcast
       // kernel on every bench shape (74 vs 66% of peak at [1280, 85, 32]).
-      const detail::XsmmKey key{static_cast<int32_t>(in),
+      const detail::XsmmKey key{static_cast<int32_t>(dx.cols),
                                 static_cast<int32_t>(rb),
                                 static_cast<int32_t>(out),
                                 static_cast<int32_t>(w.ld),
@@ -137,13 +142,28 @@ void linear_backward_f32(ConstMat<float> x, ConstMat<float> w, ConstMat<float> a
                                 0,
                                 0};
       if (!detail::xsmm_run<float>(key, w.data, a, dx.row(r0)))
-        detail::bcast_gemm(rb, in, out, a, lda, 1, w.data, w.ld, dx.row(r0), dx.ld, false);
+        detail::bcast_gemm(rb, dx.cols, out, a, lda, 1, w.data, w.ld, dx.row(r0), dx.ld, false);
     }
-    // dW (+)= dzᵀ · x with the broadcast kernel: no transpose of dz or x, and dW's tiles
-    // accumulate across row blocks.
-    if (in > 0 && out > 0)
-      detail::bcast_gemm(out, in, rb, a, 1, lda, x.row(r0), x.ld, dw.data, dw.ld,
-                         accumulate || r0 > 0);
+    // dW (+)= dzᵀ · x with the broadcast kernel: no transpose of dz or x, and the tiles
+    // accumulate across row blocks. With O a multiple of 8 it runs as dWᵀ = xᵀ · dz into a
+    // compact [I, O] buffer (vector dimension O: no column tail), transposed into dW once at
+    // the end; otherwise directly on dW (vector dimension I).
+    if (in > 0 && out > 0) {
+      if (dwt)
+        detail::bcast_gemm(in, out, rb, x.row(r0), 1, x.ld, a, lda, dwt, out, r0 > 0);
+      else
+        detail::bcast_gemm(out, in, rb, a, 1, lda, x.row(r0), x.ld, dw.data, dw.ld,
+                           accumulate || r0 > 0);
+    }
+  }
+  if (dwt && n > 0) {
+    for (Index o = 0; o < out; ++o) {
+      float* __restrict d = dw.row(o);
+      if (accumulate)
+        for (Index i = 0; i < in; ++i) d[i] += dwt[i * out + o];
+      else
+        for (Index i = 0; i < in; ++i) d[i] = dwt[i * out + o];
+    }
   }
   if (col_sum)
     for (Index o = 0; o < out; ++o) db[o] = accumulate ? db[o] + col_sum[o] : col_sum[o];
@@ -163,6 +183,29 @@ void linear_forward(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatView<T
   detail::transpose<T>(w.data, out, in, w.ld, wt, out);
   const bool has_pre = pre.data != nullptr;
   MatView<T> target = has_pre ? pre : y;
+#ifdef SHOAL_HAVE_BCAST_GEMM
+  if (std::is_same_v<T, float> && out >= 8) {
+    // The broadcast kernel on the packed Wᵀ beat libxsmm's NN kernel on every bench shape
+    // (best of 400, pinned: [1280,85,32] 73 vs 80 µs, [1280,16,8] 7.1 vs 10–14 µs,
+    // [384,64,64] 33.5 vs 37.6 µs, docs/kernels.md). Below 8 outputs most lanes would idle.
+    // Bias and ReLU are applied in registers as each tile is stored; otherwise (GELU, a kept
+    // pre-activation, no bias) the epilogue pass runs on the block while it is in L1.
+    const bool fused = b != nullptr && !has_pre && (act == Act::kRelu || act == Act::kNone);
+    const detail::Epi epi = !fused              ? detail::Epi::kStore
+                            : act == Act::kRelu ? detail::Epi::kBiasRelu
+                                                : detail::Epi::kBias;
+    for (Index r0 = 0; r0 < n; r0 += kBwdRowBlock) {
+      const Index rb = std::min(kBwdRowBlock, n - r0);
+      float* c = reinterpret_cast<float*>(target.row(r0));
+      detail::bcast_gemm(rb, out, in, reinterpret_cast<const float*>(x.row(r0)), x.ld, 1,
+                         reinterpret_cast<const float*>(wt), out, c, target.ld, epi,
+                         reinterpret_cast<const float*>(b));
+      if (!fused)
+        forward_epilogue<T>(act, b, rb, out, target.row(r0), target.ld, has_pre, y.row(r0), y.ld);
+    }
+    return;
+  }
+#endif
   for (Index r0 = 0; r0 < n; r0 += kRowBlock) {
     const Index rb = std::min(kRowBlock, n - r0);
     T* c = target.row(r0);
@@ -184,6 +227,7 @@ void linear_forward(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatView<T
 template <class T>
 void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act act, ConstMat<T> dy,
                      MatView<T> dz, MatView<T> dx, MatView<T> dw, T* db, bool accumulate) {
+  SHOAL_DCHECK(!dx.data || (dx.cols <= x.cols && dx.rows == dy.rows));
 #ifdef SHOAL_HAVE_BCAST_GEMM
   if constexpr (std::is_same_v<T, float>) {
     linear_backward_f32(x, w, act_saved, act, dy, dx, dw, db, accumulate);
@@ -206,9 +250,9 @@ void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act ac
                              act == Act::kNone ? ConstMat<T>{} : act_saved.rows_block(r0, rb),
                              act == Act::kNone ? MatView<T>{} : dz.rows_block(r0, rb));
     if (col_sum) add_col_sums<T>(dzb, col_sum);
-    if (dx.data && in > 0) {
+    if (dx.data && dx.cols > 0) {
       // dx = dz · W: row-major NN, column-major dxᵀ = Wᵀ · dzᵀ with no transposes.
-      const detail::XsmmKey key{static_cast<int32_t>(in),
+      const detail::XsmmKey key{static_cast<int32_t>(dx.cols),
                                 static_cast<int32_t>(rb),
                                 static_cast<int32_t>(out),
                                 static_cast<int32_t>(w.ld),
@@ -217,8 +261,8 @@ void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act ac
                                 0,
                                 0};
       if (!detail::xsmm_run<T>(key, w.data, dzb.data, dx.row(r0)))
-        detail::blas_gemm<T>(false, false, rb, in, out, T(1), dzb.data, dzb.ld, w.data, w.ld, T(0),
-                             dx.row(r0), dx.ld);
+        detail::blas_gemm<T>(false, false, rb, dx.cols, out, T(1), dzb.data, dzb.ld, w.data, w.ld,
+                             T(0), dx.row(r0), dx.ld);
     }
     if (in > 0 && out > 0) {
       // dW (+)= dzᵀ · x: row-major TN, i.e. column-major dWᵀ = xᵀ · dz. libxsmm's transposed-B

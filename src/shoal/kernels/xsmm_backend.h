@@ -43,7 +43,7 @@ void blas_gemm(bool ta, bool tb, Index m, Index n, Index k, T alpha, const T* a,
 
 // A per-thread, 64-byte aligned buffer of at least `bytes`, grown (never shrunk) on demand, so
 // steady-state calls allocate nothing. Slots are independent buffers.
-enum class ScratchSlot : uint8_t { kPack, kColSum, kCount };
+enum class ScratchSlot : uint8_t { kPack, kColSum, kGradT, kCount };
 void* scratch(ScratchSlot slot, size_t bytes);
 
 template <class T>

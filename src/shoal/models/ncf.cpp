@@ -1,6 +1,10 @@
 #include "shoal/models/ncf.h"
 
+#include <fmt/format.h>
+
 #include "shoal/core/copy_row.h"
+#include "shoal/profile/cost.h"
+
 namespace shoal::models {
 
 const char* ncf_kind_name(NcfKind k) {
@@ -136,23 +140,34 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
   SHOAL_DCHECK(static_cast<Index>(items.size()) == n);
   const MatView<T> h = h_.mat().rows_block(0, n);
   const Index f = has_gmf() ? cfg_.factors : 0;
+  profile::Recorder* prof = zones_.embed.registered() ? ctx.profiler : nullptr;
+  const MatView<T> gu = has_gmf() ? gu_.mat().rows_block(0, n) : MatView<T>{};
+  const MatView<T> gi = has_gmf() ? gi_.mat().rows_block(0, n) : MatView<T>{};
+  const MatView<T> x0 = has_mlp() ? x0_.mat().rows_block(0, n) : MatView<T>{};
+  {
+    profile::Zone zone(prof, zones_.embed.forward, n);
+    if (has_gmf()) {
+      tables_[static_cast<size_t>(gmf_user_)].layer.forward(ctx, users, gu);
+      tables_[static_cast<size_t>(gmf_item_)].layer.forward(ctx, items, gi);
+    }
+    if (has_mlp()) {
+      const Index e = cfg_.layers[0] / 2;
+      tables_[static_cast<size_t>(mlp_user_)].layer.forward(ctx, users, x0.cols_block(0, e));
+      tables_[static_cast<size_t>(mlp_item_)].layer.forward(ctx, items, x0.cols_block(e, e));
+      if (cfg_.context > 0) {
+        SHOAL_DCHECK(context.rows == n && context.cols == cfg_.context);
+        for (Index r = 0; r < n; ++r) copy_row(context.row(r), cfg_.context, x0.row(r) + 2 * e);
+      }
+    }
+  }
   if (has_gmf()) {
-    const MatView<T> gu = gu_.mat().rows_block(0, n), gi = gi_.mat().rows_block(0, n);
-    tables_[static_cast<size_t>(gmf_user_)].layer.forward(ctx, users, gu);
-    tables_[static_cast<size_t>(gmf_item_)].layer.forward(ctx, items, gi);
+    profile::Zone zone(prof, zones_.gmf.forward, n);
     mul_.forward(ctx, gu, gi, h.cols_block(0, f));
   }
   if (has_mlp()) {
-    const Index e = cfg_.layers[0] / 2;
-    const MatView<T> x0 = x0_.mat().rows_block(0, n);
-    tables_[static_cast<size_t>(mlp_user_)].layer.forward(ctx, users, x0.cols_block(0, e));
-    tables_[static_cast<size_t>(mlp_item_)].layer.forward(ctx, items, x0.cols_block(e, e));
-    if (cfg_.context > 0) {
-      SHOAL_DCHECK(context.rows == n && context.cols == cfg_.context);
-      for (Index r = 0; r < n; ++r) copy_row(context.row(r), cfg_.context, x0.row(r) + 2 * e);
-    }
     ConstMat<T> x = x0;
     for (size_t k = 0; k < tower_.size(); ++k) {
+      profile::Zone zone(prof, prof ? zones_.tower[k].forward : profile::kStepZone, n);
       const MatView<T> y = k + 1 < tower_.size() ? acts_[k].mat().rows_block(0, n)
                                                  : h.cols_block(f, cfg_.layers.back());
       tower_[k].forward(ctx, x, y);
@@ -160,7 +175,10 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
     }
   }
   const MatView<T> out = out_.mat().rows_block(0, n);
-  predict_.forward(ctx, h, out);
+  {
+    profile::Zone zone(prof, zones_.predict.forward, n);
+    predict_.forward(ctx, h, out);
+  }
   return out;
 }
 
@@ -169,20 +187,26 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
                       ConstMat<T> dlogits) {
   const auto n = static_cast<Index>(users.size());
   const MatView<T> h = h_.mat().rows_block(0, n), dh = dh_.mat().rows_block(0, n);
-  predict_.backward(ctx, h, out_.mat().rows_block(0, n), dlogits, dh);
-  const Index f = has_gmf() ? cfg_.factors : 0;
-  if (has_gmf()) {
-    const MatView<T> gu = gu_.mat().rows_block(0, n), gi = gi_.mat().rows_block(0, n);
-    const MatView<T> dgu = dgu_.mat().rows_block(0, n), dgi = dgi_.mat().rows_block(0, n);
-    mul_.backward(ctx, gu, gi, h.cols_block(0, f), dh.cols_block(0, f), dgu, dgi);
-    tables_[static_cast<size_t>(gmf_user_)].layer.backward(ctx, users, dgu);
-    tables_[static_cast<size_t>(gmf_item_)].layer.backward(ctx, items, dgi);
+  profile::Recorder* prof = zones_.embed.registered() ? ctx.profiler : nullptr;
+  {
+    profile::Zone zone(prof, zones_.predict.backward, n);
+    predict_.backward(ctx, h, out_.mat().rows_block(0, n), dlogits, dh);
   }
+  const Index f = has_gmf() ? cfg_.factors : 0;
+  const MatView<T> dgu = has_gmf() ? dgu_.mat().rows_block(0, n) : MatView<T>{};
+  const MatView<T> dgi = has_gmf() ? dgi_.mat().rows_block(0, n) : MatView<T>{};
+  if (has_gmf()) {
+    profile::Zone zone(prof, zones_.gmf.backward, n);
+    const MatView<T> gu = gu_.mat().rows_block(0, n), gi = gi_.mat().rows_block(0, n);
+    mul_.backward(ctx, gu, gi, h.cols_block(0, f), dh.cols_block(0, f), dgu, dgi);
+  }
+  const Index e = has_mlp() ? cfg_.layers[0] / 2 : 0;
+  const MatView<T> dx0 = has_mlp() ? dx0_.mat().rows_block(0, n) : MatView<T>{};
   if (has_mlp()) {
-    const Index e = cfg_.layers[0] / 2;
     const Index last = cfg_.layers.back();
-    const MatView<T> x0 = x0_.mat().rows_block(0, n), dx0 = dx0_.mat().rows_block(0, n);
+    const MatView<T> x0 = x0_.mat().rows_block(0, n);
     for (size_t k = tower_.size(); k-- > 0;) {
+      profile::Zone zone(prof, prof ? zones_.tower[k].backward : profile::kStepZone, n);
       const bool is_last = k + 1 == tower_.size();
       const ConstMat<T> x =
           k == 0 ? ConstMat<T>(x0) : ConstMat<T>(acts_[k - 1].mat().rows_block(0, n));
@@ -190,12 +214,87 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
                                     : ConstMat<T>(acts_[k].mat().rows_block(0, n));
       const ConstMat<T> dy = is_last ? ConstMat<T>(dh.cols_block(f, last))
                                      : ConstMat<T>(dacts_[k].mat().rows_block(0, n));
-      const MatView<T> dx = k == 0 ? dx0 : dacts_[k - 1].mat().rows_block(0, n);
+      // The first layer's input gradient only for the embedding columns: the context columns
+      // are data, so their 2·N·C·L1 FLOPs would be thrown away.
+      const MatView<T> dx =
+          k == 0 ? dx0.cols_block(0, 2 * e) : dacts_[k - 1].mat().rows_block(0, n);
       tower_[k].backward(ctx, x, y, dy, dx);
     }
+  }
+  profile::Zone zone(prof, zones_.embed.backward, n);
+  if (has_gmf()) {
+    tables_[static_cast<size_t>(gmf_user_)].layer.backward(ctx, users, dgu);
+    tables_[static_cast<size_t>(gmf_item_)].layer.backward(ctx, items, dgi);
+  }
+  if (has_mlp()) {
     tables_[static_cast<size_t>(mlp_user_)].layer.backward(ctx, users, dx0.cols_block(0, e));
     tables_[static_cast<size_t>(mlp_item_)].layer.backward(ctx, items, dx0.cols_block(e, e));
   }
+}
+
+template <class T>
+void Ncf<T>::register_zones(profile::Recorder& rec, int model, std::string_view prefix) {
+  using profile::AffineCost;
+  using profile::Category;
+  using profile::Cost;
+  const double elem = sizeof(T);
+  const std::string p(prefix);
+  // Embedding widths of one instance: every table is read once per row forward, and its row
+  // gradients summed backward.
+  double width = 0;
+  for (const auto& t : tables_) width += static_cast<double>(t.layer.cfg.embedding_dim);
+  const double ctx_cols = static_cast<double>(cfg_.context);
+  zones_.embed.forward = rec.zone(
+      p + "embed.forward", Category::kForward, AffineCost::of([&](double n) {
+        Cost c = profile::embedding_forward(n, width, elem);
+        c.bytes += 2 * elem * n * ctx_cols;  // the context columns copied into the tower input
+        return c;
+      }),
+      model);
+  zones_.embed.backward = rec.zone(
+      p + "embed.backward", Category::kBackward,
+      AffineCost::of([&](double n) { return profile::embedding_backward(n, width, elem); }), model);
+  const double f = static_cast<double>(cfg_.factors);
+  zones_.gmf.forward = rec.zone(
+      p + "gmf.forward", Category::kForward,
+      AffineCost::of([&](double n) { return profile::elementwise(n, f, 1, 2, elem); }), model);
+  zones_.gmf.backward = rec.zone(
+      p + "gmf.backward", Category::kBackward, AffineCost::of([&](double n) {
+        return profile::elementwise(n, f, 2, 3, elem) + profile::elementwise(n, f, 0, 0, elem);
+      }),
+      model);
+  zones_.tower.resize(tower_.size());
+  for (size_t k = 0; k < tower_.size(); ++k) {
+    const auto& c = tower_[k].cfg;
+    const double in = static_cast<double>(c.in), out = static_cast<double>(c.out);
+    // The first layer's dX covers only the embedding columns (see backward).
+    const double dx_in = k == 0 ? static_cast<double>(cfg_.layers[0]) : in;
+    const auto act = static_cast<profile::ActKind>(c.act);
+    const std::string name = fmt::format("{}mlp.{}.", p, k);
+    zones_.tower[k].forward =
+        rec.zone(name + "forward", Category::kForward, AffineCost::of([&](double n) {
+                   return profile::linear_forward(n, in, out, c.bias, act, elem);
+                 }),
+                 model);
+    zones_.tower[k].backward =
+        rec.zone(name + "backward", Category::kBackward, AffineCost::of([&](double n) {
+                   return profile::linear_backward_dw(n, in, out, c.bias, elem) +
+                          profile::linear_backward_dx(n, dx_in, out, act, elem);
+                 }),
+                 model);
+  }
+  const double pin = static_cast<double>(predict_in());
+  zones_.predict.forward =
+      rec.zone(p + "predict.forward", Category::kForward, AffineCost::of([&](double n) {
+                 return profile::linear_forward(n, pin, 1, true, profile::ActKind::kNone, elem);
+               }),
+               model);
+  zones_.predict.backward =
+      rec.zone(p + "predict.backward", Category::kBackward, AffineCost::of([&](double n) {
+                 return profile::linear_backward_dw(n, pin, 1, true, elem) +
+                        profile::linear_backward_dx(n, pin, 1, profile::ActKind::kNone, elem);
+               }),
+               model);
 }
 
 template class Ncf<float>;

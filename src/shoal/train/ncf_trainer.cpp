@@ -246,7 +246,36 @@ const Arena& NcfTrainer::arena() const {
 }
 
 void NcfTrainer::draw_epoch(int epoch) {
+  profile::Zone zone(prof_, zones_.sample, sampler_.instances());
   sampler_.draw_epoch(epoch, pool_);
+}
+
+void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
+  prof_ = rec;
+  if (rec == nullptr) return;
+  using profile::AffineCost;
+  using profile::Category;
+  for (auto& r : replicas_) r->model.register_zones(*rec, model);
+  const double c = static_cast<double>(train_.context_cols());
+  const int replicas = static_cast<int>(replicas_.size());
+  // Per instance: a Philox draw or more, the bucket scatter and the materialised instance.
+  zones_.sample = rec->zone("data.sample", Category::kData, {{0, 4 * 16}, {}}, model);
+  // Per instance: its context row read and written, its row index.
+  zones_.batch = rec->zone("data.batch", Category::kData, {{0, 8 * c + 4}, {}}, model);
+  zones_.loss_forward =
+      rec->zone("loss.forward", Category::kForward,
+                AffineCost::of([&](double n) { return profile::point_loss_forward(n, 1); }), model);
+  zones_.loss_backward = rec->zone(
+      "loss.backward", Category::kBackward,
+      AffineCost::of([&](double n) { return profile::point_loss_backward(n, 1); }), model);
+  // Rows: dense parameter elements (reduce the replicas' grads, Adam, zero).
+  zones_.dense =
+      rec->zone("optimizer.dense", Category::kOptimizer,
+                {profile::adam_update(1) + profile::grad_reduce(1, replicas), {}}, model);
+  // The touched rows are known only inside: no analytic cost.
+  zones_.tables = rec->zone("optimizer.tables", Category::kOptimizer, {}, model);
+  zones_.wait = rec->zone("pool.wait", Category::kIdle, {}, model);
+  zones_.eval = rec->zone("eval", Category::kEval, {}, model);
 }
 
 void NcfTrainer::step(Index begin, Index end) {
@@ -255,56 +284,78 @@ void NcfTrainer::step(Index begin, Index end) {
   base.seed = cfg_.seed;
   base.step = static_cast<uint64_t>(adam_.step_count());
   base.n_threads = pool_.size();
+  base.profiler = prof_;
   const Index c = train_.context_cols();
   const auto t0 = std::chrono::steady_clock::now();
-  pool_.run([&](int tid) {
-    detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
-    const Range r = split_range(n, tid, pool_.size());
-    thread_loss_[static_cast<size_t>(tid)] = 0.0;
-    rep.active_rows = r.size();
-    if (r.size() == 0) return;
-    Ctx ctx = base;
-    ctx.thread = tid;
-    const auto off = static_cast<size_t>(begin + r.begin);
-    const auto len = static_cast<size_t>(r.size());
-    const std::span<const int32_t> users = sampler_.users().subspan(off, len);
-    const std::span<const int32_t> items = sampler_.items().subspan(off, len);
-    const ConstMat<float> labels(sampler_.labels().data() + off, r.size(), 1);
-    const MatView<float> context(rep.context.view.data, r.size(), c);
-    if (c > 0) {
-      const std::span<const int32_t> rows = sampler_.context_rows().subspan(off, len);
-      // The rows are random positives of a large table: prefetch a few instances ahead (a
-      // context row spans up to two cache lines at C = 21).
-      const float* table = train_.context.data();
-      constexpr Index kAhead = 16;
-      for (Index i = 0; i < r.size(); ++i) {
-        if (i + kAhead < r.size()) {
-          const float* next = table + static_cast<Index>(rows[static_cast<size_t>(i + kAhead)]) * c;
-          __builtin_prefetch(next);
-          __builtin_prefetch(next + c - 1);
+  {
+    profile::Zone wait(prof_, zones_.wait);
+    pool_.run([&](int tid) {
+      detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
+      const Range r = split_range(n, tid, pool_.size());
+      thread_loss_[static_cast<size_t>(tid)] = 0.0;
+      rep.active_rows = r.size();
+      if (r.size() == 0) return;
+      Ctx ctx = base;
+      ctx.thread = tid;
+      const auto off = static_cast<size_t>(begin + r.begin);
+      const auto len = static_cast<size_t>(r.size());
+      const std::span<const int32_t> users = sampler_.users().subspan(off, len);
+      const std::span<const int32_t> items = sampler_.items().subspan(off, len);
+      const ConstMat<float> labels(sampler_.labels().data() + off, r.size(), 1);
+      const MatView<float> context(rep.context.view.data, r.size(), c);
+      if (c > 0) {
+        profile::Zone zone(prof_, zones_.batch, r.size());
+        const std::span<const int32_t> rows = sampler_.context_rows().subspan(off, len);
+        // The rows are random positives of a large table: prefetch a few instances ahead (a
+        // context row spans up to two cache lines at C = 21).
+        const float* table = train_.context.data();
+        constexpr Index kAhead = 16;
+        for (Index i = 0; i < r.size(); ++i) {
+          if (i + kAhead < r.size()) {
+            const float* next =
+                table + static_cast<Index>(rows[static_cast<size_t>(i + kAhead)]) * c;
+            __builtin_prefetch(next);
+            __builtin_prefetch(next + c - 1);
+          }
+          copy_row(table + static_cast<Index>(rows[static_cast<size_t>(i)]) * c, c, context.row(i));
         }
-        copy_row(table + static_cast<Index>(rows[static_cast<size_t>(i)]) * c, c, context.row(i));
       }
-    }
-    const MatView<float> logits = rep.model.forward(ctx, users, items, context);
-    const double share = static_cast<double>(r.size()) / static_cast<double>(n);
-    thread_loss_[static_cast<size_t>(tid)] = share * rep.loss.forward(logits, labels);
-    const MatView<float> dlogits = rep.dlogits.mat().rows_block(0, r.size());
-    rep.loss.backward(logits, labels, dlogits, {}, share);
-    rep.model.backward(ctx, users, items, dlogits);
-  });
+      const MatView<float> logits = rep.model.forward(ctx, users, items, context);
+      const double share = static_cast<double>(r.size()) / static_cast<double>(n);
+      const MatView<float> dlogits = rep.dlogits.mat().rows_block(0, r.size());
+      {
+        profile::Zone zone(prof_, zones_.loss_forward, r.size());
+        thread_loss_[static_cast<size_t>(tid)] = share * rep.loss.forward(logits, labels);
+      }
+      {
+        profile::Zone zone(prof_, zones_.loss_backward, r.size());
+        rep.loss.backward(logits, labels, dlogits, {}, share);
+      }
+      rep.model.backward(ctx, users, items, dlogits);
+    });
+  }
   const auto t1 = std::chrono::steady_clock::now();
   adam_.begin_step();
   sparse_adam_.begin_step();
-  pool_.run([&](int tid) {
-    const Range r = reduce_grads_chunk<float>(arenas_, tid, pool_.size());
-    adam_.update(*arenas_[0], r.begin, r.end);
-    zero_grads<float>(*arenas_[0], r);
-    update_tables(tid);
-  });
+  {
+    profile::Zone wait(prof_, zones_.wait);
+    pool_.run([&](int tid) {
+      {
+        profile::Zone zone(
+            prof_, zones_.dense,
+            split_range(arenas_[0]->dense_param_elems(), tid, pool_.size(), kParamGrain).size());
+        const Range r = reduce_grads_chunk<float>(arenas_, tid, pool_.size());
+        adam_.update(*arenas_[0], r.begin, r.end);
+        zero_grads<float>(*arenas_[0], r);
+      }
+      profile::Zone zone(prof_, zones_.tables);
+      update_tables(tid);
+    });
+  }
   const auto t2 = std::chrono::steady_clock::now();
   compute_seconds_ += std::chrono::duration<double>(t1 - t0).count();
   update_seconds_ += std::chrono::duration<double>(t2 - t1).count();
+  if (prof_ != nullptr) prof_->step();
 }
 
 // Merges the replicas' touched rows of this thread's slice of every table and updates them.
@@ -400,8 +451,60 @@ NcfEpochReport NcfTrainer::train_epoch() {
 }
 
 NcfMetrics NcfTrainer::evaluate(const data::NcfTestSet& test, Index k) {
+  profile::Zone zone(prof_, zones_.eval, test.size());
   return detail::evaluate_replicas(pool_, replicas_, test, k,
                                    user_context_.empty() ? nullptr : user_context_.data());
+}
+
+// ---- NcfSyntheticRun ----
+
+models::Ncf<float>::Config NcfSyntheticRun::model_config(const NcfSyntheticConfig& cfg) {
+  return {.kind = models::NcfKind::kNeuMf,
+          .num_users = cfg.users,
+          .num_items = cfg.items,
+          .factors = 8,
+          .layers = {64, 32, 16, 8},
+          .context = cfg.context};
+}
+
+NcfSyntheticRun::NcfSyntheticRun(const NcfSyntheticConfig& cfg)
+    : data_(data::synth_ncf_positives(cfg.positives, cfg.users, cfg.items, cfg.context, cfg.seed)),
+      batch_(cfg.batch_positives * (1 + cfg.negatives)) {
+  NcfTrainConfig tc;
+  tc.batch_size = batch_;
+  tc.negatives = cfg.negatives;
+  tc.seed = cfg.seed;
+  tc.threads = cfg.threads;
+  tc.pinning = cfg.pinning;
+  trainer_ = std::make_unique<NcfTrainer>(model_config(cfg), tc, data_);
+}
+
+int64_t NcfSyntheticRun::run(int64_t steps) {
+  const Index n = trainer_->instances_per_epoch();
+  if (n == 0) return 0;
+  int64_t done = 0;
+  while (steps == 0 ? done == 0 || next_ < n : done < steps) {
+    if (epoch_ == 0 || next_ >= n) {
+      trainer_->draw_epoch(++epoch_);
+      next_ = 0;
+    }
+    const Index end = std::min(n, next_ + batch_);
+    trainer_->step(next_, end);
+    next_ = end;
+    ++done;
+  }
+  return done;
+}
+
+double profile_ncf_steps(profile::Recorder& rec, NcfSyntheticRun& run, int64_t steps) {
+  run.trainer().set_profiler(&rec);
+  const auto t0 = std::chrono::steady_clock::now();
+  rec.start();
+  run.run(steps);
+  rec.stop();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  run.trainer().set_profiler(nullptr);
+  return s;
 }
 
 }  // namespace shoal::train
