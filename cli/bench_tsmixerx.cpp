@@ -56,6 +56,8 @@ struct Options {
   Index peer_steps = 1000;
   int fits = 3;
   int step_reps = 3;
+  Index chunk = -1;
+  bool steps_only = false;  // windows per chunk in the step loop; < 0: the trainer's default
 };
 
 struct Case {
@@ -243,7 +245,7 @@ ShoalFigures run_shoal(const Options& o, const CaseFiles& f) {
                           f.futr.empty() ? nullptr : &futr, job.windows.h);
   ShoalFigures r;
   r.fit_wall_s = r.fit_cpu_s = 1e30;
-  for (int i = 0; i < o.fits; ++i) {
+  for (int i = 0; i < (o.steps_only ? 0 : o.fits); ++i) {
     const double w0 = wall_seconds(), c0 = thread_cpu_seconds();
     const train::FitResult fit = train::fit_predict_tsmixerx(panel, job);
     r.fit_cpu_s = std::min(r.fit_cpu_s, thread_cpu_seconds() - c0);
@@ -260,8 +262,9 @@ ShoalFigures run_shoal(const Options& o, const CaseFiles& f) {
                                      .stat_exog_size = panel.n_stat()};
   models::TSMixerx<float> model(mc);
   const Index b = job.windows.windows_batch_size;
-  models::ForecastTrainer<models::TSMixerx<float>, float> trainer(model,
-                                                                  {.max_batch = b, .seed = 1});
+  models::ForecastTrainer<models::TSMixerx<float>, float>::Config tc{.max_batch = b, .seed = 1};
+  if (o.chunk >= 0) tc.chunk_windows = o.chunk;
+  models::ForecastTrainer<models::TSMixerx<float>, float> trainer(model, tc);
   r.params = model.num_params();
   r.step_flops = train_step_flops(mc, b, r.params);
   data::TrainBatcher batcher(panel, job.windows, 1);
@@ -339,7 +342,7 @@ void run(const Options& o) {
     const CaseFiles files = write_case(src, c, 12, dir);
     std::fprintf(stderr, "case %s: shoal...\n", c.name.c_str());
     const ShoalFigures s = run_shoal(o, files);
-    const nlohmann::json peers = run_peers(o, files);
+    const nlohmann::json peers = o.steps_only ? nlohmann::json{} : run_peers(o, files);
     const double gflops = s.step_flops / s.step_cpu_s * 1e-9;
     const double pct = machine.peak_gflops > 0 ? 100 * gflops / machine.peak_gflops : 0;
     std::printf("\n%s: n_series %lld%s, %lld parameters, arena %.2f MB\n", c.name.c_str(),
@@ -408,6 +411,10 @@ void register_bench_tsmixerx(CLI::App& bench) {
   cmd->add_option("--step-reps", o->step_reps, "Timed runs of the step loop (the best is kept)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--cases", o->cases, "Comma-separated: n1, n10_exog");
+  cmd->add_option("--chunk", o->chunk,
+                  "Windows per chunk in the timed step loop (0: whole batch; default: the "
+                  "trainer's)");
+  cmd->add_flag("--steps-only", o->steps_only, "Time only the step loop (no fits, no peers)");
   cmd->add_option("--work-dir", o->work_dir, "Where the case CSV files are written");
   cmd->add_option("--json", o->json, "Also write the figures as JSON to this file");
   cmd->callback([o] { run(*o); });
