@@ -54,6 +54,8 @@ void register_bench(CLI::App& app) {
     std::fputs(profile::format_profiler_bench(b).c_str(), stdout);
     if (!prof->json.empty()) profile::write_profiler_bench_json(b, prof->json);
   });
+
+  register_bench_tsmixerx(*bench);
 }
 
 }  // namespace shoal::cli

@@ -7,6 +7,8 @@ namespace shoal::cli {
 
 // `shoal bench ...`: kernels, peak (and later profiler, fleet).
 void register_bench(CLI::App& app);
+// `shoal bench tsmixerx` (cli/bench_tsmixerx.cpp), added under the bench command.
+void register_bench_tsmixerx(CLI::App& bench);
 // `shoal mlp ...`: the MLP demo trainer.
 void register_mlp(CLI::App& app);
 // `shoal forecast`: time-series forecasting (seasonal naive now, TSMixer(x) to come).

@@ -222,7 +222,10 @@ TEST(TSMixerx, RejectsMissingExogenous) {
 template <class Model>
 void fit_sine(Model& model, Index n_steps, double* first, double* last, int64_t* allocs) {
   const Index b = 8, l = 16, h = 4, n = model.n_series();
-  models::ForecastTrainer<Model, float> trainer(model, {.max_batch = b, .seed = 3});
+  // Chunks of 3 windows (TSMixerx; TSMixer's BatchNorm ignores it): the chunked step must not
+  // allocate either.
+  models::ForecastTrainer<Model, float> trainer(model,
+                                                {.max_batch = b, .seed = 3, .chunk_windows = 3});
   std::vector<float> y(static_cast<size_t>(b * l * n)), target(static_cast<size_t>(b * h * n)),
       mask(target.size(), 1.f);
   RngStream rng(1, 2);
@@ -269,6 +272,81 @@ TEST(TSMixerx, TrainerLossFallsWithoutAllocating) {
   fit_sine(m, 300, &first, &last, &allocs);
   EXPECT_LT(last, 0.5 * first) << "first " << first << " last " << last;
   expect_no_allocs(allocs);
+}
+
+// A step in chunks of windows must equal the step on the whole batch: the same loss, the same
+// updated weights (up to the order of float sums) and the same dropout masks, with exogenous
+// inputs, a mask with holes and a last chunk shorter than the others. Also the arena shrinks.
+TEST(TSMixerx, ChunkedStepsMatchWholeBatchSteps) {
+  const Index b = 7, l = 6, h = 3, n = 2, x = 1, f = 2, s = 1;
+  auto config = [&] {
+    return TSMixerx<float>::Config{.h = h,
+                                   .input_size = l,
+                                   .n_series = n,
+                                   .hist_exog_size = x,
+                                   .futr_exog_size = f,
+                                   .stat_exog_size = s,
+                                   .n_block = 2,
+                                   .ff_dim = 8,
+                                   .dropout = 0.2};
+  };
+  TSMixerx<float> whole_m(config()), chunk_m(config());
+  using Trainer = models::ForecastTrainer<TSMixerx<float>, float>;
+  Trainer whole(whole_m, {.max_batch = b, .seed = 5, .chunk_windows = 0});
+  Trainer chunked(chunk_m, {.max_batch = b, .seed = 5, .chunk_windows = 3});
+  EXPECT_EQ(whole.chunk_windows(), b);
+  EXPECT_EQ(chunked.chunk_windows(), 3);
+  EXPECT_LT(chunked.arena().bytes(), whole.arena().bytes());
+
+  std::vector<float> y(size_t(b * l * n)), hist(size_t(b * x * l * n)),
+      futr(size_t(b * f * (l + h) * n)), stat(size_t(n * s)), target(size_t(b * h * n)),
+      mask(target.size());
+  RngStream rng(4, 1);
+  for (int step = 0; step < 6; ++step) {
+    for (auto* v : {&y, &hist, &futr, &stat, &target})
+      for (float& e : *v) e = rng.uniform(-1.5f, 1.5f);
+    for (float& e : mask) e = rng.uniform(0.f, 1.f) < 0.25f ? 0.f : 1.f;
+    const ForecastInputs<float> in{.batch = b,
+                                   .insample_y = y.data(),
+                                   .hist_exog = hist.data(),
+                                   .futr_exog = futr.data(),
+                                   .stat_exog = stat.data()};
+    const ConstMat<float> tgt(target.data(), b * h, n), msk(mask.data(), b * h, n);
+    const double lw = whole.train_step(in, tgt, msk);
+    const double lc = chunked.train_step(in, tgt, msk);
+    EXPECT_NEAR(lc, lw, 1e-5 * std::abs(lw)) << "step " << step;
+    const ConstMat<float> pw = whole.predict(in);
+    std::vector<float> pw_copy(pw.data, pw.data + b * h * n);
+    const ConstMat<float> pc = chunked.predict(in);
+    for (Index i = 0; i < b * h * n; ++i)
+      ASSERT_NEAR(pc.data[i], pw_copy[size_t(i)], 1e-4f * (1.f + std::abs(pw_copy[size_t(i)])))
+          << "step " << step << " output " << i;
+  }
+  std::vector<float> pw;
+  whole_m.for_each_param([&](const std::string&, Param<float>& p) {
+    pw.insert(pw.end(), p.value.begin(), p.value.end());
+  });
+  size_t k = 0;
+  double worst = 0;
+  chunk_m.for_each_param([&](const std::string&, Param<float>& p) {
+    for (float v : p.value) worst = std::max(worst, double(std::abs(v - pw[k++])));
+  });
+  EXPECT_LT(worst, 1e-4) << "largest weight difference after 6 steps";
+}
+
+// An all-masked batch has no loss: zero, with zero gradients, chunked or not (neuralforecast's
+// _divide_no_nan).
+TEST(TSMixerx, ChunkedStepOfAFullyMaskedBatchIsZero) {
+  TSMixerx<float> m({.h = 2, .input_size = 4, .n_series = 1, .ff_dim = 4});
+  models::ForecastTrainer<TSMixerx<float>, float> t(m, {.max_batch = 5, .chunk_windows = 2});
+  std::vector<float> y(20, 0.5f), target(10, 1.f), mask(10, 0.f);
+  const double loss =
+      t.train_step({.batch = 5, .insample_y = y.data()}, ConstMat<float>(target.data(), 10, 1),
+                   ConstMat<float>(mask.data(), 10, 1));
+  EXPECT_EQ(loss, 0.0);
+  const float* g = t.arena().grads<float>();
+  const Index count = t.arena().dense_param_elems();
+  EXPECT_EQ(std::count(g, g + count, 0.f), count);
 }
 
 TEST(TSMixer, TrainerLossFallsWithoutAllocating) {

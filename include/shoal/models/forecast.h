@@ -7,12 +7,15 @@
 // Legend: B windows, L input_size, H horizon, N series, X/F/S exogenous counts.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "shoal/core/arena.h"
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
+#include "shoal/kernels/reduce.h"
 #include "shoal/layers/losses.h"
 #include "shoal/optim/adam.h"
 
@@ -25,6 +28,20 @@ struct ForecastInputs {
   const T* hist_exog = nullptr;   // [B, X, L, N], null when X = 0
   const T* futr_exog = nullptr;   // [B, F, L + H, N], null when F = 0
   const T* stat_exog = nullptr;   // [N, S], null when S = 0
+  // When these B windows are a chunk of a larger batch: the index of the first one in it. Dropout
+  // masks are drawn per element of the whole batch, so a chunked step draws the same masks.
+  Index first_window = 0;
+
+  // Windows [b0, b0 + count) of this batch (L input_size, H horizon, N series, X/F exog).
+  ForecastInputs windows(Index b0, Index count, Index l, Index h, Index n, Index x, Index f) const {
+    ForecastInputs r = *this;
+    r.batch = count;
+    r.first_window = first_window + b0;
+    r.insample_y = insample_y + b0 * l * n;
+    if (hist_exog != nullptr) r.hist_exog = hist_exog + b0 * x * l * n;
+    if (futr_exog != nullptr) r.futr_exog = futr_exog + b0 * f * (l + h) * n;
+    return r;
+  }
 };
 
 // The Philox stream that initialisation draws from (dropout layers use small stream ids).
@@ -34,8 +51,16 @@ inline constexpr uint64_t kInitStream = 0x7153'0000;
 //   zero grads → out = model.forward → L = loss(out, outsample_y, mask = outsample mask)
 //   → model.backward(∂L/∂out) → Adam step.
 // Model needs: plan(Planner&, max_batch), init(RngStream&), forward(ctx, inputs) → [B·H, N]
-// view, backward(ctx, inputs, dout), horizon(), n_series(). The model must outlive the trainer
-// and stay where it is (its layers are bound to the arena by address).
+// view, backward(ctx, inputs, dout), horizon(), n_series(), and kWindowsIndependent. The model
+// must outlive the trainer and stay where it is (its layers are bound to the arena by address).
+//
+// Chunks. When no operation couples the windows of a batch (kWindowsIndependent: TSMixerx, not
+// TSMixer's BatchNorm), a step runs forward, loss and backward on chunks of `chunk_windows`
+// windows in turn, accumulating the parameter gradients, so the activations the model keeps
+// between its forward and backward are planned for one chunk (and stay in the L2 cache) instead
+// of for the whole batch. The loss is the masked mean over the whole batch: its denominator
+// Σ mask is known before the forward, so every chunk's ∂L/∂ŷ is exact; a non-finite loss
+// zeroes every gradient, as an unchunked step would (PointLoss, layers/losses.h).
 template <class Model, class T>
 class ForecastTrainer {
  public:
@@ -45,6 +70,9 @@ class ForecastTrainer {
     optim::AdamConfig adam{};
     layers::PointLossKind loss = layers::PointLossKind::kMae;
     double huber_delta = 1.0;
+    // Windows per chunk (models with kWindowsIndependent only); 0 = the whole batch at once.
+    // 8 windows of TSMixerx's defaults keep a chunk's activations in L2 (docs/tsmixerx.md).
+    Index chunk_windows = 8;
   };
 
   ForecastTrainer(Model& model, Config cfg)
@@ -52,10 +80,17 @@ class ForecastTrainer {
         cfg_(cfg),
         adam_(cfg.adam),
         loss_({.kind = cfg.loss, .delta = cfg.huber_delta}) {
+    SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
+                cfg_.max_batch);
+    chunk_ = cfg_.max_batch;
+    if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
+      chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
+    const Index h = model_.horizon(), n = model_.n_series();
     Planner planner;
-    model_.plan(planner, cfg_.max_batch);
-    planner.buffer(dout_, Region::kActivationGrads, "trainer.dout",
-                   {cfg_.max_batch * model_.horizon(), model_.n_series()});
+    model_.plan(planner, chunk_);
+    planner.buffer(dout_, Region::kActivationGrads, "trainer.dout", {chunk_ * h, n});
+    if (chunk_ < cfg_.max_batch)
+      planner.buffer(pred_, Region::kActivations, "trainer.predict", {cfg_.max_batch * h, n});
     planner.set_optim_slots(adam_.slots());
     arena_ = Arena(std::move(planner));
     RngStream rng(cfg_.seed, kInitStream);
@@ -70,12 +105,17 @@ class ForecastTrainer {
   double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask = {}) {
     Ctx ctx{.training = true, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
     std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
-    ConstMat<T> out = model_.forward(ctx, in);
-    const layers::LossWeights<T> w{.mask = mask};
-    const double loss = loss_.forward(out, target, w);
-    MatView<T> dout = dout_.mat().rows_block(0, out.rows);
-    loss_.backward(out, target, dout, w);
-    model_.backward(ctx, in, dout);
+    double loss = 0;
+    if (chunk_ >= in.batch) {
+      ConstMat<T> out = model_.forward(ctx, in);
+      const layers::LossWeights<T> w{.mask = mask};
+      loss = loss_.forward(out, target, w);
+      MatView<T> dout = dout_.mat().rows_block(0, out.rows);
+      loss_.backward(out, target, dout, w);
+      model_.backward(ctx, in, dout);
+    } else {
+      loss = chunked_step(ctx, in, target, mask);
+    }
     adam_.step(arena_);
     ++steps_;
     return loss;
@@ -85,12 +125,98 @@ class ForecastTrainer {
   // model's output buffer, valid until the next call.
   ConstMat<T> predict(const ForecastInputs<T>& in) {
     Ctx ctx{.training = false, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
-    return model_.forward(ctx, in);
+    if (chunk_ >= in.batch) return model_.forward(ctx, in);
+    SHOAL_CHECK(in.batch <= cfg_.max_batch, "predict: batch {} over the planned {}", in.batch,
+                cfg_.max_batch);
+    const Index h = model_.horizon(), n = model_.n_series();
+    MatView<T> all = pred_.mat().rows_block(0, in.batch * h);
+    for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
+      const Index bc = std::min(chunk_, in.batch - b0);
+      ConstMat<T> out = model_.forward(ctx, slice(in, b0, bc));
+      for (Index r = 0; r < bc * h; ++r) std::copy_n(out.row(r), n, all.row(b0 * h + r));
+    }
+    return all;
   }
 
   Arena& arena() { return arena_; }
   optim::Adam<T>& optimizer() { return adam_; }
   int64_t steps() const { return steps_; }
+  // Windows per forward/backward pass (the model is planned for this many).
+  Index chunk_windows() const { return chunk_; }
+
+ private:
+  ForecastInputs<T> slice(const ForecastInputs<T>& in, Index b0, Index count) const {
+    if constexpr (Model::kWindowsIndependent) {
+      const auto& c = model_.config();
+      return in.windows(b0, count, c.input_size, c.h, c.n_series, c.hist_exog_size,
+                        c.futr_exog_size);
+    } else {
+      SHOAL_CHECK(false, "this model couples the windows of a batch; it cannot be chunked");
+      return in;
+    }
+  }
+
+  // The masked mean loss over the whole batch, chunk by chunk (see the class comment). The
+  // elementwise terms are PointLoss's (layers/losses.h), with Σ W taken over every chunk first.
+  double chunked_step(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> target,
+                      ConstMat<T> mask) {
+    const Index h = model_.horizon();
+    double den = 0;
+    if (mask.data == nullptr)
+      den = static_cast<double>(target.rows) * static_cast<double>(target.cols);
+    else
+      for (Index r = 0; r < mask.rows; ++r)
+        den +=
+            kernels::lane_sum(mask.cols, [&](Index j) { return static_cast<double>(mask(r, j)); });
+    const T scale = static_cast<T>(1.0 / den);
+    double num = 0;
+    for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
+      const Index bc = std::min(chunk_, in.batch - b0);
+      const ForecastInputs<T> sub = slice(in, b0, bc);
+      ConstMat<T> out = model_.forward(ctx, sub);
+      ConstMat<T> tgt = target.rows_block(b0 * h, bc * h);
+      ConstMat<T> msk = mask.data == nullptr ? ConstMat<T>{} : mask.rows_block(b0 * h, bc * h);
+      MatView<T> dout = dout_.mat().rows_block(0, bc * h);
+      num += chunk_loss(out, tgt, msk, dout, scale);
+      model_.backward(ctx, sub, dout);
+    }
+    const double ratio = num / den;
+    if (std::isfinite(ratio)) return ratio;
+    std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
+    return 0;
+  }
+
+  // Σ ℓ(ŷ − y)·m over a chunk; dŷ = scale · ℓ'(ŷ − y) · m.
+  double chunk_loss(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
+                    T scale) const {
+    const T delta = static_cast<T>(cfg_.huber_delta);
+    const layers::PointLossKind kind = cfg_.loss;
+    auto loss_of = [kind, delta](T e) {
+      if (kind == layers::PointLossKind::kMae) return std::abs(e);
+      if (kind == layers::PointLossKind::kMse) return e * e;
+      const T a = std::abs(e);
+      return a < delta ? T(0.5) * e * e : delta * (a - T(0.5) * delta);
+    };
+    auto grad_of = [kind, delta](T e) {
+      if (kind == layers::PointLossKind::kMae) return static_cast<T>((e > T(0)) - (e < T(0)));
+      if (kind == layers::PointLossKind::kMse) return T(2) * e;
+      return e < -delta ? -delta : (e > delta ? delta : e);
+    };
+    double num = 0;
+    for (Index r = 0; r < pred.rows; ++r) {
+      const T* p = pred.row(r);
+      const T* y = target.row(r);
+      const T* m = mask.data == nullptr ? nullptr : mask.row(r);
+      T* d = dpred.row(r);
+      num += kernels::lane_sum(pred.cols, [&](Index j) {
+        const T l = loss_of(p[j] - y[j]);
+        return static_cast<double>(m == nullptr ? l : l * m[j]);
+      });
+      for (Index j = 0; j < pred.cols; ++j)
+        d[j] = scale * grad_of(p[j] - y[j]) * (m == nullptr ? T(1) : m[j]);
+    }
+    return num;
+  }
 
  private:
   Model& model_;
@@ -98,7 +224,9 @@ class ForecastTrainer {
   optim::Adam<T> adam_;
   layers::PointLoss<T> loss_;
   Buffer<T> dout_;
+  Buffer<T> pred_;  // [max_batch·H, N] chunked predict output
   Arena arena_;
+  Index chunk_ = 0;
   int64_t steps_ = 0;
 };
 

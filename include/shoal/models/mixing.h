@@ -38,6 +38,7 @@ struct TimeLinear {
   Param<T> weight;  // [O, I]
   Param<T> bias;    // [O]
   Buffer<T> dz;     // scratch [B·O, C]: dy after the activation's derivative
+  Buffer<T> wt;     // scratch [I, O]: Wᵀ, packed once per backward for the dx products
 
   explicit TimeLinear(Config c) : cfg(c) {}
   template <class F>
@@ -50,15 +51,21 @@ struct TimeLinear {
   // x [B·I, C], y [B·O, C].
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch);
   // dx (if it has data) is overwritten, or added to with accumulate_dx (a residual's gradient
-  // already stored there). weight/bias grads accumulate.
+  // already stored there). weight/bias grads accumulate. dy may alias dx when accumulate_dx
+  // (dy is read in full before dx is written).
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx,
                 Index batch, bool accumulate_dx);
 };
 
 // nn.LayerNorm((R, C)) on a [B·R, C] view: window b (rows b·R … b·R + R − 1) is normalised over
 // all its R·C elements (biased variance, eps inside the root); weight and bias are [R, C].
-// Same numerics as layers::LayerNorm (two passes, double lanes), but the window need not be
-// contiguous, so producers can write into a column block of a concat buffer.
+// The window need not be contiguous, so producers can write into a column block of a concat
+// buffer. Two passes for the statistics (mean, then Σ(x − μ)²), each row summed in T and the
+// rows joined in double, so a large offset does not cancel the variance.
+//
+// Fusions (TSMixerx's post-norm blocks): forward_residual adds the residual while it sums
+// (s = a + r is written for the backward), so the add is not a pass of its own; the backward
+// reads dy and s twice (statistics, then dx) and accumulates the affine grads in the first.
 template <class T>
 struct WindowLayerNorm {
   struct Config {
@@ -81,6 +88,8 @@ struct WindowLayerNorm {
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch);
+  // s = a + r (a and r [B·R, C]), then y = LayerNorm(s); s is kept for the backward.
+  void forward_residual(ConstMat<T> a, ConstMat<T> r, MatView<T> s, MatView<T> y, Index batch);
   // dx overwritten (it may alias dy); weight/bias grads accumulate.
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch);
 };
@@ -140,7 +149,7 @@ struct FeatureMixingX {
   layers::Dropout<T> drop1, drop2;
   WindowLayerNorm<T> norm;
   Buffer<T> a1, a2, s;   // [B·H, K], [B·H, out], [B·H, out]
-  Buffer<T> ds, da2;     // activation grads [B·H, out]
+  Buffer<T> ds, da2;     // activation grads [B·H, out] (da2 with dropout only)
   Buffer<T> da1, dproj;  // [B·H, K], scratch [B·H, in]
 
   explicit FeatureMixingX(Config c);
@@ -155,9 +164,11 @@ struct FeatureMixingX {
   }
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch);
+  // row0: the first row's index in the whole batch (dropout masks, layers/dropout.h).
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch, Index row0 = 0);
   // dx overwritten; an empty dx (no data) skips the input gradient.
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch);
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch,
+                Index row0 = 0);
 
  private:
   template <class F>
@@ -184,8 +195,8 @@ struct TemporalMixingX {
   WindowLayerNorm<T> norm;
   TimeLinear<T> lin;
   layers::Dropout<T> drop;
-  Buffer<T> a, s;    // [B·H, C]
-  Buffer<T> ds, da;  // [B·H, C]
+  Buffer<T> a, s;  // [B·H, C]
+  Buffer<T> da;    // [B·H, C], with dropout only
 
   explicit TemporalMixingX(Config c);
   template <class F>
@@ -197,9 +208,10 @@ struct TemporalMixingX {
   }
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch);
-  // dx overwritten.
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch);
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch, Index row0 = 0);
+  // dx overwritten (dy may alias it).
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch,
+                Index row0 = 0);
 };
 
 // Elementwise helpers on views (row by row, any ld).

@@ -35,6 +35,9 @@ class TSMixer {
     uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
   };
 
+  // BatchNorm normalises over the windows of a batch, so a batch cannot be split.
+  static constexpr bool kWindowsIndependent = false;
+
   explicit TSMixer(Config cfg);
   TSMixer(const TSMixer&) = delete;
   TSMixer& operator=(const TSMixer&) = delete;

@@ -37,6 +37,9 @@ class TSMixerx {
     uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
   };
 
+  // No operation couples the windows of a batch: a trainer may run a batch in chunks.
+  static constexpr bool kWindowsIndependent = true;
+
   explicit TSMixerx(Config cfg);
   TSMixerx(const TSMixerx&) = delete;
   TSMixerx& operator=(const TSMixerx&) = delete;

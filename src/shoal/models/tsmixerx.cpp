@@ -181,19 +181,21 @@ MatView<T> TSMixerx<T>::mixer_dout(size_t j, Index nrows) const {
 template <class T>
 MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   check_inputs(in);
-  const Index bsz = in.batch, rh = bsz * cfg_.h, k = cfg_.ff_dim;
+  const Index bsz = in.batch, rh = bsz * cfg_.h, k = cfg_.ff_dim, row0 = in.first_window * cfg_.h;
   pack_inputs(in);
   projection_.forward(ctx, rows(xin_, bsz * cfg_.input_size), rows(proj_, rh), bsz);
   MatView<T> z0 = rows(io_[0], rh);
   Index col = 0;
-  fm_hist_->forward(ctx, rows(proj_, rh), z0.cols_block(col, k), bsz), col += k;
-  if (fm_futr_) fm_futr_->forward(ctx, rows(xfutr_, rh), z0.cols_block(col, k), bsz), col += k;
-  if (fm_stat_) fm_stat_->forward(ctx, rows(xstat_, rh), z0.cols_block(col, k), bsz);
+  fm_hist_->forward(ctx, rows(proj_, rh), z0.cols_block(col, k), bsz, row0), col += k;
+  if (fm_futr_)
+    fm_futr_->forward(ctx, rows(xfutr_, rh), z0.cols_block(col, k), bsz, row0), col += k;
+  if (fm_stat_) fm_stat_->forward(ctx, rows(xstat_, rh), z0.cols_block(col, k), bsz, row0);
   for (size_t j = 0; j < mixers_.size(); ++j) {
     Mixer& mx = mixers_[j];
-    if (mx.stat) mx.stat->forward(ctx, rows(xstat_, rh), rows(io_[j], rh).cols_block(k, k), bsz);
-    mx.temporal->forward(ctx, rows(io_[j], rh), rows(tm_[j], rh), bsz);
-    mx.feature->forward(ctx, rows(tm_[j], rh), mixer_out(j, rh), bsz);
+    if (mx.stat)
+      mx.stat->forward(ctx, rows(xstat_, rh), rows(io_[j], rh).cols_block(k, k), bsz, row0);
+    mx.temporal->forward(ctx, rows(io_[j], rh), rows(tm_[j], rh), bsz, row0);
+    mx.feature->forward(ctx, rows(tm_[j], rh), mixer_out(j, rh), bsz, row0);
   }
   out_.forward(ctx, rows(io_.back(), rh), rows(head_, rh));
   if (!cfg_.revin) return rows(head_, rh);
@@ -203,7 +205,8 @@ MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
 
 template <class T>
 void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
-  const Index bsz = in.batch, rh = bsz * cfg_.h, k = cfg_.ff_dim, n = cfg_.n_series;
+  const Index bsz = in.batch, rh = bsz * cfg_.h, k = cfg_.ff_dim, n = cfg_.n_series,
+              row0 = in.first_window * cfg_.h;
   SHOAL_DCHECK(dout.rows == rh && dout.cols == n);
   ConstMat<T> dhead = dout;
   if (cfg_.revin) {
@@ -213,20 +216,21 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   out_.backward(ctx, rows(io_.back(), rh), rows(head_, rh), dhead, rows(dio_.back(), rh));
   for (size_t j = mixers_.size(); j-- > 0;) {
     Mixer& mx = mixers_[j];
-    mx.feature->backward(ctx, rows(tm_[j], rh), mixer_dout(j, rh), rows(dtm_[j], rh), bsz);
-    mx.temporal->backward(ctx, rows(io_[j], rh), rows(dtm_[j], rh), rows(dio_[j], rh), bsz);
+    mx.feature->backward(ctx, rows(tm_[j], rh), mixer_dout(j, rh), rows(dtm_[j], rh), bsz, row0);
+    mx.temporal->backward(ctx, rows(io_[j], rh), rows(dtm_[j], rh), rows(dio_[j], rh), bsz, row0);
     if (mx.stat)
       mx.stat->backward(ctx, rows(xstat_, rh), rows(dio_[j], rh).cols_block(k, k), MatView<T>{},
-                        bsz);
+                        bsz, row0);
   }
   MatView<T> dz0 = rows(dio_[0], rh);
   Index col = 0;
   MatView<T> dproj = rows(dproj_, rh);
-  fm_hist_->backward(ctx, rows(proj_, rh), dz0.cols_block(col, k), dproj, bsz), col += k;
+  fm_hist_->backward(ctx, rows(proj_, rh), dz0.cols_block(col, k), dproj, bsz, row0), col += k;
   if (fm_futr_)
-    fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz), col += k;
+    fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz, row0),
+        col += k;
   if (fm_stat_)
-    fm_stat_->backward(ctx, rows(xstat_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz);
+    fm_stat_->backward(ctx, rows(xstat_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz, row0);
   // Below the projection only RevIN's affine parameters need a gradient.
   const Index rl = bsz * cfg_.input_size;
   MatView<T> dxin = cfg_.revin ? rows(dxin_, rl) : MatView<T>{};
