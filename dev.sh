@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The two quick-start commands (see README):
-#   ./dev.sh demo   install dependencies, build (release) and run the main job on the shipped sample
+#   ./dev.sh demo   install dependencies, build (release) and run a fleet of forecasters on the
+#                   shipped M3 sample
 #   ./dev.sh test   install dependencies, build release and ASan+UBSan, run the whole test suite
 # Also: ./dev.sh build [preset], ./dev.sh lint (clang-format check),
 #       ./dev.sh tidy [files...] (clang-tidy; all sources when no file is named)
@@ -56,7 +57,10 @@ case "$cmd" in
   demo)
     tools/install-deps.sh
     build release
-    ./build/release/shoal mlp train --data examples/mlp/sample.csv --target y --epochs 30
+    # One TSMixerx per series on shipped M3 monthly series, with every core; accuracy on the
+    # held-out 18 months next to seasonal naive, and fits/s (examples/forecast/README.md).
+    ./build/release/shoal fleet --jobs examples/forecast/demo_jobs.jsonl --out build/demo-fleet \
+      --no-resume --threads 0 --metrics-out build/demo-fleet/metrics.json
     ;;
   test)
     tools/install-deps.sh

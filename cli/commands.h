@@ -15,5 +15,9 @@ void register_mlp(CLI::App& app);
 void register_forecast(CLI::App& app);
 // `shoal ncf ...` and `shoal synth ncf`: NCF / NeuMF recommenders.
 void register_ncf(CLI::App& app);
+// `shoal fleet`: many independent fits from a jobs file.
+void register_fleet(CLI::App& app);
+// `shoal bench fleet`: fleet scaling (1 vs 2 workers) on M3 monthly, with the peer.
+void register_bench_fleet(CLI::App& app);
 
 }  // namespace shoal::cli

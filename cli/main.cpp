@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   shoal::cli::register_mlp(app);
   shoal::cli::register_forecast(app);
   shoal::cli::register_ncf(app);
+  shoal::cli::register_fleet(app);
+  shoal::cli::register_bench_fleet(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,10 @@
 // the final output is assembled from the journal in job order, written to a temporary name and
 // renamed, so a crash or Ctrl-C at any point loses at most the jobs in flight.
 //
+// Settings: a job may carry a `key` (e.g. a digest of its data, model and config). The journal
+// stores it, and a rerun whose job of the same id has a different key stops with an error
+// instead of mixing results of two settings in one output.
+//
 // Memory budget: a job declares the bytes its plan needs; jobs wait while running jobs' bytes
 // plus theirs would exceed the limit, and a job that alone exceeds it fails with a clear error.
 #pragma once
@@ -34,13 +38,16 @@ struct Job {
   std::string id;          // unique within the fleet; the journal key
   size_t arena_bytes = 0;  // planned memory of this job's fit (0 = unknown, not budgeted)
   std::function<JobOutput()> run;
+  std::string key;  // the job's settings; a journal record with another key is not reused
 };
 
 struct JobRecord {
   std::string id;
   bool ok = false;
   std::string error;  // when !ok
-  double seconds = 0;
+  std::string key;
+  double seconds = 0;      // wall time of the job
+  double cpu_seconds = 0;  // CPU time of the worker thread during the job
   size_t arena_bytes = 0;
   JobOutput output;
   bool from_journal = false;  // finished by an earlier run
@@ -62,14 +69,16 @@ struct FleetSummary {
   int64_t skipped = 0;  // finished in an earlier run (journal)
   int64_t not_run = 0;  // left when stopped early
   double wall_s = 0;
-  double fits_per_s = 0;    // jobs run by this invocation / wall
-  double fit_s_median = 0;  // over jobs run by this invocation
+  double fits_per_s = 0;        // jobs run by this invocation / wall
+  double fit_s_median = 0;      // over jobs run by this invocation
+  double fit_cpu_s_median = 0;  // thread CPU time, same jobs (robust to a loaded machine)
   size_t arena_bytes_median = 0;
   int workers = 0;
 };
 
 // Runs the jobs; returns one record per job in job order (records of jobs not run when stopped
-// early have ok = false and error "not run").
+// early have ok = false and error "not run"). Throws shoal::Error before running anything when
+// the journal holds a record for a job id with a different key.
 std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig& cfg,
                                  FleetSummary* summary = nullptr);
 

@@ -1,6 +1,7 @@
 #include "shoal/fleet/fleet.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -26,14 +28,34 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 nlohmann::json record_json(const JobRecord& r) {
   return {{"id", r.id},
           {"ok", r.ok},
           {"error", r.error},
+          {"key", r.key},
           {"seconds", r.seconds},
+          {"cpu_seconds", r.cpu_seconds},
           {"arena_bytes", r.arena_bytes},
           {"rows", r.output.rows},
           {"metrics", r.output.metrics}};
+}
+
+// A crash mid-append leaves a last line without its newline; appending after it would glue the
+// next record onto it. Cut the file back to its last complete line first.
+void drop_torn_last_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.empty() || text.back() == '\n') return;
+  const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0)
+    throw Error("cannot repair the fleet journal's torn last line", ErrorContext{.file = path});
 }
 
 // Appends whole lines to the journal with one write() each, then fsync: after a crash the file
@@ -42,6 +64,7 @@ class Journal {
  public:
   explicit Journal(const std::string& path) : path_(path) {
     if (path.empty()) return;
+    drop_torn_last_line(path);
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0)
       throw Error(
@@ -178,7 +201,9 @@ std::vector<JobRecord> read_journal(const std::string& path) {
       r.id = j.at("id").get<std::string>();
       r.ok = j.at("ok").get<bool>();
       r.error = j.at("error").get<std::string>();
+      r.key = j.value("key", std::string());
       r.seconds = j.at("seconds").get<double>();
+      r.cpu_seconds = j.value("cpu_seconds", 0.0);
       r.arena_bytes = j.at("arena_bytes").get<size_t>();
       r.output.rows = j.at("rows").get<std::string>();
       r.output.metrics = j.at("metrics");
@@ -210,6 +235,15 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
     for (JobRecord& r : read_journal(cfg.journal)) {
       auto it = index.find(r.id);
       if (it == index.end() || done[it->second]) continue;  // a job no longer asked for
+      const Job& job = jobs[it->second];
+      if (r.key != job.key)
+        throw Error(fmt::format("the fleet journal holds job '{}' run with other settings; "
+                                "rerun without resuming (start afresh) or write elsewhere",
+                                r.id),
+                    ErrorContext{.file = cfg.journal,
+                                 .field = "key",
+                                 .expected = job.key.empty() ? "(none)" : job.key,
+                                 .actual = r.key.empty() ? "(none)" : r.key});
       done[it->second] = 1;
       records[it->second] = std::move(r);
       ++skipped;
@@ -240,8 +274,10 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
       const Job& job = jobs[todo[k]];
       JobRecord r;
       r.id = job.id;
+      r.key = job.key;
       r.arena_bytes = job.arena_bytes;
       const auto start = Clock::now();
+      const double cpu_start = thread_cpu_seconds();
       if (!budget.fits_ever(job.arena_bytes)) {
         r.error = fmt::format("job needs {} bytes of arena but --memory-limit is {} bytes",
                               job.arena_bytes, cfg.memory_limit);
@@ -256,6 +292,7 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
         budget.release(job.arena_bytes);
       }
       r.seconds = seconds_since(start);
+      r.cpu_seconds = thread_cpu_seconds() - cpu_start;
       journal.append(r);
       if (!r.ok) ++failed;
       records[todo[k]] = std::move(r);
@@ -272,7 +309,7 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
   s.jobs = static_cast<int64_t>(jobs.size());
   s.skipped = skipped;
   s.workers = workers;
-  std::vector<double> fit_s;
+  std::vector<double> fit_s, fit_cpu_s;
   std::vector<size_t> bytes;
   for (size_t i = 0; i < jobs.size(); ++i) {
     JobRecord& r = records[i];
@@ -283,13 +320,17 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
       continue;
     }
     if (!r.ok) ++s.failed;
-    if (r.ok && !r.from_journal) fit_s.push_back(r.seconds);
+    if (r.ok && !r.from_journal) {
+      fit_s.push_back(r.seconds);
+      fit_cpu_s.push_back(r.cpu_seconds);
+    }
     if (r.arena_bytes) bytes.push_back(r.arena_bytes);
   }
   s.wall_s = seconds_since(t0);
   const double ran = static_cast<double>(s.jobs - s.skipped - s.not_run);
   s.fits_per_s = s.wall_s > 0 ? ran / s.wall_s : 0;
   s.fit_s_median = median(fit_s);
+  s.fit_cpu_s_median = median(fit_cpu_s);
   s.arena_bytes_median = median(bytes);
   progress.update(finished.load(), failed.load(), s.wall_s, true);
   if (summary) *summary = s;
@@ -304,6 +345,7 @@ nlohmann::json summary_json(const FleetSummary& s) {
           {"wall_s", s.wall_s},
           {"fits_per_s", s.fits_per_s},
           {"fit_s_median", s.fit_s_median},
+          {"fit_cpu_s_median", s.fit_cpu_s_median},
           {"threads", s.workers},
           {"arena_bytes_median", s.arena_bytes_median}};
 }

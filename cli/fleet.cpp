@@ -1,0 +1,236 @@
+// `shoal fleet --jobs F --out DIR`: many independent fits (one per jobs-file line, or one per
+// series of a forecasting line) on pinned workers, with a journal in DIR so that a rerun after a
+// crash or Ctrl-C finishes the work and writes the same output. Writes DIR/results.jsonl (one
+// line per job, job order) and DIR/forecasts.csv (forecasting jobs), prints a summary per
+// jobs-file line (accuracy against `test` next to seasonal naive for forecasters).
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "shoal/core/error.h"
+#include "shoal/fleet/fleet.h"
+#include "shoal/fleet/jobs.h"
+
+namespace shoal::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FleetArgs {
+  std::string jobs, out, metrics_out, memory_limit = "0";
+  int threads = 0;
+  bool quiet = false;
+};
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int sig) {
+  g_stop.store(true);
+  std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+// "0", "1048576", "512M", "2G", "1.5GiB" → bytes (binary units).
+size_t parse_bytes(const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const std::map<std::string, double> kUnits = {
+      {"", 1},           {"B", 1},           {"K", 1024.0},      {"KB", 1024.0},
+      {"KIB", 1024.0},   {"M", 1048576.0},   {"MB", 1048576.0},  {"MIB", 1048576.0},
+      {"G", 1073741824}, {"GB", 1073741824}, {"GIB", 1073741824}};
+  const auto it = kUnits.find(unit);
+  if (used == 0 || it == kUnits.end() || v < 0)
+    throw Error("cannot read the memory limit",
+                ErrorContext{.field = "--memory-limit",
+                             .expected = "bytes, or a number with K, M or G (e.g. 512M, 2G)",
+                             .actual = text});
+  return static_cast<size_t>(v * it->second);
+}
+
+struct GroupStats {
+  std::string model;
+  int64_t jobs = 0, failed = 0;
+  std::vector<double> fit_s;
+  fleet::ScoreSums scores;
+  std::map<std::string, std::pair<double, int64_t>> means;  // metric → (sum, count)
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+void run_fleet_cli(const FleetArgs& a, const std::optional<bool>& resume_flag) {
+  SHOAL_CHECK(a.threads >= 0, "--threads must be ≥ 0 (0: all cores), got {}", a.threads);
+  const size_t memory_limit = parse_bytes(a.memory_limit);
+  const std::vector<fleet::JobSpec> specs = fleet::read_jobs_file(a.jobs);
+  SHOAL_CHECK(!specs.empty(), "{}: no jobs (every line is blank or a comment)", a.jobs);
+  fleet::BuiltJobs built = fleet::build_jobs(specs);
+
+  fs::create_directories(a.out);
+  const std::string journal = (fs::path(a.out) / "journal.jsonl").string();
+  const bool have_journal = fs::exists(journal);
+  const bool resume = resume_flag.value_or(have_journal);
+  if (!resume && have_journal) fs::remove(journal);
+  fmt::print(stderr, "shoal fleet: {} jobs from {} ({} lines){}\n", built.jobs.size(), a.jobs,
+             specs.size(), resume && have_journal ? "; resuming from " + journal : "");
+
+  g_stop.store(false);
+  auto* old_int = std::signal(SIGINT, on_stop_signal);
+  auto* old_term = std::signal(SIGTERM, on_stop_signal);
+  fleet::FleetSummary sum;
+  const std::vector<fleet::JobRecord> records = fleet::run_fleet(built.jobs,
+                                                                 {.workers = a.threads,
+                                                                  .memory_limit = memory_limit,
+                                                                  .journal = journal,
+                                                                  .progress = !a.quiet,
+                                                                  .stop = &g_stop},
+                                                                 &sum);
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
+  if (sum.not_run > 0) {
+    fmt::print(stderr,
+               "shoal fleet: stopped; {} of {} jobs finished (kept in {}), {} not run. Rerun the "
+               "same command to finish them.\n",
+               sum.jobs - sum.not_run, sum.jobs, journal, sum.not_run);
+    throw Error("interrupted before every job ran", ErrorContext{.file = journal});
+  }
+
+  // Outputs, assembled in job order from the records (this run's and the journal's).
+  std::string results, forecasts = "job,unique_id,ds,y_hat\n";
+  bool any_forecast = false;
+  std::vector<std::string> group_order;
+  std::map<std::string, GroupStats> groups;
+  int shown = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const fleet::JobRecord& r = records[i];
+    const fleet::JobInfo& info = built.info[i];
+    nlohmann::json line = {{"id", r.id},
+                           {"group", info.group},
+                           {"model", info.model},
+                           {"ok", r.ok},
+                           {"error", r.error},
+                           {"seconds", r.seconds},
+                           {"arena_bytes", r.arena_bytes},
+                           {"metrics", r.output.metrics}};
+    results += line.dump() + "\n";
+    if (info.forecast) {
+      any_forecast = true;
+      if (r.ok) forecasts += r.output.rows;
+    }
+    if (!groups.count(info.group)) group_order.push_back(info.group);
+    GroupStats& g = groups[info.group];
+    g.model = info.model;
+    ++g.jobs;
+    if (!r.ok) {
+      ++g.failed;
+      if (shown++ < 10) fmt::print(stderr, "shoal fleet: job '{}' failed: {}\n", r.id, r.error);
+      continue;
+    }
+    g.fit_s.push_back(r.seconds);
+    g.scores.add(r.output.metrics);
+    for (const char* k : {"val_mse", "val_r2", "hr", "ndcg"})
+      if (r.output.metrics.contains(k)) {
+        g.means[k].first += r.output.metrics.at(k).get<double>();
+        ++g.means[k].second;
+      }
+  }
+  if (shown > 10) fmt::print(stderr, "shoal fleet: ... and {} more failed jobs\n", shown - 10);
+  fleet::write_file_atomic((fs::path(a.out) / "results.jsonl").string(), results);
+  if (any_forecast)
+    fleet::write_file_atomic((fs::path(a.out) / "forecasts.csv").string(), forecasts);
+
+  fmt::print("{:<24} {:<14} {:>6} {:>6} {:>9}  {}\n", "line", "model", "jobs", "failed",
+             "fit s p50", "accuracy");
+  nlohmann::json groups_j = nlohmann::json::array();
+  for (const std::string& name : group_order) {
+    const GroupStats& g = groups[name];
+    std::string acc;
+    nlohmann::json gj = {{"line", name},
+                         {"model", g.model},
+                         {"jobs", g.jobs},
+                         {"failed", g.failed},
+                         {"fit_s_median", median(g.fit_s)}};
+    const fleet::ScoreSums& s = g.scores;
+    if (s.n > 0) {
+      const double n = double(s.n), nm = double(std::max<int64_t>(s.n_mase, 1));
+      acc = fmt::format(
+          "{} series: sMAPE {:.2f} MASE {:.3f} | seasonal naive sMAPE {:.2f} "
+          "MASE {:.3f}",
+          s.n, s.smape / n, s.mase / nm, s.snaive_smape / n, s.snaive_mase / nm);
+      gj["scored_series"] = s.n;
+      gj["smape"] = s.smape / n;
+      gj["mase"] = s.mase / nm;
+      gj["mae"] = s.mae / n;
+      gj["seasonal_naive"] = {
+          {"smape", s.snaive_smape / n}, {"mase", s.snaive_mase / nm}, {"mae", s.snaive_mae / n}};
+    }
+    for (const auto& [k, v] : g.means) {
+      const double mean = v.first / double(v.second);
+      acc += fmt::format("{}{} {:.4f}", acc.empty() ? "" : "  ", k, mean);
+      gj[k] = mean;
+    }
+    fmt::print("{:<24} {:<14} {:>6} {:>6} {:>9.3f}  {}\n", name, g.model, g.jobs, g.failed,
+               median(g.fit_s), acc);
+    groups_j.push_back(gj);
+  }
+  fmt::print(
+      "fleet: {} jobs ({} from an earlier run), {} failed, {} workers, {:.1f} s, {:.2f} fits/s, "
+      "median fit {:.3f} s, median arena {:.1f} KiB; results in {}\n",
+      sum.jobs, sum.skipped, sum.failed, sum.workers, sum.wall_s, sum.fits_per_s, sum.fit_s_median,
+      double(sum.arena_bytes_median) / 1024.0, a.out);
+  if (!a.metrics_out.empty()) {
+    nlohmann::json j = fleet::summary_json(sum);
+    j["jobs_file"] = a.jobs;
+    j["out"] = a.out;
+    j["memory_limit"] = memory_limit;
+    j["lines"] = groups_j;
+    fleet::write_file_atomic(a.metrics_out, j.dump(2) + "\n");
+  }
+}
+
+}  // namespace
+
+void register_fleet(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "fleet", "Run many independent fits from a jobs file on pinned workers (crash-safe)");
+  static FleetArgs a;
+  static std::optional<bool> resume;
+  cmd->add_option("--jobs", a.jobs,
+                  "Jobs file: JSON lines or CSV (data, model, seed, config, test, series; see "
+                  "docs/fleet.md)")
+      ->required();
+  cmd->add_option("--out", a.out, "Output folder: results.jsonl, forecasts.csv and the journal")
+      ->required();
+  cmd->add_option("--threads", a.threads, "Workers, one job each, pinned (0: all cores)")
+      ->capture_default_str();
+  cmd->add_option("--memory-limit", a.memory_limit,
+                  "Budget for running jobs' arenas, e.g. 512M or 2G (0: none)")
+      ->capture_default_str();
+  cmd->add_flag("--resume,!--no-resume", resume,
+                "Skip jobs finished by an earlier run (default: on when --out has a journal)");
+  cmd->add_option("--metrics-out", a.metrics_out,
+                  "Write jobs, failed, wall_s, fits_per_s, fit_s_median, threads, "
+                  "arena_bytes_median and per-line scores as JSON");
+  cmd->add_flag("--quiet", a.quiet, "No progress line");
+  cmd->callback([] { run_fleet_cli(a, resume); });
+}
+
+}  // namespace shoal::cli

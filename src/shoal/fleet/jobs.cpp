@@ -1,0 +1,725 @@
+#include "shoal/fleet/jobs.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "shoal/core/error.h"
+#include "shoal/core/rng.h"
+#include "shoal/data/csv.h"
+#include "shoal/data/gzip.h"
+#include "shoal/data/ncf.h"
+#include "shoal/data/text.h"
+#include "shoal/data/timeseries.h"
+#include "shoal/data/windows.h"
+#include "shoal/train/forecast.h"
+#include "shoal/train/metrics.h"
+#include "shoal/train/mlp_trainer.h"
+#include "shoal/train/ncf_trainer.h"
+
+namespace shoal::fleet {
+
+std::string digest(const std::string& text) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+void ScoreSums::add(const nlohmann::json& m) {
+  if (!m.contains("scores")) return;
+  const nlohmann::json& s = m.at("scores");
+  smape += s.value("smape_sum", 0.0);
+  mase += s.value("mase_sum", 0.0);
+  mae += s.value("mae_sum", 0.0);
+  snaive_smape += s.value("snaive_smape_sum", 0.0);
+  snaive_mase += s.value("snaive_mase_sum", 0.0);
+  snaive_mae += s.value("snaive_mae_sum", 0.0);
+  n += s.value("n", int64_t{0});
+  n_mase += s.value("n_mase", int64_t{0});
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::set<std::string> kForecastModels = {"tsmixerx", "tsmixer", "seasonal_naive", "naive"};
+const std::set<std::string> kLineKeys = {"id",   "data",   "model", "seed",      "config",
+                                         "test", "series", "sweep", "max_series"};
+
+std::string resolve(const std::string& path, const std::string& base_dir) {
+  if (path.empty() || fs::path(path).is_absolute() || base_dir.empty()) return path;
+  return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+// Splits one CSV line into fields (double quotes may enclose commas; "" is a quote).
+std::vector<std::string> split_csv_line(std::string_view line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  for (auto& f : out) f = std::string(data::trim(f));
+  return out;
+}
+
+// A CSV cell as JSON: a number when it reads as one, else the text.
+nlohmann::json cell_value(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(v)) {
+    if (v == std::floor(v) && std::abs(v) < 9e15 && s.find_first_of(".eE") == std::string::npos)
+      return static_cast<int64_t>(v);
+    return v;
+  }
+  return s;
+}
+
+std::string value_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// Fills a spec from one parsed JSON object; sweeps expand into `out`.
+void add_json_line(const nlohmann::json& j, JobSpec base, const std::string& base_dir,
+                   std::vector<JobSpec>& out) {
+  SHOAL_CHECK(j.is_object(), "a jobs line must be a JSON object, got {}", j.type_name());
+  for (const auto& [k, v] : j.items()) {
+    (void)v;
+    SHOAL_CHECK(kLineKeys.count(k) > 0,
+                "unknown field '{}' (expected id, data, model, seed, config, test, series, "
+                "max_series, sweep)",
+                k);
+  }
+  if (j.contains("id")) base.id = base.group = value_text(j.at("id"));
+  base.model = j.value("model", std::string());
+  base.data = resolve(j.value("data", std::string()), base_dir);
+  base.test = resolve(j.value("test", std::string()), base_dir);
+  base.seed = j.value("seed", uint64_t{1});
+  base.series = j.value("series", std::string("each"));
+  base.max_series = j.value("max_series", int64_t{0});
+  if (j.contains("config")) {
+    SHOAL_CHECK(j.at("config").is_object(), "'config' must be an object of overrides");
+    base.config = j.at("config");
+  }
+  if (!j.contains("sweep")) {
+    out.push_back(std::move(base));
+    return;
+  }
+  const nlohmann::json& sweep = j.at("sweep");
+  SHOAL_CHECK(sweep.is_object() && !sweep.empty(),
+              "'sweep' must be an object of lists, e.g. {{\"seed\": [1, 2, 3]}}");
+  std::vector<std::pair<std::string, std::vector<nlohmann::json>>> axes;
+  for (const auto& [k, v] : sweep.items()) {
+    SHOAL_CHECK(v.is_array() && !v.empty(), "sweep '{}' must be a non-empty list", k);
+    axes.push_back({k, std::vector<nlohmann::json>(v.begin(), v.end())});
+  }
+  std::vector<size_t> at(axes.size(), 0);
+  for (;;) {
+    JobSpec s = base;
+    std::string tag;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const auto& [k, values] = axes[a];
+      const nlohmann::json& v = values[at[a]];
+      if (k == "seed") {
+        SHOAL_CHECK(v.is_number_unsigned(), "sweep seeds must be non-negative integers");
+        s.seed = v.get<uint64_t>();
+      } else {
+        s.config[k] = v;
+      }
+      tag += fmt::format("{}{}={}", a ? "," : "", k, value_text(v));
+    }
+    s.id = base.id + "[" + tag + "]";
+    out.push_back(std::move(s));
+    size_t a = 0;
+    while (a < axes.size() && ++at[a] == axes[a].second.size()) at[a++] = 0;
+    if (a == axes.size()) break;
+  }
+}
+
+}  // namespace
+
+std::vector<JobSpec> parse_jobs(const std::string& text, const std::string& source,
+                                const std::string& base_dir) {
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  std::vector<JobSpec> out;
+  bool csv = false;
+  std::vector<std::string> header;
+  size_t first = 0;
+  while (first < lines.size() &&
+         (data::trim(lines[first]).empty() || data::trim(lines[first]).front() == '#'))
+    ++first;
+  if (first < lines.size() && data::trim(lines[first]).front() != '{') {
+    csv = true;
+    header = split_csv_line(lines[first]);
+    for (const char* need : {"data", "model"})
+      if (std::find(header.begin(), header.end(), need) == header.end())
+        throw Error("a CSV jobs file needs columns data and model",
+                    ErrorContext{.file = source,
+                                 .line = static_cast<int64_t>(first) + 1,
+                                 .field = need,
+                                 .expected = "a header naming data, model [, id, seed, test, "
+                                             "series, max_series, config keys...]"});
+    ++first;
+  }
+  for (size_t i = first; i < lines.size(); ++i) {
+    const std::string_view t = data::trim(lines[i]);
+    if (t.empty() || t.front() == '#') continue;
+    JobSpec base;
+    base.base_dir = base_dir;
+    base.line = static_cast<int>(i) + 1;
+    base.id = base.group = fmt::format("line{}", base.line);
+    try {
+      nlohmann::json j;
+      if (csv) {
+        const std::vector<std::string> cells = split_csv_line(t);
+        SHOAL_CHECK(cells.size() == header.size(), "{} fields where the header has {}",
+                    cells.size(), header.size());
+        j = nlohmann::json::object();
+        for (size_t c = 0; c < cells.size(); ++c) {
+          if (cells[c].empty()) continue;
+          if (kLineKeys.count(header[c]) && header[c] != "config" && header[c] != "sweep")
+            j[header[c]] = header[c] == "seed" || header[c] == "max_series"
+                               ? cell_value(cells[c])
+                               : nlohmann::json(cells[c]);
+          else
+            j["config"][header[c]] = cell_value(cells[c]);
+        }
+      } else {
+        j = nlohmann::json::parse(t);
+      }
+      add_json_line(j, base, base_dir, out);
+    } catch (const std::exception& e) {
+      base.error = format_error(e.what(), {.file = source, .line = base.line});
+      out.push_back(std::move(base));
+    }
+  }
+  std::set<std::string> seen;
+  for (JobSpec& s : out)
+    if (!seen.insert(s.id).second && s.error.empty())
+      s.error = fmt::format("{}:{}: duplicate job id '{}'", source, s.line, s.id);
+  return out;
+}
+
+std::vector<JobSpec> read_jobs_file(const std::string& path) {
+  const std::string text = data::read_text_file(path);
+  return parse_jobs(text, path, fs::path(path).parent_path().string());
+}
+
+namespace {
+
+// Reads config values that may be numbers or numeric text (CSV cells).
+class ConfigReader {
+ public:
+  ConfigReader(const nlohmann::json& cfg, std::string model)
+      : cfg_(cfg), model_(std::move(model)) {}
+
+  bool has(const std::string& k) {
+    used_.insert(k);
+    return cfg_.contains(k) && !cfg_.at(k).is_null();
+  }
+  int64_t integer(const std::string& k, int64_t def) {
+    if (!has(k)) return def;
+    const double v = number(k);
+    SHOAL_CHECK(v == std::floor(v), "config '{}' must be an integer, got {}", k, v);
+    return static_cast<int64_t>(v);
+  }
+  double real(const std::string& k, double def) { return has(k) ? number(k) : def; }
+  std::string text(const std::string& k, const std::string& def) {
+    if (!has(k)) return def;
+    return value_text(cfg_.at(k));
+  }
+  bool flag(const std::string& k, bool def) {
+    if (!has(k)) return def;
+    const nlohmann::json& v = cfg_.at(k);
+    if (v.is_boolean()) return v.get<bool>();
+    const std::string s = value_text(v);
+    SHOAL_CHECK(s == "true" || s == "false" || s == "1" || s == "0",
+                "config '{}' must be true or false, got '{}'", k, s);
+    return s == "true" || s == "1";
+  }
+  // A list given as a JSON array or as comma-separated text.
+  std::vector<std::string> list(const std::string& k) {
+    std::vector<std::string> out;
+    if (!has(k)) return out;
+    const nlohmann::json& v = cfg_.at(k);
+    if (v.is_array()) {
+      for (const auto& e : v) out.push_back(value_text(e));
+    } else {
+      std::string s = value_text(v);
+      std::istringstream in(s);
+      for (std::string part; std::getline(in, part, ',');)
+        if (!data::trim(part).empty()) out.emplace_back(data::trim(part));
+    }
+    return out;
+  }
+  std::vector<Index> index_list(const std::string& k, std::vector<Index> def) {
+    if (!has(k)) return def;
+    std::vector<Index> out;
+    for (const std::string& s : list(k)) {
+      const nlohmann::json v = cell_value(s);
+      SHOAL_CHECK(v.is_number_integer() && v.get<int64_t>() > 0,
+                  "config '{}' must list positive integers, got '{}'", k, s);
+      out.push_back(v.get<Index>());
+    }
+    return out;
+  }
+  // Every key of the config must have been asked for.
+  void check_all_used() const {
+    for (const auto& [k, v] : cfg_.items()) {
+      (void)v;
+      if (used_.count(k) == 0) {
+        std::string known;
+        for (const auto& u : used_) known += (known.empty() ? "" : ", ") + u;
+        throw Error(fmt::format("unknown config key '{}' for model '{}'", k, model_),
+                    ErrorContext{.field = k, .expected = "one of: " + known});
+      }
+    }
+  }
+
+ private:
+  double number(const std::string& k) {
+    const nlohmann::json& v = cfg_.at(k);
+    if (v.is_number()) return v.get<double>();
+    const nlohmann::json c = cell_value(value_text(v));
+    SHOAL_CHECK(c.is_number(), "config '{}' must be a number, got '{}'", k, value_text(v));
+    return c.get<double>();
+  }
+  const nlohmann::json& cfg_;
+  std::string model_;
+  std::set<std::string> used_;
+};
+
+std::string file_stamp(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return path + ":missing";
+  return fmt::format("{}:{}:{}.{}", path, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+std::string spec_key(const JobSpec& s) {
+  const nlohmann::json j = {{"model", s.model},
+                            {"data", file_stamp(s.data)},
+                            {"test", s.test.empty() ? "" : file_stamp(s.test)},
+                            {"seed", s.seed},
+                            {"series", s.series},
+                            {"max_series", s.max_series},
+                            {"config", s.config}};
+  return digest(j.dump());
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// Everything loaded once and shared by the jobs (read-only while they run).
+struct Loaded {
+  std::map<std::string, std::shared_ptr<const data::SeriesSet>> series;
+  std::map<std::string, std::shared_ptr<const data::NumericTable>> tables;
+  std::map<std::string, std::shared_ptr<const data::NcfPositives>> ncf_train;
+  std::map<std::string, std::shared_ptr<const data::NcfTestSet>> ncf_test;
+  std::map<std::string, std::string> errors;  // path → why it could not be read
+
+  template <class T, class F>
+  std::shared_ptr<const T> get(std::map<std::string, std::shared_ptr<const T>>& cache,
+                               const std::string& key, F&& load) {
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    auto e = errors.find(key);
+    if (e != errors.end()) throw Error(e->second);
+    try {
+      auto p = std::make_shared<const T>(load());
+      cache.emplace(key, p);
+      return p;
+    } catch (const std::exception& ex) {
+      errors.emplace(key, ex.what());
+      throw;
+    }
+  }
+};
+
+Job failing_job(const std::string& id, const std::string& key, const std::string& error) {
+  return {id, 0, [error]() -> JobOutput { throw Error(error); }, key};
+}
+
+// ---- forecasting ----
+
+train::ForecastJob forecast_job(const JobSpec& s, ConfigReader& c, const data::SeriesSet& set) {
+  train::ForecastJob job;
+  job.model = s.model;
+  const bool neural = train::is_neural(s.model);
+  SHOAL_CHECK(c.has("h"), "config 'h' (the forecast horizon) is required");
+  const Index h = c.integer("h", 0);
+  SHOAL_CHECK(h >= 1, "config 'h' must be ≥ 1, got {}", h);
+  const Index input_size = c.integer("input_size", 0);
+  SHOAL_CHECK(!neural || input_size >= 1, "config 'input_size' is required for model '{}'",
+              s.model);
+  job.windows = {.input_size = input_size,
+                 .h = h,
+                 .step_size = c.integer("step_size", 1),
+                 .val_size = c.integer("val_size", 0),
+                 .windows_batch_size = c.integer("windows_batch_size", 32),
+                 .scaler = data::parse_scaler_type(c.text("scaler_type", "identity"))};
+  job.exog = {.hist = c.list("hist_exog_list"),
+              .futr = c.list("futr_exog_list"),
+              .stat = c.list("stat_exog_list")};
+  SHOAL_CHECK(job.exog.stat.empty(),
+              "stat_exog_list needs a static table, which jobs files do "
+              "not take yet");
+  job.train = {.max_steps = c.integer("max_steps", 1000),
+               .learning_rate = c.real("learning_rate", 1e-3),
+               .num_lr_decays = c.integer("num_lr_decays", -1),
+               .val_check_steps = c.integer("val_check_steps", 100),
+               .early_stop_patience_steps = c.integer("early_stop_patience_steps", -1),
+               .loss = train::parse_loss(c.text("loss", "mae")),
+               .seed = s.seed,
+               .threads = 1};
+  job.mixer.n_block = c.integer("n_block", job.mixer.n_block);
+  job.mixer.ff_dim = c.integer("ff_dim", job.mixer.ff_dim);
+  job.mixer.dropout = c.real("dropout", job.mixer.dropout);
+  job.mixer.revin = c.flag("revin", job.mixer.revin);
+  const Index m = c.integer("seasonality", 0);
+  job.seasonality = m > 0 ? m : set.freq.front().season_length();
+  c.check_all_used();
+  return job;
+}
+
+nlohmann::json score_series(const data::SeriesSet& set, Index s, const data::SeriesSet& test,
+                            const std::string& test_path, const double* f, Index h, Index m) {
+  const std::string& id = set.ids[size_t(s)];
+  const Index t = test.find(id);
+  const int64_t first = data::advance(set.ds_of(s).back(), set.freq[size_t(s)]);
+  if (t < 0 || test.length(t) < h || test.ds_of(t)[0] != first)
+    throw Error(
+        fmt::format("test data lacks the {} rows after the end of series '{}'", h, id),
+        ErrorContext{
+            .file = test_path,
+            .field = "ds",
+            .expected = fmt::format("{} rows from ds {}", h,
+                                    data::format_ds(first, set.time_kind, set.date_only)),
+            .actual = t < 0 ? "no rows for this id" : fmt::format("{} rows", test.length(t))});
+  const auto y = test.y_of(t).first(size_t(h));
+  train::ScoreAccumulator model, base;
+  model.add(y, std::span<const double>(f, size_t(h)), set.y_of(s), m);
+  std::vector<double> sn(static_cast<size_t>(h));
+  train::seasonal_naive(set.y_of(s), m, sn);
+  base.add(y, sn, set.y_of(s), m);
+  return {{"n", model.n},
+          {"n_mase", model.n_mase},
+          {"smape_sum", model.smape_sum},
+          {"mase_sum", model.mase_sum},
+          {"mae_sum", model.mae_sum},
+          {"snaive_smape_sum", base.smape_sum},
+          {"snaive_mase_sum", model.n_mase ? base.mase_sum : 0.0},
+          {"snaive_mae_sum", base.mae_sum}};
+}
+
+void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
+  const std::string key = spec_key(s);
+  const auto fail = [&](const std::string& why) {
+    out.jobs.push_back(failing_job(s.id, key, why));
+    out.info.push_back({s.group, s.model, true});
+  };
+  std::shared_ptr<const data::SeriesSet> set, test;
+  std::shared_ptr<train::ForecastJob> job;
+  std::vector<std::vector<Index>> panels;
+  try {
+    SHOAL_CHECK(!s.data.empty(), "'data' (a long-format CSV) is required");
+    SHOAL_CHECK(s.series == "each" || s.series == "all", "'series' must be each or all, got '{}'",
+                s.series);
+    SHOAL_CHECK(s.max_series >= 0, "'max_series' must be ≥ 0");
+    set = loaded.get(loaded.series, s.data, [&] { return data::read_series(s.data); });
+    if (!s.test.empty())
+      test = loaded.get(loaded.series, s.test, [&] { return data::read_series(s.test); });
+    ConfigReader c(s.config, s.model);
+    job = std::make_shared<train::ForecastJob>(forecast_job(s, c, *set));
+    const Index n =
+        s.max_series > 0 ? std::min<Index>(s.max_series, set->n_series()) : set->n_series();
+    if (s.series == "all") {
+      panels.emplace_back(size_t(n));
+      std::iota(panels.back().begin(), panels.back().end(), Index{0});
+    } else {
+      for (Index i = 0; i < n; ++i) panels.push_back({i});
+    }
+  } catch (const std::exception& e) {
+    fail(e.what());
+    return;
+  }
+  size_t bytes = 0;
+  try {
+    bytes = train::planned_arena_bytes(data::Panel(*set, panels.front(), job->exog), *job);
+  } catch (const std::exception&) {
+    bytes = 0;  // the first panel cannot be planned: its own job reports why
+  }
+  const train::FitPredictFn fit = train::find_model(s.model);
+  const std::string test_path = s.test;
+  for (const auto& series : panels) {
+    const std::string id = s.series == "all" ? s.id : s.id + "/" + set->ids[size_t(series[0])];
+    // Per-series jobs of a group have equal shapes; a group planned as one panel covers all.
+    out.jobs.push_back(
+        {id, bytes,
+         [set, test, job, series, fit, id, test_path]() {
+           const data::Panel panel(*set, series, job->exog);
+           const train::FitResult r = fit(panel, *job);
+           const Index h = job->windows.h;
+           JobOutput o;
+           nlohmann::json scores;
+           for (size_t k = 0; k < series.size(); ++k) {
+             const Index sid = series[k];
+             int64_t ds = set->ds_of(sid).back();
+             const std::string prefix =
+                 csv_field(id) + "," + csv_field(set->ids[size_t(sid)]) + ",";
+             for (Index t = 0; t < h; ++t) {
+               ds = data::advance(ds, set->freq[size_t(sid)]);
+               o.rows += prefix + data::format_ds(ds, set->time_kind, set->date_only) +
+                         fmt::format(",{}\n", r.forecasts[k * size_t(h) + t]);
+             }
+             if (test) {
+               const nlohmann::json sc =
+                   score_series(*set, sid, *test, test_path, r.forecasts.data() + k * size_t(h), h,
+                                job->seasonality);
+               if (scores.is_null()) {
+                 scores = sc;
+               } else {
+                 for (const auto& [name, v] : sc.items())
+                   scores[name] = scores[name].get<double>() + v.get<double>();
+               }
+             }
+           }
+           o.metrics = {
+               {"fit_s", r.fit_seconds}, {"steps", r.steps}, {"arena_bytes", r.arena_bytes}};
+           if (!scores.is_null()) o.metrics["scores"] = scores;
+           return o;
+         },
+         series.size() == 1 ? digest(key + "/" + id) : key});
+    out.info.push_back({s.group, s.model, true});
+  }
+}
+
+// ---- MLP regressor ----
+
+struct MlpSettings {
+  models::Mlp<float>::Config model;
+  train::MlpTrainConfig train;
+  std::string target;
+  int epochs = 30;
+  double val_fraction = 0.2;
+};
+
+// x and y in a seeded random row order; the first rows are the training split.
+void split_rows(const data::NumericTable& t, Index target, uint64_t seed, std::vector<double>& x,
+                std::vector<double>& y) {
+  std::vector<Index> order(static_cast<size_t>(t.rows));
+  std::iota(order.begin(), order.end(), Index{0});
+  RngStream rng(seed, 7);
+  for (size_t i = order.size(); i > 1; --i)
+    std::swap(order[i - 1], order[rng.below(static_cast<uint32_t>(i))]);
+  for (const Index r : order)
+    for (Index c = 0; c < t.cols(); ++c) (c == target ? y : x).push_back(t.at(r, c));
+}
+
+void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
+  const std::string key = spec_key(s);
+  try {
+    SHOAL_CHECK(!s.data.empty(), "'data' (a numeric CSV) is required");
+    SHOAL_CHECK(s.test.empty(), "'test' is not used by model mlp (it holds out val_fraction)");
+    const auto table =
+        loaded.get(loaded.tables, s.data, [&] { return data::read_numeric_csv(s.data); });
+    ConfigReader c(s.config, s.model);
+    auto st = std::make_shared<MlpSettings>();
+    st->target = c.text("target", "y");
+    const Index target = table->column(st->target);
+    SHOAL_CHECK(table->cols() >= 2, "{}: need a feature column besides '{}'", s.data, st->target);
+    const std::string act = c.text("act", "relu");
+    SHOAL_CHECK(act == "relu" || act == "gelu", "config 'act' must be relu or gelu, got '{}'", act);
+    st->model = {.in = table->cols() - 1,
+                 .hidden = c.index_list("hidden", {64, 64}),
+                 .out = 1,
+                 .act = act == "gelu" ? kernels::Act::kGelu : kernels::Act::kRelu};
+    st->train = {.batch_size = c.integer("batch_size", 64),
+                 .lr = c.real("learning_rate", 1e-3),
+                 .seed = s.seed,
+                 .threads = 1,
+                 .pinning = Pinning::kNone};
+    st->epochs = static_cast<int>(c.integer("epochs", 30));
+    st->val_fraction = c.real("val_fraction", 0.2);
+    SHOAL_CHECK(st->epochs >= 1, "config 'epochs' must be ≥ 1");
+    SHOAL_CHECK(st->train.batch_size >= 1, "config 'batch_size' must be ≥ 1");
+    SHOAL_CHECK(st->val_fraction >= 0 && st->val_fraction < 1,
+                "config 'val_fraction' must be in [0, 1)");
+    c.check_all_used();
+    const uint64_t seed = s.seed;
+    auto run = [table, st, target, seed]() {
+      std::vector<double> x, y;
+      split_rows(*table, target, seed, x, y);
+      const Index in = table->cols() - 1;
+      const Index n_val = static_cast<Index>(static_cast<double>(table->rows) * st->val_fraction);
+      const Index n_train = table->rows - n_val;
+      SHOAL_CHECK(n_train > 0, "no rows left for training");
+      train::MlpTrainer trainer(st->model, st->train, ConstMat<double>(x.data(), n_train, in),
+                                ConstMat<double>(y.data(), n_train, 1));
+      double loss = 0;
+      for (int e = 0; e < st->epochs; ++e) loss = trainer.train_epoch().train_loss;
+      SHOAL_CHECK(std::isfinite(loss), "training diverged (loss {})", loss);
+      JobOutput o;
+      o.metrics = {{"train_loss", loss},
+                   {"steps", trainer.steps()},
+                   {"arena_bytes", trainer.arena().bytes()}};
+      if (n_val > 0) {
+        const auto m = trainer.evaluate(ConstMat<double>(x.data() + n_train * in, n_val, in),
+                                        ConstMat<double>(y.data() + n_train, n_val, 1));
+        o.metrics["val_mse"] = m.mse;
+        o.metrics["val_mae"] = m.mae;
+        o.metrics["val_r2"] = m.r2;
+      }
+      return o;
+    };
+    // Plan: the model's arena does not depend on the data beyond its width.
+    size_t bytes = 0;
+    {
+      std::vector<double> x(size_t(st->model.in), 0.0), y(1, 0.0);
+      train::MlpTrainer probe(st->model, st->train, ConstMat<double>(x.data(), 1, st->model.in),
+                              ConstMat<double>(y.data(), 1, 1));
+      bytes = probe.arena().bytes();
+    }
+    out.jobs.push_back({s.id, bytes, run, key});
+  } catch (const std::exception& e) {
+    out.jobs.push_back(failing_job(s.id, key, e.what()));
+  }
+  out.info.push_back({s.group, s.model, false});
+}
+
+// ---- NCF recommender ----
+
+bool ends_with_csv(const std::string& p) {
+  return p.size() >= 4 && p.compare(p.size() - 4, 4, ".csv") == 0;
+}
+
+void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
+  const std::string key = spec_key(s);
+  try {
+    SHOAL_CHECK(!s.data.empty(), "'data' (a *.train.rating file or a CSV) is required");
+    ConfigReader c(s.config, s.model);
+    const std::string negatives = resolve(c.text("test_negatives", ""), s.base_dir);
+    SHOAL_CHECK(s.test.empty() == negatives.empty(),
+                "'test' and config 'test_negatives' go together");
+    auto tr = loaded.get(loaded.ncf_train, s.data, [&] {
+      return ends_with_csv(s.data) ? data::read_ncf_csv(s.data, {})
+                                   : data::read_ncf_ratings(s.data);
+    });
+    std::shared_ptr<const data::NcfTestSet> test;
+    if (!s.test.empty())
+      test = loaded.get(loaded.ncf_test, s.test + "|" + negatives,
+                        [&] { return data::read_ncf_test(s.test, negatives); });
+    const Index users = std::max(tr->num_users, test ? test->num_users : 0);
+    const Index items = std::max(tr->num_items, test ? test->num_items : 0);
+    const models::Ncf<float>::Config model{.kind = models::parse_ncf_kind(c.text("kind", "neumf")),
+                                           .num_users = users,
+                                           .num_items = items,
+                                           .factors = c.integer("factors", 8),
+                                           .layers = c.index_list("layers", {64, 32, 16, 8}),
+                                           .context = tr->context_cols()};
+    const int neg = static_cast<int>(c.integer("neg", 4));
+    const train::NcfTrainConfig cfg{
+        .batch_size = c.integer("batch_size", 256),
+        .negatives = neg,
+        .lr = c.real("learning_rate", 1e-3),
+        .seed = s.seed,
+        .threads = 1,
+        .pinning = Pinning::kNone,
+        .dense_embedding_adam = c.text("embedding_adam", "lazy") == "dense"};
+    const int epochs = static_cast<int>(c.integer("epochs", 20));
+    const int top_k = static_cast<int>(c.integer("top_k", 10));
+    SHOAL_CHECK(epochs >= 1, "config 'epochs' must be ≥ 1");
+    c.check_all_used();
+    // The trainer reads the positives with the test set's id range.
+    auto run = [tr, test, model, cfg, epochs, top_k]() {
+      data::NcfPositives positives = *tr;
+      positives.num_users = model.num_users;
+      positives.num_items = model.num_items;
+      train::NcfTrainer trainer(model, cfg, positives);
+      double loss = 0;
+      for (int e = 0; e < epochs; ++e) loss = trainer.train_epoch().loss;
+      SHOAL_CHECK(std::isfinite(loss), "training diverged (loss {})", loss);
+      JobOutput o;
+      o.metrics = {
+          {"loss", loss}, {"steps", trainer.steps()}, {"arena_bytes", trainer.arena().bytes()}};
+      if (test) {
+        const auto m = trainer.evaluate(*test, top_k);
+        o.metrics["hr"] = m.hr;
+        o.metrics["ndcg"] = m.ndcg;
+        o.metrics["top_k"] = top_k;
+      }
+      return o;
+    };
+    out.jobs.push_back({s.id, 0, run, key});
+  } catch (const std::exception& e) {
+    out.jobs.push_back(failing_job(s.id, key, e.what()));
+  }
+  out.info.push_back({s.group, s.model, false});
+}
+
+}  // namespace
+
+BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
+  auto loaded = std::make_shared<Loaded>();
+  BuiltJobs out;
+  for (const JobSpec& s : specs) {
+    if (!s.error.empty()) {
+      out.jobs.push_back(failing_job(s.id, spec_key(s), s.error));
+      out.info.push_back({s.group, s.model, kForecastModels.count(s.model) > 0});
+    } else if (kForecastModels.count(s.model)) {
+      add_forecast_jobs(s, *loaded, out);
+    } else if (s.model == "mlp") {
+      add_mlp_job(s, *loaded, out);
+    } else if (s.model == "ncf") {
+      add_ncf_job(s, *loaded, out);
+    } else {
+      out.jobs.push_back(failing_job(
+          s.id, spec_key(s),
+          format_error(fmt::format("unknown model '{}'", s.model),
+                       {.line = s.line,
+                        .field = "model",
+                        .expected = "tsmixerx, tsmixer, seasonal_naive, naive, mlp or ncf",
+                        .actual = s.model.empty() ? "(missing)" : s.model})));
+      out.info.push_back({s.group, s.model, false});
+    }
+  }
+  out.data = loaded;
+  return out;
+}
+
+}  // namespace shoal::fleet

@@ -1,0 +1,130 @@
+// Jobs files: JSON lines and CSV, sweeps, bad lines that fail alone, keys that follow settings.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "shoal/core/error.h"
+#include "shoal/fleet/jobs.h"
+
+namespace shoal::fleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(FleetJobs, JsonLinesWithASweepExpandToOneJobPerCombination) {
+  const auto specs = parse_jobs(
+      "# a comment\n"
+      R"({"id": "a", "data": "d.csv", "model": "tsmixerx", "seed": 3, "config": {"h": 6}})"
+      "\n\n"
+      R"({"id": "s", "data": "/abs/d.csv", "model": "mlp", "sweep": {"seed": [1, 2], "learning_rate": [0.1, 0.01, 0.001]}})"
+      "\n",
+      "jobs.jsonl", "/base");
+  ASSERT_EQ(specs.size(), 7u);
+  EXPECT_EQ(specs[0].id, "a");
+  EXPECT_EQ(specs[0].data, "/base/d.csv");  // relative to the jobs file's folder
+  EXPECT_EQ(specs[0].seed, 3u);
+  EXPECT_EQ(specs[0].config.at("h"), 6);
+  EXPECT_EQ(specs[0].line, 2);
+  EXPECT_EQ(specs[1].data, "/abs/d.csv");
+  EXPECT_EQ(specs[1].group, "s");
+  EXPECT_EQ(specs[1].id, "s[seed=1,learning_rate=0.1]");
+  EXPECT_EQ(specs[2].id, "s[seed=2,learning_rate=0.1]");
+  EXPECT_EQ(specs[6].id, "s[seed=2,learning_rate=0.001]");
+  EXPECT_EQ(specs[6].seed, 2u);
+  EXPECT_DOUBLE_EQ(specs[6].config.at("learning_rate").get<double>(), 0.001);
+  for (const auto& s : specs) EXPECT_TRUE(s.error.empty()) << s.error;
+}
+
+TEST(FleetJobs, CsvColumnsBeyondTheKnownOnesAreConfigOverrides) {
+  const auto specs = parse_jobs(
+      "id,data,model,seed,h,input_size,scaler_type\n"
+      "x,train.csv,tsmixerx,5,18,36,robust\n"
+      "y,train.csv,seasonal_naive,,18,,\n",
+      "jobs.csv", "");
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].seed, 5u);
+  EXPECT_EQ(specs[0].config.at("h"), 18);
+  EXPECT_EQ(specs[0].config.at("scaler_type"), "robust");
+  EXPECT_EQ(specs[1].seed, 1u);
+  EXPECT_FALSE(specs[1].config.contains("input_size"));  // empty cell: default
+}
+
+TEST(FleetJobs, ABadLineBecomesAFailedJobWithItsLineAndTheOthersStay) {
+  const auto specs = parse_jobs(R"({"data": "a.csv", "model": "mlp"})"
+                                "\n"
+                                R"({"data": "a.csv", "model": )"
+                                "\n"
+                                R"({"data": "a.csv", "model": "mlp", "colour": 1})"
+                                "\n",
+                                "jobs.jsonl", "");
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_TRUE(specs[0].error.empty());
+  EXPECT_NE(specs[1].error.find("jobs.jsonl:2"), std::string::npos) << specs[1].error;
+  EXPECT_NE(specs[2].error.find("unknown field 'colour'"), std::string::npos) << specs[2].error;
+}
+
+// Builds jobs over a tiny series file; returns the built jobs.
+BuiltJobs build_from(const std::string& jobs_text, const std::string& dir) {
+  return build_jobs(parse_jobs(jobs_text, "jobs.jsonl", dir));
+}
+
+TEST(FleetJobs, ForecastLinesRunOneJobPerSeriesAndBadConfigFailsAlone) {
+  const fs::path dir = fs::temp_directory_path() / ("shoal_jobs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "train.csv");
+    out << "unique_id,ds,y\n";
+    for (const char* id : {"A", "B"})
+      for (int t = 1; t <= 30; ++t)
+        out << id << "," << t << "," << (t % 4) + (id[0] == 'B') << "\n";
+  }
+  {
+    std::ofstream out(dir / "test.csv");
+    out << "unique_id,ds,y\n";
+    for (const char* id : {"A", "B"})
+      for (int t = 31; t <= 34; ++t)
+        out << id << "," << t << "," << (t % 4) + (id[0] == 'B') << "\n";
+  }
+  const BuiltJobs built = build_from(
+      R"({"id": "sn", "data": "train.csv", "test": "test.csv", "model": "seasonal_naive", "config": {"h": 4, "seasonality": 4}})"
+      "\n"
+      R"({"id": "bad", "data": "train.csv", "model": "tsmixerx", "config": {"h": 4, "input_size": 8, "colour": 2}})"
+      "\n"
+      R"({"id": "gone", "data": "missing.csv", "model": "naive", "config": {"h": 4}})"
+      "\n",
+      dir.string());
+  ASSERT_EQ(built.jobs.size(), 4u);  // sn/A, sn/B, bad, gone
+  EXPECT_EQ(built.jobs[0].id, "sn/A");
+  EXPECT_EQ(built.jobs[1].id, "sn/B");
+  const JobOutput a = built.jobs[0].run();
+  // h rows "job,unique_id,ds,y_hat"; the seasonal naive of a period-4 series is exact.
+  EXPECT_EQ(a.rows, "sn/A,A,31,3\nsn/A,A,32,0\nsn/A,A,33,1\nsn/A,A,34,2\n");
+  ScoreSums sums;
+  sums.add(a.metrics);
+  EXPECT_EQ(sums.n, 1);
+  EXPECT_DOUBLE_EQ(sums.mae, 0.0);
+  EXPECT_DOUBLE_EQ(sums.snaive_mae, 0.0);
+  try {
+    built.jobs[2].run();
+    FAIL() << "an unknown config key was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown config key 'colour'"), std::string::npos);
+  }
+  EXPECT_THROW(built.jobs[3].run(), Error);
+  EXPECT_NE(built.jobs[0].key, built.jobs[1].key);
+  // Another seed gives another key: a resumed fleet never mixes the two.
+  const BuiltJobs other = build_from(
+      R"({"id": "sn", "data": "train.csv", "test": "test.csv", "model": "seasonal_naive", "seed": 2, "config": {"h": 4, "seasonality": 4}})"
+      "\n",
+      dir.string());
+  EXPECT_EQ(other.jobs[0].id, built.jobs[0].id);
+  EXPECT_NE(other.jobs[0].key, built.jobs[0].key);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace shoal::fleet
