@@ -30,7 +30,7 @@ fi
 # interpreter; the stamp file names the requirements, so an unchanged list installs nothing.
 python_requirements=(nanobind scikit-build-core numpy pandas pyarrow dask distributed pytest
                      safetensors)
-venv=${SHOAL_VENV:-"$(cd "$(dirname "$0")/.." && pwd)/build/pyenv"}
+venv="$(cd "$(dirname "$0")/.." && pwd)/build/pyenv"
 stamp="$venv/.shoal-requirements"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${python_requirements[*]}" ]; then
   echo "shoal: creating $venv (${python_requirements[*]})" >&2

@@ -23,7 +23,7 @@ def client():
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in [here, os.environ.get("PYTHONPATH", "")] if p)
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
+                                       dashboard_address=":0", silence_logs=40)
     c = distributed.Client(cluster)
     yield c
     c.close()

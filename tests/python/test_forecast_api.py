@@ -139,3 +139,11 @@ def test_neuralforecast_defaults():
         (32, "identity", 1, -1, 100, -1, "mae")
     assert shoal.TSMixer(h=1, input_size=2, n_series=1).dropout == 0.9
     assert shoal.TSMixerx(h=1, input_size=2, n_series=1, loss=shoal.HuberLoss(0.5)).loss == "huber"
+
+
+def test_sorted_float_columns_reach_the_core_without_copies(panel):
+    from shoal._frames import Series
+    s = Series(panel, exog=())
+    assert np.shares_memory(s.y, panel["y"].to_numpy())
+    shuffled = panel.iloc[::-1]
+    assert not np.shares_memory(Series(shuffled).y, panel["y"].to_numpy())  # sorted copy
