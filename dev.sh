@@ -2,7 +2,8 @@
 # The two quick-start commands (see README):
 #   ./dev.sh demo   install dependencies, build (release) and run a fleet of forecasters on the
 #                   shipped M3 sample
-#   ./dev.sh test   install dependencies, build release and ASan+UBSan, run the whole test suite
+#   ./dev.sh test   install dependencies, build release (+ the Python extension) and ASan+UBSan,
+#                   run the whole test suite (ctest for both, pytest tests/python)
 # Also: ./dev.sh build [preset], ./dev.sh lint (clang-format check),
 #       ./dev.sh tidy [files...] (clang-tidy; all sources when no file is named)
 set -euo pipefail
@@ -31,6 +32,28 @@ run_tests() {
     failed=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
     total=$(echo "$line" | sed -E 's/.* tests failed out of ([0-9]+).*/\1/')
     counts+=("$((total - failed)) $failed")
+  fi
+  rm -f "$log"
+}
+
+# Runs the Python suite against the extension built in build/release (SHOAL_PYTHON); appends
+# "passed failed" to $counts.
+run_pytest() {
+  local log line passed failed errors
+  log=$(mktemp)
+  set +e
+  PYTHONPATH="$PWD/build/release/python" build/pyenv/bin/python -m pytest -q -p no:cacheprovider \
+    tests/python 2>&1 | tee "$log" | tail -25
+  set -e
+  line=$(grep -E "[0-9]+ (passed|failed|error)" "$log" | tail -1)
+  if [ -z "$line" ]; then
+    echo "shoal: pytest produced no summary" >&2
+    counts+=("0 1")
+  else
+    passed=$(echo "$line" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" || echo 0)
+    failed=$(echo "$line" | grep -oE "[0-9]+ failed" | grep -oE "[0-9]+" || echo 0)
+    errors=$(echo "$line" | grep -oE "[0-9]+ errors?" | grep -oE "[0-9]+" || echo 0)
+    counts+=("$passed $((failed + errors))")
   fi
   rm -f "$log"
 }
@@ -67,9 +90,13 @@ case "$cmd" in
     counts=()
     echo "== format check"
     if lint; then counts+=("1 0"); else counts+=("0 1"); fi
-    echo "== release build and tests"
+    echo "== release build and tests (with the Python extension)"
+    cmake --preset release -DSHOAL_PYTHON=ON -DPython_EXECUTABLE="$PWD/build/pyenv/bin/python" \
+      >/dev/null
     build release
     run_tests release
+    echo "== Python tests"
+    run_pytest
     echo "== ASan+UBSan build and tests"
     build asan
     run_tests asan

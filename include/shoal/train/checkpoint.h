@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "shoal/core/arena.h"
 
@@ -17,5 +18,13 @@ void save_checkpoint(const Arena& arena, const std::string& path,
 // Returns the file's metadata.
 std::map<std::string, std::string> load_checkpoint(const Arena& arena, const std::string& path,
                                                    bool strict = true);
+
+// The same in memory: the safetensors bytes save_checkpoint would write, and a load from such
+// bytes (`source` names them in errors).
+std::string encode_checkpoint(const Arena& arena,
+                              const std::map<std::string, std::string>& metadata = {});
+std::map<std::string, std::string> load_checkpoint_bytes(const Arena& arena, std::string_view bytes,
+                                                         const std::string& source,
+                                                         bool strict = true);
 
 }  // namespace shoal::train

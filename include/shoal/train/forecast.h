@@ -9,6 +9,8 @@
 // table in src/shoal/train/forecast.cpp.
 #pragma once
 
+#include <atomic>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,9 @@ struct TrainConfig {
   double huber_delta = 1.0;
   uint64_t seed = 1;
   int threads = 1;
+  // When set and true (Ctrl-C in a caller), the fit stops at the next step and throws
+  // shoal::Error("training interrupted").
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Architecture knobs shared by TSMixer and TSMixerx (spec §4); < 0 means the model's default.
@@ -45,7 +50,8 @@ struct ForecastJob {
   data::ExogSpec exog;
   TrainConfig train;
   MixerOptions mixer;
-  Index seasonality = 1;  // seasonal_naive
+  Index seasonality = 1;      // seasonal_naive
+  bool keep_weights = false;  // FitResult::weights: the trained params and state
 };
 
 struct FitResult {
@@ -54,6 +60,7 @@ struct FitResult {
   Index steps = 0;                 // optimizer steps taken
   size_t arena_bytes = 0;          // planned arena of the fit (0 for baselines)
   std::vector<double> val_losses;  // one per validation check (raw space), when validating
+  std::string weights;  // safetensors bytes (neuralforecast names), when job.keep_weights
 };
 
 using FitPredictFn = FitResult (*)(const data::Panel&, const ForecastJob&);
@@ -78,6 +85,14 @@ size_t planned_arena_bytes(const data::Panel& panel, const ForecastJob& job);
 // allocation per step once set up. Throws shoal::Error on a too-short panel or a NaN loss.
 FitResult fit_predict_tsmixerx(const data::Panel& panel, const ForecastJob& job);
 FitResult fit_predict_tsmixer(const data::Panel& panel, const ForecastJob& job);
+
+// Forecasts [N, starts.size(), h] (data scale) of the model `job` names, built for `panel` and
+// holding `weights` (safetensors bytes as FitResult::weights; every tensor must match), for the
+// windows at `starts` reading data in [0, end) (`future`: futr exog after the panel's end from its
+// futr_df rows). TSMixer(x) only; throws shoal::Error for other models or mismatched weights.
+std::vector<double> predict_windows(const data::Panel& panel, const ForecastJob& job,
+                                    std::string_view weights, std::span<const Index> starts,
+                                    Index end, bool future);
 
 // Baselines: the last season (job.seasonality) or the last value, repeated.
 FitResult fit_predict_seasonal_naive(const data::Panel& panel, const ForecastJob& job);

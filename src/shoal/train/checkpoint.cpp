@@ -13,10 +13,7 @@ bool saved(const ArenaEntry& e) {
   return e.region == Region::kParams || e.region == Region::kState;
 }
 
-}  // namespace
-
-void save_checkpoint(const Arena& arena, const std::string& path,
-                     const std::map<std::string, std::string>& metadata) {
+std::vector<TensorRef> checkpoint_refs(const Arena& arena) {
   std::vector<TensorRef> refs;
   for (const auto& e : arena.entries()) {
     if (!saved(e)) continue;
@@ -24,12 +21,11 @@ void save_checkpoint(const Arena& arena, const std::string& path,
                 e.name);
     refs.push_back({e.name, e.shape, arena.find<float>(e.name).data});
   }
-  write_safetensors(path, refs, metadata);
+  return refs;
 }
 
-std::map<std::string, std::string> load_checkpoint(const Arena& arena, const std::string& path,
-                                                   bool strict) {
-  const SafetensorsFile f = read_safetensors(path);
+std::map<std::string, std::string> load_tensors(const Arena& arena, const SafetensorsFile& f,
+                                                const std::string& path, bool strict) {
   std::set<std::string> used;
   for (const auto& e : arena.entries()) {
     if (!saved(e)) continue;
@@ -52,6 +48,28 @@ std::map<std::string, std::string> load_checkpoint(const Arena& arena, const std
         throw Error("checkpoint tensor unknown to the model",
                     ErrorContext{.file = path, .field = t.name});
   return f.metadata;
+}
+
+}  // namespace
+
+void save_checkpoint(const Arena& arena, const std::string& path,
+                     const std::map<std::string, std::string>& metadata) {
+  write_safetensors(path, checkpoint_refs(arena), metadata);
+}
+
+std::string encode_checkpoint(const Arena& arena,
+                              const std::map<std::string, std::string>& metadata) {
+  return encode_safetensors(checkpoint_refs(arena), metadata);
+}
+
+std::map<std::string, std::string> load_checkpoint(const Arena& arena, const std::string& path,
+                                                   bool strict) {
+  return load_tensors(arena, read_safetensors(path), path, strict);
+}
+
+std::map<std::string, std::string> load_checkpoint_bytes(const Arena& arena, std::string_view bytes,
+                                                         const std::string& source, bool strict) {
+  return load_tensors(arena, decode_safetensors(bytes, source), source, strict);
 }
 
 }  // namespace shoal::train

@@ -9,6 +9,7 @@
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
 #include "shoal/optim/lr_schedule.h"
+#include "shoal/train/checkpoint.h"
 #include "shoal/train/metrics.h"
 
 namespace shoal::train {
@@ -168,6 +169,8 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
   double best = std::numeric_limits<double>::infinity();
   Index wait = 0;
   for (Index step = 1; step <= job.train.max_steps; ++step) {
+    if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
+      throw Error(fmt::format("training interrupted at step {}", step));
     const data::WindowBatch& b = batcher.next();
     const Index rows = b.B * h;
     const double loss =
@@ -198,6 +201,7 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
   for (Index s = 0; s < n; ++s)
     for (Index t = 0; t < h; ++t) r.forecasts[size_t(s * h + t)] = double(yhat[size_t(t * n + s)]);
   r.arena_bytes = trainer.arena().bytes();
+  if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
   r.fit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;
 }
@@ -212,7 +216,43 @@ size_t plan_bytes(const data::Panel& panel, const ForecastJob& job) {
   return fit.trainer.arena().bytes();
 }
 
+template <class Model>
+std::vector<double> predict_mixer(const data::Panel& panel, const ForecastJob& job,
+                                  std::string_view weights, std::span<const Index> starts,
+                                  Index end, bool future) {
+  check_job(job);
+  const Index h = job.windows.h, n = panel.n_series(), w = Index(starts.size());
+  const Index max_batch = std::clamp<Index>(w, 1, 256);
+  Fit<Model> fit(panel, job, max_batch);
+  load_checkpoint_bytes(fit.trainer.arena(), weights, "weights");
+  data::WindowAssembler eval(panel, job.windows, max_batch);
+  std::vector<double> out(size_t(n * w * h));
+  for (Index i = 0; i < w; i += max_batch) {
+    const Index k = std::min(w - i, max_batch);
+    const data::WindowBatch& b = eval.assemble(starts.subspan(size_t(i), size_t(k)), end, future);
+    const ConstMat<float> y = fit.trainer.predict(inputs_of(b));
+    std::vector<float> yhat(y.data, y.data + k * h * n);
+    eval.inverse_scale(yhat.data());
+    for (Index j = 0; j < k; ++j)
+      for (Index s = 0; s < n; ++s)
+        for (Index t = 0; t < h; ++t)
+          out[size_t((s * w + i + j) * h + t)] = double(yhat[size_t((j * h + t) * n + s)]);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<double> predict_windows(const data::Panel& panel, const ForecastJob& job,
+                                    std::string_view weights, std::span<const Index> starts,
+                                    Index end, bool future) {
+  if (job.model == "tsmixerx")
+    return predict_mixer<models::TSMixerx<float>>(panel, job, weights, starts, end, future);
+  if (job.model == "tsmixer")
+    return predict_mixer<models::TSMixer<float>>(panel, job, weights, starts, end, future);
+  throw Error(
+      fmt::format("predict_windows needs a neural model (tsmixerx, tsmixer), got '{}'", job.model));
+}
 
 FitResult fit_predict_tsmixerx(const data::Panel& panel, const ForecastJob& job) {
   return fit_mixer<models::TSMixerx<float>>(panel, job);

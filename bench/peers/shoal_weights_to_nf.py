@@ -1,0 +1,87 @@
+"""Loads shoal-trained TSMixerx weights into neuralforecast's PyTorch TSMixerx and checks that
+both forecast the same (not in CI: needs the peer environment).
+
+    PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py
+
+shoal trains a TSMixerx (future + historical + static exogenous) on a few series, saves the
+weights as safetensors, and forecasts; neuralforecast builds the same model, loads the file with
+safetensors.torch.load_file + load_state_dict (strict: every name must map), and forecasts the
+same futr_df. Prints the largest difference; exits 1 above the float32 tolerance.
+"""
+
+import logging
+import os
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+import pandas as pd
+
+warnings.filterwarnings("ignore")
+for name in ("pytorch_lightning", "lightning.pytorch", "lightning_fabric"):
+    logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def make_data(n_series=3, length=60, seed=0):
+    rng = np.random.default_rng(seed)
+    frames = []
+    for k in range(n_series):
+        t = np.arange(length)
+        frames.append(pd.DataFrame({
+            "unique_id": f"s{k}",
+            "ds": pd.date_range("2001-01-31", periods=length, freq="ME"),
+            "y": 20 + 0.3 * t + 4 * np.sin(2 * np.pi * t / 12) + rng.normal(size=length) + 3 * k,
+            "promo": (t % 5 == 0).astype(float),
+            "temp": rng.normal(size=length),
+        }))
+    static = pd.DataFrame({"unique_id": [f"s{k}" for k in range(n_series)],
+                           "size": np.arange(1.0, n_series + 1)})
+    return pd.concat(frames, ignore_index=True), static
+
+
+def main():
+    import shoal
+    import torch
+    from neuralforecast import NeuralForecast
+    from neuralforecast.models import TSMixerx
+    from safetensors.torch import load_file
+
+    df, static = make_data()
+    args = dict(h=6, input_size=18, n_series=3, futr_exog_list=["promo"],
+                hist_exog_list=["temp"], stat_exog_list=["size"], n_block=2, ff_dim=32,
+                scaler_type="standard", random_seed=7)
+
+    model = shoal.TSMixerx(max_steps=200, **args)
+    nf = shoal.NeuralForecast([model], freq="ME").fit(df, static_df=static)
+    futr = nf.make_future_dataframe()
+    futr["promo"] = (np.arange(len(futr)) % 2).astype(float)
+    ours = nf.predict(futr_df=futr)
+    path = os.path.join(tempfile.mkdtemp(), "tsmixerx.safetensors")
+    model.save_weights(path)
+
+    peer = TSMixerx(max_steps=1, enable_progress_bar=False, enable_model_summary=False,
+                    logger=False, **args)
+    pnf = NeuralForecast(models=[peer], freq="ME")
+    pnf.fit(df, static_df=static)  # one step: builds the module and its scalers
+    state = load_file(path)
+    missing, unexpected = pnf.models[0].load_state_dict(state, strict=True), None
+    del missing, unexpected
+    theirs = pnf.predict(futr_df=futr, static_df=static)
+
+    merged = ours.merge(theirs, on=["unique_id", "ds"], suffixes=("_shoal", "_nf"))
+    a = merged["TSMixerx_shoal"].to_numpy(np.float64)
+    b = merged["TSMixerx_nf"].to_numpy(np.float64)
+    diff = np.abs(a - b)
+    rel = diff.max() / max(np.abs(b).max(), 1e-9)
+    print(merged.head(8).to_string(index=False))
+    print(f"tensors: {len(state)} (every name loaded strictly), torch {torch.__version__}")
+    print(f"rows {len(merged)}: max |shoal - neuralforecast| = {diff.max():.3g} "
+          f"(relative {rel:.3g})")
+    ok = len(merged) == len(ours) and rel < 1e-5
+    print("OK: same forecasts" if ok else "MISMATCH")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""One TSMixerx per series on M3 monthly (h 18, input_size 36) on a 2-worker Dask LocalCluster:
+shoal.dask.fit_many against neuralforecast run by the same cluster, fits/s of both in one run.
+
+Needs shoal, dask/distributed and neuralforecast in one interpreter, e.g. a venv that sees the
+peer packages (not in CI):
+
+    build/benchenv/bin/python bench/python_dask_fleet.py --series 40 --max-steps 200
+
+(build/benchenv: `python3 -m venv build/benchenv`, a .pth file naming the peers' site-packages,
+`pip install dask distributed`; PYTHONPATH=build/release/python for shoal.)
+
+Both sides get the same partitions of series (a few per worker, balanced by rows) and the same
+model settings; each neuralforecast task fits its series one after another with
+torch.set_num_threads(<worker threads>), as a Dask user would. sMAPE against the M3 test file
+shows that both learnt comparable models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "ts")
+
+
+def nf_partition(df, settings, freq):
+    """Runs on a Dask worker: one neuralforecast TSMixerx per series of df."""
+    import torch
+    from distributed import get_worker
+    from neuralforecast import NeuralForecast
+    from neuralforecast.models import TSMixerx
+
+    warnings.filterwarnings("ignore")
+    for name in ("pytorch_lightning", "lightning.pytorch", "lightning_fabric"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    torch.set_num_threads(max(1, get_worker().state.nthreads))
+    out = []
+    for _, g in df.groupby("unique_id", sort=True):
+        model = TSMixerx(n_series=1, enable_progress_bar=False, enable_model_summary=False,
+                         logger=False, **settings)
+        nf = NeuralForecast(models=[model], freq=freq)
+        nf.fit(g)
+        out.append(nf.predict())
+    return pd.concat(out, ignore_index=True)
+
+
+def smape(fc, test, col):
+    m = fc.merge(test, on=["unique_id", "ds"])
+    a, f = m["y"].to_numpy(), m[col].to_numpy(np.float64)
+    return float(np.mean(200 * np.abs(a - f) / (np.abs(a) + np.abs(f))))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--series", type=int, default=0, help="first N series (0: all 1,428)")
+    p.add_argument("--max-steps", type=int, default=1000)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--threads-per-worker", type=int, default=1)
+    p.add_argument("--skip-nf", action="store_true", help="shoal only")
+    p.add_argument("--json", help="write the figures here")
+    a = p.parse_args()
+
+    import distributed
+
+    import shoal
+    import shoal.dask
+
+    train = pd.read_csv(os.path.join(DATA, "m3_monthly_train.csv.gz"))
+    test = pd.read_csv(os.path.join(DATA, "m3_monthly_test.csv.gz"))
+    if a.series:
+        keep = np.sort(train["unique_id"].unique())[: a.series]
+        train = train[train["unique_id"].isin(keep)]
+    n = train["unique_id"].nunique()
+    settings = dict(h=18, input_size=36, max_steps=a.max_steps, random_seed=1)
+
+    cluster = distributed.LocalCluster(n_workers=a.workers, threads_per_worker=a.threads_per_worker,
+                                       processes=True, dashboard_address=":0", silence_logs=40)
+    client = distributed.Client(cluster)
+    client.run(lambda: __import__("shoal"))  # import cost out of the timing, on both sides alike
+    results = {"series": n, "max_steps": a.max_steps, "workers": a.workers,
+               "threads_per_worker": a.threads_per_worker, "load": os.getloadavg()[0]}
+
+    t0 = time.perf_counter()
+    ours = shoal.dask.fit_many(client, train, shoal.TSMixerx(n_series=1, **settings), freq=1)
+    wall = time.perf_counter() - t0
+    results["shoal"] = {"wall_s": wall, "fits_per_s": n / wall,
+                        "smape": smape(ours, test, "TSMixerx")}
+    print(f"shoal:          {n} fits in {wall:8.2f} s = {n / wall:8.3f} fits/s, "
+          f"sMAPE {results['shoal']['smape']:.2f}", flush=True)
+
+    if not a.skip_nf:
+        client.run(lambda: __import__("neuralforecast.models"))
+        lengths = train.groupby("unique_id", sort=True).size().to_numpy()
+        ids = np.sort(train["unique_id"].unique())
+        parts = shoal.dask.partition_series(lengths, 2 * a.workers)
+        t0 = time.perf_counter()
+        futures = [client.submit(nf_partition, train[train["unique_id"].isin(ids[idx])],
+                                 settings, 1, pure=False) for idx in parts]
+        theirs = pd.concat(client.gather(futures), ignore_index=True)
+        wall = time.perf_counter() - t0
+        results["neuralforecast"] = {"wall_s": wall, "fits_per_s": n / wall,
+                                     "smape": smape(theirs, test, "TSMixerx")}
+        print(f"neuralforecast: {n} fits in {wall:8.2f} s = {n / wall:8.3f} fits/s, "
+              f"sMAPE {results['neuralforecast']['smape']:.2f}")
+        results["speedup"] = results["shoal"]["fits_per_s"] / results["neuralforecast"]["fits_per_s"]
+        print(f"shoal / neuralforecast fits/s: {results['speedup']:.1f}x "
+              f"(load average {results['load']:.1f} at start)")
+    client.close()
+    cluster.close()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""shoal.NeuralForecast: neuralforecast's NeuralForecast API over shoal's C++ fits.
+
+    nf = NeuralForecast(models=[TSMixerx(h=12, input_size=24, n_series=2)], freq="ME")
+    nf.fit(df)                      # unique_id, ds, y (+ exogenous columns)
+    nf.predict(futr_df=futr)        # unique_id, ds, TSMixerx   (float32, like neuralforecast)
+    nf.cross_validation(df, n_windows=3)
+
+A TSMixer(x) models n_series series jointly, as in neuralforecast. `per_series=True` fits one
+model per unique_id instead (n_series=1), all of them through the C++ fleet on every core.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import _core
+from ._frames import Series, Statics, future_ds, long_frame
+from .models import _Mixer
+
+
+def _column_names(models):
+    names, seen = [], {}
+    for m in models:
+        base = repr(m)
+        k = seen.get(base, 0)
+        names.append(base if k == 0 else f"{base}{k}")
+        seen[base] = k + 1
+    return names
+
+
+class NeuralForecast:
+    def __init__(self, models, freq, local_scaler_type=None, local_static_scaler_type=None,
+                 per_series=False, workers=0, pin=True):
+        """models: TSMixer / TSMixerx objects; freq: a pandas frequency ("ME", "D", "h", ...)
+        or an integer step when ds holds integers. per_series: one model per unique_id (each
+        model's n_series must be 1), trained by the fleet with `workers` threads (0: every
+        allowed core), pinned one per core unless pin=False (use False when several processes
+        share the machine, e.g. Dask workers)."""
+        if local_scaler_type is not None or local_static_scaler_type is not None:
+            raise NotImplementedError("local scalers are not supported by shoal; use the models' "
+                                      "scaler_type")
+        models = list(models)
+        if not models:
+            raise ValueError("models must hold at least one model")
+        for m in models:
+            if not isinstance(m, _Mixer):
+                raise ValueError(f"{m!r} is not a shoal model (shoal.TSMixer or shoal.TSMixerx)")
+            if per_series and m.n_series != 1:
+                raise ValueError(f"per_series=True fits one model per series: {m!r} needs "
+                                 f"n_series=1, got {m.n_series}")
+        if not isinstance(freq, (str, int, np.integer)) and not hasattr(freq, "freqstr"):
+            raise ValueError(f"freq must be a pandas frequency or an integer, got {freq!r}")
+        self.models = models
+        self.freq = freq
+        self.per_series = bool(per_series)
+        self.workers = int(workers)
+        self.pin = bool(pin)
+        self._fit_args = None  # the frames of the last fit, predict's defaults
+        self.fit_info = []  # per model: steps, val_losses, seconds
+
+    # --- helpers ----------------------------------------------------------------------------
+    def _exog(self):
+        names = []
+        for m in self.models:
+            for c in m.hist_exog_list + m.futr_exog_list:
+                if c not in names:
+                    names.append(c)
+        return names
+
+    def _stat_cols(self):
+        names = []
+        for m in self.models:
+            for c in m.stat_exog_list:
+                if c not in names:
+                    names.append(c)
+        return names
+
+    def _series(self, df, cols, what="df"):
+        s = Series(df, cols["id_col"], cols["time_col"], cols["target_col"], self._exog(), what)
+        is_int = pd.api.types.is_integer_dtype(s.ds_values.dtype)
+        if is_int != isinstance(self.freq, (int, np.integer)):
+            raise ValueError(f"{what} column {cols['time_col']!r} is "
+                             f"{'integer' if is_int else 'a timestamp'} but freq={self.freq!r}; "
+                             "use an integer freq with integer ds and a pandas frequency with "
+                             "timestamps")
+        return s
+
+    def _statics(self, static_df, s, cols):
+        stat = self._stat_cols()
+        if not stat:
+            return None
+        if static_df is None:
+            raise ValueError(f"stat_exog_list {stat} needs static_df")
+        return Statics(static_df, s, stat, cols["id_col"]).core
+
+    def _check_joint(self, m, s):
+        if not self.per_series and m.n_series != s.n_series:
+            raise ValueError(f"{m!r} was built with n_series={m.n_series} but df has "
+                             f"{s.n_series} series; set n_series={s.n_series}, or fit one model "
+                             "per series with NeuralForecast(..., per_series=True)")
+
+    def _fit_models(self, s, statics, val_size, test_size):
+        data = s.core(self._exog())
+        self.fit_info = []
+        for m in self.models:
+            self._check_joint(m, s)
+            settings = m._settings(val_size, test_size)
+            if self.per_series:
+                r = _core.fit_fleet(data, settings, statics, None, 0, True, self.workers,
+                                    self.pin)
+                failed = [i for i, e in enumerate(r["errors"]) if e]
+                if failed:
+                    first = failed[0]
+                    raise ValueError(f"{m!r}: {len(failed)} of {s.n_series} series failed; "
+                                     f"unique_id {s.ids[first]!r}: {r['errors'][first]}")
+                m._series_weights = dict(zip(s.ids, r["weights"]))
+                m._weights = None
+                self.fit_info.append({"wall_s": r["wall_s"], "fits_per_s": r["fits_per_s"],
+                                      "steps": r["steps"]})
+            else:
+                r = _core.fit_panel(data, list(range(s.n_series)), settings, statics, None, 0,
+                                    True)
+                m._weights, m._series_weights = r["weights"], None
+                self.fit_info.append({"seconds": r["fit_seconds"], "steps": r["steps"],
+                                      "val_losses": r["val_losses"]})
+
+    def _predict_models(self, s, statics, futr, h_future, n_windows=0, cv_step=1, val_size=0,
+                        test_size=0):
+        """{column name: [n_series, W, h] forecasts} from each model's stored weights."""
+        data = s.core(self._exog())
+        out = {}
+        for name, m in zip(_column_names(self.models), self.models):
+            if not m.fitted:
+                raise ValueError(f"{m!r} is not fitted: call fit first (or load_weights)")
+            settings = m._settings(val_size, test_size)
+            if m._series_weights is not None:
+                missing = [u for u in s.ids if u not in m._series_weights]
+                if missing:
+                    raise ValueError(f"{m!r} has no model for unique_id {missing[0]!r} "
+                                     f"({len(missing)} series unseen in fit)")
+                groups = [[i] for i in range(s.n_series)]
+                weights = [m._series_weights[u] for u in s.ids]
+            else:
+                self._check_joint(m, s)
+                groups, weights = [list(range(s.n_series))], [m._weights]
+            out[name] = _core.predict(data, groups, settings, weights, statics, futr, h_future,
+                                      n_windows, cv_step)
+        return out
+
+    def _futr(self, s, futr_df, h, cols):
+        """The futr_df rows of the h steps after each series, as core series continuing them."""
+        futr_cols = []
+        for m in self.models:
+            futr_cols += [c for c in m.futr_exog_list if c not in futr_cols]
+        if not futr_cols:
+            return None
+        if futr_df is None:
+            raise ValueError(f"futr_exog_list {futr_cols} needs futr_df with the {h} rows after "
+                             "each series (see make_future_dataframe)")
+        expected = self.make_future_dataframe(_series=s, h=h, cols=cols)
+        idc, tc = cols["id_col"], cols["time_col"]
+        Series(futr_df, idc, tc, exog=futr_cols, what="futr_df", require_y=False)  # checks
+        merged = expected.merge(futr_df[[idc, tc] + futr_cols], on=[idc, tc], how="left")
+        for c in futr_cols:
+            miss = merged[c].isna().to_numpy()
+            if miss.any():
+                pos = int(np.flatnonzero(miss)[0])
+                raise ValueError(f"futr_df lacks column {c!r} for unique_id "
+                                 f"{merged[idc].iloc[pos]!r} at ds {merged[tc].iloc[pos]!r} "
+                                 f"({int(miss.sum())} of {len(merged)} future rows missing)")
+        offsets = np.arange(s.n_series + 1, dtype=np.int64) * h
+        exog = self._exog()
+        cols_arrays = [merged[c].to_numpy(np.float64) if c in futr_cols else np.zeros(len(merged))
+                       for c in exog]
+        return _core.make_series(offsets, np.zeros(len(merged)), cols_arrays, exog,
+                                 s.lengths.astype(np.int64))
+
+    # --- neuralforecast's API ---------------------------------------------------------------
+    def fit(self, df=None, static_df=None, val_size=0, val_df=None, use_init_models=False,
+            verbose=False, id_col="unique_id", time_col="ds", target_col="y", **kwargs):
+        if df is None:
+            raise ValueError("fit needs df (unique_id, ds, y)")
+        if val_df is not None:
+            raise NotImplementedError("val_df is not supported; use val_size")
+        cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
+        s = self._series(df, cols)
+        statics = self._statics(static_df, s, cols)
+        self._fit_models(s, statics, val_size or 0, 0)
+        self._fit_args = dict(series=s, static_df=static_df, cols=cols)
+        return self
+
+    def make_future_dataframe(self, df=None, h=None, _series=None, cols=None, **kwargs):
+        cols = cols or (self._fit_args["cols"] if self._fit_args else
+                        dict(id_col="unique_id", time_col="ds", target_col="y"))
+        s = _series
+        if s is None:
+            if df is not None:
+                s = Series(df, cols["id_col"], cols["time_col"], cols["target_col"], what="df",
+                           require_y=False)
+            elif self._fit_args is not None:
+                s = self._fit_args["series"]
+            else:
+                raise ValueError("make_future_dataframe needs df or a fitted NeuralForecast")
+        h = h or self.models[0].h
+        return long_frame(s, cols["id_col"], cols["time_col"], h,
+                          future_ds(s.last_ds, self.freq, h), {})
+
+    def predict(self, df=None, static_df=None, futr_df=None, verbose=False, h=None,
+                **kwargs):
+        """Forecasts of the h steps after each series of df (default: the fit's df), columns
+        unique_id, ds and one float32 column per model."""
+        if self._fit_args is None and df is None:
+            raise ValueError("predict needs df when the models were not fitted here")
+        cols = self._fit_args["cols"] if self._fit_args else dict(
+            id_col="unique_id", time_col="ds", target_col="y")
+        if df is None:
+            s = self._fit_args["series"]
+            static_df = self._fit_args["static_df"] if static_df is None else static_df
+        else:
+            s = self._series(df, cols)
+        hs = {m.h for m in self.models}
+        if len(hs) != 1:
+            raise NotImplementedError(f"models with different horizons {sorted(hs)}")
+        horizon = hs.pop()
+        if h is not None and h != horizon:
+            raise NotImplementedError(f"h={h} differs from the models' horizon {horizon}")
+        statics = self._statics(static_df, s, cols)
+        futr = self._futr(s, futr_df, horizon, cols)
+        fc = self._predict_models(s, statics, futr, horizon if futr is not None else 0)
+        values = {k: v.reshape(-1).astype(np.float32) for k, v in fc.items()}
+        return long_frame(s, cols["id_col"], cols["time_col"], horizon,
+                          future_ds(s.last_ds, self.freq, horizon), values)
+
+    def cross_validation(self, df=None, static_df=None, n_windows=1, step_size=1, val_size=0,
+                         test_size=None, use_init_models=False, use_fitted=False, verbose=False,
+                         refit=False, id_col="unique_id", time_col="ds", target_col="y",
+                         **kwargs):
+        """Fits on df less its last test_size rows, then forecasts n_windows windows step_size
+        apart: columns unique_id, ds, cutoff, one float32 column per model, y; sorted by
+        unique_id, cutoff, ds (neuralforecast's layout)."""
+        if refit:
+            raise NotImplementedError("refit=True is not supported by shoal")
+        if df is None:
+            raise ValueError("cross_validation needs df")
+        hs = {m.h for m in self.models}
+        if len(hs) != 1:
+            raise NotImplementedError(f"models with different horizons {sorted(hs)}")
+        h = hs.pop()
+        if test_size is None:
+            test_size = h + step_size * (n_windows - 1)
+        elif n_windows is None:
+            if (test_size - h) % step_size:
+                raise ValueError("test_size - h must be a multiple of step_size")
+            n_windows = (test_size - h) // step_size + 1
+        elif test_size != h + step_size * (n_windows - 1):
+            raise ValueError(f"test_size {test_size} disagrees with h + step_size * (n_windows "
+                             f"- 1) = {h + step_size * (n_windows - 1)}; pass one of them")
+        cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
+        s = self._series(df, cols)
+        short = np.flatnonzero(s.lengths < test_size + 1)
+        if short.size:
+            raise ValueError(f"series {s.ids[int(short[0])]!r} has {s.lengths[short[0]]} rows; "
+                             f"cross_validation needs more than test_size = {test_size}")
+        statics = self._statics(static_df, s, cols)
+        self._fit_models(s, statics, val_size or 0, test_size)
+        self._fit_args = dict(series=s, static_df=static_df, cols=cols)
+        fc = self._predict_models(s, statics, None, 0, n_windows, step_size, val_size or 0,
+                                  test_size)
+        # Row of window w, step t within each series: len - test_size + w * step_size + t.
+        n = s.n_series
+        w = np.arange(n_windows)
+        t = np.arange(h)
+        rel = (w[:, None] * step_size + t[None, :]).reshape(-1)  # [W * h]
+        base = s.offsets[1:] - test_size  # first test row (absolute) per series
+        rows = (base[:, None] + rel[None, :]).reshape(-1)
+        cut_rows = np.repeat((base[:, None] + w[None, :] * step_size - 1).reshape(-1), h)
+        idx = np.repeat(np.arange(n), n_windows * h)
+        out = {id_col: s.id_values.take(idx), time_col: s.ds_values.take(rows),
+               "cutoff": s.ds_values.take(cut_rows)}
+        for k, v in fc.items():
+            out[k] = v.reshape(-1).astype(np.float32)
+        out[target_col] = s.df[target_col].to_numpy()[rows]
+        frame = pd.DataFrame(out)
+        return frame  # already in (unique_id, cutoff, ds) order

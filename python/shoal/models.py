@@ -1,0 +1,170 @@
+"""Forecasting model specs with neuralforecast's argument names and defaults.
+
+A model object holds settings and, once fitted by :class:`shoal.NeuralForecast`, its trained
+weights (safetensors bytes whose tensor names are neuralforecast's ``state_dict`` keys).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+from . import _weights
+from .losses import loss_name
+
+# neuralforecast arguments shoal accepts but cannot honour; a non-default value raises.
+_UNSUPPORTED = {
+    "exclude_insample_y": False,
+    "valid_loss": None,
+    "optimizer": None,
+    "optimizer_kwargs": None,
+    "lr_scheduler": None,
+    "lr_scheduler_kwargs": None,
+}
+# Accepted and ignored: they tune PyTorch/Lightning data loading, not the result of a fit.
+_IGNORED = ("batch_size", "valid_batch_size", "inference_windows_batch_size",
+            "drop_last_loader", "val_monitor", "dataloader_kwargs")
+
+
+class _Mixer:
+    _model = ""  # shoal's C++ model name
+    _default_dropout = 0.0
+
+    def __init__(self, h, input_size, n_series, futr_exog_list=None, hist_exog_list=None,
+                 stat_exog_list=None, exclude_insample_y=False, n_block=2, ff_dim=64,
+                 dropout=None, revin=True, loss="mae", valid_loss=None, max_steps=1000,
+                 learning_rate=1e-3, num_lr_decays=-1, early_stop_patience_steps=-1,
+                 val_monitor="ptl/val_loss", val_check_steps=100, batch_size=32,
+                 valid_batch_size=None, windows_batch_size=32, inference_windows_batch_size=32,
+                 start_padding_enabled=False, training_data_availability_threshold=0.0,
+                 step_size=1, scaler_type="identity", random_seed=1, drop_last_loader=False,
+                 alias=None, optimizer=None, optimizer_kwargs=None, lr_scheduler=None,
+                 lr_scheduler_kwargs=None, dataloader_kwargs=None, **trainer_kwargs):
+        given = dict(exclude_insample_y=exclude_insample_y, valid_loss=valid_loss,
+                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs,
+                     lr_scheduler=lr_scheduler, lr_scheduler_kwargs=lr_scheduler_kwargs)
+        for name, default in _UNSUPPORTED.items():
+            if given[name] is not default and given[name] != default:
+                raise NotImplementedError(f"{type(self).__name__}: {name}={given[name]!r} is not "
+                                          f"supported by shoal (leave it at {default!r})")
+        for name, value in (("h", h), ("input_size", input_size), ("n_series", n_series),
+                            ("max_steps", max_steps)):
+            if not isinstance(value, int) or value < (0 if name == "max_steps" else 1):
+                raise ValueError(f"{type(self).__name__}: {name} must be a positive integer, "
+                                 f"got {value!r}")
+        if trainer_kwargs:
+            warnings.warn(f"{type(self).__name__}: Lightning trainer arguments are ignored by "
+                          f"shoal: {sorted(trainer_kwargs)}", stacklevel=3)
+        self.h = h
+        self.input_size = input_size
+        self.n_series = n_series
+        self.futr_exog_list = list(futr_exog_list or [])
+        self.hist_exog_list = list(hist_exog_list or [])
+        self.stat_exog_list = list(stat_exog_list or [])
+        self.n_block = n_block
+        self.ff_dim = ff_dim
+        self.dropout = self._default_dropout if dropout is None else float(dropout)
+        self.revin = bool(revin)
+        self.loss, self.huber_delta = loss_name(loss)
+        self.max_steps = max_steps
+        self.learning_rate = float(learning_rate)
+        self.num_lr_decays = num_lr_decays
+        self.early_stop_patience_steps = early_stop_patience_steps
+        self.val_check_steps = val_check_steps
+        self.windows_batch_size = windows_batch_size
+        self.start_padding_enabled = bool(start_padding_enabled)
+        self.training_data_availability_threshold = float(training_data_availability_threshold)
+        self.step_size = step_size
+        self.scaler_type = scaler_type
+        self.random_seed = random_seed
+        self.alias = alias
+        # Trained state: one blob for a joint model, or {unique_id: blob} per series.
+        self._weights: bytes | None = None
+        self._series_weights: dict | None = None
+
+    def __repr__(self):
+        return self.alias or type(self).__name__
+
+    # The settings the C++ job reads (see python/src/forecast.cpp make_job).
+    def _settings(self, val_size=0, test_size=0):
+        return {
+            "model": self._model, "h": self.h, "input_size": self.input_size,
+            "step_size": self.step_size, "val_size": int(val_size), "test_size": int(test_size),
+            "start_padding_enabled": self.start_padding_enabled,
+            "training_data_availability_threshold": self.training_data_availability_threshold,
+            "windows_batch_size": self.windows_batch_size, "scaler_type": self.scaler_type,
+            "hist_exog_list": self.hist_exog_list, "futr_exog_list": self.futr_exog_list,
+            "stat_exog_list": self.stat_exog_list, "max_steps": self.max_steps,
+            "learning_rate": self.learning_rate, "num_lr_decays": self.num_lr_decays,
+            "val_check_steps": self.val_check_steps,
+            "early_stop_patience_steps": self.early_stop_patience_steps, "loss": self.loss,
+            "random_seed": self.random_seed, "n_block": self.n_block, "ff_dim": self.ff_dim,
+            "dropout": self.dropout, "revin": self.revin,
+        }
+
+    @property
+    def fitted(self):
+        return self._weights is not None or self._series_weights is not None
+
+    # --- weights -----------------------------------------------------------------------------
+    def state_dict(self, unique_id=None):
+        """Trained tensors as {neuralforecast state_dict name: float32 numpy array}.
+
+        The arrays are read-only views of the stored bytes. A per-series model needs the
+        `unique_id` of the series whose model to return.
+        """
+        return _weights.decode(self._blob(unique_id))
+
+    def save_weights(self, path, unique_id=None):
+        """Writes the trained weights to a safetensors file (torch/safetensors can read it)."""
+        blob = self._blob(unique_id)
+        tmp = f"{path}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+
+    def load_weights(self, path, unique_id=None):
+        """Loads safetensors weights (written by save_weights, or neuralforecast's state_dict
+        saved with safetensors.torch.save_file). A later predict uses them; shapes are checked
+        against the model there."""
+        with open(path, "rb") as f:
+            blob = f.read()
+        _weights.decode(blob)  # header and sizes checked now, names and shapes at predict
+        if unique_id is None:
+            self._weights, self._series_weights = blob, None
+        else:
+            if self._series_weights is None:
+                self._series_weights, self._weights = {}, None
+            self._series_weights[unique_id] = blob
+        return self
+
+    def _blob(self, unique_id):
+        if unique_id is not None:
+            if not self._series_weights or unique_id not in self._series_weights:
+                raise ValueError(f"{self!r} has no weights for unique_id {unique_id!r}")
+            return self._series_weights[unique_id]
+        if self._weights is None:
+            if self._series_weights:
+                raise ValueError(f"{self!r} holds one model per series: pass unique_id=")
+            raise ValueError(f"{self!r} is not fitted")
+        return self._weights
+
+
+class TSMixerx(_Mixer):
+    """neuralforecast.models.TSMixerx: mixer with historical, future and static exogenous."""
+
+    _model = "tsmixerx"
+    _default_dropout = 0.0
+
+
+class TSMixer(_Mixer):
+    """neuralforecast.models.TSMixer: mixer on the target only (no exogenous inputs)."""
+
+    _model = "tsmixer"
+    _default_dropout = 0.9
+
+    def __init__(self, h, input_size, n_series, futr_exog_list=None, hist_exog_list=None,
+                 stat_exog_list=None, **kwargs):
+        if futr_exog_list or hist_exog_list or stat_exog_list:
+            raise ValueError("TSMixer takes no exogenous inputs; use TSMixerx")
+        super().__init__(h, input_size, n_series, **kwargs)

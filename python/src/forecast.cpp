@@ -1,0 +1,300 @@
+// Forecasting bindings: long tables handed over as numpy arrays (the Python layer has sorted,
+// validated and numbered the series), fits of one panel or of one model per series through the
+// fleet, and forecasts of given windows from saved weights.
+//
+// Series are named by their ordinal in the Python layer's sorted order, zero-padded so that the
+// byte order shoal sorts ids in is that order; ds is each series' row number (Python maps rows
+// to timestamps with pandas' offsets, as neuralforecast does).
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "interrupt.h"
+#include "shoal/data/timeseries.h"
+#include "shoal/data/windows.h"
+#include "shoal/fleet/fleet.h"
+#include "shoal/train/forecast.h"
+
+namespace nb = nanobind;
+
+namespace shoal::py {
+namespace {
+
+using F64 = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using I64 = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using F64Mat = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+std::string ordinal_id(size_t i) {
+  return fmt::format("{:012d}", i);
+}
+
+// A SeriesSet built from arrays: offsets [n + 1] row ranges, y [rows], exog columns [rows] each.
+struct SeriesData {
+  data::SeriesSet set;
+};
+
+// first_ds: each series' first ds (empty: 0); a futr_df continues its series at their lengths.
+SeriesData make_series(I64 offsets, F64 y, const std::vector<F64>& exog,
+                       const std::vector<std::string>& exog_names, I64 first_ds) {
+  SHOAL_CHECK(offsets.shape(0) >= 2, "at least one series is needed");
+  SHOAL_CHECK(exog.size() == exog_names.size(), "{} exogenous columns but {} names", exog.size(),
+              exog_names.size());
+  const size_t n = offsets.shape(0) - 1, rows = y.shape(0);
+  SeriesData d;
+  data::SeriesSet& s = d.set;
+  s.source = "DataFrame";
+  s.time_kind = data::TimeKind::kInteger;
+  s.ids.reserve(n);
+  s.offsets.assign(offsets.data(), offsets.data() + n + 1);
+  SHOAL_CHECK(s.offsets.front() == 0 && size_t(s.offsets.back()) == rows,
+              "offsets must run from 0 to the {} rows", rows);
+  SHOAL_CHECK(first_ds.shape(0) == 0 || first_ds.shape(0) == n,
+              "first_ds has {} entries for {} series", first_ds.shape(0), n);
+  s.ds.resize(rows);
+  for (size_t i = 0; i < n; ++i) {
+    s.ids.push_back(ordinal_id(i));
+    SHOAL_CHECK(s.offsets[i + 1] > s.offsets[i], "series {} has no rows", i);
+    const int64_t first = first_ds.shape(0) == 0 ? 0 : first_ds.data()[i];
+    for (Index r = s.offsets[i]; r < s.offsets[i + 1]; ++r)
+      s.ds[size_t(r)] = first + r - s.offsets[i];
+  }
+  s.freq.assign(n, data::Frequency{});
+  s.y.assign(y.data(), y.data() + rows);
+  s.exog_names = exog_names;
+  for (const F64& c : exog) {
+    SHOAL_CHECK(c.shape(0) == rows, "exogenous column of {} rows, y has {}", c.shape(0), rows);
+    s.exog.emplace_back(c.data(), c.data() + rows);
+  }
+  return d;
+}
+
+struct StaticData {
+  data::StaticTable table;
+};
+
+StaticData make_static(F64Mat values, const std::vector<std::string>& columns) {
+  SHOAL_CHECK(values.shape(1) == columns.size(), "{} static columns but {} names", values.shape(1),
+              columns.size());
+  StaticData d;
+  d.table.source = "static_df";
+  d.table.columns = columns;
+  for (size_t i = 0; i < values.shape(0); ++i) d.table.ids.push_back(ordinal_id(i));
+  d.table.values.assign(values.data(), values.data() + values.size());
+  return d;
+}
+
+// The job from the Python model's settings (neuralforecast names).
+train::ForecastJob make_job(const nb::dict& k) {
+  auto get = [&](const char* key) -> nb::handle {
+    SHOAL_CHECK(k.contains(key), "job setting '{}' is missing", key);
+    return k[key];
+  };
+  auto idx = [&](const char* key) { return nb::cast<Index>(get(key)); };
+  auto num = [&](const char* key) { return nb::cast<double>(get(key)); };
+  auto names = [&](const char* key) { return nb::cast<std::vector<std::string>>(get(key)); };
+  train::ForecastJob job;
+  job.model = nb::cast<std::string>(get("model"));
+  job.windows = {.input_size = idx("input_size"),
+                 .h = idx("h"),
+                 .step_size = idx("step_size"),
+                 .val_size = idx("val_size"),
+                 .test_size = idx("test_size"),
+                 .start_padding = nb::cast<bool>(get("start_padding_enabled")),
+                 .min_insample_fraction = num("training_data_availability_threshold"),
+                 .min_outsample_fraction = num("training_data_availability_threshold"),
+                 .windows_batch_size = idx("windows_batch_size"),
+                 .scaler = data::parse_scaler_type(nb::cast<std::string>(get("scaler_type")))};
+  job.exog = {.hist = names("hist_exog_list"),
+              .futr = names("futr_exog_list"),
+              .stat = names("stat_exog_list")};
+  job.train = {.max_steps = idx("max_steps"),
+               .learning_rate = num("learning_rate"),
+               .num_lr_decays = idx("num_lr_decays"),
+               .val_check_steps = idx("val_check_steps"),
+               .early_stop_patience_steps = idx("early_stop_patience_steps"),
+               .loss = train::parse_loss(nb::cast<std::string>(get("loss"))),
+               .seed = nb::cast<uint64_t>(get("random_seed"))};
+  job.mixer = {.n_block = idx("n_block"),
+               .ff_dim = idx("ff_dim"),
+               .dropout = num("dropout"),
+               .revin = nb::cast<bool>(get("revin"))};
+  return job;
+}
+
+nb::ndarray<nb::numpy, double> to_numpy(std::vector<double> v, std::vector<size_t> shape) {
+  auto* owned = new std::vector<double>(std::move(v));
+  nb::capsule free(owned, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+  return nb::ndarray<nb::numpy, double>(owned->data(), shape.size(), shape.data(), free);
+}
+
+nb::bytes to_bytes(const std::string& s) {
+  return nb::bytes(s.data(), s.size());
+}
+
+struct PanelInputs {
+  const SeriesData* data;
+  const StaticData* statics;
+  const SeriesData* futr;
+  Index h_future;
+  data::Panel panel(const train::ForecastJob& job, std::vector<Index> series) const {
+    return data::Panel(data->set, std::move(series), job.exog, statics ? &statics->table : nullptr,
+                       futr ? &futr->set : nullptr, h_future);
+  }
+};
+
+// One model on the listed series (jointly).
+nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dict& settings,
+                   const StaticData* statics, const SeriesData* futr, Index h_future,
+                   bool keep_weights) {
+  train::ForecastJob job = make_job(settings);
+  job.keep_weights = keep_weights;
+  const train::FitPredictFn fn = train::find_model(job.model);
+  SHOAL_CHECK(fn != nullptr, "unknown model '{}' (known: {})", job.model, train::model_names());
+  const PanelInputs in{&d, statics, futr, h_future};
+  train::FitResult r;
+  run_interruptible([&](const std::atomic<bool>& stop) {
+    job.train.stop = &stop;
+    const data::Panel panel = in.panel(job, series);
+    r = fn(panel, job);
+  });
+  const size_t n = series.size(), h = size_t(job.windows.h);
+  nb::dict out;
+  out["forecasts"] = to_numpy(std::move(r.forecasts), {n, h});
+  out["weights"] = to_bytes(r.weights);
+  out["steps"] = r.steps;
+  out["fit_seconds"] = r.fit_seconds;
+  out["val_losses"] = r.val_losses;
+  return out;
+}
+
+// One model per series through the fleet. Returns forecasts [n, h] (NaN for failed series),
+// per-series errors ("" when fine), weights (when kept) and the fleet summary.
+nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticData* statics,
+                   const SeriesData* futr, Index h_future, bool keep_weights, int workers,
+                   bool pin) {
+  train::ForecastJob job = make_job(settings);
+  job.keep_weights = keep_weights;
+  const train::FitPredictFn fn = train::find_model(job.model);
+  SHOAL_CHECK(fn != nullptr, "unknown model '{}' (known: {})", job.model, train::model_names());
+  const PanelInputs in{&d, statics, futr, h_future};
+  const Index n = d.set.n_series(), h = job.windows.h;
+  std::vector<double> forecasts(size_t(n * h), std::numeric_limits<double>::quiet_NaN());
+  std::vector<std::string> weights(keep_weights ? size_t(n) : 0);
+  std::vector<int64_t> steps(static_cast<size_t>(n), 0);
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  fleet::FleetSummary sum;
+  run_interruptible([&](const std::atomic<bool>& stop) {
+    job.train.stop = &stop;
+    size_t bytes = 0;
+    try {
+      bytes = train::planned_arena_bytes(in.panel(job, {0}), job);
+    } catch (const std::exception&) {
+      bytes = 0;  // the first series cannot be planned: its job reports why
+    }
+    std::vector<fleet::Job> jobs;
+    jobs.reserve(size_t(n));
+    for (Index s = 0; s < n; ++s)
+      jobs.push_back({d.set.ids[size_t(s)], bytes, [&, s] {
+                        const data::Panel panel = in.panel(job, {s});
+                        train::FitResult r = fn(panel, job);
+                        std::copy(r.forecasts.begin(), r.forecasts.end(),
+                                  forecasts.begin() + s * h);
+                        if (keep_weights) weights[size_t(s)] = std::move(r.weights);
+                        steps[size_t(s)] = r.steps;
+                        return fleet::JobOutput{};
+                      }});
+    // The flag is const for the fits; the fleet's config takes a mutable pointer it only reads.
+    auto* stop_flag = const_cast<std::atomic<bool>*>(&stop);
+    const auto records = fleet::run_fleet(
+        jobs, {.workers = workers, .progress = false, .pin = pin, .stop = stop_flag}, &sum);
+    for (size_t s = 0; s < records.size(); ++s)
+      if (!records[s].ok) errors[s] = records[s].error;
+  });
+  nb::dict out;
+  out["forecasts"] = to_numpy(std::move(forecasts), {size_t(n), size_t(h)});
+  nb::list w;
+  for (const auto& s : weights) w.append(to_bytes(s));
+  out["weights"] = w;
+  out["steps"] = steps;
+  out["errors"] = errors;
+  out["wall_s"] = sum.wall_s;
+  out["fits_per_s"] = sum.fits_per_s;
+  out["workers"] = sum.workers;
+  return out;
+}
+
+// Window starts of a panel: the predict window, or n_windows cross-validation windows cv_step
+// apart, the last one ending at the panel's end (neuralforecast's cross_validation; cv_step is
+// its step_size argument, independent of the model's training-window step_size).
+std::vector<Index> starts_of(const data::Panel& p, const train::ForecastJob& job, Index n_windows,
+                             Index cv_step) {
+  if (n_windows <= 0) return {data::predict_window_start(p, job.windows)};
+  const Index test = job.windows.h + cv_step * (n_windows - 1);
+  std::vector<Index> out;
+  for (Index k = 0; k < n_windows; ++k)
+    out.push_back(p.length() - test - job.windows.input_size + k * cv_step);
+  return out;
+}
+
+// Forecasts [n_series, W, h] from saved weights, one weight blob per panel: `groups` lists the
+// series of each panel (one group of all series for a joint model, one per series otherwise).
+// n_windows ≤ 0: the window after the data's end (futr exog from futr); else the last
+// n_windows cross-validation windows (see starts_of).
+nb::ndarray<nb::numpy, double> predict(const SeriesData& d,
+                                       const std::vector<std::vector<Index>>& groups,
+                                       const nb::dict& settings, const std::vector<nb::bytes>& w,
+                                       const StaticData* statics, const SeriesData* futr,
+                                       Index h_future, Index n_windows, Index cv_step) {
+  const train::ForecastJob job = make_job(settings);
+  SHOAL_CHECK(groups.size() == w.size(), "{} panels but {} weight blobs", groups.size(), w.size());
+  std::vector<std::string> blobs;
+  for (const auto& b : w) blobs.emplace_back(b.c_str(), b.size());
+  const PanelInputs in{&d, statics, futr, h_future};
+  const Index n = d.set.n_series(), h = job.windows.h, nw = std::max<Index>(n_windows, 1);
+  std::vector<double> out(size_t(n * nw * h), std::numeric_limits<double>::quiet_NaN());
+  run_interruptible([&](const std::atomic<bool>& stop) {
+    for (size_t g = 0; g < groups.size() && !stop.load(); ++g) {
+      const data::Panel panel = in.panel(job, groups[g]);
+      const std::vector<Index> starts = starts_of(panel, job, n_windows, cv_step);
+      const std::vector<double> f = train::predict_windows(
+          panel, job, blobs[g], starts, panel.length(), /*future=*/n_windows <= 0);
+      for (size_t k = 0; k < groups[g].size(); ++k)
+        std::copy_n(f.begin() + std::ptrdiff_t(k) * nw * h, nw * h,
+                    out.begin() + groups[g][k] * nw * h);
+    }
+  });
+  return to_numpy(std::move(out), {size_t(n), size_t(nw), size_t(h)});
+}
+
+}  // namespace
+
+void bind_forecast(nb::module_& m) {
+  nb::class_<SeriesData>(m, "SeriesData")
+      .def_prop_ro("n_series", [](const SeriesData& d) { return d.set.n_series(); })
+      .def_prop_ro("rows", [](const SeriesData& d) { return d.set.rows(); });
+  m.def("make_series", &make_series, nb::arg("offsets"), nb::arg("y"), nb::arg("exog"),
+        nb::arg("exog_names"), nb::arg("first_ds"));
+  nb::class_<StaticData>(m, "StaticData");
+  m.def("make_static", &make_static, nb::arg("values"), nb::arg("columns"));
+  m.def("fit_panel", &fit_panel, nb::arg("data"), nb::arg("series"), nb::arg("settings"),
+        nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
+        nb::arg("keep_weights"));
+  m.def("fit_fleet", &fit_fleet, nb::arg("data"), nb::arg("settings"), nb::arg("statics").none(),
+        nb::arg("futr").none(), nb::arg("h_future"), nb::arg("keep_weights"), nb::arg("workers"),
+        nb::arg("pin"));
+  m.def("predict", &predict, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),
+        nb::arg("weights"), nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
+        nb::arg("n_windows"), nb::arg("cv_step"));
+}
+
+}  // namespace shoal::py
