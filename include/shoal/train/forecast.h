@@ -16,6 +16,10 @@
 #include "shoal/data/windows.h"
 #include "shoal/layers/losses.h"
 
+namespace shoal::profile {
+class Recorder;
+}
+
 namespace shoal::train {
 
 // neuralforecast's training loop settings (spec §6), with its defaults.
@@ -46,6 +50,13 @@ struct ForecastJob {
   TrainConfig train;
   MixerOptions mixer;
   Index seasonality = 1;  // seasonal_naive
+  // Profiler (--profile): a neural fit records its zones (data, layers, loss, optimizer,
+  // validation, predict) into `profiler` under trace process `profile_model`. Where the
+  // recorder allows it (Recorder::can_step: the thread that started it, outside other zones)
+  // every training step is a profiler step; elsewhere (a fleet job) the fit is one "fit" zone.
+  // Null: off.
+  profile::Recorder* profiler = nullptr;
+  int profile_model = 0;
 };
 
 struct FitResult {
