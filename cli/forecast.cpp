@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/profile_options.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
@@ -36,6 +38,7 @@ struct ForecastArgs {
   double lr = 1e-3;
   uint64_t seed = 1;
   int threads = 1;
+  ProfileOptions profile;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -182,6 +185,10 @@ void run_forecast(const ForecastArgs& a) {
   const data::StaticTable* stat_ptr = a.static_df.empty() ? nullptr : &statics;
   const data::SeriesSet* futr_ptr = a.futr_df.empty() ? nullptr : &futr;
   const Index h = a.h;
+  // --profile: one recorder for the whole run; started just before the fits.
+  const std::unique_ptr<profile::Recorder> recorder = make_recorder(a.profile);
+  train::ForecastJob job_profiled = job;
+  job_profiled.profiler = recorder.get();
 
   std::vector<double> forecasts(size_t(set.n_series() * h));
   std::vector<Index> done;  // series with forecasts
@@ -201,11 +208,26 @@ void run_forecast(const ForecastArgs& a) {
     }
     std::vector<fleet::Job> jobs;
     jobs.reserve(size_t(set.n_series()));
+    if (recorder) recorder->set_model_name(0, "fleet");
+    // The first --profile-models fits get a trace process each; the rest share the last one.
+    std::mutex model_mu;
+    int shared_model = -1;
+    auto profile_model = [&](Index s) {
+      std::lock_guard<std::mutex> lock(model_mu);
+      if (int(recorder->model_names().size()) <= a.profile.models)
+        return recorder->add_model(fmt::format("{} {}", a.model, set.ids[size_t(s)]));
+      if (shared_model < 0)
+        shared_model = recorder->add_model(fmt::format("{} (other series)", a.model));
+      return shared_model;
+    };
     for (Index s = 0; s < set.n_series(); ++s)
       jobs.push_back(
           {set.ids[size_t(s)], bytes, [&, s] {
              const data::Panel panel(set, {s}, job.exog, stat_ptr, futr_ptr, h);
-             const train::FitResult r = fit(panel, job);
+             // Profiled: each series' model is a trace process of its own.
+             train::ForecastJob pj = job_profiled;
+             if (recorder) pj.profile_model = profile_model(s);
+             const train::FitResult r = fit(panel, pj);
              return fleet::JobOutput{
                  encode_forecasts(r.forecasts, h),
                  {{"fit_s", r.fit_seconds}, {"steps", r.steps}, {"arena_bytes", r.arena_bytes}}};
@@ -214,12 +236,14 @@ void run_forecast(const ForecastArgs& a) {
     g_stop.store(false);
     auto* old = std::signal(SIGINT, on_sigint);
     fleet::FleetSummary sum;
+    if (recorder) recorder->start();
     const auto records = fleet::run_fleet(jobs,
                                           {.workers = a.threads,
                                            .memory_limit = size_t(a.memory_limit_mb * 1048576.0),
                                            .journal = journal,
                                            .progress = true,
-                                           .stop = &g_stop},
+                                           .stop = &g_stop,
+                                           .profiler = recorder.get()},
                                           &sum);
     std::signal(SIGINT, old);
     Index failed_shown = 0;
@@ -249,10 +273,14 @@ void run_forecast(const ForecastArgs& a) {
       for (Index s = 0; s < set.n_series(); ++s) panels.push_back({s});
     }
     std::vector<double> bytes;
+    if (recorder) {
+      recorder->set_model_name(0, a.model);
+      recorder->start();
+    }
     for (const auto& series : panels) {
       const data::Panel panel(set, series, job.exog, stat_ptr, futr_ptr, h);
       const auto t1 = Clock::now();
-      const train::FitResult r = fit(panel, job);
+      const train::FitResult r = fit(panel, job_profiled);
       fit_s.push_back(neural ? r.fit_seconds : seconds_since(t1));
       bytes.push_back(double(r.arena_bytes));
       for (size_t n = 0; n < series.size(); ++n) {
@@ -269,6 +297,7 @@ void run_forecast(const ForecastArgs& a) {
         {"threads", 1},          {"arena_bytes_median", size_t(median(bytes))}};
   }
   const double wall_s = seconds_since(t0);
+  if (recorder) finish_profile(*recorder, a.profile, "forecast");
   std::vector<double> out_values;
   out_values.reserve(done.size() * size_t(h));
   for (const Index s : done)
@@ -364,6 +393,7 @@ void register_forecast(CLI::App& app) {
   cmd->add_option("--out", a.out, "Forecasts CSV to write")->required();
   cmd->add_option("--test", a.test, "Held-out table to score the forecasts against");
   cmd->add_option("--metrics-out", a.metrics_out, "Write fit time and scores as JSON");
+  add_profile_options(*cmd, a.profile);
   cmd->callback([] { run_forecast(a); });
 }
 

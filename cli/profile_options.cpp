@@ -72,6 +72,11 @@ void add_profile_options(CLI::App& cmd, ProfileOptions& opts) {
   cmd.add_option("--profile-rows", opts.rows, "Rows of the end-of-run table")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd.add_option("--profile-models", opts.models,
+                 "Fleet fits with a trace process (and table rows) of their own; later fits "
+                 "share one")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 std::unique_ptr<profile::Recorder> make_recorder(const ProfileOptions& opts) {
@@ -81,6 +86,9 @@ std::unique_ptr<profile::Recorder> make_recorder(const ProfileOptions& opts) {
   cfg.mode = mode;
   cfg.schedule = parse_schedule(opts.schedule);
   cfg.events_per_thread = opts.events_per_thread;
+  // Zone names are registered per model (a TSMixerx has ~50): room for every profiled model,
+  // the shared one and the fleet's own.
+  cfg.max_zones = 64 * (opts.models + 2);
   return std::make_unique<profile::Recorder>(cfg);
 }
 

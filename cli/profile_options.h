@@ -19,6 +19,7 @@ struct ProfileOptions {
   std::string schedule;  // "skip_first=1,wait=0,warmup=2,active=20,repeat=1"
   int64_t events_per_thread = 1 << 16;
   int rows = 25;
+  int models = 8;  // fleet models with a trace process of their own; the rest share one
 };
 
 void add_profile_options(CLI::App& cmd, ProfileOptions& opts);

@@ -25,6 +25,10 @@
 
 #include <nlohmann/json.hpp>
 
+namespace shoal::profile {
+class Recorder;
+}
+
 namespace shoal::fleet {
 
 // What a job produces: text rows for the combined output (e.g. forecast CSV lines without a
@@ -61,6 +65,9 @@ struct FleetConfig {
   bool pin = true;          // pin workers one per core
   // Set to true (e.g. from a SIGINT handler) to stop taking new jobs; running jobs finish.
   std::atomic<bool>* stop = nullptr;
+  // Profiler (null: off): scheduling zones "fleet.job", "fleet.memory_wait" (idle) and
+  // "fleet.journal" on each worker, in trace process 0; a job's own zones go to its model's.
+  profile::Recorder* profiler = nullptr;
 };
 
 struct FleetSummary {

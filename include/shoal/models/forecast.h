@@ -18,6 +18,7 @@
 #include "shoal/kernels/reduce.h"
 #include "shoal/layers/losses.h"
 #include "shoal/optim/adam.h"
+#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
@@ -104,27 +105,65 @@ class ForecastTrainer {
   // train_loss). ctx.step is the number of steps taken so far, so dropout masks differ by step.
   double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask = {}) {
     Ctx ctx{.training = true, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
+    ctx.profiler = prof_;                      // profiler
+    profile::ZoneChain zone(prof_, in.batch);  // profiler
+    zone.next(zones_.zero_grad);               // profiler
     std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
+    zone.close();  // profiler
     double loss = 0;
     if (chunk_ >= in.batch) {
       ConstMat<T> out = model_.forward(ctx, in);
       const layers::LossWeights<T> w{.mask = mask};
+      zone.next(zones_.loss_forward);  // profiler
       loss = loss_.forward(out, target, w);
       MatView<T> dout = dout_.mat().rows_block(0, out.rows);
+      zone.next(zones_.loss_backward);  // profiler
       loss_.backward(out, target, dout, w);
+      zone.close();  // profiler
       model_.backward(ctx, in, dout);
     } else {
       loss = chunked_step(ctx, in, target, mask);
     }
+    zone.next(zones_.optimizer);  // profiler
     adam_.step(arena_);
     ++steps_;
     return loss;
   }
 
+  // Profiler: registers the zones of the model's layers (Model::register_zones), the loss and
+  // the optimizer under trace process `model`; train_step and predict then record into `rec`
+  // (null: off). Zone rows are windows (B), so costs are per window.
+  void set_profiler(profile::Recorder* rec, int model = 0) {
+    prof_ = rec;
+    if (rec == nullptr) return;
+    model_.register_zones(*rec, model);
+    using profile::Category;
+    const double h = static_cast<double>(model_.horizon());
+    const double n = static_cast<double>(model_.n_series());
+    Index params = 0;
+    model_.for_each_param([&](const auto&, Param<T>& p) { params += p.shape.numel(); });
+    const double p = static_cast<double>(params), e = sizeof(T);
+    zones_.zero_grad =
+        rec->zone("optimizer.zero_grad", Category::kOptimizer, {{}, {0, p * e}}, model);
+    zones_.loss_forward = rec->zone(
+        "loss.forward", Category::kForward,
+        profile::AffineCost::of([&](double b) { return profile::point_loss_forward(b * h, n, e); }),
+        model);
+    zones_.loss_backward =
+        rec->zone("loss.backward", Category::kBackward, profile::AffineCost::of([&](double b) {
+                    return profile::point_loss_backward(b * h, n, e);
+                  }),
+                  model);
+    zones_.optimizer = rec->zone("optimizer.step", Category::kOptimizer,
+                                 {{}, profile::adam_update(p, adam_.config().amsgrad, e)}, model);
+  }
+  profile::Recorder* profiler() const { return prof_; }
+
   // Forecast in eval mode (dropout off, BatchNorm running statistics): a [B·H, N] view of the
   // model's output buffer, valid until the next call.
   ConstMat<T> predict(const ForecastInputs<T>& in) {
     Ctx ctx{.training = false, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
+    ctx.profiler = prof_;  // profiler
     if (chunk_ >= in.batch) return model_.forward(ctx, in);
     SHOAL_CHECK(in.batch <= cfg_.max_batch, "predict: batch {} over the planned {}", in.batch,
                 cfg_.max_batch);
@@ -177,7 +216,13 @@ class ForecastTrainer {
       ConstMat<T> tgt = target.rows_block(b0 * h, bc * h);
       ConstMat<T> msk = mask.data == nullptr ? ConstMat<T>{} : mask.rows_block(b0 * h, bc * h);
       MatView<T> dout = dout_.mat().rows_block(0, bc * h);
-      num += chunk_loss(out, tgt, msk, dout, scale);
+      {
+        // The chunk's loss and its gradient are one pass; the profile shows both as the
+        // forward zone (the loss is a tiny share of a step).
+        profile::ZoneChain zone(prof_, bc);  // profiler
+        zone.next(zones_.loss_forward);      // profiler
+        num += chunk_loss(out, tgt, msk, dout, scale);
+      }
       model_.backward(ctx, sub, dout);
     }
     const double ratio = num / den;
@@ -228,6 +273,10 @@ class ForecastTrainer {
   Arena arena_;
   Index chunk_ = 0;
   int64_t steps_ = 0;
+  profile::Recorder* prof_ = nullptr;  // profiler
+  struct Zones {
+    profile::ZoneId zero_grad, loss_forward, loss_backward, optimizer;
+  } zones_{};
 };
 
 }  // namespace shoal::models

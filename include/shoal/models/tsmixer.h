@@ -18,6 +18,7 @@
 #include "shoal/layers/batch_norm.h"
 #include "shoal/models/forecast.h"
 #include "shoal/models/mixing.h"
+#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
@@ -52,6 +53,10 @@ class TSMixer {
   // Training mode needs B ≥ 2 (BatchNorm batch statistics), as PyTorch.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Profiler zones per half block ("mixing_layers.{k}.temporal_mixer", ".feature_mixer"), RevIN
+  // and the head, rows = windows, analytic costs (tsmixer_zones.cpp); recorded when
+  // ctx.profiler is set.
+  void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
   void for_each_param(F&& f) {
@@ -79,6 +84,7 @@ class TSMixer {
     Buffer<T> tt, tu, tv, tw, xa;  // [B·N, L] ×3 (transposed), [B·L, N] ×2
     Buffer<T> fb, f1, f2;          // [B·L, N], [B·L, K], [B·L, N]
     Buffer<T> dtt, dtu, dtv, dtw, dxa, dfb, df1, df2, dtmp;
+    profile::LayerZones temporal_zones, feature_zones;  // profiler
   };
   void forward_block(const Ctx& ctx, Block& b, ConstMat<T> x, MatView<T> y, Index bsz);
   void backward_block(const Ctx& ctx, Block& b, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
@@ -91,6 +97,7 @@ class TSMixer {
   TimeLinear<T> out_;
   std::vector<Buffer<T>> x_, dx_;  // x_[k]: input of block k; x_.back(): head input [B·L, N]
   Buffer<T> head_, dhead_, fcst_;  // [B·H, N]
+  profile::LayerZones norm_zones_, norm_inverse_zones_, out_zones_;  // profiler
 };
 
 extern template class TSMixer<float>;

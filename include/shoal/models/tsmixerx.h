@@ -17,6 +17,7 @@
 
 #include "shoal/models/forecast.h"
 #include "shoal/models/mixing.h"
+#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
@@ -56,6 +57,9 @@ class TSMixerx {
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   // dout [B·H, N]: ∂loss/∂forecast of the last forward. Parameter grads accumulate.
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Profiler zones "<module>.forward" / ".backward" per layer (neuralforecast module names),
+  // rows = windows, with analytic costs (tsmixerx_zones.cpp); recorded when ctx.profiler is set.
+  void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
   void for_each_param(F&& f) {
@@ -110,6 +114,22 @@ class TSMixerx {
   std::vector<Buffer<T>> tm_, dtm_;  // temporal-mixer output of mixer j
   Buffer<T> head_, dhead_;           // [B·H, N] head output before RevIN⁻¹
   Buffer<T> fcst_;                   // [B·H, N] forecast
+
+  // Profiler (register_zones); unregistered: nothing recorded.
+  struct MixerZones {
+    profile::LayerZones stat, temporal, feature;
+  };
+  struct Zones {
+    profile::LayerZones norm, norm_inverse, projection, fm_hist, fm_futr, fm_stat, out;
+    std::vector<MixerZones> mixers;
+    const MixerZones& mixer(size_t j) const {
+      static constexpr MixerZones kNone{};
+      return j < mixers.size() ? mixers[j] : kNone;
+    }
+  } zones_;
+  profile::Recorder* profiler(const Ctx& ctx) const {
+    return zones_.norm.registered() ? ctx.profiler : nullptr;
+  }
 };
 
 extern template class TSMixerx<float>;

@@ -31,13 +31,14 @@ struct OverheadCase {
 
 struct ProfilerBench {
   double zone_ns_off = 0, zone_ns_stats = 0, zone_ns_trace = 0;
+  double chain_ns_trace = 0;  // per zone of a ZoneChain (consecutive zones)
   std::vector<OverheadCase> cases;
   double overhead_stats = 0, overhead_trace = 0;  // the worst case
 };
 
 // Median over `reps` of the best 10 000-zone chunk of `iterations` empty zones, minus the same
-// for the empty loop.
-double zone_cost_ns(Mode mode, int64_t iterations, int reps);
+// for the empty loop. `chain`: the zones follow each other in one ZoneChain.
+double zone_cost_ns(Mode mode, int64_t iterations, int reps, bool chain = false);
 OverheadCase measure_overhead(const Workload& w, int rounds);
 // The built-in workloads (the MLP demo shapes). NCF and TSMixerx cases are added here as those
 // models land.

@@ -20,8 +20,10 @@ struct Machine {
 
 std::string cpu_model_name();
 std::string machine_cache_path();
-// Single-core triad bandwidth in GB/s (bytes counted as 3 arrays × 4 B per element, as STREAM);
-// best of a few passes over 3 × 32 MiB.
+// Single-core triad bandwidth in GB/s (bytes counted as 3 arrays × 4 B per element, as STREAM)
+// over 3 × 64 MiB, timed in 1 MiB chunks over 7 passes; the 90th percentile chunk rate, so
+// chunks that lost their time slice on a shared machine do not drag it down. One core, because
+// the roofline places zones, and a zone runs on one core against the one-core FMA peak.
 double measure_bandwidth_gbs();
 // Measures peak and bandwidth (about 1.5 s) and writes the cache.
 Machine measure_machine();

@@ -18,6 +18,10 @@
 #include "shoal/data/windows.h"
 #include "shoal/layers/losses.h"
 
+namespace shoal::profile {
+class Recorder;
+}
+
 namespace shoal::train {
 
 // neuralforecast's training loop settings (spec §6), with its defaults.
@@ -50,8 +54,15 @@ struct ForecastJob {
   data::ExogSpec exog;
   TrainConfig train;
   MixerOptions mixer;
-  Index seasonality = 1;      // seasonal_naive
   bool keep_weights = false;  // FitResult::weights: the trained params and state
+  Index seasonality = 1;      // seasonal_naive
+  // Profiler (--profile): a neural fit records its zones (data, layers, loss, optimizer,
+  // validation, predict) into `profiler` under trace process `profile_model`. Where the
+  // recorder allows it (Recorder::can_step: the thread that started it, outside other zones)
+  // every training step is a profiler step; elsewhere (a fleet job) the fit is one "fit" zone.
+  // Null: off.
+  profile::Recorder* profiler = nullptr;
+  int profile_model = 0;
 };
 
 struct FitResult {

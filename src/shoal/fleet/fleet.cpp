@@ -18,6 +18,7 @@
 
 #include "shoal/core/error.h"
 #include "shoal/core/thread_pool.h"
+#include "shoal/profile/recorder.h"
 
 namespace shoal::fleet {
 namespace {
@@ -264,6 +265,15 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
       std::max(1, std::min<int>(ThreadPool::resolve(cfg.workers),
                                 static_cast<int>(std::max<size_t>(todo.size(), 1))));
   const std::vector<int> cpus = allowed_cpus();
+  // Profiler: scheduling zones (registered here, before the workers start).
+  profile::Recorder* prof = cfg.profiler;
+  profile::ZoneId z_job = profile::kStepZone, z_wait = profile::kStepZone,
+                  z_journal = profile::kStepZone;
+  if (prof != nullptr) {
+    z_job = prof->zone("fleet.job", profile::Category::kOther);
+    z_wait = prof->zone("fleet.memory_wait", profile::Category::kIdle);
+    z_journal = prof->zone("fleet.journal", profile::Category::kOther);
+  }
 
   auto work = [&](int w) {
     if (cfg.pin) pin_current_thread(cpus[static_cast<size_t>(w) % cpus.size()]);
@@ -278,11 +288,16 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
       r.arena_bytes = job.arena_bytes;
       const auto start = Clock::now();
       const double cpu_start = thread_cpu_seconds();
+      profile::ZoneChain job_zone(prof, 0);  // profiler
+      job_zone.next(z_job);                  // profiler
+      profile::ZoneChain zone(prof, 0);      // profiler
       if (!budget.fits_ever(job.arena_bytes)) {
         r.error = fmt::format("job needs {} bytes of arena but --memory-limit is {} bytes",
                               job.arena_bytes, cfg.memory_limit);
       } else {
+        zone.next(z_wait);  // profiler
         budget.acquire(job.arena_bytes);
+        zone.close();  // profiler
         try {
           r.output = job.run();
           r.ok = true;
@@ -293,7 +308,10 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
       }
       r.seconds = seconds_since(start);
       r.cpu_seconds = thread_cpu_seconds() - cpu_start;
+      zone.next(z_journal);  // profiler
       journal.append(r);
+      zone.close();      // profiler
+      job_zone.close();  // profiler
       if (!r.ok) ++failed;
       records[todo[k]] = std::move(r);
       done[todo[k]] = 1;

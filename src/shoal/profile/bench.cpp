@@ -10,7 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "shoal/core/rng.h"
+#include "shoal/data/timeseries.h"
+#include "shoal/data/windows.h"
 #include "shoal/profile/report.h"
+#include "shoal/train/forecast.h"
 #include "shoal/train/mlp_trainer.h"
 
 namespace shoal::profile {
@@ -28,14 +31,23 @@ double median(std::vector<double> v) {
 
 // The best per-zone time over chunks of 10 000 zones (~0.3 ms): a chunk that lost its time
 // slice to another process on a shared machine is not the profiler's cost.
-double loop_ns(Recorder* rec, ZoneId z, int64_t iterations) {
+// `chain`: consecutive zones of a ZoneChain (one clock read per zone edge shared by two zones).
+double loop_ns(Recorder* rec, ZoneId z, int64_t iterations, bool chain = false) {
   constexpr int64_t kChunk = 10000;
   double best = 1e30;
   for (int64_t done = 0; done < iterations; done += kChunk) {
     const auto t0 = Clk::now();
-    for (int64_t i = 0; i < kChunk; ++i) {
-      Zone zone(rec, z);
-      asm volatile("" ::: "memory");
+    if (chain) {
+      ZoneChain zones(rec, 0u);
+      for (int64_t i = 0; i < kChunk; ++i) {
+        zones.next(z);
+        asm volatile("" ::: "memory");
+      }
+    } else {
+      for (int64_t i = 0; i < kChunk; ++i) {
+        Zone zone(rec, z);
+        asm volatile("" ::: "memory");
+      }
     }
     best = std::min(best, std::chrono::duration<double, std::nano>(Clk::now() - t0).count() /
                               static_cast<double>(kChunk));
@@ -53,7 +65,7 @@ double process_cpu_seconds() {
 
 }  // namespace
 
-double zone_cost_ns(Mode mode, int64_t iterations, int reps) {
+double zone_cost_ns(Mode mode, int64_t iterations, int reps, bool chain) {
   std::vector<double> base, with;
   for (int r = 0; r < reps; ++r) {
     RecorderConfig cfg;
@@ -68,9 +80,9 @@ double zone_cost_ns(Mode mode, int64_t iterations, int reps) {
       const ZoneId z = rec.zone("probe", Category::kOther);
       rec.start();
       Recorder* p = mode == Mode::kOff ? nullptr : &rec;
-      loop_ns(p, z, iterations / 10);  // warm the buffers' first pages
-      b = loop_ns(nullptr, z, iterations);
-      w = loop_ns(p, z, iterations);
+      loop_ns(p, z, iterations / 10, chain);  // warm caches and the branch predictor
+      b = loop_ns(nullptr, z, iterations, chain);
+      w = loop_ns(p, z, iterations, chain);
       rec.stop();
     }).join();
     base.push_back(b);
@@ -159,6 +171,52 @@ Workload mlp_workload(std::string name, Index in, std::vector<Index> hidden, Ind
           }};
 }
 
+// A whole TSMixerx fit (train::fit_predict_tsmixerx, as `shoal forecast` runs it: setup, zone
+// registration, sampling, steps, validation, predict) on synthetic monthly-like series with
+// one historical exogenous column; one run() is one fit.
+Workload tsmixerx_workload(std::string name, Index n_series, Index h, Index input_size, Index steps,
+                           Index batch) {
+  struct State {
+    data::SeriesSet set;
+    std::unique_ptr<data::Panel> panel;
+    train::ForecastJob job;
+  };
+  auto s = std::make_shared<State>();
+  const Index len = 8 * (input_size + h);
+  RngStream rng(5, 2);
+  s->set.source = "synthetic";
+  s->set.offsets.push_back(0);
+  s->set.exog_names = {"x"};
+  s->set.exog.resize(1);
+  std::vector<Index> series;
+  for (Index i = 0; i < n_series; ++i) {
+    s->set.ids.push_back(fmt::format("s{}", i));
+    for (Index t = 0; t < len; ++t) {
+      const double season = std::sin(6.283185307179586 * double(t) / 12.0);
+      s->set.ds.push_back(t);
+      s->set.y.push_back(10 + 0.05 * double(t) + 3 * season + 0.3 * rng.uniform());
+      s->set.exog[0].push_back(season + 0.1 * rng.uniform());
+    }
+    s->set.offsets.push_back(s->set.rows());
+    s->set.freq.push_back({});
+    series.push_back(i);
+  }
+  s->job.model = "tsmixerx";
+  s->job.exog.hist = {"x"};
+  s->job.windows.h = h;
+  s->job.windows.input_size = input_size;
+  s->job.windows.windows_batch_size = batch;
+  s->job.windows.val_size = h;
+  s->job.train.max_steps = steps;
+  s->job.train.val_check_steps = std::max<Index>(steps / 4, 1);
+  s->panel = std::make_unique<data::Panel>(s->set, series, s->job.exog);
+  return {std::move(name), [s](Recorder* r) { s->job.profiler = r; },
+          [s, steps] {
+            train::fit_predict_tsmixerx(*s->panel, s->job);
+            return static_cast<int64_t>(steps);
+          }};
+}
+
 }  // namespace
 
 std::vector<Workload> default_workloads() {
@@ -167,7 +225,13 @@ std::vector<Workload> default_workloads() {
   w.push_back(mlp_workload("mlp 784-256-10 b64 1t", 784, {256}, 10, 64, 32, 1));
   // The MLP demo's default shape on a small table: µs-scale ops, where overhead shows most.
   w.push_back(mlp_workload("mlp 10-64-64-1 b64 1t", 10, {64, 64}, 1, 64, 200, 1));
-  // TODO(ncf, tsmixerx): add the NCF seed-shape run and a TSMixerx fit here when they land.
+  // A TSMixerx fit as `shoal forecast --model tsmixerx` runs it (neuralforecast defaults:
+  // ff_dim 64, 2 blocks, batch 32), one series with a historical exogenous column, L 36, h 12.
+  w.push_back(tsmixerx_workload("tsmixerx fit N1 L36 h12", 1, 12, 36, 200, 32));
+  // TODO(ncf): the NCF seed-shape run. With an entry point like
+  //   Workload ncf_seed_workload();  // one epoch of `shoal ncf train` on the seed shape
+  // (attach(rec) → trainer.set_profiler(rec); run() → train_epoch(), returning its steps),
+  // adding it here is one line: w.push_back(ncf_seed_workload());
   return w;
 }
 
@@ -177,6 +241,7 @@ ProfilerBench bench_profiler(int rounds) {
   b.zone_ns_off = zone_cost_ns(Mode::kOff, iters, 5);
   b.zone_ns_stats = zone_cost_ns(Mode::kStats, iters, 5);
   b.zone_ns_trace = zone_cost_ns(Mode::kTrace, iters, 5);
+  b.chain_ns_trace = zone_cost_ns(Mode::kTrace, iters, 5, /*chain=*/true);
   b.overhead_stats = b.overhead_trace = -1e30;
   for (const auto& w : default_workloads()) {
     b.cases.push_back(measure_overhead(w, rounds));
@@ -191,8 +256,9 @@ std::string format_profiler_bench(const ProfilerBench& b) {
   std::string o;
   o += fmt::format(
       "cost of one zone (begin+end, tight loop, empty loop subtracted):\n"
-      "  off {:.2f} ns   stats {:.2f} ns   trace {:.2f} ns   (best 10k-zone chunk, median of 5)\n",
-      b.zone_ns_off, b.zone_ns_stats, b.zone_ns_trace);
+      "  off {:.2f} ns   stats {:.2f} ns   trace {:.2f} ns   (best 10k-zone chunk, median of 5)\n"
+      "  trace, consecutive zones of a ZoneChain (one clock read per zone): {:.2f} ns\n",
+      b.zone_ns_off, b.zone_ns_stats, b.zone_ns_trace, b.chain_ns_trace);
   o += "end-to-end overhead (interleaved rounds in one process, median of per-round ratios of "
        "process CPU time):\n";
   o += fmt::format("  {:<26} {:>6} {:>11} {:>11} {:>11} {:>9} {:>9} {:>10}\n", "case", "rounds",
@@ -212,6 +278,7 @@ void write_profiler_bench_json(const ProfilerBench& b, const std::string& path) 
   j["zone_ns_off"] = b.zone_ns_off;
   j["zone_ns_stats"] = b.zone_ns_stats;
   j["zone_ns_trace"] = b.zone_ns_trace;
+  j["chain_ns_trace"] = b.chain_ns_trace;
   j["overhead_stats"] = b.overhead_stats;
   j["overhead_trace"] = b.overhead_trace;
   j["cases"] = nlohmann::json::array();

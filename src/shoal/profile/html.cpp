@@ -73,11 +73,15 @@ void layers_svg(std::string& o, const Report& r) {
   double mx = 0;
   for (const auto* z : rows) mx = std::max(mx, z->self_ns);
   if (mx <= 0) mx = 1;
-  const double bar_w = 420, row_h = 20, left = 230;
+  // Room for the longest label (~6.5 px per character of the small font).
+  size_t longest = 0;
+  for (const auto* z : rows) longest = std::max(longest, z->name.size());
+  const double bar_w = 420, row_h = 20,
+               left = std::max(230.0, 6.5 * static_cast<double>(longest) + 12);
   fmt::format_to(
       std::back_inserter(o),
-      "<svg width=\"900\" height=\"{:.0f}\" role=\"img\" aria-label=\"per-zone time\">\n",
-      rows.size() * row_h + 10);
+      "<svg width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\" aria-label=\"per-zone time\">\n",
+      left + 670, rows.size() * row_h + 10);
   double y = 0;
   for (const auto* z : rows) {
     const double bw = std::max(1.0, z->self_ns / mx * bar_w);

@@ -154,20 +154,25 @@ std::string format_table(const Report& r, int max_rows) {
   std::string out;
   double self_sum = 0;
   for (const auto& z : r.zones) self_sum += z.self_ns;
+  // Wide enough for the model's layer names (e.g. "mixing_block.0.feature_mixer.backward"),
+  // within reason; a longer name keeps its end (".forward" / ".backward").
+  size_t w = 28;
+  for (size_t i = 0; i < r.zones.size() && i < static_cast<size_t>(max_rows); ++i)
+    w = std::max(w, std::min<size_t>(r.zones[i].name.size(), 44));
   out += fmt::format(
-      "{:<28} {:>7} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>7} "
+      "{:<{}} {:>7} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>7} "
       "{:>6} {:>7}\n",
-      "Name", "Calls", "Self ms", "Self%", "Total ms", "Avg us", "p99 us", "FLOPs", "GFLOP/s",
+      "Name", w, "Calls", "Self ms", "Self%", "Total ms", "Avg us", "p99 us", "FLOPs", "GFLOP/s",
       "%peak", "Bytes", "GB/s", "FLOP/B", "Bound");
   int shown = 0;
   for (const auto& z : r.zones) {
     if (shown++ >= max_rows) break;
     std::string name = z.name == "ProfilerStep" ? "ProfilerStep#*" : z.name;
-    if (name.size() > 28) name = name.substr(0, 27) + "~";
+    if (name.size() > w) name = name.substr(0, w - 10) + "~" + name.substr(name.size() - 9);
     out += fmt::format(
-        "{:<28} {:>7} {:>9.3f} {:>5.1f}% {:>9.3f} {:>9.2f} {:>9.2f} {:>8} {:>8} {:>6} {:>8} {:>7} "
+        "{:<{}} {:>7} {:>9.3f} {:>5.1f}% {:>9.3f} {:>9.2f} {:>9.2f} {:>8} {:>8} {:>6} {:>8} {:>7} "
         "{:>6} {:>7}\n",
-        name, z.calls, z.self_ns / 1e6, self_sum > 0 ? 100 * z.self_ns / self_sum : 0,
+        name, w, z.calls, z.self_ns / 1e6, self_sum > 0 ? 100 * z.self_ns / self_sum : 0,
         z.total_ns / 1e6, z.avg_ns / 1e3, z.p99_ns / 1e3, si(z.cost.flops),
         fixed_or_dash(z.gflops, 1), fixed_or_dash(100 * z.peak_fraction, 1), si(z.cost.bytes),
         fixed_or_dash(z.gbs, 1), fixed_or_dash(z.intensity, 2), z.bound);

@@ -9,6 +9,7 @@
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
 #include "shoal/optim/lr_schedule.h"
+#include "shoal/profile/recorder.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/metrics.h"
 
@@ -112,10 +113,35 @@ void check_job(const ForecastJob& job) {
               job.train.early_stop_patience_steps);
 }
 
+// Profiler zones of a fit outside the trainer (which registers the model's, the loss's and the
+// optimizer's): sampling, validation, predict, and the fit as a whole.
+struct FitZones {
+  profile::Recorder* rec = nullptr;
+  bool steps = false;  // this thread marks profiler steps
+  profile::ZoneId fit = profile::kStepZone, setup = profile::kStepZone, sample = profile::kStepZone,
+                  validation = profile::kStepZone, predict = profile::kStepZone;
+  explicit FitZones(const ForecastJob& job) : rec(job.profiler) {
+    if (rec == nullptr) return;
+    using profile::Category;
+    const int m = job.profile_model;
+    steps = rec->can_step();
+    fit = rec->zone("fit", Category::kOther, {}, m);
+    setup = rec->zone("fit.setup", Category::kOther, {}, m);
+    sample = rec->zone("data.sample", Category::kData, {}, m);
+    validation = rec->zone("eval.validation", Category::kEval, {}, m);
+    predict = rec->zone("eval.predict", Category::kEval, {}, m);
+  }
+};
+
 template <class Model>
 FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
+  const FitZones fz(job);                                    // profiler
+  profile::ZoneChain whole(fz.steps ? nullptr : fz.rec, 0);  // profiler: a fleet worker's fit
+  whole.next(fz.fit);                                        // profiler
+  profile::ZoneChain zone(fz.rec, 0);                        // profiler
+  zone.next(fz.setup);                                       // profiler
   check_job(job);
   const data::WindowConfig& wc = job.windows;
   const Index h = wc.h, n = panel.n_series();
@@ -124,6 +150,7 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
       std::max<Index>(wc.windows_batch_size > 0 ? wc.windows_batch_size : batcher.n_valid(), 1);
   Fit<Model> fit(panel, job, max_batch);
   auto& trainer = fit.trainer;
+  if (fz.rec != nullptr) trainer.set_profiler(fz.rec, job.profile_model);  // profiler
   optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
                                                       job.train.num_lr_decays);
   trainer.optimizer().set_lr(sched.lr());
@@ -168,10 +195,16 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
   const Index patience = job.train.early_stop_patience_steps;
   double best = std::numeric_limits<double>::infinity();
   Index wait = 0;
+  zone.close();                             // profiler
+  if (fz.steps) fz.rec->step();             // profiler: setup is a step of its own
+  profile::ZoneChain step_zone(fz.rec, 0);  // profiler
   for (Index step = 1; step <= job.train.max_steps; ++step) {
     if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
       throw Error(fmt::format("training interrupted at step {}", step));
+    if (fz.steps && step > 1) fz.rec->step();  // profiler
+    step_zone.next(fz.sample);                 // profiler
     const data::WindowBatch& b = batcher.next();
+    step_zone.close();  // profiler
     const Index rows = b.B * h;
     const double loss =
         trainer.train_step(inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, n),
@@ -180,7 +213,9 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
     trainer.optimizer().set_lr(sched.step());
     r.steps = step;
     if (validate && step % interval == 0) {
+      step_zone.next(fz.validation);  // profiler
       const double v = validation_loss();
+      step_zone.close();  // profiler
       r.val_losses.push_back(v);
       if (patience > 0) {
         if (!std::isfinite(v)) break;  // Lightning stops on a non-finite monitor
@@ -194,12 +229,15 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
     }
   }
 
+  if (fz.steps) fz.rec->step();  // profiler
+  zone.next(fz.predict);         // profiler
   const Index start = data::predict_window_start(panel, wc);
   const data::WindowBatch& b = eval.assemble({&start, 1}, panel.length(), /*future=*/true);
   run_eval(b);
   r.forecasts.resize(size_t(n * h));
   for (Index s = 0; s < n; ++s)
     for (Index t = 0; t < h; ++t) r.forecasts[size_t(s * h + t)] = double(yhat[size_t(t * n + s)]);
+  zone.close();  // profiler
   r.arena_bytes = trainer.arena().bytes();
   if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
   r.fit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
