@@ -228,10 +228,12 @@ std::vector<Workload> default_workloads() {
   // A TSMixerx fit as `shoal forecast --model tsmixerx` runs it (neuralforecast defaults:
   // ff_dim 64, 2 blocks, batch 32), one series with a historical exogenous column, L 36, h 12.
   w.push_back(tsmixerx_workload("tsmixerx fit N1 L36 h12", 1, 12, 36, 200, 32));
-  // TODO(ncf): the NCF seed-shape run. With an entry point like
-  //   Workload ncf_seed_workload();  // one epoch of `shoal ncf train` on the seed shape
-  // (attach(rec) → trainer.set_profiler(rec); run() → train_epoch(), returning its steps),
-  // adding it here is one line: w.push_back(ncf_seed_workload());
+  // TODO(ncf): the NCF seed-shape run, once branch `kern` (train::NcfSyntheticRun) is merged:
+  //   auto run = std::make_shared<train::NcfSyntheticRun>(
+  //       train::NcfSyntheticConfig{.pinning = Pinning::kNone});
+  //   w.push_back({"ncf seed shape b256 1t",
+  //                [run](Recorder* r) { run->trainer().set_profiler(r); },
+  //                [run] { return run->run(400); }});  // 400 steps per round
   return w;
 }
 
