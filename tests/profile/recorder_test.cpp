@@ -196,6 +196,27 @@ TEST(Recorder, ThreadsBeyondTheLimitAreCountedNotRecorded) {
   EXPECT_EQ(rec.stats(0, z).calls, 0u);
 }
 
+// The histogram lags one call on the hot path; after stop() it holds exactly one count per
+// call, in the bucket of that call's duration.
+TEST(Recorder, HistogramIsSettledAtStop) {
+  Recorder rec(small(Mode::kStats));
+  const ZoneId z = rec.zone("z", Category::kForward);
+  rec.start();
+  for (int i = 0; i < 50; ++i) {
+    Zone zone(&rec, z);
+    spin_ns(i < 49 ? 2000 : 200000);  // the last call, the one left pending, is the slowest
+  }
+  rec.stop();
+  const ZoneStats& s = rec.stats(0, z);
+  ASSERT_EQ(s.calls, 50u);
+  uint64_t counted = 0;
+  for (uint32_t c : s.hist) counted += c;
+  EXPECT_EQ(counted, 50u);
+  EXPECT_EQ(s.hist[0], 0u);  // no placeholder left: every call took far more than 4 ticks
+  EXPECT_GE(s.hist[hist_bucket(s.max)],
+            1u);  // the slowest call (the pending one, unless preempted)
+}
+
 TEST(Recorder, HistogramBucketsAreMonotoneAndP99IsClose) {
   int prev = 0;
   for (uint64_t t = 0; t < 100000; t += 7) {

@@ -2,7 +2,8 @@
 // mode, minus the empty loop. (2) End-to-end slowdown of real training workloads, measured as
 // interleaved rounds in one process (off, stats, trace in rotating order, the median of the
 // per-round ratios of process CPU time), so machine noise hits every mode alike and time slices
-// lost to other processes do not count. Reports, never judges.
+// lost to other processes do not count; beside it, what the measured zone cost alone predicts.
+// Reports, never judges.
 #pragma once
 
 #include <functional>
@@ -24,7 +25,8 @@ struct Workload {
 struct OverheadCase {
   std::string name;
   double step_us_off = 0, step_us_stats = 0, step_us_trace = 0;  // medians, CPU µs/step
-  double overhead_stats = 0, overhead_trace = 0;                 // fractions
+  double overhead_stats = 0, overhead_trace = 0;  // fractions: median of per-round ratios − 1
+  double modelled_trace = 0;  // zones/step × zone_ns_trace ÷ step time (what zones alone cost)
   double zones_per_step = 0;
   int rounds = 0;
 };

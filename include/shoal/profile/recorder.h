@@ -5,9 +5,9 @@
 // max, a log histogram for p99, one call behind) and, in trace mode, one 24-byte event. A full
 // event buffer drops the event and counts it; stats are still updated, so the table stays exact.
 //
-// Zones are registered by name before recording starts (at plan time), so the hot path handles
-// only a 32-bit id. Costs are affine in the rows a call processes (cost.h), so an event carries
-// its row count and FLOPs and bytes are exact per call.
+// Zones are registered by name ahead of their use (at plan time, or when a fleet worker sets up
+// a fit), so the hot path handles only a 32-bit id. Costs are affine in the rows a call processes
+// (cost.h), so an event carries its row count and FLOPs and bytes are exact per call.
 //
 // Steps: step() marks a step boundary like torch.profiler's prof.step(); everything the calling
 // thread (the "main" thread) does between two boundaries lies inside that step's zone

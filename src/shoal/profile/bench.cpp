@@ -228,10 +228,12 @@ std::vector<Workload> default_workloads() {
   // A TSMixerx fit as `shoal forecast --model tsmixerx` runs it (neuralforecast defaults:
   // ff_dim 64, 2 blocks, batch 32), one series with a historical exogenous column, L 36, h 12.
   w.push_back(tsmixerx_workload("tsmixerx fit N1 L36 h12", 1, 12, 36, 200, 32));
-  // TODO(ncf): the NCF seed-shape run. With an entry point like
-  //   Workload ncf_seed_workload();  // one epoch of `shoal ncf train` on the seed shape
-  // (attach(rec) → trainer.set_profiler(rec); run() → train_epoch(), returning its steps),
-  // adding it here is one line: w.push_back(ncf_seed_workload());
+  // TODO(ncf): the NCF seed-shape run, once branch `kern` (train::NcfSyntheticRun) is merged:
+  //   auto run = std::make_shared<train::NcfSyntheticRun>(
+  //       train::NcfSyntheticConfig{.pinning = Pinning::kNone});
+  //   w.push_back({"ncf seed shape b256 1t",
+  //                [run](Recorder* r) { run->trainer().set_profiler(r); },
+  //                [run] { return run->run(400); }});  // 400 steps per round
   return w;
 }
 
@@ -245,6 +247,9 @@ ProfilerBench bench_profiler(int rounds) {
   b.overhead_stats = b.overhead_trace = -1e30;
   for (const auto& w : default_workloads()) {
     b.cases.push_back(measure_overhead(w, rounds));
+    // What the zone cost alone predicts: zones per step × cost per zone, over the step time.
+    b.cases.back().modelled_trace =
+        b.cases.back().zones_per_step * b.zone_ns_trace / (1e3 * b.cases.back().step_us_off);
     b.overhead_stats = std::max(b.overhead_stats, b.cases.back().overhead_stats);
     b.overhead_trace = std::max(b.overhead_trace, b.cases.back().overhead_trace);
   }
@@ -260,14 +265,15 @@ std::string format_profiler_bench(const ProfilerBench& b) {
       "  trace, consecutive zones of a ZoneChain (one clock read per zone): {:.2f} ns\n",
       b.zone_ns_off, b.zone_ns_stats, b.zone_ns_trace, b.chain_ns_trace);
   o += "end-to-end overhead (interleaved rounds in one process, median of per-round ratios of "
-       "process CPU time):\n";
-  o += fmt::format("  {:<26} {:>6} {:>11} {:>11} {:>11} {:>9} {:>9} {:>10}\n", "case", "rounds",
-                   "off us/st", "stats us/st", "trace us/st", "stats", "trace", "zones/step");
+       "process CPU time; 'zone cost': zones/step × trace zone cost ÷ step time):\n";
+  o += fmt::format("  {:<26} {:>6} {:>11} {:>11} {:>11} {:>9} {:>9} {:>10} {:>9}\n", "case",
+                   "rounds", "off us/st", "stats us/st", "trace us/st", "stats", "trace",
+                   "zones/step", "zone cost");
   for (const auto& c : b.cases)
     o += fmt::format(
-        "  {:<26} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>+8.2f}% {:>+8.2f}% {:>10.1f}\n", c.name,
-        c.rounds, c.step_us_off, c.step_us_stats, c.step_us_trace, 100 * c.overhead_stats,
-        100 * c.overhead_trace, c.zones_per_step);
+        "  {:<26} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>+8.2f}% {:>+8.2f}% {:>10.1f} {:>8.3f}%\n",
+        c.name, c.rounds, c.step_us_off, c.step_us_stats, c.step_us_trace, 100 * c.overhead_stats,
+        100 * c.overhead_trace, c.zones_per_step, 100 * c.modelled_trace);
   o += fmt::format("worst case: stats {:+.2f}%  trace {:+.2f}%\n", 100 * b.overhead_stats,
                    100 * b.overhead_trace);
   return o;
@@ -290,6 +296,7 @@ void write_profiler_bench_json(const ProfilerBench& b, const std::string& path) 
                           {"step_us_trace", c.step_us_trace},
                           {"overhead_stats", c.overhead_stats},
                           {"overhead_trace", c.overhead_trace},
+                          {"modelled_trace", c.modelled_trace},
                           {"zones_per_step", c.zones_per_step}});
   write_file_atomic(path, j.dump(2) + "\n");
 }

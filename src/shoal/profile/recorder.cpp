@@ -99,7 +99,9 @@ ZoneId Recorder::zone(std::string_view name, Category category, AffineCost cost,
   for (size_t i = 0; i < zones_.size(); ++i)
     if (zones_[i].name == name && zones_[i].model == model) return static_cast<ZoneId>(i);
   SHOAL_CHECK(zones_.size() < static_cast<size_t>(cfg_.max_zones),
-              "more than {} profiler zones (raise RecorderConfig::max_zones)", cfg_.max_zones);
+              "more than {} profiler zones (raise RecorderConfig::max_zones; for a profiled "
+              "fleet, lower --profile-models)",
+              cfg_.max_zones);
   SHOAL_CHECK(model >= 0, "model index must be ≥ 0");
   // The category first: a thread that gets the id may use it at once. zones_ was reserved for
   // max_zones at construction, so push_back never moves it.
