@@ -69,8 +69,8 @@ TEST(BcastGemm, BiasAndReluEpilogues) {
   RngStream rng(9, 10);
   for (bool relu : {false, true})
     for (Index pad : {0, 3})
-      for (Index m : {1, 2, 5, 6, 7, 12, 13, 96})
-        for (Index n : {1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 32, 85})
+      for (Index m : {0, 1, 2, 5, 6, 7, 12, 13, 96})
+        for (Index n : {0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 32, 85})
           for (Index k : {0, 1, 7, 16, 85}) {
             TestMat<float> a(m, k, pad, pad == 0 ? 0 : 1), b(k, n, pad, 0), c(m, n, pad, 1);
             a.fill_random(rng);
@@ -80,7 +80,7 @@ TEST(BcastGemm, BiasAndReluEpilogues) {
             c.fill(std::numeric_limits<float>::quiet_NaN());
             const float kGuard = 777.0f;
             for (Index i = 0; i < m; ++i)
-              for (Index j = n; j < c.view.ld; ++j) c.view.data[i * c.view.ld + j] = kGuard;
+              for (Index j = n; j < n + pad; ++j) c.view.data[i * c.view.ld + j] = kGuard;
             TestMat<float> want(m, n, 0, 0);
             gemm_ref<float>(Trans::kNo, Trans::kNo, m, n, k, 1.0f, a.view.data, a.view.ld,
                             b.view.data, b.view.ld, 0.0f, want.view.data, want.view.ld);
@@ -100,7 +100,7 @@ TEST(BcastGemm, BiasAndReluEpilogues) {
                   ASSERT_FALSE(std::signbit(c.view(i, j))) << "relu gave -0";
                 }
               }
-              for (Index j = n; j < c.view.ld; ++j)
+              for (Index j = n; j < n + pad; ++j)
                 ASSERT_EQ(c.view.data[i * c.view.ld + j], kGuard) << "padding written";
             }
           }

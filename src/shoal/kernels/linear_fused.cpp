@@ -184,26 +184,26 @@ void linear_forward(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatView<T
   const bool has_pre = pre.data != nullptr;
   MatView<T> target = has_pre ? pre : y;
 #ifdef SHOAL_HAVE_BCAST_GEMM
-  if (std::is_same_v<T, float> && out >= 8) {
+  if constexpr (std::is_same_v<T, float>) {
     // The broadcast kernel on the packed Wᵀ beat libxsmm's NN kernel on every bench shape
     // (best of 400, pinned: [1280,85,32] 73 vs 80 µs, [1280,16,8] 7.1 vs 10–14 µs,
     // [384,64,64] 33.5 vs 37.6 µs, docs/kernels.md). Below 8 outputs most lanes would idle.
     // Bias and ReLU are applied in registers as each tile is stored; otherwise (GELU, a kept
     // pre-activation, no bias) the epilogue pass runs on the block while it is in L1.
-    const bool fused = b != nullptr && !has_pre && (act == Act::kRelu || act == Act::kNone);
-    const detail::Epi epi = !fused              ? detail::Epi::kStore
-                            : act == Act::kRelu ? detail::Epi::kBiasRelu
-                                                : detail::Epi::kBias;
-    for (Index r0 = 0; r0 < n; r0 += kBwdRowBlock) {
-      const Index rb = std::min(kBwdRowBlock, n - r0);
-      float* c = reinterpret_cast<float*>(target.row(r0));
-      detail::bcast_gemm(rb, out, in, reinterpret_cast<const float*>(x.row(r0)), x.ld, 1,
-                         reinterpret_cast<const float*>(wt), out, c, target.ld, epi,
-                         reinterpret_cast<const float*>(b));
-      if (!fused)
-        forward_epilogue<T>(act, b, rb, out, target.row(r0), target.ld, has_pre, y.row(r0), y.ld);
+    if (out >= 8) {
+      const bool fused = b != nullptr && !has_pre && (act == Act::kRelu || act == Act::kNone);
+      const detail::Epi epi = !fused              ? detail::Epi::kStore
+                              : act == Act::kRelu ? detail::Epi::kBiasRelu
+                                                  : detail::Epi::kBias;
+      for (Index r0 = 0; r0 < n; r0 += kBwdRowBlock) {
+        const Index rb = std::min(kBwdRowBlock, n - r0);
+        detail::bcast_gemm(rb, out, in, x.row(r0), x.ld, 1, wt, out, target.row(r0), target.ld, epi,
+                           b);
+        if (!fused)
+          forward_epilogue<T>(act, b, rb, out, target.row(r0), target.ld, has_pre, y.row(r0), y.ld);
+      }
+      return;
     }
-    return;
   }
 #endif
   for (Index r0 = 0; r0 < n; r0 += kRowBlock) {
