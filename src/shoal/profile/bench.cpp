@@ -15,6 +15,7 @@
 #include "shoal/profile/report.h"
 #include "shoal/train/forecast.h"
 #include "shoal/train/mlp_trainer.h"
+#include "shoal/train/ncf_trainer.h"
 
 namespace shoal::profile {
 
@@ -228,12 +229,12 @@ std::vector<Workload> default_workloads() {
   // A TSMixerx fit as `shoal forecast --model tsmixerx` runs it (neuralforecast defaults:
   // ff_dim 64, 2 blocks, batch 32), one series with a historical exogenous column, L 36, h 12.
   w.push_back(tsmixerx_workload("tsmixerx fit N1 L36 h12", 1, 12, 36, 200, 32));
-  // TODO(ncf): the NCF seed-shape run, once branch `kern` (train::NcfSyntheticRun) is merged:
-  //   auto run = std::make_shared<train::NcfSyntheticRun>(
-  //       train::NcfSyntheticConfig{.pinning = Pinning::kNone});
-  //   w.push_back({"ncf seed shape b256 1t",
-  //                [run](Recorder* r) { run->trainer().set_profiler(r); },
-  //                [run] { return run->run(400); }});  // 400 steps per round
+  // The contextual NeuMF of the NCF user at its seed shape (654 users, 1,127 items, 21 context
+  // features, 256 positives + 4 negatives each per step), one thread; 400 steps per round.
+  auto ncf = std::make_shared<train::NcfSyntheticRun>(
+      train::NcfSyntheticConfig{.pinning = Pinning::kNone});
+  w.push_back({"ncf seed shape b256 1t", [ncf](Recorder* r) { ncf->trainer().set_profiler(r); },
+               [ncf] { return ncf->run(400); }});
   return w;
 }
 
