@@ -7,9 +7,8 @@ function(shoal_apply_flags target)
                                            # leave defaulted members out on purpose.
                                            -Wno-missing-field-initializers
                                            # gcc 12 reports std::string concatenation at -O3
-                                           # as overlapping memcpy or an oversized bound
-                                           # (GCC bug 105329; the test PCH triggers the latter).
-                                           -Wno-restrict -Wno-stringop-overflow)
+                                           # as overlapping memcpy (GCC bug 105329).
+                                           -Wno-restrict)
   if(SHOAL_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
