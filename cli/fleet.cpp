@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 struct FleetArgs {
   std::string jobs, out, metrics_out, memory_limit = "0";
   int threads = 0;
-  bool quiet = false;
+  bool quiet = false, resume = false, no_resume = false;
 };
 
 std::atomic<bool> g_stop{false};
@@ -77,7 +77,7 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-void run_fleet_cli(const FleetArgs& a, const std::optional<bool>& resume_flag) {
+void run_fleet_cli(const FleetArgs& a) {
   SHOAL_CHECK(a.threads >= 0, "--threads must be ≥ 0 (0: all cores), got {}", a.threads);
   const size_t memory_limit = parse_bytes(a.memory_limit);
   const std::vector<fleet::JobSpec> specs = fleet::read_jobs_file(a.jobs);
@@ -87,10 +87,10 @@ void run_fleet_cli(const FleetArgs& a, const std::optional<bool>& resume_flag) {
   fs::create_directories(a.out);
   const std::string journal = (fs::path(a.out) / "journal.jsonl").string();
   const bool have_journal = fs::exists(journal);
-  const bool resume = resume_flag.value_or(have_journal);
+  const bool resume = !a.no_resume && (a.resume || have_journal);
   if (!resume && have_journal) fs::remove(journal);
-  fmt::print(stderr, "shoal fleet: {} jobs from {} ({} lines){}\n", built.jobs.size(), a.jobs,
-             specs.size(), resume && have_journal ? "; resuming from " + journal : "");
+  fmt::print(stderr, "shoal fleet: {} jobs from {}{}\n", built.jobs.size(), a.jobs,
+             resume && have_journal ? "; resuming from " + journal : "");
 
   g_stop.store(false);
   auto* old_int = std::signal(SIGINT, on_stop_signal);
@@ -212,7 +212,6 @@ void register_fleet(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "fleet", "Run many independent fits from a jobs file on pinned workers (crash-safe)");
   static FleetArgs a;
-  static std::optional<bool> resume;
   cmd->add_option("--jobs", a.jobs,
                   "Jobs file: JSON lines or CSV (data, model, seed, config, test, series; see "
                   "docs/fleet.md)")
@@ -224,13 +223,14 @@ void register_fleet(CLI::App& app) {
   cmd->add_option("--memory-limit", a.memory_limit,
                   "Budget for running jobs' arenas, e.g. 512M or 2G (0: none)")
       ->capture_default_str();
-  cmd->add_flag("--resume,!--no-resume", resume,
-                "Skip jobs finished by an earlier run (default: on when --out has a journal)");
+  cmd->add_flag("--resume", a.resume,
+                "Skip jobs finished by an earlier run (the default when --out has a journal)");
+  cmd->add_flag("--no-resume", a.no_resume, "Start afresh: drop the journal in --out");
   cmd->add_option("--metrics-out", a.metrics_out,
                   "Write jobs, failed, wall_s, fits_per_s, fit_s_median, threads, "
                   "arena_bytes_median and per-line scores as JSON");
   cmd->add_flag("--quiet", a.quiet, "No progress line");
-  cmd->callback([] { run_fleet_cli(a, resume); });
+  cmd->callback([] { run_fleet_cli(a); });
 }
 
 }  // namespace shoal::cli

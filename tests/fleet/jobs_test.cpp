@@ -31,9 +31,10 @@ TEST(FleetJobs, JsonLinesWithASweepExpandToOneJobPerCombination) {
   EXPECT_EQ(specs[0].line, 2);
   EXPECT_EQ(specs[1].data, "/abs/d.csv");
   EXPECT_EQ(specs[1].group, "s");
-  EXPECT_EQ(specs[1].id, "s[seed=1,learning_rate=0.1]");
-  EXPECT_EQ(specs[2].id, "s[seed=2,learning_rate=0.1]");
-  EXPECT_EQ(specs[6].id, "s[seed=2,learning_rate=0.001]");
+  // Axes in key order, the first one varying fastest.
+  EXPECT_EQ(specs[1].id, "s[learning_rate=0.1,seed=1]");
+  EXPECT_EQ(specs[2].id, "s[learning_rate=0.01,seed=1]");
+  EXPECT_EQ(specs[6].id, "s[learning_rate=0.001,seed=2]");
   EXPECT_EQ(specs[6].seed, 2u);
   EXPECT_DOUBLE_EQ(specs[6].config.at("learning_rate").get<double>(), 0.001);
   for (const auto& s : specs) EXPECT_TRUE(s.error.empty()) << s.error;

@@ -76,7 +76,7 @@ struct FleetSummary {
   int64_t skipped = 0;  // finished in an earlier run (journal)
   int64_t not_run = 0;  // left when stopped early
   double wall_s = 0;
-  double fits_per_s = 0;        // jobs run by this invocation / wall
+  double fits_per_s = 0;        // successful jobs run by this invocation / wall
   double fit_s_median = 0;      // over jobs run by this invocation
   double fit_cpu_s_median = 0;  // thread CPU time, same jobs (robust to a loaded machine)
   size_t arena_bytes_median = 0;

@@ -14,7 +14,7 @@
 //   max_series  forecasting: only the first N series of the data (0: all)
 // A hyper-parameter sweep is one JSON line with "sweep": {"seed": [1, 2, 3], "learning_rate":
 // [0.001, 0.01]} — one job per combination (the config keys or "seed"), named
-// "<id>[seed=1,learning_rate=0.001]".
+// "<id>[learning_rate=0.001,seed=1]" (axes in key order).
 //
 // A line that cannot be parsed, or whose data cannot be read, becomes failed jobs with the
 // error (the others still run). Every job carries a key: a digest of its model, data (path,

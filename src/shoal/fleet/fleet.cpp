@@ -345,7 +345,8 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
     if (r.arena_bytes) bytes.push_back(r.arena_bytes);
   }
   s.wall_s = seconds_since(t0);
-  const double ran = static_cast<double>(s.jobs - s.skipped - s.not_run);
+  // Fits: successful jobs of this invocation (a failure is not a fit, and it is often instant).
+  const double ran = static_cast<double>(fit_s.size());
   s.fits_per_s = s.wall_s > 0 ? ran / s.wall_s : 0;
   s.fit_s_median = median(fit_s);
   s.fit_cpu_s_median = median(fit_cpu_s);
