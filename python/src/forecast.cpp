@@ -52,7 +52,7 @@ SeriesData make_series(I64 offsets, F64 y, const std::vector<F64>& exog,
   const size_t n = offsets.shape(0) - 1, rows = y.shape(0);
   SeriesData d;
   data::SeriesSet& s = d.set;
-  s.source = "DataFrame";
+  s.source = "df";
   s.time_kind = data::TimeKind::kInteger;
   s.ids.reserve(n);
   s.offsets.assign(offsets.data(), offsets.data() + n + 1);

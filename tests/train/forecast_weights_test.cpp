@@ -1,0 +1,115 @@
+// Forecasting hooks the Python package relies on: a fit's weights (safetensors bytes) reproduce
+// its forecasts through predict_windows, bad weights are rejected by name, and the stop flag
+// ends a fit at its next step.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "shoal/core/error.h"
+#include "shoal/data/timeseries.h"
+#include "shoal/data/windows.h"
+#include "shoal/train/forecast.h"
+#include "shoal/train/safetensors.h"
+
+namespace shoal::train {
+namespace {
+
+data::SeriesSet two_series() {
+  data::SeriesSet s;
+  s.source = "synthetic";
+  s.offsets.push_back(0);
+  for (int i = 0; i < 2; ++i) {
+    s.ids.push_back("s" + std::to_string(i));
+    const Index len = 40 - 4 * i;
+    for (Index t = 0; t < len; ++t) {
+      s.ds.push_back(t);
+      s.y.push_back(10.0 + 0.1 * double(t) + 2.0 * std::sin(2.0 * std::numbers::pi * t / 12.0) +
+                    double(i));
+    }
+    s.offsets.push_back(Index(s.ds.size()));
+    s.freq.push_back({});
+  }
+  return s;
+}
+
+ForecastJob job_for(const std::string& model) {
+  ForecastJob job;
+  job.model = model;
+  job.windows.h = 4;
+  job.windows.input_size = 12;
+  job.windows.scaler = data::ScalerType::kStandard;
+  job.train.max_steps = 15;
+  job.keep_weights = true;
+  return job;
+}
+
+TEST(ForecastWeights, PredictFromWeightsEqualsTheFitsForecasts) {
+  const data::SeriesSet set = two_series();
+  for (const std::string model : {"tsmixerx", "tsmixer"}) {
+    const ForecastJob job = job_for(model);
+    const data::Panel panel(set, {0, 1}, job.exog);
+    const FitResult r = find_model(model)(panel, job);
+    ASSERT_FALSE(r.weights.empty()) << model;
+    const Index start = data::predict_window_start(panel, job.windows);
+    const std::vector<double> f =
+        predict_windows(panel, job, r.weights, {&start, 1}, panel.length(), true);
+    ASSERT_EQ(f.size(), r.forecasts.size());
+    for (size_t i = 0; i < f.size(); ++i) EXPECT_EQ(f[i], r.forecasts[i]) << model << " " << i;
+    // Two windows at once: the second is the predict window again.
+    const std::vector<Index> starts = {start - 3, start};
+    const std::vector<double> g =
+        predict_windows(panel, job, r.weights, starts, panel.length(), true);
+    for (Index s = 0; s < 2; ++s)
+      for (Index t = 0; t < 4; ++t)
+        EXPECT_EQ(g[size_t((s * 2 + 1) * 4 + t)], r.forecasts[size_t(s * 4 + t)]);
+  }
+}
+
+TEST(ForecastWeights, WeightsNameNeuralforecastTensors) {
+  const data::SeriesSet set = two_series();
+  const ForecastJob job = job_for("tsmixerx");
+  const data::Panel panel(set, {0, 1}, job.exog);
+  const FitResult r = fit_predict_tsmixerx(panel, job);
+  const SafetensorsFile f = decode_safetensors(r.weights, "fit");
+  ASSERT_NE(f.find("out.weight"), nullptr);
+  EXPECT_EQ(f.find("out.weight")->shape.str(), Shape({2, 64}).str());
+  EXPECT_NE(f.find("mixing_block.0.temporal_mixer.temporal_lin.weight"), nullptr);
+  EXPECT_NE(f.find("norm.affine_weight"), nullptr);
+}
+
+TEST(ForecastWeights, MismatchedWeightsAreRejected) {
+  const data::SeriesSet set = two_series();
+  const ForecastJob job = job_for("tsmixerx");
+  const data::Panel both(set, {0, 1}, job.exog), one(set, {0}, job.exog);
+  const FitResult r = fit_predict_tsmixerx(one, job);
+  const Index start = data::predict_window_start(both, job.windows);
+  try {
+    predict_windows(both, job, r.weights, {&start, 1}, both.length(), true);
+    FAIL() << "a 1-series model loaded into a 2-series one";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("shape"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(predict_windows(both, job, "junk", {&start, 1}, both.length(), true), Error);
+}
+
+TEST(ForecastWeights, StopFlagEndsTheFit) {
+  const data::SeriesSet set = two_series();
+  ForecastJob job = job_for("tsmixer");
+  job.train.max_steps = 1'000'000;
+  std::atomic<bool> stop{true};
+  job.train.stop = &stop;
+  const data::Panel panel(set, {0, 1}, job.exog);
+  try {
+    fit_predict_tsmixer(panel, job);
+    FAIL() << "the fit ignored the stop flag";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("interrupted at step 1"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace shoal::train
