@@ -345,8 +345,10 @@ void run(const Options& o) {
   std::printf("peak %.1f GFLOP/s (%s); load average %s\n", machine.peak_gflops,
               machine.source.c_str(), load_average().c_str());
   std::vector<Case> cases;
+  const std::string wanted = "," + o.cases + ",";
   for (const Case& c : {Case{"n1", 1, false}, Case{"n10_exog", 10, true}})
-    if (o.cases.find(c.name) != std::string::npos) cases.push_back(c);
+    if (wanted.find("," + c.name + ",") != std::string::npos) cases.push_back(c);
+  SHOAL_CHECK(!cases.empty(), "bench tsmixerx: no case in '{}' (n1, n10_exog)", o.cases);
   for (const Case& c : cases) {
     const CaseFiles files = write_case(src, c, 12, dir);
     std::fprintf(stderr, "case %s: shoal...\n", c.name.c_str());
