@@ -277,7 +277,9 @@ TEST(TSMixerx, TrainerLossFallsWithoutAllocating) {
 // A step in chunks of windows must equal the step on the whole batch: the same loss, the same
 // updated weights (up to the order of float sums) and the same dropout masks, with exogenous
 // inputs, a mask with holes and a last chunk shorter than the others. Also the arena shrinks.
-TEST(TSMixerx, ChunkedStepsMatchWholeBatchSteps) {
+// With dropout each window draws its own masks; without, the static mixers run once per chunk.
+void check_chunked_against_whole(double dropout) {
+  SCOPED_TRACE(::testing::Message() << "dropout " << dropout);
   const Index b = 7, l = 6, h = 3, n = 2, x = 1, f = 2, s = 1;
   auto config = [&] {
     return TSMixerx<float>::Config{.h = h,
@@ -288,7 +290,7 @@ TEST(TSMixerx, ChunkedStepsMatchWholeBatchSteps) {
                                    .stat_exog_size = s,
                                    .n_block = 2,
                                    .ff_dim = 8,
-                                   .dropout = 0.2};
+                                   .dropout = dropout};
   };
   TSMixerx<float> whole_m(config()), chunk_m(config());
   using Trainer = models::ForecastTrainer<TSMixerx<float>, float>;
@@ -332,6 +334,11 @@ TEST(TSMixerx, ChunkedStepsMatchWholeBatchSteps) {
     for (float v : p.value) worst = std::max(worst, double(std::abs(v - pw[k++])));
   });
   EXPECT_LT(worst, 1e-4) << "largest weight difference after 6 steps";
+}
+
+TEST(TSMixerx, ChunkedStepsMatchWholeBatchSteps) {
+  check_chunked_against_whole(0.2);
+  check_chunked_against_whole(0.0);
 }
 
 // An all-masked batch has no loss: zero, with zero gradients, chunked or not (neuralforecast's

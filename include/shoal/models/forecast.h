@@ -30,7 +30,9 @@ struct ForecastInputs {
   const T* futr_exog = nullptr;   // [B, F, L + H, N], null when F = 0
   const T* stat_exog = nullptr;   // [N, S], null when S = 0
   // When these B windows are a chunk of a larger batch: the index of the first one in it. Dropout
-  // masks are drawn per element of the whole batch, so a chunked step draws the same masks.
+  // masks are drawn per element of the whole batch, so a chunked step draws the same masks. The
+  // chunks of a batch run in order from first_window = 0, with the same weights: a model may
+  // prepare per-batch work in the first chunk (TSMixerx packs its transposed weights there).
   Index first_window = 0;
 
   // Windows [b0, b0 + count) of this batch (L input_size, H horizon, N series, X/F exog).

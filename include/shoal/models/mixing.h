@@ -151,6 +151,9 @@ struct FeatureMixingX {
   Buffer<T> a1, a2, s;   // [B·H, K], [B·H, out], [B·H, out]
   Buffer<T> ds, da2;     // activation grads [B·H, out] (da2 with dropout only)
   Buffer<T> da1, dproj;  // [B·H, K], scratch [B·H, in]
+  // W₁ᵀ, W₂ᵀ, Wₚᵀ for the forward GEMMs (x·Wᵀ as an NN product), packed by the chunk with
+  // row0 = 0 and reused by the batch's later chunks (the weights change only between steps).
+  Buffer<T> wt1, wt2, wtp;
 
   explicit FeatureMixingX(Config c);
   bool projects() const { return cfg.in != cfg.out; }

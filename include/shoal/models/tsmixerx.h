@@ -92,6 +92,10 @@ class TSMixerx {
   }
   Index c0() const { return 1 + cfg_.hist_exog_size + cfg_.futr_exog_size; }
   void check_inputs(const ForecastInputs<T>& in) const;
+  // Static feature mixers: once per chunk when no dropout is drawn (see tsmixerx.cpp).
+  bool stat_shared(const Ctx& ctx) const;
+  void stat_forward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> y, Index bsz, Index row0);
+  void stat_backward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> dy, Index bsz, Index row0);
   void pack_inputs(const ForecastInputs<T>& in);
   MatView<T> rows(const Buffer<T>& b, Index n) const { return b.mat().rows_block(0, n); }
   // Where mixer j writes its output: the next mixer's input (left block) or the head input.

@@ -582,6 +582,35 @@ void RevIn<T>::denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx
 
 // ---- FeatureMixingX --------------------------------------------------------------------------
 
+namespace {
+
+// y = act(x·Wᵀ + b) for a Linear with no activation or ReLU, as one NN GEMM against Wᵀ [I, O]
+// (packed into wt when `repack`), then bias and ReLU on the output.
+template <class T>
+void linear_forward_packed(const layers::Linear<T>& lin, T* wt, bool repack, ConstMat<T> x,
+                           MatView<T> y) {
+  const Index in = lin.cfg.in, out = lin.cfg.out;
+  SHOAL_DCHECK(x.cols == in && y.cols == out && x.rows == y.rows && lin.cfg.act != Act::kGelu);
+  if (repack) {
+    const T* w = lin.p.weight.value.data;
+    for (Index o = 0; o < out; ++o)
+      for (Index i = 0; i < in; ++i) wt[i * out + o] = w[o * in + i];
+  }
+  kernels::gemm<T>(Trans::kNo, Trans::kNo, x.rows, out, in, T(1), x.data, x.ld, wt, out, T(0),
+                   y.data, y.ld);
+  const T* __restrict bs = lin.cfg.bias ? lin.p.bias.value.data : nullptr;
+  const bool relu = lin.cfg.act == Act::kRelu;
+  for (Index r = 0; r < y.rows; ++r) {
+    T* __restrict yr = y.row(r);
+    if (bs != nullptr)
+      for (Index j = 0; j < out; ++j) yr[j] += bs[j];
+    if (relu)
+      for (Index j = 0; j < out; ++j) yr[j] = std::max(yr[j], T(0));
+  }
+}
+
+}  // namespace
+
 template <class T>
 FeatureMixingX<T>::FeatureMixingX(Config c)
     : cfg(c),
@@ -611,6 +640,9 @@ void FeatureMixingX<T>::plan(Planner& planner, Index max_batch) {
   if (cfg.dropout > 0) planner.buffer(da2, Region::kActivationGrads, "da2", {rows, cfg.out});
   planner.buffer(da1, Region::kActivationGrads, "da1", {rows, cfg.ff});
   if (projects()) planner.buffer(dproj, Region::kScratch, "dproj", {rows, cfg.in});
+  planner.buffer(wt1, Region::kScratch, "wt1", {cfg.in, cfg.ff});
+  planner.buffer(wt2, Region::kScratch, "wt2", {cfg.ff, cfg.out});
+  if (projects()) planner.buffer(wtp, Region::kScratch, "wtp", {cfg.in, cfg.out});
 }
 
 template <class T>
@@ -624,14 +656,16 @@ void FeatureMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Ind
   const Index rows = batch * cfg.h;
   MatView<T> a1r = a1.mat().rows_block(0, rows), a2r = a2.mat().rows_block(0, rows),
              sr = s.mat().rows_block(0, rows);
-  lin1.forward(ctx, x, a1r);
+  // The first chunk of a batch packs the transposed weights; later chunks reuse them.
+  const bool repack = row0 == 0;
+  linear_forward_packed<T>(lin1, wt1.view.data, repack, x, a1r);
   // In place: ReLU backward only needs the sign of a kept value.
   drop1.forward(ctx, a1r, a1r, row0);
-  lin2.forward(ctx, a1r, a2r);
+  linear_forward_packed<T>(lin2, wt2.view.data, repack, a1r, a2r);
   drop2.forward(ctx, a2r, a2r, row0);
   if (projects()) {
     // s = proj(x) first, then the norm adds a2 to it while it sums.
-    proj.forward(ctx, x, sr);
+    linear_forward_packed<T>(proj, wtp.view.data, repack, x, sr);
     norm.forward_residual(a2r, sr, sr, y, batch);
   } else {
     norm.forward_residual(a2r, x, sr, y, batch);

@@ -179,6 +179,36 @@ MatView<T> TSMixerx<T>::mixer_dout(size_t j, Index nrows) const {
 }
 
 template <class T>
+bool TSMixerx<T>::stat_shared(const Ctx& ctx) const {
+  return !(ctx.training && cfg_.dropout > 0);
+}
+
+// Every row of the broadcast static input is the same, so without dropout a static mixer's
+// output is the same for every window: run it on one window and copy that to the others. Its
+// backward is linear in dy, so the windows' dy are summed first and one window is back-propagated
+// (the same gradient up to the order of the sums). With dropout each window has its own masks.
+template <class T>
+void TSMixerx<T>::stat_forward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> y, Index bsz,
+                               Index row0) {
+  const Index h = cfg_.h;
+  if (!stat_shared(ctx)) return fm.forward(ctx, rows(xstat_, bsz * h), y, bsz, row0);
+  MatView<T> first = y.rows_block(0, h);
+  fm.forward(ctx, rows(xstat_, h), first, 1, row0);
+  for (Index b = 1; b < bsz; ++b) copy_view<T>(first, y.rows_block(b * h, h));
+}
+
+template <class T>
+void TSMixerx<T>::stat_backward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> dy, Index bsz,
+                                Index row0) {
+  const Index h = cfg_.h;
+  if (!stat_shared(ctx))
+    return fm.backward(ctx, rows(xstat_, bsz * h), dy, MatView<T>{}, bsz, row0);
+  MatView<T> first = dy.rows_block(0, h);  // dy is this mixer's alone: sum into it in place
+  for (Index b = 1; b < bsz; ++b) add_into<T>(dy.rows_block(b * h, h), first);
+  fm.backward(ctx, rows(xstat_, h), first, MatView<T>{}, 1, row0);
+}
+
+template <class T>
 MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   check_inputs(in);
   const Index bsz = in.batch, rh = bsz * cfg_.h, k = cfg_.ff_dim, row0 = in.first_window * cfg_.h;
@@ -195,12 +225,11 @@ MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   if (fm_futr_)
     fm_futr_->forward(ctx, rows(xfutr_, rh), z0.cols_block(col, k), bsz, row0), col += k;
   zone.next(zones_.fm_stat.forward);  // profiler
-  if (fm_stat_) fm_stat_->forward(ctx, rows(xstat_, rh), z0.cols_block(col, k), bsz, row0);
+  if (fm_stat_) stat_forward(ctx, *fm_stat_, z0.cols_block(col, k), bsz, row0);
   for (size_t j = 0; j < mixers_.size(); ++j) {
     Mixer& mx = mixers_[j];
     zone.next(zones_.mixer(j).stat.forward);  // profiler
-    if (mx.stat)
-      mx.stat->forward(ctx, rows(xstat_, rh), rows(io_[j], rh).cols_block(k, k), bsz, row0);
+    if (mx.stat) stat_forward(ctx, *mx.stat, rows(io_[j], rh).cols_block(k, k), bsz, row0);
     zone.next(zones_.mixer(j).temporal.forward);  // profiler
     mx.temporal->forward(ctx, rows(io_[j], rh), rows(tm_[j], rh), bsz, row0);
     zone.next(zones_.mixer(j).feature.forward);  // profiler
@@ -235,9 +264,7 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
     zone.next(zones_.mixer(j).temporal.backward);  // profiler
     mx.temporal->backward(ctx, rows(io_[j], rh), rows(dtm_[j], rh), rows(dio_[j], rh), bsz, row0);
     zone.next(zones_.mixer(j).stat.backward);  // profiler
-    if (mx.stat)
-      mx.stat->backward(ctx, rows(xstat_, rh), rows(dio_[j], rh).cols_block(k, k), MatView<T>{},
-                        bsz, row0);
+    if (mx.stat) stat_backward(ctx, *mx.stat, rows(dio_[j], rh).cols_block(k, k), bsz, row0);
   }
   MatView<T> dz0 = rows(dio_[0], rh);
   Index col = 0;
@@ -249,8 +276,7 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
     fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz, row0),
         col += k;
   zone.next(zones_.fm_stat.backward);  // profiler
-  if (fm_stat_)
-    fm_stat_->backward(ctx, rows(xstat_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz, row0);
+  if (fm_stat_) stat_backward(ctx, *fm_stat_, dz0.cols_block(col, k), bsz, row0);
   // Below the projection only RevIN's affine parameters need a gradient.
   const Index rl = bsz * cfg_.input_size;
   MatView<T> dxin = cfg_.revin ? rows(dxin_, rl) : MatView<T>{};
