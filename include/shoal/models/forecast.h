@@ -107,26 +107,26 @@ class ForecastTrainer {
   // train_loss). ctx.step is the number of steps taken so far, so dropout masks differ by step.
   double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask = {}) {
     Ctx ctx{.training = true, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
-    ctx.profiler = prof_;                      // profiler
-    profile::ZoneChain zone(prof_, in.batch);  // profiler
-    zone.next(zones_.zero_grad);               // profiler
+    ctx.profiler = prof_;
+    profile::ZoneChain zone(prof_, in.batch);
+    zone.next(zones_.zero_grad);
     std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
-    zone.close();  // profiler
+    zone.close();
     double loss = 0;
     if (chunk_ >= in.batch) {
       ConstMat<T> out = model_.forward(ctx, in);
       const layers::LossWeights<T> w{.mask = mask};
-      zone.next(zones_.loss_forward);  // profiler
+      zone.next(zones_.loss_forward);
       loss = loss_.forward(out, target, w);
       MatView<T> dout = dout_.mat().rows_block(0, out.rows);
-      zone.next(zones_.loss_backward);  // profiler
+      zone.next(zones_.loss_backward);
       loss_.backward(out, target, dout, w);
-      zone.close();  // profiler
+      zone.close();
       model_.backward(ctx, in, dout);
     } else {
       loss = chunked_step(ctx, in, target, mask);
     }
-    zone.next(zones_.optimizer);  // profiler
+    zone.next(zones_.optimizer);
     adam_.step(arena_);
     ++steps_;
     return loss;
@@ -165,7 +165,7 @@ class ForecastTrainer {
   // model's output buffer, valid until the next call.
   ConstMat<T> predict(const ForecastInputs<T>& in) {
     Ctx ctx{.training = false, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
-    ctx.profiler = prof_;  // profiler
+    ctx.profiler = prof_;
     if (chunk_ >= in.batch) return model_.forward(ctx, in);
     SHOAL_CHECK(in.batch <= cfg_.max_batch, "predict: batch {} over the planned {}", in.batch,
                 cfg_.max_batch);
@@ -221,8 +221,8 @@ class ForecastTrainer {
       {
         // The chunk's loss and its gradient are one pass; the profile shows both as the
         // forward zone (the loss is a tiny share of a step).
-        profile::ZoneChain zone(prof_, bc);  // profiler
-        zone.next(zones_.loss_forward);      // profiler
+        profile::ZoneChain zone(prof_, bc);
+        zone.next(zones_.loss_forward);
         num += chunk_loss(out, tgt, msk, dout, scale);
       }
       model_.backward(ctx, sub, dout);
@@ -275,7 +275,7 @@ class ForecastTrainer {
   Arena arena_;
   Index chunk_ = 0;
   int64_t steps_ = 0;
-  profile::Recorder* prof_ = nullptr;  // profiler
+  profile::Recorder* prof_ = nullptr;
   struct Zones {
     profile::ZoneId zero_grad, loss_forward, loss_backward, optimizer;
   } zones_{};

@@ -84,7 +84,7 @@ class TSMixer {
     Buffer<T> tt, tu, tv, tw, xa;  // [B·N, L] ×3 (transposed), [B·L, N] ×2
     Buffer<T> fb, f1, f2;          // [B·L, N], [B·L, K], [B·L, N]
     Buffer<T> dtt, dtu, dtv, dtw, dxa, dfb, df1, df2, dtmp;
-    profile::LayerZones temporal_zones, feature_zones;  // profiler
+    profile::LayerZones temporal_zones, feature_zones;
   };
   void forward_block(const Ctx& ctx, Block& b, ConstMat<T> x, MatView<T> y, Index bsz);
   void backward_block(const Ctx& ctx, Block& b, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
@@ -97,7 +97,7 @@ class TSMixer {
   TimeLinear<T> out_;
   std::vector<Buffer<T>> x_, dx_;  // x_[k]: input of block k; x_.back(): head input [B·L, N]
   Buffer<T> head_, dhead_, fcst_;  // [B·H, N]
-  profile::LayerZones norm_zones_, norm_inverse_zones_, out_zones_;  // profiler
+  profile::LayerZones norm_zones_, norm_inverse_zones_, out_zones_;
 };
 
 extern template class TSMixer<float>;

@@ -288,16 +288,16 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
       r.arena_bytes = job.arena_bytes;
       const auto start = Clock::now();
       const double cpu_start = thread_cpu_seconds();
-      profile::ZoneChain job_zone(prof, 0);  // profiler
-      job_zone.next(z_job);                  // profiler
-      profile::ZoneChain zone(prof, 0);      // profiler
+      profile::ZoneChain job_zone(prof, 0);
+      job_zone.next(z_job);
+      profile::ZoneChain zone(prof, 0);
       if (!budget.fits_ever(job.arena_bytes)) {
         r.error = fmt::format("job needs {} bytes of arena but --memory-limit is {} bytes",
                               job.arena_bytes, cfg.memory_limit);
       } else {
-        zone.next(z_wait);  // profiler
+        zone.next(z_wait);
         budget.acquire(job.arena_bytes);
-        zone.close();  // profiler
+        zone.close();
         try {
           r.output = job.run();
           r.ok = true;
@@ -308,10 +308,10 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
       }
       r.seconds = seconds_since(start);
       r.cpu_seconds = thread_cpu_seconds() - cpu_start;
-      zone.next(z_journal);  // profiler
+      zone.next(z_journal);
       journal.append(r);
-      zone.close();      // profiler
-      job_zone.close();  // profiler
+      zone.close();
+      job_zone.close();
       if (!r.ok) ++failed;
       records[todo[k]] = std::move(r);
       done[todo[k]] = 1;

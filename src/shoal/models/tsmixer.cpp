@@ -111,8 +111,8 @@ void TSMixer<T>::forward_block(const Ctx& ctx, Block& b, ConstMat<T> x, MatView<
   auto rows = [](const Buffer<T>& buf, Index r) { return buf.mat().rows_block(0, r); };
   // [B, N·L] or [B, L·N]: one row per window, as BatchNorm1d sees it.
   auto wins = [&](const Buffer<T>& buf, Index bs) { return MatView<T>(buf.view.data, bs, n * l); };
-  profile::ZoneChain zone(ctx.profiler, bsz);  // profiler
-  zone.next(b.temporal_zones.forward);         // profiler
+  profile::ZoneChain zone(ctx.profiler, bsz);
+  zone.next(b.temporal_zones.forward);
   // Temporal half on the per-window transpose [B·N, L] = [B, N·L].
   transpose_windows<T>(x, rows(b.tt, rn), bsz, false);
   b.tnorm.forward(ctx, wins(b.tt, bsz), wins(b.tu, bsz));
@@ -122,7 +122,7 @@ void TSMixer<T>::forward_block(const Ctx& ctx, Block& b, ConstMat<T> x, MatView<
   b.tdrop.forward(ctx, tw, tw);
   for (Index r = 0; r < rl; ++r)
     for (Index j = 0; j < n; ++j) xa(r, j) = tw(r, j) + x(r, j);
-  zone.next(b.feature_zones.forward);  // profiler
+  zone.next(b.feature_zones.forward);
   // Feature half on [B·L, N] = [B, L·N].
   b.fnorm.forward(ctx, wins(b.xa, bsz), wins(b.fb, bsz));
   MatView<T> f1 = rows(b.f1, rl), f2 = rows(b.f2, rl);
@@ -143,8 +143,8 @@ void TSMixer<T>::backward_block(const Ctx& ctx, Block& b, ConstMat<T> /*x*/, Con
   auto wins = [&](const Buffer<T>& buf, Index bs) { return MatView<T>(buf.view.data, bs, n * l); };
   MatView<T> f1 = rows(b.f1, rl), f2 = rows(b.f2, rl), df1 = rows(b.df1, rl), df2 = rows(b.df2, rl),
              dxa = rows(b.dxa, rl);
-  profile::ZoneChain zone(ctx.profiler, bsz);  // profiler
-  zone.next(b.feature_zones.backward);         // profiler
+  profile::ZoneChain zone(ctx.profiler, bsz);
+  zone.next(b.feature_zones.backward);
   b.fdrop2.backward(ctx, f2, f2, dy, df2);
   b.flin2.backward(ctx, f1, f2, df2, df1);
   b.fdrop1.backward(ctx, f1, f1, df1, df1);
@@ -154,7 +154,7 @@ void TSMixer<T>::backward_block(const Ctx& ctx, Block& b, ConstMat<T> /*x*/, Con
   for (Index r = 0; r < rl; ++r)
     for (Index j = 0; j < n; ++j) dxa(r, j) = dy(r, j) + dtmp(r, j);
   MatView<T> dtw = rows(b.dtw, rl);
-  zone.next(b.temporal_zones.backward);  // profiler
+  zone.next(b.temporal_zones.backward);
   b.tdrop.backward(ctx, rows(b.tw, rl), rows(b.tw, rl), dxa, dtw);
   transpose_windows<T>(dtw, rows(b.dtv, rn), bsz, false);
   b.tlin.backward(ctx, rows(b.tu, rn), rows(b.tv, rn), rows(b.dtv, rn), rows(b.dtu, rn));
@@ -174,22 +174,22 @@ MatView<T> TSMixer<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index bsz = in.batch, n = cfg_.n_series, rl = bsz * cfg_.input_size, rh = bsz * cfg_.h;
   ConstMat<T> y(in.insample_y, rl, n);
   MatView<T> x0 = x_[0].mat().rows_block(0, rl);
-  profile::ZoneChain zone(ctx.profiler, bsz);  // profiler
-  zone.next(norm_zones_.forward);              // profiler
+  profile::ZoneChain zone(ctx.profiler, bsz);
+  zone.next(norm_zones_.forward);
   if (cfg_.revin)
     revin_.normalize(y, x0, bsz);
   else
     copy_view<T>(y, x0);
-  zone.close();  // profiler
+  zone.close();
   for (size_t k = 0; k < blocks_.size(); ++k)
     forward_block(ctx, blocks_[k], x_[k].mat().rows_block(0, rl), x_[k + 1].mat().rows_block(0, rl),
                   bsz);
   MatView<T> head = head_.mat().rows_block(0, rh);
-  zone.next(out_zones_.forward);  // profiler
+  zone.next(out_zones_.forward);
   out_.forward(ctx, x_.back().mat().rows_block(0, rl), head, bsz);
   if (!cfg_.revin) return head;
   MatView<T> fc = fcst_.mat().rows_block(0, rh);
-  zone.next(norm_inverse_zones_.forward);  // profiler
+  zone.next(norm_inverse_zones_.forward);
   revin_.denormalize(head, fc, bsz);
   return fc;
 }
@@ -199,9 +199,9 @@ void TSMixer<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
   const Index bsz = in.batch, n = cfg_.n_series, rl = bsz * cfg_.input_size, rh = bsz * cfg_.h;
   SHOAL_DCHECK(dout.rows == rh && dout.cols == n);
   ConstMat<T> dhead = dout;
-  profile::ZoneChain zone(ctx.profiler, bsz);  // profiler
+  profile::ZoneChain zone(ctx.profiler, bsz);
   if (cfg_.revin) {
-    zone.next(norm_inverse_zones_.backward);  // profiler
+    zone.next(norm_inverse_zones_.backward);
     revin_.denormalize_backward(head_.mat().rows_block(0, rh), dout, dhead_.mat().rows_block(0, rh),
                                 bsz);
     dhead = dhead_.mat().rows_block(0, rh);
@@ -210,14 +210,14 @@ void TSMixer<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
   auto dx_of = [&](size_t k) {
     return k == 0 && !need_dx0 ? MatView<T>{} : dx_[k].mat().rows_block(0, rl);
   };
-  zone.next(out_zones_.backward);  // profiler
+  zone.next(out_zones_.backward);
   out_.backward(ctx, x_.back().mat().rows_block(0, rl), head_.mat().rows_block(0, rh), dhead,
                 dx_of(blocks_.size()), bsz, false);
-  zone.close();  // profiler
+  zone.close();
   for (size_t k = blocks_.size(); k-- > 0;)
     backward_block(ctx, blocks_[k], x_[k].mat().rows_block(0, rl),
                    dx_[k + 1].mat().rows_block(0, rl), dx_of(k), bsz);
-  zone.next(norm_zones_.backward);  // profiler
+  zone.next(norm_zones_.backward);
   if (cfg_.revin)
     revin_.normalize_backward(ConstMat<T>(in.insample_y, rl, n), dx_[0].mat().rows_block(0, rl),
                               bsz);

@@ -212,33 +212,33 @@ template <class T>
 MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   check_inputs(in);
   const Index bsz = in.batch, rh = bsz * cfg_.h, k = cfg_.ff_dim, row0 = in.first_window * cfg_.h;
-  profile::ZoneChain zone(profiler(ctx), bsz);  // profiler
-  zone.next(zones_.norm.forward);               // profiler
+  profile::ZoneChain zone(profiler(ctx), bsz);
+  zone.next(zones_.norm.forward);
   pack_inputs(in);
-  zone.next(zones_.projection.forward);  // profiler
+  zone.next(zones_.projection.forward);
   projection_.forward(ctx, rows(xin_, bsz * cfg_.input_size), rows(proj_, rh), bsz);
   MatView<T> z0 = rows(io_[0], rh);
   Index col = 0;
-  zone.next(zones_.fm_hist.forward);  // profiler
+  zone.next(zones_.fm_hist.forward);
   fm_hist_->forward(ctx, rows(proj_, rh), z0.cols_block(col, k), bsz, row0), col += k;
-  zone.next(zones_.fm_futr.forward);  // profiler
+  zone.next(zones_.fm_futr.forward);
   if (fm_futr_)
     fm_futr_->forward(ctx, rows(xfutr_, rh), z0.cols_block(col, k), bsz, row0), col += k;
-  zone.next(zones_.fm_stat.forward);  // profiler
+  zone.next(zones_.fm_stat.forward);
   if (fm_stat_) stat_forward(ctx, *fm_stat_, z0.cols_block(col, k), bsz, row0);
   for (size_t j = 0; j < mixers_.size(); ++j) {
     Mixer& mx = mixers_[j];
-    zone.next(zones_.mixer(j).stat.forward);  // profiler
+    zone.next(zones_.mixer(j).stat.forward);
     if (mx.stat) stat_forward(ctx, *mx.stat, rows(io_[j], rh).cols_block(k, k), bsz, row0);
-    zone.next(zones_.mixer(j).temporal.forward);  // profiler
+    zone.next(zones_.mixer(j).temporal.forward);
     mx.temporal->forward(ctx, rows(io_[j], rh), rows(tm_[j], rh), bsz, row0);
-    zone.next(zones_.mixer(j).feature.forward);  // profiler
+    zone.next(zones_.mixer(j).feature.forward);
     mx.feature->forward(ctx, rows(tm_[j], rh), mixer_out(j, rh), bsz, row0);
   }
-  zone.next(zones_.out.forward);  // profiler
+  zone.next(zones_.out.forward);
   out_.forward(ctx, rows(io_.back(), rh), rows(head_, rh));
   if (!cfg_.revin) return rows(head_, rh);
-  zone.next(zones_.norm_inverse.forward);  // profiler
+  zone.next(zones_.norm_inverse.forward);
   revin_.denormalize(rows(head_, rh), rows(fcst_, rh), bsz);
   return rows(fcst_, rh);
 }
@@ -249,40 +249,40 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
               row0 = in.first_window * cfg_.h;
   SHOAL_DCHECK(dout.rows == rh && dout.cols == n);
   ConstMat<T> dhead = dout;
-  profile::ZoneChain zone(profiler(ctx), bsz);  // profiler
+  profile::ZoneChain zone(profiler(ctx), bsz);
   if (cfg_.revin) {
-    zone.next(zones_.norm_inverse.backward);  // profiler
+    zone.next(zones_.norm_inverse.backward);
     revin_.denormalize_backward(rows(head_, rh), dout, rows(dhead_, rh), bsz);
     dhead = rows(dhead_, rh);
   }
-  zone.next(zones_.out.backward);  // profiler
+  zone.next(zones_.out.backward);
   out_.backward(ctx, rows(io_.back(), rh), rows(head_, rh), dhead, rows(dio_.back(), rh));
   for (size_t j = mixers_.size(); j-- > 0;) {
     Mixer& mx = mixers_[j];
-    zone.next(zones_.mixer(j).feature.backward);  // profiler
+    zone.next(zones_.mixer(j).feature.backward);
     mx.feature->backward(ctx, rows(tm_[j], rh), mixer_dout(j, rh), rows(dtm_[j], rh), bsz, row0);
-    zone.next(zones_.mixer(j).temporal.backward);  // profiler
+    zone.next(zones_.mixer(j).temporal.backward);
     mx.temporal->backward(ctx, rows(io_[j], rh), rows(dtm_[j], rh), rows(dio_[j], rh), bsz, row0);
-    zone.next(zones_.mixer(j).stat.backward);  // profiler
+    zone.next(zones_.mixer(j).stat.backward);
     if (mx.stat) stat_backward(ctx, *mx.stat, rows(dio_[j], rh).cols_block(k, k), bsz, row0);
   }
   MatView<T> dz0 = rows(dio_[0], rh);
   Index col = 0;
   MatView<T> dproj = rows(dproj_, rh);
-  zone.next(zones_.fm_hist.backward);  // profiler
+  zone.next(zones_.fm_hist.backward);
   fm_hist_->backward(ctx, rows(proj_, rh), dz0.cols_block(col, k), dproj, bsz, row0), col += k;
-  zone.next(zones_.fm_futr.backward);  // profiler
+  zone.next(zones_.fm_futr.backward);
   if (fm_futr_)
     fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz, row0),
         col += k;
-  zone.next(zones_.fm_stat.backward);  // profiler
+  zone.next(zones_.fm_stat.backward);
   if (fm_stat_) stat_backward(ctx, *fm_stat_, dz0.cols_block(col, k), bsz, row0);
   // Below the projection only RevIN's affine parameters need a gradient.
   const Index rl = bsz * cfg_.input_size;
   MatView<T> dxin = cfg_.revin ? rows(dxin_, rl) : MatView<T>{};
-  zone.next(zones_.projection.backward);  // profiler
+  zone.next(zones_.projection.backward);
   projection_.backward(ctx, rows(xin_, rl), rows(proj_, rh), dproj, dxin, bsz, false);
-  zone.next(zones_.norm.backward);  // profiler
+  zone.next(zones_.norm.backward);
   if (cfg_.revin)
     revin_.normalize_backward(ConstMat<T>(in.insample_y, rl, n), dxin.cols_block(0, n), bsz);
 }

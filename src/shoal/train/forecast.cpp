@@ -137,11 +137,11 @@ template <class Model>
 FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
-  const FitZones fz(job);                                    // profiler
+  const FitZones fz(job);
   profile::ZoneChain whole(fz.steps ? nullptr : fz.rec, 0);  // profiler: a fleet worker's fit
-  whole.next(fz.fit);                                        // profiler
-  profile::ZoneChain zone(fz.rec, 0);                        // profiler
-  zone.next(fz.setup);                                       // profiler
+  whole.next(fz.fit);
+  profile::ZoneChain zone(fz.rec, 0);
+  zone.next(fz.setup);
   check_job(job);
   const data::WindowConfig& wc = job.windows;
   const Index h = wc.h, n = panel.n_series();
@@ -150,7 +150,7 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
       std::max<Index>(wc.windows_batch_size > 0 ? wc.windows_batch_size : batcher.n_valid(), 1);
   Fit<Model> fit(panel, job, max_batch);
   auto& trainer = fit.trainer;
-  if (fz.rec != nullptr) trainer.set_profiler(fz.rec, job.profile_model);  // profiler
+  if (fz.rec != nullptr) trainer.set_profiler(fz.rec, job.profile_model);
   optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
                                                       job.train.num_lr_decays);
   trainer.optimizer().set_lr(sched.lr());
@@ -195,16 +195,16 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
   const Index patience = job.train.early_stop_patience_steps;
   double best = std::numeric_limits<double>::infinity();
   Index wait = 0;
-  zone.close();                             // profiler
-  if (fz.steps) fz.rec->step();             // profiler: setup is a step of its own
-  profile::ZoneChain step_zone(fz.rec, 0);  // profiler
+  zone.close();
+  if (fz.steps) fz.rec->step();  // profiler: setup is a step of its own
+  profile::ZoneChain step_zone(fz.rec, 0);
   for (Index step = 1; step <= job.train.max_steps; ++step) {
     if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
       throw Error(fmt::format("training interrupted at step {}", step));
-    if (fz.steps && step > 1) fz.rec->step();  // profiler
-    step_zone.next(fz.sample);                 // profiler
+    if (fz.steps && step > 1) fz.rec->step();
+    step_zone.next(fz.sample);
     const data::WindowBatch& b = batcher.next();
-    step_zone.close();  // profiler
+    step_zone.close();
     const Index rows = b.B * h;
     const double loss =
         trainer.train_step(inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, n),
@@ -213,9 +213,9 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
     trainer.optimizer().set_lr(sched.step());
     r.steps = step;
     if (validate && step % interval == 0) {
-      step_zone.next(fz.validation);  // profiler
+      step_zone.next(fz.validation);
       const double v = validation_loss();
-      step_zone.close();  // profiler
+      step_zone.close();
       r.val_losses.push_back(v);
       if (patience > 0) {
         if (!std::isfinite(v)) break;  // Lightning stops on a non-finite monitor
@@ -229,15 +229,15 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
     }
   }
 
-  if (fz.steps) fz.rec->step();  // profiler
-  zone.next(fz.predict);         // profiler
+  if (fz.steps) fz.rec->step();
+  zone.next(fz.predict);
   const Index start = data::predict_window_start(panel, wc);
   const data::WindowBatch& b = eval.assemble({&start, 1}, panel.length(), /*future=*/true);
   run_eval(b);
   r.forecasts.resize(size_t(n * h));
   for (Index s = 0; s < n; ++s)
     for (Index t = 0; t < h; ++t) r.forecasts[size_t(s * h + t)] = double(yhat[size_t(t * n + s)]);
-  zone.close();  // profiler
+  zone.close();
   r.arena_bytes = trainer.arena().bytes();
   if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
   r.fit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
