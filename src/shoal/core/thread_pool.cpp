@@ -37,14 +37,20 @@ Range split_range(Index n, int tid, int nthreads, Index grain) {
 }
 
 std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  if (cpus.empty()) cpus.push_back(0);
+  // Read once: a pool with Pinning::kAll pins its calling thread, and sched_getaffinity(0)
+  // reads the calling thread's mask, so a later read would see one CPU (a second fleet run in
+  // the same process then put every worker on it).
+  static const std::vector<int> cpus = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> c;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+      for (int i = 0; i < CPU_SETSIZE; ++i)
+        if (CPU_ISSET(i, &set)) c.push_back(i);
+    }
+    if (c.empty()) c.push_back(0);
+    return c;
+  }();
   return cpus;
 }
 
