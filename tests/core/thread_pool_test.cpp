@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <stdexcept>
@@ -61,6 +63,30 @@ TEST(ThreadPool, RethrowsWorkerExceptionAndStaysUsable) {
   std::atomic<int> count{0};
   pool.run([&](int) { ++count; });
   EXPECT_EQ(count.load(), 2);
+}
+
+// A fully pinned pool pins its caller while it lives and gives the caller its mask back after,
+// and the CPU list stays the process's (a second pool or fleet must not see one CPU).
+TEST(ThreadPool, PinnedPoolRestoresTheCallersMask) {
+  auto mask_count = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(set), &set), 0);
+    return CPU_COUNT(&set);
+  };
+  const int before = mask_count();
+  const size_t cpus = allowed_cpus().size();
+  {
+    ThreadPool outer(2, Pinning::kAll);
+    EXPECT_EQ(mask_count(), 1);
+    {
+      ThreadPool inner(1, Pinning::kAll);
+      EXPECT_EQ(mask_count(), 1);
+    }
+    EXPECT_EQ(mask_count(), 1);  // the outer pool still runs on this thread
+    EXPECT_EQ(allowed_cpus().size(), cpus);
+  }
+  EXPECT_EQ(mask_count(), before);
 }
 
 TEST(ThreadPool, ResolveZeroMeansAllCpus) {

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace shoal {
 namespace {
@@ -24,6 +25,16 @@ inline void backoff(int polls) {
   (void)polls;
   sched_yield();
 }
+
+// A pool with Pinning::kAll pins the thread that builds it (that thread is worker 0). The
+// caller's own mask comes back when the last such pool it built is destroyed, so a library
+// caller (a Python interpreter, a Dask worker) is not left pinned to one CPU after a fit.
+struct CallerPin {
+  std::vector<const void*> pools;  // pinned pools built on this thread, still alive
+  cpu_set_t mask;
+  bool saved = false;
+};
+thread_local CallerPin t_caller_pin;
 
 }  // namespace
 
@@ -68,7 +79,13 @@ int ThreadPool::resolve(int requested) {
 
 ThreadPool::ThreadPool(int n_threads, Pinning pinning) : n_threads_(resolve(n_threads)) {
   const std::vector<int> cpus = allowed_cpus();
-  if (pinning == Pinning::kAll) pin_current_thread(cpus[0]);
+  if (pinning == Pinning::kAll) {
+    CallerPin& cp = t_caller_pin;
+    if (cp.pools.empty())
+      cp.saved = pthread_getaffinity_np(pthread_self(), sizeof(cp.mask), &cp.mask) == 0;
+    cp.pools.push_back(this);
+    pin_current_thread(cpus[0]);
+  }
   threads_.reserve(static_cast<size_t>(n_threads_ - 1));
   for (int tid = 1; tid < n_threads_; ++tid) {
     threads_.emplace_back([this, tid, pinning, &cpus] {
@@ -86,6 +103,12 @@ ThreadPool::~ThreadPool() {
   generation_.fetch_add(1, std::memory_order_acq_rel);
   generation_.notify_all();
   for (auto& t : threads_) t.join();
+  CallerPin& cp = t_caller_pin;
+  const auto it = std::find(cp.pools.begin(), cp.pools.end(), this);
+  if (it == cp.pools.end()) return;  // not pinned, or destroyed on another thread
+  cp.pools.erase(it);
+  if (cp.pools.empty() && cp.saved)
+    pthread_setaffinity_np(pthread_self(), sizeof(cp.mask), &cp.mask);
 }
 
 void ThreadPool::call_guarded(int tid) {
