@@ -97,22 +97,7 @@ Scores score(const data::SeriesSet& set, const std::string& test_path, Index h, 
   const data::SeriesSet test = data::read_series(test_path);
   Scores s;
   for (const Index i : series) {
-    const std::string& id = set.ids[size_t(i)];
-    const Index t = test.find(id);
-    const int64_t first = data::advance(set.ds_of(i).back(), set.freq[size_t(i)]);
-    if (t < 0 || test.length(t) < h || test.ds_of(t)[0] != first)
-      throw Error(
-          fmt::format("test data lacks the {} rows after the end of series '{}'", h, id),
-          ErrorContext{
-              .file = test_path,
-              .field = "ds",
-              .expected = fmt::format("{} rows from ds {}", h,
-                                      data::format_ds(first, set.time_kind, set.date_only)),
-              .actual = t < 0 ? "no rows for this id"
-                              : fmt::format("{} rows from ds {}", test.length(t),
-                                            data::format_ds(test.ds_of(t)[0], test.time_kind,
-                                                            test.date_only))});
-    s.acc.add(test.y_of(t).first(size_t(h)),
+    s.acc.add(train::held_out(set, i, test, test_path, h),
               std::span<const double>(forecasts.data() + i * h, size_t(h)), set.y_of(i), m);
   }
   return s;

@@ -1,7 +1,6 @@
 // `shoal mlp train`: the MLP demo. Reads a numeric CSV, holds out a validation split, trains
 // with all requested threads and reports per-epoch loss and held-out metrics.
 #include <cstdio>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -9,7 +8,6 @@
 
 #include "cli/commands.h"
 #include "cli/profile_options.h"
-#include "shoal/core/rng.h"
 #include "shoal/data/csv.h"
 #include "shoal/train/mlp_trainer.h"
 
@@ -30,20 +28,6 @@ struct MlpArgs {
   ProfileOptions profile;
 };
 
-// Splits the table into (x, y) row-major matrices in a seeded random order; the first
-// `n_train` rows are the training split.
-void split_table(const data::NumericTable& t, Index target, uint64_t seed, std::vector<double>& x,
-                 std::vector<double>& y) {
-  std::vector<Index> order(static_cast<size_t>(t.rows));
-  std::iota(order.begin(), order.end(), Index{0});
-  RngStream rng(seed, 7);
-  for (size_t i = order.size(); i > 1; --i)
-    std::swap(order[i - 1], order[rng.below(static_cast<uint32_t>(i))]);
-  for (Index r : order) {
-    for (Index c = 0; c < t.cols(); ++c) (c == target ? y : x).push_back(t.at(r, c));
-  }
-}
-
 void run_train(const MlpArgs& a) {
   const data::NumericTable table = data::read_numeric_csv(a.data);
   const Index target = table.column(a.target);
@@ -53,7 +37,7 @@ void run_train(const MlpArgs& a) {
               a.val_fraction);
   SHOAL_CHECK(a.act == "relu" || a.act == "gelu", "--act must be relu or gelu, got '{}'", a.act);
   std::vector<double> x, y;
-  split_table(table, target, a.seed, x, y);
+  data::shuffled_xy(table, target, a.seed, x, y);
   const Index in = table.cols() - 1;
   const Index n_val = static_cast<Index>(static_cast<double>(table.rows) * a.val_fraction);
   const Index n_train = table.rows - n_val;

@@ -2,6 +2,7 @@
 // line, column and field, with what was expected and what was found.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,5 +28,10 @@ struct NumericTable {
 NumericTable read_numeric_csv(const std::string& path);
 // Same, from text in memory (`source` names it in errors).
 NumericTable parse_numeric_csv(const std::string& text, const std::string& source);
+
+// The table's rows in a seeded random order as row-major x (every column but `target`) and y
+// (the target column), appended; callers take the first rows as the training split.
+void shuffled_xy(const NumericTable& t, Index target, uint64_t seed, std::vector<double>& x,
+                 std::vector<double>& y);
 
 }  // namespace shoal::data

@@ -10,8 +10,13 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 #include "shoal/core/tensor.h"
+
+namespace shoal::data {
+struct SeriesSet;
+}
 
 namespace shoal::train {
 
@@ -39,5 +44,11 @@ struct ScoreAccumulator {
   double smape() const { return n > 0 ? smape_sum / double(n) : 0.0; }
   double mase() const { return n_mase > 0 ? mase_sum / double(n_mase) : 0.0; }
 };
+
+// The h held-out actuals of series s of `set`: the rows of `test` with the same id, from the step
+// after the series' last ds. Throws shoal::Error naming `test_path` when they are missing, short
+// or start elsewhere.
+std::span<const double> held_out(const data::SeriesSet& set, Index s, const data::SeriesSet& test,
+                                 const std::string& test_path, Index h);
 
 }  // namespace shoal::train

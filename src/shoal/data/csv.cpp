@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <numeric>
 #include <string_view>
 
+#include "shoal/core/rng.h"
 #include "shoal/data/gzip.h"
 #include "shoal/data/text.h"
 
@@ -109,6 +111,17 @@ NumericTable parse_numeric_csv(const std::string& text, const std::string& sourc
 
 NumericTable read_numeric_csv(const std::string& path) {
   return parse_numeric_csv(read_text_file(path), path);
+}
+
+void shuffled_xy(const NumericTable& t, Index target, uint64_t seed, std::vector<double>& x,
+                 std::vector<double>& y) {
+  std::vector<Index> order(static_cast<size_t>(t.rows));
+  std::iota(order.begin(), order.end(), Index{0});
+  RngStream rng(seed, 7);
+  for (size_t i = order.size(); i > 1; --i)
+    std::swap(order[i - 1], order[rng.below(static_cast<uint32_t>(i))]);
+  for (const Index r : order)
+    for (Index c = 0; c < t.cols(); ++c) (c == target ? y : x).push_back(t.at(r, c));
 }
 
 }  // namespace shoal::data

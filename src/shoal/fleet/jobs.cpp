@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 
 #include "shoal/core/error.h"
-#include "shoal/core/rng.h"
 #include "shoal/data/csv.h"
 #include "shoal/data/gzip.h"
 #include "shoal/data/ncf.h"
@@ -419,19 +418,7 @@ train::ForecastJob forecast_job(const JobSpec& s, ConfigReader& c, const data::S
 
 nlohmann::json score_series(const data::SeriesSet& set, Index s, const data::SeriesSet& test,
                             const std::string& test_path, const double* f, Index h, Index m) {
-  const std::string& id = set.ids[size_t(s)];
-  const Index t = test.find(id);
-  const int64_t first = data::advance(set.ds_of(s).back(), set.freq[size_t(s)]);
-  if (t < 0 || test.length(t) < h || test.ds_of(t)[0] != first)
-    throw Error(
-        fmt::format("test data lacks the {} rows after the end of series '{}'", h, id),
-        ErrorContext{
-            .file = test_path,
-            .field = "ds",
-            .expected = fmt::format("{} rows from ds {}", h,
-                                    data::format_ds(first, set.time_kind, set.date_only)),
-            .actual = t < 0 ? "no rows for this id" : fmt::format("{} rows", test.length(t))});
-  const auto y = test.y_of(t).first(size_t(h));
+  const auto y = train::held_out(set, s, test, test_path, h);
   train::ScoreAccumulator model, base;
   model.add(y, std::span<const double>(f, size_t(h)), set.y_of(s), m);
   std::vector<double> sn(static_cast<size_t>(h));
@@ -539,18 +526,6 @@ struct MlpSettings {
   double val_fraction = 0.2;
 };
 
-// x and y in a seeded random row order; the first rows are the training split.
-void split_rows(const data::NumericTable& t, Index target, uint64_t seed, std::vector<double>& x,
-                std::vector<double>& y) {
-  std::vector<Index> order(static_cast<size_t>(t.rows));
-  std::iota(order.begin(), order.end(), Index{0});
-  RngStream rng(seed, 7);
-  for (size_t i = order.size(); i > 1; --i)
-    std::swap(order[i - 1], order[rng.below(static_cast<uint32_t>(i))]);
-  for (const Index r : order)
-    for (Index c = 0; c < t.cols(); ++c) (c == target ? y : x).push_back(t.at(r, c));
-}
-
 void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
   const std::string key = spec_key(s);
   try {
@@ -584,7 +559,7 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     const uint64_t seed = s.seed;
     auto run = [table, st, target, seed]() {
       std::vector<double> x, y;
-      split_rows(*table, target, seed, x, y);
+      data::shuffled_xy(*table, target, seed, x, y);
       const Index in = table->cols() - 1;
       const Index n_val = static_cast<Index>(static_cast<double>(table->rows) * st->val_fraction);
       const Index n_train = table->rows - n_val;

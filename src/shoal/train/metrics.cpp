@@ -2,7 +2,10 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "shoal/core/error.h"
+#include "shoal/data/timeseries.h"
 
 namespace shoal::train {
 namespace {
@@ -72,6 +75,25 @@ void ScoreAccumulator::add(std::span<const double> y, std::span<const double> y_
   } else {
     ++mase_skipped;
   }
+}
+
+std::span<const double> held_out(const data::SeriesSet& set, Index s, const data::SeriesSet& test,
+                                 const std::string& test_path, Index h) {
+  const std::string& id = set.ids[size_t(s)];
+  const Index t = test.find(id);
+  const int64_t first = data::advance(set.ds_of(s).back(), set.freq[size_t(s)]);
+  if (t < 0 || test.length(t) < h || test.ds_of(t)[0] != first)
+    throw Error(
+        fmt::format("test data lacks the {} rows after the end of series '{}'", h, id),
+        ErrorContext{.file = test_path,
+                     .field = "ds",
+                     .expected = fmt::format("{} rows from ds {}", h,
+                                             data::format_ds(first, set.time_kind, set.date_only)),
+                     .actual = t < 0 ? "no rows for this id"
+                                     : fmt::format("{} rows from ds {}", test.length(t),
+                                                   data::format_ds(test.ds_of(t)[0], test.time_kind,
+                                                                   test.date_only))});
+  return test.y_of(t).first(size_t(h));
 }
 
 }  // namespace shoal::train
