@@ -43,14 +43,21 @@ void register_bench(CLI::App& app) {
   });
 
   auto prof = std::make_shared<KernelsOptions>();
-  prof->reps = 11;
+  prof->reps = 0;
+  auto prof_seconds = std::make_shared<double>(10.0);
   auto* profiler = bench->add_subcommand(
       "profiler", "Profiler cost: per zone, and end-to-end overhead of stats and trace modes");
   profiler->add_option("--json", prof->json, "Also write the results as JSON to this file");
-  profiler->add_option("--rounds", prof->reps, "Interleaved rounds per workload")
+  profiler
+      ->add_option("--rounds", prof->reps,
+                   "Interleaved rounds per workload (default: as many as fit in --seconds)")
+      ->check(CLI::NonNegativeNumber);
+  profiler
+      ->add_option("--seconds", *prof_seconds,
+                   "CPU seconds per workload when --rounds is not given")
       ->check(CLI::PositiveNumber);
-  profiler->callback([prof] {
-    const auto b = profile::bench_profiler(prof->reps);
+  profiler->callback([prof, prof_seconds] {
+    const auto b = profile::bench_profiler(prof->reps, *prof_seconds);
     std::fputs(profile::format_profiler_bench(b).c_str(), stdout);
     if (!prof->json.empty()) profile::write_profiler_bench_json(b, prof->json);
   });
