@@ -252,7 +252,7 @@ ShoalFigures run_shoal(const Options& o, const CaseFiles& f) {
   const data::Panel panel(set, all, job.exog, f.stat.empty() ? nullptr : &statics,
                           f.futr.empty() ? nullptr : &futr, job.windows.h);
   ShoalFigures r;
-  r.fit_wall_s = r.fit_cpu_s = 1e30;
+  r.fit_wall_s = r.fit_cpu_s = o.steps_only ? 0 : 1e30;  // 0: not timed (--steps-only)
   for (int i = 0; i < (o.steps_only ? 0 : o.fits); ++i) {
     const double w0 = wall_seconds(), c0 = thread_cpu_seconds();
     const train::FitResult fit = train::fit_predict_tsmixerx(panel, job);
@@ -360,8 +360,9 @@ void run(const Options& o) {
                 static_cast<long long>(c.n_series),
                 c.exog ? ", hist lag24, futr hod_sin/hod_cos, static level/cv" : "",
                 static_cast<long long>(s.params), double(s.arena_bytes) / 1e6);
-    std::printf("  shoal            fit %7.3f s wall, %7.3f s CPU (best of %d)\n", s.fit_wall_s,
-                s.fit_cpu_s, o.fits);
+    if (!o.steps_only)
+      std::printf("  shoal            fit %7.3f s wall, %7.3f s CPU (best of %d)\n", s.fit_wall_s,
+                  s.fit_cpu_s, o.fits);
     std::printf(
         "  shoal steps      %.3f ms/step CPU, %.1f MFLOP/step, %.1f GFLOP/s = %.1f%% of "
         "peak\n",
