@@ -311,10 +311,12 @@ class ZoneChain {
   ZoneChain(const ZoneChain&) = delete;
   ZoneChain& operator=(const ZoneChain&) = delete;
   // next(kStepZone), the id of an unregistered LayerZones (a layer the model lacks), only closes.
-  void next(ZoneId id) {
-    if (t_ != nullptr && id != kStepZone) return r_->end_begin(t_, id, rows_);
+  void next(ZoneId id) { next(id, rows_); }
+  // A zone of this chain whose call processes `rows` rather than the chain's rows.
+  void next(ZoneId id, uint32_t rows) {
+    if (t_ != nullptr && id != kStepZone) return r_->end_begin(t_, id, rows);
     close();
-    if (r_ != nullptr && id != kStepZone) t_ = r_->begin(id, rows_);
+    if (r_ != nullptr && id != kStepZone) t_ = r_->begin(id, rows);
   }
   void close() {
     if (t_ != nullptr) r_->end(t_);

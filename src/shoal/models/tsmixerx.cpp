@@ -224,11 +224,13 @@ MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   zone.next(zones_.fm_futr.forward);
   if (fm_futr_)
     fm_futr_->forward(ctx, rows(xfutr_, rh), z0.cols_block(col, k), bsz, row0), col += k;
-  zone.next(zones_.fm_stat.forward);
+  // A shared static mixer runs on one window (stat_forward): its zone counts one window's FLOPs.
+  const auto stat_rows = static_cast<uint32_t>(stat_shared(ctx) ? 1 : bsz);
+  zone.next(zones_.fm_stat.forward, stat_rows);
   if (fm_stat_) stat_forward(ctx, *fm_stat_, z0.cols_block(col, k), bsz, row0);
   for (size_t j = 0; j < mixers_.size(); ++j) {
     Mixer& mx = mixers_[j];
-    zone.next(zones_.mixer(j).stat.forward);
+    zone.next(zones_.mixer(j).stat.forward, stat_rows);
     if (mx.stat) stat_forward(ctx, *mx.stat, rows(io_[j], rh).cols_block(k, k), bsz, row0);
     zone.next(zones_.mixer(j).temporal.forward);
     mx.temporal->forward(ctx, rows(io_[j], rh), rows(tm_[j], rh), bsz, row0);
@@ -250,6 +252,7 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   SHOAL_DCHECK(dout.rows == rh && dout.cols == n);
   ConstMat<T> dhead = dout;
   profile::ZoneChain zone(profiler(ctx), bsz);
+  const auto stat_rows = static_cast<uint32_t>(stat_shared(ctx) ? 1 : bsz);  // as in forward
   if (cfg_.revin) {
     zone.next(zones_.norm_inverse.backward);
     revin_.denormalize_backward(rows(head_, rh), dout, rows(dhead_, rh), bsz);
@@ -263,7 +266,7 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
     mx.feature->backward(ctx, rows(tm_[j], rh), mixer_dout(j, rh), rows(dtm_[j], rh), bsz, row0);
     zone.next(zones_.mixer(j).temporal.backward);
     mx.temporal->backward(ctx, rows(io_[j], rh), rows(dtm_[j], rh), rows(dio_[j], rh), bsz, row0);
-    zone.next(zones_.mixer(j).stat.backward);
+    zone.next(zones_.mixer(j).stat.backward, stat_rows);
     if (mx.stat) stat_backward(ctx, *mx.stat, rows(dio_[j], rh).cols_block(k, k), bsz, row0);
   }
   MatView<T> dz0 = rows(dio_[0], rh);
@@ -275,7 +278,7 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   if (fm_futr_)
     fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz, row0),
         col += k;
-  zone.next(zones_.fm_stat.backward);
+  zone.next(zones_.fm_stat.backward, stat_rows);
   if (fm_stat_) stat_backward(ctx, *fm_stat_, dz0.cols_block(col, k), bsz, row0);
   // Below the projection only RevIN's affine parameters need a gradient.
   const Index rl = bsz * cfg_.input_size;
