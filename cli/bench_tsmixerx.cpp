@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "shoal/core/file_io.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/models/forecast.h"
@@ -399,10 +400,7 @@ void run(const Options& o) {
   }
   out["load_after"] = load_average();
   std::printf("\nload average after: %s\n", load_average().c_str());
-  if (!o.json.empty()) {
-    std::ofstream js(o.json);
-    js << out.dump(1) << "\n";
-  }
+  if (!o.json.empty()) write_file_atomic(o.json, out.dump(1) + "\n");
 }
 
 }  // namespace

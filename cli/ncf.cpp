@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/profile_options.h"
+#include "shoal/core/file_io.h"
 #include "shoal/core/rng.h"
 #include "shoal/data/ncf.h"
 #include "shoal/kernels/bench.h"
@@ -53,13 +54,7 @@ bool is_csv(const std::string& path) {
 }
 
 void write_json_atomic(const std::string& path, const nlohmann::json& j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    SHOAL_CHECK(static_cast<bool>(out), "cannot write {}", path);
-    out << j.dump(2) << "\n";
-  }
-  SHOAL_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "cannot rename {} to {}", tmp, path);
+  write_file_atomic(path, j.dump(2) + "\n");
 }
 
 models::Ncf<float>::Config model_config(const NcfArgs& a, Index users, Index items, Index ctx) {
@@ -229,13 +224,7 @@ void run_synth(const SynthArgs& s) {
       text += fmt::format(",{:.4f}", p.context[static_cast<size_t>(r * s.context + c)]);
     text += "\n";
   }
-  const std::string tmp = s.out + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    SHOAL_CHECK(static_cast<bool>(out), "cannot write {}", s.out);
-    out << text;
-  }
-  SHOAL_CHECK(std::rename(tmp.c_str(), s.out.c_str()) == 0, "cannot rename {}", tmp);
+  write_file_atomic(s.out, text);
   fmt::print("wrote {} positives ({} users, {} items, {} context columns) to {}\n", s.positives,
              s.users, s.items, s.context, s.out);
 }
@@ -272,10 +261,7 @@ double wall_seconds() {
 void write_peer_data(const data::NcfPositives& tr, Index timed, const std::string& dir) {
   std::filesystem::create_directories(dir);
   auto put = [&](const std::string& name, const void* p, size_t bytes) {
-    std::ofstream out(dir + "/" + name, std::ios::binary);
-    SHOAL_CHECK(static_cast<bool>(out), "cannot write {}/{}", dir, name);
-    out.write(static_cast<const char*>(p), static_cast<std::streamsize>(bytes));
-    SHOAL_CHECK(static_cast<bool>(out), "failed writing {}/{}", dir, name);
+    write_file_atomic(dir + "/" + name, std::string_view(static_cast<const char*>(p), bytes));
   };
   put("users.i32", tr.users.data(), tr.users.size() * sizeof(int32_t));
   put("items.i32", tr.items.data(), tr.items.size() * sizeof(int32_t));
