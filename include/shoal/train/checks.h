@@ -14,19 +14,19 @@
 namespace shoal::train {
 
 struct NonFiniteSite {
-  std::string kind;    // "parameter", "activation" or "gradient"; empty when all are finite
+  // "parameter", "activation", "running statistic" or "gradient"; empty when all are finite
+  std::string kind;
   std::string tensor;  // arena entry name, e.g. "mlp.1.weight"
   std::string layer;   // the entry name without its last component ("mlp.1")
 };
 
-// The first float arena entry holding a NaN or Inf, looking at parameters, then activations
-// (plan order is forward order, so the first one is where the values blew up), then gradients.
+// The first float arena entry holding a NaN or Inf, looking at parameters, then activations and
+// running statistics (plan order is forward order, so the first one is where the values blew
+// up), then gradients.
 NonFiniteSite first_non_finite(std::span<const Arena* const> arenas);
 
-// Throws shoal::Error "non-finite loss (nan) at step N (first non-finite K in layer 'L', tensor
-// 'T')".
-[[noreturn]] void throw_non_finite_loss(double loss, int64_t step,
-                                        std::span<const Arena* const> arenas);
+// Throws shoal::Error "non-finite loss at step N (first non-finite K in layer 'L', tensor 'T')".
+[[noreturn]] void throw_non_finite_loss(int64_t step, std::span<const Arena* const> arenas);
 
 // Throws shoal::Error "field 'F': hyper-parameter out of range (expected E, got V)".
 [[noreturn]] void hyper_parameter_out_of_range(const char* field, const std::string& expected,

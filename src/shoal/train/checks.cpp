@@ -14,16 +14,31 @@ bool all_finite(const float* p, Index n) {
   return true;
 }
 
+const char* kind_of(Region r) {
+  switch (r) {
+    case Region::kParams:
+      return "parameter";
+    case Region::kState:
+      return "running statistic";
+    case Region::kActivations:
+      return "activation";
+    default:
+      return "gradient";
+  }
+}
+
 }  // namespace
 
 NonFiniteSite first_non_finite(std::span<const Arena* const> arenas) {
+  // Parameters first (a bad update), then what the forward computed (activations and running
+  // statistics, in plan order, which is forward order), then gradients (the backward's
+  // consequence).
   struct Pass {
-    const char* kind;
     Region regions[2];
   };
-  constexpr Pass kPasses[] = {{"parameter", {Region::kParams, Region::kState}},
-                              {"activation", {Region::kActivations, Region::kActivations}},
-                              {"gradient", {Region::kGrads, Region::kActivationGrads}}};
+  constexpr Pass kPasses[] = {{{Region::kParams, Region::kParams}},
+                              {{Region::kActivations, Region::kState}},
+                              {{Region::kGrads, Region::kActivationGrads}}};
   for (const Pass& pass : kPasses)
     for (const Arena* arena : arenas)
       for (const ArenaEntry& e : arena->entries()) {
@@ -34,18 +49,19 @@ NonFiniteSite first_non_finite(std::span<const Arena* const> arenas) {
             reinterpret_cast<const float*>(arena->region_base(e.region) + e.offset_bytes);
         if (all_finite(p, e.shape.numel())) continue;
         const size_t dot = e.name.rfind('.');
-        return {pass.kind, e.name, dot == std::string::npos ? e.name : e.name.substr(0, dot)};
+        return {kind_of(e.region), e.name,
+                dot == std::string::npos ? e.name : e.name.substr(0, dot)};
       }
   return {};
 }
 
-void throw_non_finite_loss(double loss, int64_t step, std::span<const Arena* const> arenas) {
+void throw_non_finite_loss(int64_t step, std::span<const Arena* const> arenas) {
   const NonFiniteSite site = first_non_finite(arenas);
   const std::string where =
       site.kind.empty() ? std::string("all parameters, activations and gradients are finite")
                         : fmt::format("first non-finite {} in layer '{}', tensor '{}'", site.kind,
                                       site.layer, site.tensor);
-  throw Error(fmt::format("non-finite loss ({}) at step {} ({})", loss, step, where));
+  throw Error(fmt::format("non-finite loss at step {} ({})", step, where));
 }
 
 void hyper_parameter_out_of_range(const char* field, const std::string& expected, double got) {

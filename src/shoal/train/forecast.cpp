@@ -222,9 +222,9 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
     const double loss =
         trainer.train_step(inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, n),
                            ConstMat<float>(b.outsample_mask.data, rows, n));
-    if (!std::isfinite(loss)) {
+    if (!std::isfinite(loss) || trainer.last_step_diverged()) [[unlikely]] {
       const Arena* arena = &trainer.arena();
-      throw_non_finite_loss(loss, step, {&arena, 1});
+      throw_non_finite_loss(step, {&arena, 1});
     }
     trainer.optimizer().set_lr(sched.step());
     r.steps = step;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "shoal/layers/losses.h"
 #include "shoal/train/checks.h"
@@ -139,7 +140,10 @@ void MlpTrainer::step(Index begin, Index end) {
       MatView<float> dout = rep.dout.mat().rows_block(0, r.size());
       {
         profile::Zone zone(prof_, zones_.loss_forward, rows);
-        thread_loss_[static_cast<size_t>(tid)] = share * rep.loss.forward(pred, yb);
+        const double l = rep.loss.forward(pred, yb);
+        // PointLoss reports a non-finite mean as 0 (neuralforecast's rule); a fault is NaN here.
+        thread_loss_[static_cast<size_t>(tid)] =
+            rep.loss.numerator_finite() ? share * l : std::numeric_limits<double>::quiet_NaN();
       }
       {
         profile::Zone zone(prof_, zones_.loss_backward, rows);
@@ -151,7 +155,7 @@ void MlpTrainer::step(Index begin, Index end) {
   // One scalar per thread: a diverged step stops here, before its update poisons the weights.
   double loss = 0;
   for (const double l : thread_loss_) loss += l;
-  if (!std::isfinite(loss)) throw_non_finite_loss(loss, optimizer_.step_count() + 1, arenas_);
+  if (!std::isfinite(loss)) throw_non_finite_loss(optimizer_.step_count() + 1, arenas_);
   optimizer_.begin_step();
   {
     profile::Zone wait(prof_, zones_.wait);

@@ -199,7 +199,7 @@ NcfMetrics NcfEvaluator::evaluate(const data::NcfTestSet& test, Index k,
 
 NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainConfig& cfg,
                        const data::NcfPositives& train)
-    : cfg_(checked(cfg)),
+    : cfg_(detail::checked(cfg)),
       train_(train),
       pool_(cfg.threads, cfg.pinning),
       sampler_(train, cfg.negatives, cfg.seed),
@@ -343,7 +343,7 @@ void NcfTrainer::step(Index begin, Index end) {
   // One scalar per thread: a diverged step stops here, before its update poisons the weights.
   double loss = 0;
   for (const double l : thread_loss_) loss += l;
-  if (!std::isfinite(loss)) throw_non_finite_loss(loss, adam_.step_count() + 1, arenas_);
+  if (!std::isfinite(loss)) throw_non_finite_loss(adam_.step_count() + 1, arenas_);
   const auto t1 = std::chrono::steady_clock::now();
   adam_.begin_step();
   sparse_adam_.begin_step();
