@@ -415,13 +415,12 @@ void register_bench_tsmixerx(CLI::App& bench) {
   cmd->add_option("--peer-script", o->peer_script, "The peers' timing script");
   cmd->add_option("--peer-steps", o->peer_steps,
                   "Steps the peers run; fewer than --max-steps are extrapolated per step")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-steps", o->max_steps, "Training steps per fit")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
+  cmd->add_option("--max-steps", o->max_steps, "Training steps per fit")->check(kPositive);
   cmd->add_option("--fits", o->fits, "shoal fits per case (the best is reported)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--step-reps", o->step_reps, "Timed runs of the step loop (the best is kept)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--cases", o->cases, "Comma-separated: n1, n10_exog");
   cmd->add_option("--chunk", o->chunk,
                   "Windows per chunk in the timed step loop (0: whole batch; default: the "

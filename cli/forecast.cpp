@@ -345,7 +345,7 @@ void register_forecast(CLI::App& app) {
   cmd->add_option("--static", a.static_df, "Static features: unique_id + numeric columns");
   cmd->add_option("--futr-df", a.futr_df, "Future exogenous values for the h forecast steps");
   cmd->add_option("--model", a.model, "tsmixerx, tsmixer, seasonal_naive or naive")->required();
-  cmd->add_option("--h", a.h, "Forecast horizon")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--h", a.h, "Forecast horizon")->required();
   cmd->add_option("--input-size", a.input_size, "Input window length L (neural models)");
   cmd->add_option("--n-series", a.n_series, "Series per model: 1 (one model each) or all")
       ->capture_default_str();

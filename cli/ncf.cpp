@@ -469,10 +469,10 @@ void register_ncf(CLI::App& app) {
   add_model_options(train, a);
   train->add_option("--context-cols", a.context_cols, "CSV context columns (default: all others)")
       ->delimiter(',');
-  train->add_option("--epochs", a.epochs)->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--epochs", a.epochs)->check(kPositive)->capture_default_str();
   train->add_option("--neg", a.neg, "Sampled negatives per positive")->capture_default_str();
   train->add_option("--batch-size", a.batch_size, "Instances (positives + negatives) per step")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   train->add_option("--batch-positives", a.batch_positives,
                     "Positives per step (overrides --batch-size: batch = P·(1 + neg))");
@@ -528,7 +528,7 @@ void register_ncf(CLI::App& app) {
   bn->add_option("--context", ba.context)->capture_default_str();
   bn->add_option("--neg", ba.neg)->capture_default_str();
   bn->add_option("--batch-positives", ba.batch_positives)->capture_default_str();
-  bn->add_option("--epochs", ba.epochs)->check(CLI::PositiveNumber)->capture_default_str();
+  bn->add_option("--epochs", ba.epochs)->check(kPositive)->capture_default_str();
   bn->add_option("--threads-list", ba.threads)->delimiter(',')->capture_default_str();
   bn->add_option("--seed", ba.seed)->capture_default_str();
   bn->add_option("--json", ba.json, "Also write the results as JSON");
@@ -537,7 +537,7 @@ void register_ncf(CLI::App& app) {
   bn->add_option("--peer-script", ba.peer_script, "The peer script")->capture_default_str();
   bn->add_option("--peer-dir", ba.peer_dir, "Where to write the peer's data (default: temp)");
   bn->add_option("--peer-steps", ba.peer_steps, "Steps the peer times")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   bn->add_option("--peer-threads-list", ba.peer_threads)->delimiter(',')->capture_default_str();
   bn->callback([] { run_bench(bench_args); });

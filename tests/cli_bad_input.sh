@@ -45,9 +45,10 @@ expect_error forecast_h_zero '`shoal forecast --model tsmixerx --h 0 ...`' \
   "$shoal" forecast --data "$examples/tiny_train.csv" --model tsmixerx --h 0 --input-size 12 \
   --out out.csv
 
-expect_error forecast_unknown_option '`shoal forecast ... --horizon 3`' \
-  "shoal: error: The following argument was not expected: --horizon (see shoal --help)" \
-  "$shoal" forecast --data "$examples/tiny_train.csv" --model naive --horizon 3 --out out.csv
+expect_error forecast_unknown_option '`shoal forecast ... --horizon=3`' \
+  "shoal: error: The following argument was not expected: --horizon=3 (see shoal --help)" \
+  "$shoal" forecast --data "$examples/tiny_train.csv" --model naive --h 3 --horizon=3 \
+  --out out.csv
 
 printf '0\t1\t5\t0\n-3\t7\t5\t0\n' > neg.rating
 expect_error ncf_negative_id '`shoal ncf train --train neg.rating`' \
