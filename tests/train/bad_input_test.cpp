@@ -328,7 +328,8 @@ const std::vector<Case>& cases() {
                "\n");
          run_jobs_file("unknown.jsonl");
        },
-       "field 'hidden_size': unknown config key 'hidden_size' for model 'tsmixerx' (expected one "
+       "unknown.jsonl:1: field 'hidden_size': unknown config key 'hidden_size' for model "
+       "'tsmixerx' (expected one "
        "of: dropout, early_stop_patience_steps, ff_dim, futr_exog_list, h, hist_exog_list, "
        "input_size, learning_rate, loss, max_steps, n_block, n_series, num_lr_decays, revin, "
        "scaler_type, seasonality, stat_exog_list, step_size, val_check_steps, val_size, "
@@ -341,7 +342,8 @@ const std::vector<Case>& cases() {
                                 "\n");
          run_jobs_file("nseries.jsonl");
        },
-       "d2.csv: field 'n_series': n_series does not match the data (expected 2 (the series in the "
+       "nseries.jsonl:1: d2.csv: field 'n_series': n_series does not match the data (expected 2 "
+       "(the series in the "
        "data), got 3)"},
       // ---- hyper-parameters ----
       {"hparam_h_zero", "`h` 0",

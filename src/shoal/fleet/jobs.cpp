@@ -199,6 +199,7 @@ std::vector<JobSpec> parse_jobs(const std::string& text, const std::string& sour
     JobSpec base;
     base.base_dir = base_dir;
     base.line = static_cast<int>(i) + 1;
+    base.source = source;
     base.id = base.group = fmt::format("line{}", base.line);
     try {
       nlohmann::json j;
@@ -371,6 +372,11 @@ struct Loaded {
   }
 };
 
+// A line's error prefixed with where the line is ("jobs.jsonl:3: ...").
+std::string located(const JobSpec& s, const std::string& message) {
+  return s.source.empty() ? message : fmt::format("{}:{}: {}", s.source, s.line, message);
+}
+
 Job failing_job(const std::string& id, const std::string& key, const std::string& error) {
   return {id, 0, [error]() -> JobOutput { throw Error(error); }, key};
 }
@@ -479,7 +485,7 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
       for (Index i = 0; i < n; ++i) panels.push_back({i});
     }
   } catch (const std::exception& e) {
-    fail(e.what());
+    fail(located(s, e.what()));
     return;
   }
   size_t bytes = 0;
@@ -608,7 +614,7 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     }
     out.jobs.push_back({s.id, bytes, run, key});
   } catch (const std::exception& e) {
-    out.jobs.push_back(failing_job(s.id, key, e.what()));
+    out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));
   }
   out.info.push_back({s.group, s.model, false});
 }
@@ -677,7 +683,7 @@ void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     };
     out.jobs.push_back({s.id, 0, run, key});
   } catch (const std::exception& e) {
-    out.jobs.push_back(failing_job(s.id, key, e.what()));
+    out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));
   }
   out.info.push_back({s.group, s.model, false});
 }
@@ -701,7 +707,8 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
       out.jobs.push_back(failing_job(
           s.id, spec_key(s),
           format_error(fmt::format("unknown model '{}'", s.model),
-                       {.line = s.line,
+                       {.file = s.source,
+                        .line = s.line,
                         .field = "model",
                         .expected = "tsmixerx, tsmixer, seasonal_naive, naive, mlp or ncf",
                         .actual = s.model.empty() ? "(missing)" : s.model})));
