@@ -26,7 +26,7 @@ void register_bench(CLI::App& app) {
   auto* kernels = bench->add_subcommand("kernels", "Fused Linear and GEMM kernels vs peak");
   kernels->add_option("--json", opts->json, "Also write the results as JSON to this file");
   kernels->add_option("--reps", opts->reps, "Timed samples per case (median is reported)")
-      ->check(kPositive);
+      ->check(CLI::PositiveNumber);
   kernels->callback([opts] {
     const auto report = kernels::bench_kernels(opts->reps);
     std::fputs(kernels::format_report(report).c_str(), stdout);
@@ -47,7 +47,8 @@ void register_bench(CLI::App& app) {
   auto* profiler = bench->add_subcommand(
       "profiler", "Profiler cost: per zone, and end-to-end overhead of stats and trace modes");
   profiler->add_option("--json", prof->json, "Also write the results as JSON to this file");
-  profiler->add_option("--rounds", prof->reps, "Interleaved rounds per workload")->check(kPositive);
+  profiler->add_option("--rounds", prof->reps, "Interleaved rounds per workload")
+      ->check(CLI::PositiveNumber);
   profiler->callback([prof] {
     const auto b = profile::bench_profiler(prof->reps);
     std::fputs(profile::format_profiler_bench(b).c_str(), stdout);

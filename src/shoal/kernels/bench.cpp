@@ -11,7 +11,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "shoal/core/file_io.h"
 #include "shoal/core/rng.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/kernels/gemm.h"
@@ -198,7 +197,14 @@ void write_report_json(const BenchReport& report, const std::string& path) {
                           {"peak_fraction", c.peak_fraction},
                           {"best_us", c.best_us},
                           {"best_fraction", c.best_fraction}});
-  write_file_atomic(path, j.dump(2) + "\n");
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    SHOAL_CHECK(f.good(), "cannot write benchmark JSON to '{}'", tmp);
+    f << j.dump(2) << '\n';
+    SHOAL_CHECK(f.good(), "failed writing benchmark JSON to '{}'", tmp);
+  }
+  std::filesystem::rename(tmp, path);
 }
 
 }  // namespace shoal::kernels
