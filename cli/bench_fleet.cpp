@@ -25,6 +25,7 @@
 
 #include "cli/commands.h"
 #include "shoal/core/error.h"
+#include "shoal/core/file_io.h"
 #include "shoal/fleet/fleet.h"
 #include "shoal/fleet/jobs.h"
 
@@ -234,7 +235,7 @@ void run_bench_fleet(const BenchFleetArgs& a) {
                  {"fit_time_ratio", pw.fit_s_median / p1.fit_s_median},
                  {"raw", {p1.raw, pw.raw}}};
   }
-  if (!a.json.empty()) fleet::write_file_atomic(a.json, j.dump(2) + "\n");
+  if (!a.json.empty()) shoal::write_file_atomic(a.json, j.dump(2) + "\n");
 }
 
 }  // namespace

@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "shoal/core/file_io.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/models/forecast.h"
@@ -400,10 +401,7 @@ void run(const Options& o) {
   }
   out["load_after"] = load_average();
   std::printf("\nload average after: %s\n", load_average().c_str());
-  if (!o.json.empty()) {
-    std::ofstream js(o.json);
-    js << out.dump(1) << "\n";
-  }
+  if (!o.json.empty()) write_file_atomic(o.json, out.dump(1) + "\n");
 }
 
 }  // namespace
@@ -418,13 +416,12 @@ void register_bench_tsmixerx(CLI::App& bench) {
   cmd->add_option("--peer-script", o->peer_script, "The peers' timing script");
   cmd->add_option("--peer-steps", o->peer_steps,
                   "Steps the peers run; fewer than --max-steps are extrapolated per step")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-steps", o->max_steps, "Training steps per fit")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
+  cmd->add_option("--max-steps", o->max_steps, "Training steps per fit")->check(kPositive);
   cmd->add_option("--fits", o->fits, "shoal fits per case (the best is reported)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--step-reps", o->step_reps, "Timed runs of the step loop (the best is kept)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--cases", o->cases, "Comma-separated: n1, n10_exog");
   cmd->add_option("--chunk", o->chunk,
                   "Windows per chunk in the timed step loop (0: whole batch; default: the "

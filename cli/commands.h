@@ -3,7 +3,27 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
+#include <string>
+
 namespace shoal::cli {
+
+// Option checks whose message reads like shoal's others ("--lr: expected a number > 0, got 0"):
+// CLI11's PositiveNumber prints its range up to DBL_MAX in full.
+inline CLI::Validator number_check(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool ok = !s.empty() && end == s.c_str() + s.size() && (allow_zero ? v >= 0 : v > 0);
+        return ok ? std::string()
+                  : (allow_zero ? "expected a number ≥ 0, got " : "expected a number > 0, got ") +
+                        s;
+      },
+      allow_zero ? "≥ 0" : "> 0");
+}
+inline const CLI::Validator kPositive = number_check(false);
+inline const CLI::Validator kNonNegative = number_check(true);
 
 // `shoal bench ...`: kernels, peak (and later profiler, fleet).
 void register_bench(CLI::App& app);

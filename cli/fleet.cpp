@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "shoal/core/error.h"
+#include "shoal/core/file_io.h"
 #include "shoal/fleet/fleet.h"
 #include "shoal/fleet/jobs.h"
 
@@ -153,9 +154,9 @@ void run_fleet_cli(const FleetArgs& a) {
       }
   }
   if (shown > 10) fmt::print(stderr, "shoal fleet: ... and {} more failed jobs\n", shown - 10);
-  fleet::write_file_atomic((fs::path(a.out) / "results.jsonl").string(), results);
+  shoal::write_file_atomic((fs::path(a.out) / "results.jsonl").string(), results);
   if (any_forecast)
-    fleet::write_file_atomic((fs::path(a.out) / "forecasts.csv").string(), forecasts);
+    shoal::write_file_atomic((fs::path(a.out) / "forecasts.csv").string(), forecasts);
 
   fmt::print("{:<24} {:<14} {:>6} {:>6} {:>9}  {}\n", "line", "model", "jobs", "failed",
              "fit s p50", "accuracy");
@@ -202,7 +203,7 @@ void run_fleet_cli(const FleetArgs& a) {
     j["out"] = a.out;
     j["memory_limit"] = memory_limit;
     j["lines"] = groups_j;
-    fleet::write_file_atomic(a.metrics_out, j.dump(2) + "\n");
+    shoal::write_file_atomic(a.metrics_out, j.dump(2) + "\n");
   }
 }
 

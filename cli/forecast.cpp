@@ -18,9 +18,11 @@
 
 #include "cli/commands.h"
 #include "cli/profile_options.h"
+#include "shoal/core/file_io.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
+#include "shoal/train/checks.h"
 #include "shoal/train/forecast.h"
 #include "shoal/train/metrics.h"
 
@@ -104,15 +106,7 @@ Scores score(const data::SeriesSet& set, const std::string& test_path, Index h, 
 }
 
 void write_json(const std::string& path, const nlohmann::json& j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw Error("cannot write file", ErrorContext{.file = tmp});
-    out << j.dump(2) << "\n";
-    if (!out) throw Error("write failed", ErrorContext{.file = tmp});
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw Error("cannot rename output", ErrorContext{.file = path, .actual = tmp});
+  write_file_atomic(path, j.dump(2) + "\n");
 }
 
 std::atomic<bool> g_stop{false};
@@ -146,11 +140,22 @@ void run_forecast(const ForecastArgs& a) {
         fmt::format("model '{}' is not available in this build", a.model),
         ErrorContext{
             .field = "--model", .expected = "one of: " + train::model_names(), .actual = a.model});
-  SHOAL_CHECK(a.n_series == "1" || a.n_series == "all", "--n-series must be 1 or all, got '{}'",
-              a.n_series);
   SHOAL_CHECK(a.threads >= 0, "--threads must be ≥ 0 (0: all cores), got {}", a.threads);
+  // Hyper-parameters before any input is read or output written.
+  if (train::is_neural(a.model))
+    train::check_forecast_job(make_job(a, 1), /*fitting=*/true);
+  else if (a.h < 1)
+    train::hyper_parameter_out_of_range("h", "an integer ≥ 1", double(a.h));
   auto t0 = Clock::now();
   const data::SeriesSet set = data::read_series(a.data);
+  // --n-series: 1 (one model per series), all, or the data's series count (the same as all).
+  if (a.n_series != "1" && a.n_series != "all" && a.n_series != std::to_string(set.n_series()))
+    throw Error("--n-series does not match the data",
+                ErrorContext{.file = a.data,
+                             .field = "--n-series",
+                             .expected = fmt::format("1, all or {} (the series in the data)",
+                                                     set.n_series()),
+                             .actual = a.n_series});
   const double read_s = seconds_since(t0);
   data::StaticTable statics;
   if (!a.static_df.empty()) statics = data::read_static(a.static_df);
@@ -340,7 +345,7 @@ void register_forecast(CLI::App& app) {
   cmd->add_option("--static", a.static_df, "Static features: unique_id + numeric columns");
   cmd->add_option("--futr-df", a.futr_df, "Future exogenous values for the h forecast steps");
   cmd->add_option("--model", a.model, "tsmixerx, tsmixer, seasonal_naive or naive")->required();
-  cmd->add_option("--h", a.h, "Forecast horizon")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--h", a.h, "Forecast horizon")->required();
   cmd->add_option("--input-size", a.input_size, "Input window length L (neural models)");
   cmd->add_option("--n-series", a.n_series, "Series per model: 1 (one model each) or all")
       ->capture_default_str();

@@ -16,7 +16,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    // Bad command lines get the same one-line form as bad input.
+    std::fprintf(stderr, "shoal: error: %s (see shoal --help)\n", e.what());
+    return 2;
   } catch (const shoal::Error& e) {
     std::fprintf(stderr, "shoal: error: %s\n", e.what());
     return 2;

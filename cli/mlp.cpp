@@ -107,14 +107,12 @@ void register_mlp(CLI::App& app) {
       ->capture_default_str();
   train->add_option("--act", a.act, "Hidden activation: relu or gelu")->capture_default_str();
   train->add_option("--epochs", a.epochs, "Passes over the training rows")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   train->add_option("--batch-size", a.batch_size, "Rows per optimizer step")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
-  train->add_option("--lr", a.lr, "Adam learning rate")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  train->add_option("--lr", a.lr, "Adam learning rate")->check(kPositive)->capture_default_str();
   train->add_option("--val-fraction", a.val_fraction, "Share of rows held out for validation")
       ->capture_default_str();
   train->add_option("--threads", a.threads, "Threads (0 = all cores)")->capture_default_str();

@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/profile_options.h"
+#include "shoal/core/file_io.h"
 #include "shoal/core/rng.h"
 #include "shoal/data/ncf.h"
 #include "shoal/kernels/bench.h"
@@ -53,13 +54,7 @@ bool is_csv(const std::string& path) {
 }
 
 void write_json_atomic(const std::string& path, const nlohmann::json& j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    SHOAL_CHECK(static_cast<bool>(out), "cannot write {}", path);
-    out << j.dump(2) << "\n";
-  }
-  SHOAL_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "cannot rename {} to {}", tmp, path);
+  write_file_atomic(path, j.dump(2) + "\n");
 }
 
 models::Ncf<float>::Config model_config(const NcfArgs& a, Index users, Index items, Index ctx) {
@@ -229,13 +224,7 @@ void run_synth(const SynthArgs& s) {
       text += fmt::format(",{:.4f}", p.context[static_cast<size_t>(r * s.context + c)]);
     text += "\n";
   }
-  const std::string tmp = s.out + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    SHOAL_CHECK(static_cast<bool>(out), "cannot write {}", s.out);
-    out << text;
-  }
-  SHOAL_CHECK(std::rename(tmp.c_str(), s.out.c_str()) == 0, "cannot rename {}", tmp);
+  write_file_atomic(s.out, text);
   fmt::print("wrote {} positives ({} users, {} items, {} context columns) to {}\n", s.positives,
              s.users, s.items, s.context, s.out);
 }
@@ -272,10 +261,7 @@ double wall_seconds() {
 void write_peer_data(const data::NcfPositives& tr, Index timed, const std::string& dir) {
   std::filesystem::create_directories(dir);
   auto put = [&](const std::string& name, const void* p, size_t bytes) {
-    std::ofstream out(dir + "/" + name, std::ios::binary);
-    SHOAL_CHECK(static_cast<bool>(out), "cannot write {}/{}", dir, name);
-    out.write(static_cast<const char*>(p), static_cast<std::streamsize>(bytes));
-    SHOAL_CHECK(static_cast<bool>(out), "failed writing {}/{}", dir, name);
+    write_file_atomic(dir + "/" + name, std::string_view(static_cast<const char*>(p), bytes));
   };
   put("users.i32", tr.users.data(), tr.users.size() * sizeof(int32_t));
   put("items.i32", tr.items.data(), tr.items.size() * sizeof(int32_t));
@@ -483,10 +469,10 @@ void register_ncf(CLI::App& app) {
   add_model_options(train, a);
   train->add_option("--context-cols", a.context_cols, "CSV context columns (default: all others)")
       ->delimiter(',');
-  train->add_option("--epochs", a.epochs)->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--epochs", a.epochs)->check(kPositive)->capture_default_str();
   train->add_option("--neg", a.neg, "Sampled negatives per positive")->capture_default_str();
   train->add_option("--batch-size", a.batch_size, "Instances (positives + negatives) per step")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   train->add_option("--batch-positives", a.batch_positives,
                     "Positives per step (overrides --batch-size: batch = P·(1 + neg))");
@@ -542,7 +528,7 @@ void register_ncf(CLI::App& app) {
   bn->add_option("--context", ba.context)->capture_default_str();
   bn->add_option("--neg", ba.neg)->capture_default_str();
   bn->add_option("--batch-positives", ba.batch_positives)->capture_default_str();
-  bn->add_option("--epochs", ba.epochs)->check(CLI::PositiveNumber)->capture_default_str();
+  bn->add_option("--epochs", ba.epochs)->check(kPositive)->capture_default_str();
   bn->add_option("--threads-list", ba.threads)->delimiter(',')->capture_default_str();
   bn->add_option("--seed", ba.seed)->capture_default_str();
   bn->add_option("--json", ba.json, "Also write the results as JSON");
@@ -551,7 +537,7 @@ void register_ncf(CLI::App& app) {
   bn->add_option("--peer-script", ba.peer_script, "The peer script")->capture_default_str();
   bn->add_option("--peer-dir", ba.peer_dir, "Where to write the peer's data (default: temp)");
   bn->add_option("--peer-steps", ba.peer_steps, "Steps the peer times")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   bn->add_option("--peer-threads-list", ba.peer_threads)->delimiter(',')->capture_default_str();
   bn->callback([] { run_bench(bench_args); });

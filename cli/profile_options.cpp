@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands.h"
 #include "shoal/core/error.h"
 #include "shoal/profile/html.h"
 #include "shoal/profile/machine.h"
@@ -67,15 +68,15 @@ void add_profile_options(CLI::App& cmd, ProfileOptions& opts) {
                  "skip_first=N,wait=N,warmup=N,active=N,repeat=N (default: every step)");
   cmd.add_option("--profile-events", opts.events_per_thread,
                  "Trace events kept per thread (more are dropped and counted)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegative)
       ->capture_default_str();
   cmd.add_option("--profile-rows", opts.rows, "Rows of the end-of-run table")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd.add_option("--profile-models", opts.models,
                  "Fleet fits with a trace process (and table rows) of their own; later fits "
                  "share one")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
 }
 

@@ -107,9 +107,9 @@ TEST(Series, RejectsBadFilesWithLocation) {
             "t.csv:3:2: field 'ds': ds not ascending in series 'a' (expected a ds after 2, got "
             "'1')");
   EXPECT_EQ(parse_error("unique_id,ds,y\na,1,2\na,3,3\n"),
-            "t.csv:3:2: field 'ds': gap in series 'a' (expected 2 (one 1 step after 1), got '3')");
+            "t.csv:3:2: field 'ds': gap in series 'a' (expected 2 (1 step after 1), got '3')");
   EXPECT_EQ(parse_error("unique_id,ds,y\na,2020-01-01,2\na,2020-01-02,3\na,2020-01-04,1\n"),
-            "t.csv:4:2: field 'ds': gap in series 'a' (expected 2020-01-03 (one 1d after "
+            "t.csv:4:2: field 'ds': gap in series 'a' (expected 2020-01-03 (1d after "
             "2020-01-02), got '2020-01-04')");
   EXPECT_EQ(parse_error("unique_id,ds,y\na,1,2\na,2020-01-02,3\n"),
             "t.csv:3:2: field 'ds': bad value (expected an integer step (as on the first row), "

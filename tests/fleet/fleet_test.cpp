@@ -138,18 +138,5 @@ TEST(Fleet, DuplicateIdsAreRejected) {
   EXPECT_THROW(run_fleet(jobs, {.progress = false}), Error);
 }
 
-TEST(WriteFileAtomic, ReplacesContentsAndLeavesNoTemporary) {
-  const std::string path = temp_path("atomic.txt");
-  write_file_atomic(path, "first\n");
-  write_file_atomic(path, "second\n");
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "second\n");
-  for (const auto& e : fs::directory_iterator(fs::path(path).parent_path()))
-    EXPECT_EQ(e.path().string().find(path + ".tmp"), std::string::npos);
-  fs::remove(path);
-  EXPECT_THROW(write_file_atomic("/nonexistent-dir/x.txt", "x"), Error);
-}
-
 }  // namespace
 }  // namespace shoal::fleet

@@ -32,7 +32,7 @@ class Error : public std::runtime_error {
 };
 
 // Formats "file:line:col: field 'f': message (expected E, got A)"; parts that are unset are
-// left out. Used for Error::what().
+// left out (also within the parentheses). Used for Error::what().
 std::string format_error(const std::string& message, const ErrorContext& context);
 
 }  // namespace shoal

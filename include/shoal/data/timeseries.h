@@ -99,7 +99,7 @@ std::vector<float> static_matrix(const StaticTable& table, const SeriesSet& set,
                                  std::span<const std::string> columns);
 
 // Writes `unique_id,ds,<model>` for h steps after the end of each listed series;
-// `values` is [series.size(), h]. Written to `path + ".tmp"` and renamed.
+// `values` is [series.size(), h]. Written atomically (core/file_io.h).
 void write_forecasts(const std::string& path, const SeriesSet& set, std::span<const Index> series,
                      Index h, const std::string& model, std::span<const double> values);
 

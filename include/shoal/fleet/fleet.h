@@ -93,9 +93,6 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
 // elsewhere throws shoal::Error naming the line.
 std::vector<JobRecord> read_journal(const std::string& path);
 
-// Writes `text` to `path` atomically: temporary file in the same folder, fsync, rename.
-void write_file_atomic(const std::string& path, const std::string& text);
-
 nlohmann::json summary_json(const FleetSummary& s);
 
 }  // namespace shoal::fleet

@@ -35,8 +35,9 @@ namespace shoal::fleet {
 // One line of a jobs file after sweep expansion.
 struct JobSpec {
   std::string id;
-  std::string group;  // the line's id (sweep members and per-series jobs share it)
-  int line = 0;       // 1-based line in the jobs file
+  std::string group;   // the line's id (sweep members and per-series jobs share it)
+  int line = 0;        // 1-based line in the jobs file
+  std::string source;  // the jobs file (for messages)
   std::string model;
   std::string data;      // resolved path
   std::string test;      // resolved path, may be empty

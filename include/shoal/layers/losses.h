@@ -48,9 +48,13 @@ struct PointLoss {
   double forward(ConstMat<T> pred, ConstMat<T> target, const LossWeights<T>& w = {});
   void backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred,
                 const LossWeights<T>& w = {}, double dloss = 1.0) const;
+  // Whether the last forward's Σ ℓ·W was finite. forward returns 0 for a non-finite ratio (as
+  // neuralforecast's _divide_no_nan does), which hides a diverged model; trainers ask this.
+  bool numerator_finite() const { return num_finite_; }
 
  private:
   double inv_den_ = 0;  // 1 / Σ W of the last forward, 0 when its ratio was not finite
+  bool num_finite_ = true;
 };
 
 template <class T>

@@ -118,6 +118,7 @@ class ForecastTrainer {
       const layers::LossWeights<T> w{.mask = mask};
       zone.next(zones_.loss_forward);
       loss = loss_.forward(out, target, w);
+      diverged_ = !loss_.numerator_finite();
       MatView<T> dout = dout_.mat().rows_block(0, out.rows);
       zone.next(zones_.loss_backward);
       loss_.backward(out, target, dout, w);
@@ -127,7 +128,9 @@ class ForecastTrainer {
       loss = chunked_step(ctx, in, target, mask);
     }
     zone.next(zones_.optimizer);
-    adam_.step(arena_);
+    // A diverged step leaves the weights as they were, so the caller can still see where the
+    // non-finite values started (its backward through Inf activations made NaN gradients).
+    if (!diverged_) adam_.step(arena_);
     ++steps_;
     return loss;
   }
@@ -180,6 +183,9 @@ class ForecastTrainer {
   }
 
   Arena& arena() { return arena_; }
+  // Whether the last train_step's predictions gave a non-finite loss sum. train_step then returns
+  // 0 (neuralforecast's _divide_no_nan) and skips the update; the fit loop stops on this.
+  bool last_step_diverged() const { return diverged_; }
   optim::Adam<T>& optimizer() { return adam_; }
   int64_t steps() const { return steps_; }
   // Windows per forward/backward pass (the model is planned for this many).
@@ -227,6 +233,7 @@ class ForecastTrainer {
       }
       model_.backward(ctx, sub, dout);
     }
+    diverged_ = !std::isfinite(num);
     const double ratio = num / den;
     if (std::isfinite(ratio)) return ratio;
     std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
@@ -275,6 +282,7 @@ class ForecastTrainer {
   Arena arena_;
   Index chunk_ = 0;
   int64_t steps_ = 0;
+  bool diverged_ = false;
   profile::Recorder* prof_ = nullptr;
   struct Zones {
     profile::ZoneId zero_grad, loss_forward, loss_backward, optimizer;

@@ -67,7 +67,4 @@ void write_report_json(const Report& r, const std::string& path);
 // Median cost in ns of one begin+end zone pair in `mode` (a private Recorder, a tight loop).
 double measure_zone_cost_ns(Mode mode, int iterations = 200000);
 
-// Writes `text` to `path` through `path.tmp` and a rename.
-void write_file_atomic(const std::string& path, const std::string& text);
-
 }  // namespace shoal::profile

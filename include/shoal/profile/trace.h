@@ -16,7 +16,7 @@
 namespace shoal::profile {
 
 std::string chrome_trace_json(const Recorder& rec, const Machine& machine);
-// Written to path + ".tmp", then renamed. Conventionally named "<name>.pt.trace.json".
+// Written atomically (core/file_io.h). Conventionally named "<name>.pt.trace.json".
 void write_chrome_trace(const Recorder& rec, const Machine& machine, const std::string& path);
 
 // The in-repo validator: strict JSON; a top-level object with a "traceEvents" array; every event

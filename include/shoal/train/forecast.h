@@ -83,6 +83,10 @@ std::string model_names();
 // Whether a model trains on windows (and so needs input_size and input_size + h rows).
 bool is_neural(std::string_view name);
 
+// Throws shoal::Error naming the first hyper-parameter out of range (h, input_size, step_size,
+// windows_batch_size, val_size, dropout; with `fitting`, also max_steps and learning_rate).
+void check_forecast_job(const ForecastJob& job, bool fitting);
+
 // The loss named "mae", "mse" or "huber" (throws shoal::Error otherwise).
 layers::PointLossKind parse_loss(std::string_view name);
 

@@ -35,7 +35,7 @@ struct SafetensorsFile {
   const LoadedTensor* find(std::string_view name) const;
 };
 
-// Writes to `path` + ".tmp" and renames, so a crash never leaves a half-written file.
+// Written atomically (core/file_io.h), so a crash never leaves a half-written file.
 void write_safetensors(const std::string& path, std::span<const TensorRef> tensors,
                        const std::map<std::string, std::string>& metadata = {});
 std::string encode_safetensors(std::span<const TensorRef> tensors,

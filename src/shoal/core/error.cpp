@@ -12,10 +12,13 @@ std::string format_error(const std::string& message, const ErrorContext& c) {
   }
   if (!c.field.empty()) out += fmt::format("field '{}': ", c.field);
   out += message;
-  if (!c.expected.empty() || !c.actual.empty()) {
-    out += fmt::format(" (expected {}, got {})", c.expected.empty() ? "?" : c.expected,
-                       c.actual.empty() ? "?" : c.actual);
-  }
+  // Only the parts that are known: "(expected E, got A)", "(expected E)" or "(got A)".
+  if (!c.expected.empty() && !c.actual.empty())
+    out += fmt::format(" (expected {}, got {})", c.expected, c.actual);
+  else if (!c.expected.empty())
+    out += fmt::format(" (expected {})", c.expected);
+  else if (!c.actual.empty())
+    out += fmt::format(" (got {})", c.actual);
   return out;
 }
 

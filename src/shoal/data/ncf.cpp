@@ -125,7 +125,8 @@ NcfPositives parse_ncf_ratings(const std::string& text, const std::string& sourc
     p.num_users = std::max<Index>(p.num_users, p.users.back() + Index{1});
     p.num_items = std::max<Index>(p.num_items, p.items.back() + Index{1});
   }
-  SHOAL_CHECK(!p.users.empty(), "{}: no ratings found", source);
+  if (p.users.empty())
+    fail(source, -1, "no ratings found", "", "user<TAB>item lines", "an empty file");
   if (limits.num_users >= 0) p.num_users = limits.num_users;
   if (limits.num_items >= 0) p.num_items = limits.num_items;
   return p;
@@ -284,7 +285,8 @@ NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
       p.context.push_back(v);
     }
   }
-  SHOAL_CHECK(!p.users.empty(), "{}: no positive rows found", source);
+  if (p.users.empty())
+    fail(source, -1, "no positive rows found", "", "rows after the header", "only the header");
   if (limits.num_users >= 0) p.num_users = limits.num_users;
   if (limits.num_items >= 0) p.num_items = limits.num_items;
   return p;

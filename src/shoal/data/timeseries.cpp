@@ -434,7 +434,7 @@ class SeriesParser {
       const int64_t want = advance(p.last_ds, p.freq);
       if (ds != want)
         fail(line_no, h_.ds,
-             fmt::format("{} (one {} after {})", fmt_ds(want), p.freq.str(), fmt_ds(p.last_ds)),
+             fmt::format("{} ({} after {})", fmt_ds(want), p.freq.str(), fmt_ds(p.last_ds)),
              fmt_ds(ds),
              fmt::format("{} in series '{}'", ds > want ? "gap" : "irregular step", p.id));
     }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <unordered_set>
 
+#include "shoal/core/file_io.h"
 #include "shoal/data/gzip.h"
 #include "shoal/data/text.h"
 #include "shoal/data/timeseries.h"
@@ -165,17 +166,7 @@ void write_forecasts(const std::string& path, const SeriesSet& set, std::span<co
                      format_ds(advance(last, set.freq[size_t(s)], k), set.time_kind, set.date_only),
                      values[i * size_t(h) + size_t(k - 1)]);
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw Error("cannot write file", ErrorContext{.file = tmp, .expected = "a writable path"});
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) throw Error("write failed", ErrorContext{.file = tmp});
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw Error("cannot rename output", ErrorContext{.file = path, .actual = tmp});
+  write_file_atomic(path, text);
 }
 
 }  // namespace shoal::data

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "shoal/core/error.h"
+#include "shoal/core/file_io.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/profile/recorder.h"
 
@@ -162,31 +163,6 @@ T median(std::vector<T> v) {
 }
 
 }  // namespace
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error(
-        "cannot create output file",
-        ErrorContext{.file = tmp, .expected = "a writable folder", .actual = "open failed"});
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error("writing output failed", ErrorContext{.file = tmp});
-    }
-    done += static_cast<size_t>(n);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error("could not move the finished output into place", ErrorContext{.file = path});
-  }
-}
 
 std::vector<JobRecord> read_journal(const std::string& path) {
   std::vector<JobRecord> out;

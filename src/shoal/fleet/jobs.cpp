@@ -189,7 +189,8 @@ std::vector<JobSpec> parse_jobs(const std::string& text, const std::string& sour
                                  .line = static_cast<int64_t>(first) + 1,
                                  .field = need,
                                  .expected = "a header naming data, model [, id, seed, test, "
-                                             "series, max_series, config keys...]"});
+                                             "series, max_series, config keys...]",
+                                 .actual = fmt::format("'{}'", data::trim(lines[first]))});
     ++first;
   }
   for (size_t i = first; i < lines.size(); ++i) {
@@ -198,6 +199,7 @@ std::vector<JobSpec> parse_jobs(const std::string& text, const std::string& sour
     JobSpec base;
     base.base_dir = base_dir;
     base.line = static_cast<int>(i) + 1;
+    base.source = source;
     base.id = base.group = fmt::format("line{}", base.line);
     try {
       nlohmann::json j;
@@ -370,6 +372,11 @@ struct Loaded {
   }
 };
 
+// A line's error prefixed with where the line is ("jobs.jsonl:3: ...").
+std::string located(const JobSpec& s, const std::string& message) {
+  return s.source.empty() ? message : fmt::format("{}:{}: {}", s.source, s.line, message);
+}
+
 Job failing_job(const std::string& id, const std::string& key, const std::string& error) {
   return {id, 0, [error]() -> JobOutput { throw Error(error); }, key};
 }
@@ -410,6 +417,22 @@ train::ForecastJob forecast_job(const JobSpec& s, ConfigReader& c, const data::S
   job.mixer.ff_dim = c.integer("ff_dim", job.mixer.ff_dim);
   job.mixer.dropout = c.real("dropout", job.mixer.dropout);
   job.mixer.revin = c.flag("revin", job.mixer.revin);
+  if (c.has("n_series")) {
+    // neuralforecast's n_series is implied by 'series'; a stated one must agree with the data.
+    const Index want = s.series != "all"  ? 1
+                       : s.max_series > 0 ? std::min<Index>(s.max_series, set.n_series())
+                                          : set.n_series();
+    const Index got = c.integer("n_series", want);
+    if (got != want)
+      throw Error(
+          "n_series does not match the data",
+          ErrorContext{.file = s.data,
+                       .field = "n_series",
+                       .expected = s.series != "all"
+                                       ? std::string("1 (series 'each': one model per series)")
+                                       : fmt::format("{} (the series in the data)", want),
+                       .actual = fmt::format("{}", got)});
+  }
   const Index m = c.integer("seasonality", 0);
   job.seasonality = m > 0 ? m : set.freq.front().season_length();
   c.check_all_used();
@@ -462,7 +485,7 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
       for (Index i = 0; i < n; ++i) panels.push_back({i});
     }
   } catch (const std::exception& e) {
-    fail(e.what());
+    fail(located(s, e.what()));
     return;
   }
   size_t bytes = 0;
@@ -568,7 +591,6 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
                                 ConstMat<double>(y.data(), n_train, 1));
       double loss = 0;
       for (int e = 0; e < st->epochs; ++e) loss = trainer.train_epoch().train_loss;
-      SHOAL_CHECK(std::isfinite(loss), "training diverged (loss {})", loss);
       JobOutput o;
       o.metrics = {{"train_loss", loss},
                    {"steps", trainer.steps()},
@@ -592,7 +614,7 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     }
     out.jobs.push_back({s.id, bytes, run, key});
   } catch (const std::exception& e) {
-    out.jobs.push_back(failing_job(s.id, key, e.what()));
+    out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));
   }
   out.info.push_back({s.group, s.model, false});
 }
@@ -648,7 +670,6 @@ void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
       train::NcfTrainer trainer(model, cfg, positives);
       double loss = 0;
       for (int e = 0; e < epochs; ++e) loss = trainer.train_epoch().loss;
-      SHOAL_CHECK(std::isfinite(loss), "training diverged (loss {})", loss);
       JobOutput o;
       o.metrics = {
           {"loss", loss}, {"steps", trainer.steps()}, {"arena_bytes", trainer.arena().bytes()}};
@@ -662,7 +683,7 @@ void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     };
     out.jobs.push_back({s.id, 0, run, key});
   } catch (const std::exception& e) {
-    out.jobs.push_back(failing_job(s.id, key, e.what()));
+    out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));
   }
   out.info.push_back({s.group, s.model, false});
 }
@@ -686,7 +707,8 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
       out.jobs.push_back(failing_job(
           s.id, spec_key(s),
           format_error(fmt::format("unknown model '{}'", s.model),
-                       {.line = s.line,
+                       {.file = s.source,
+                        .line = s.line,
                         .field = "model",
                         .expected = "tsmixerx, tsmixer, seasonal_naive, naive, mlp or ncf",
                         .actual = s.model.empty() ? "(missing)" : s.model})));

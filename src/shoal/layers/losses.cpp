@@ -155,6 +155,7 @@ double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWei
     });
   });
   const double ratio = num / den;
+  num_finite_ = std::isfinite(num);
   if (!std::isfinite(ratio)) {
     inv_den_ = 0;
     return 0;

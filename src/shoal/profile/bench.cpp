@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "shoal/core/file_io.h"
 #include "shoal/core/rng.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"

@@ -1,4 +1,5 @@
 #include "shoal/profile/html.h"
+#include "shoal/core/file_io.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shoal/core/file_io.h"
 #include "shoal/kernels/bench.h"
 
 namespace shoal::profile {
@@ -90,13 +91,11 @@ Machine measure_machine() {
                             {"peak_gflops", m.peak_gflops},
                             {"bandwidth_gbs", m.bandwidth_gbs},
                             {"method", kMachineMethod}};
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f.good()) return m;  // a read-only home only loses the cache
-    f << j.dump(2) << '\n';
+  try {
+    write_file_atomic(path, j.dump(2) + "\n");
+  } catch (const Error&) {
+    // a read-only home only loses the cache
   }
-  std::filesystem::rename(tmp, path, ec);
   return m;
 }
 

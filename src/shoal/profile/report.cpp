@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shoal/core/error.h"
+#include "shoal/core/file_io.h"
 
 namespace shoal::profile {
 
@@ -205,17 +206,6 @@ std::string format_table(const Report& r, int max_rows) {
   else
     out += "Machine: peak unknown (run `shoal bench peak` once to measure and cache it)\n";
   return out;
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    SHOAL_CHECK(f.good(), "cannot write '{}'", tmp);
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    SHOAL_CHECK(f.good(), "failed writing '{}'", tmp);
-  }
-  std::filesystem::rename(tmp, path);
 }
 
 void write_report_json(const Report& r, const std::string& path) {

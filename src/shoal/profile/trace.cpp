@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "shoal/core/file_io.h"
 #include "shoal/profile/report.h"
 
 namespace shoal::profile {

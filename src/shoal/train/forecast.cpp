@@ -11,6 +11,7 @@
 #include "shoal/optim/lr_schedule.h"
 #include "shoal/profile/recorder.h"
 #include "shoal/train/checkpoint.h"
+#include "shoal/train/checks.h"
 #include "shoal/train/metrics.h"
 
 namespace shoal::train {
@@ -32,7 +33,7 @@ constexpr Registered kModels[] = {
 FitResult baseline(const data::Panel& panel, const ForecastJob& job, Index m) {
   const data::SeriesSet& set = panel.set();
   const Index h = job.windows.h;
-  SHOAL_CHECK(h >= 1, "h must be ≥ 1, got {}", h);
+  if (h < 1) hyper_parameter_out_of_range("h", "an integer ≥ 1", double(h));
   FitResult r;
   r.forecasts.resize(size_t(panel.n_series() * h));
   for (Index n = 0; n < panel.n_series(); ++n)
@@ -99,15 +100,27 @@ struct Fit {
                                                 .huber_delta = job.train.huber_delta}) {}
 };
 
-void check_job(const ForecastJob& job) {
+// Hyper-parameters, each named with its value; `fitting` adds what only training needs.
+void check_job(const ForecastJob& job, bool fitting) {
   const data::WindowConfig& w = job.windows;
-  SHOAL_CHECK(w.h >= 1, "h must be ≥ 1, got {}", w.h);
-  SHOAL_CHECK(w.input_size >= 1, "input_size must be ≥ 1, got {}", w.input_size);
-  SHOAL_CHECK(w.windows_batch_size >= 0, "windows_batch_size must be ≥ 0, got {}",
-              w.windows_batch_size);
-  SHOAL_CHECK(w.val_size == 0 || w.val_size >= w.h, "val_size must be 0 or ≥ h = {}, got {}", w.h,
-              w.val_size);
-  SHOAL_CHECK(job.train.max_steps >= 0, "max_steps must be ≥ 0, got {}", job.train.max_steps);
+  if (w.h < 1) hyper_parameter_out_of_range("h", "an integer ≥ 1", double(w.h));
+  if (w.input_size < 1)
+    hyper_parameter_out_of_range("input_size", "an integer ≥ 1", double(w.input_size));
+  if (w.step_size < 1)
+    hyper_parameter_out_of_range("step_size", "an integer ≥ 1", double(w.step_size));
+  if (w.windows_batch_size < 0)
+    hyper_parameter_out_of_range("windows_batch_size", "an integer ≥ 1 (or 0: every window)",
+                                 double(w.windows_batch_size));
+  if (w.val_size != 0 && w.val_size < w.h)
+    hyper_parameter_out_of_range("val_size", fmt::format("0 or ≥ h = {}", w.h), double(w.val_size));
+  // dropout < 0 means "the model's default".
+  if (job.mixer.dropout >= 1 || std::isnan(job.mixer.dropout))
+    hyper_parameter_out_of_range("dropout", "a probability in [0, 1)", job.mixer.dropout);
+  if (!fitting) return;
+  if (job.train.max_steps < 1)
+    hyper_parameter_out_of_range("max_steps", "an integer ≥ 1", double(job.train.max_steps));
+  if (!(job.train.learning_rate > 0) || !std::isfinite(job.train.learning_rate))
+    hyper_parameter_out_of_range("learning_rate", "a finite number > 0", job.train.learning_rate);
   SHOAL_CHECK(job.train.early_stop_patience_steps <= 0 || w.val_size > 0,
               "early stopping (patience {}) needs validation data: set val_size ≥ h",
               job.train.early_stop_patience_steps);
@@ -142,7 +155,7 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
   whole.next(fz.fit);
   profile::ZoneChain zone(fz.rec, 0);
   zone.next(fz.setup);
-  check_job(job);
+  check_job(job, true);
   const data::WindowConfig& wc = job.windows;
   const Index h = wc.h, n = panel.n_series();
   data::TrainBatcher batcher(panel, wc, job.train.seed);  // throws when too short
@@ -209,7 +222,10 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
     const double loss =
         trainer.train_step(inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, n),
                            ConstMat<float>(b.outsample_mask.data, rows, n));
-    if (!std::isfinite(loss)) throw Error(fmt::format("Loss is NaN at step {}", step));
+    if (!std::isfinite(loss) || trainer.last_step_diverged()) [[unlikely]] {
+      const Arena* arena = &trainer.arena();
+      throw_non_finite_loss(step, {&arena, 1});
+    }
     trainer.optimizer().set_lr(sched.step());
     r.steps = step;
     if (validate && step % interval == 0) {
@@ -246,7 +262,7 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
 
 template <class Model>
 size_t plan_bytes(const data::Panel& panel, const ForecastJob& job) {
-  check_job(job);
+  check_job(job, true);
   const Index max_batch = job.windows.windows_batch_size > 0
                               ? job.windows.windows_batch_size
                               : data::TrainBatcher(panel, job.windows, job.train.seed).n_valid();
@@ -258,7 +274,7 @@ template <class Model>
 std::vector<double> predict_mixer(const data::Panel& panel, const ForecastJob& job,
                                   std::string_view weights, std::span<const Index> starts,
                                   Index end, bool future) {
-  check_job(job);
+  check_job(job, false);
   const Index h = job.windows.h, n = panel.n_series(), w = Index(starts.size());
   const Index max_batch = std::clamp<Index>(w, 1, 256);
   Fit<Model> fit(panel, job, max_batch);
@@ -339,6 +355,10 @@ bool is_neural(std::string_view name) {
   for (const auto& m : kModels)
     if (name == m.name) return m.neural;
   return name == "tsmixer" || name == "tsmixerx";
+}
+
+void check_forecast_job(const ForecastJob& job, bool fitting) {
+  check_job(job, fitting);
 }
 
 }  // namespace shoal::train

@@ -2,12 +2,20 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "shoal/layers/losses.h"
+#include "shoal/train/checks.h"
 #include "shoal/train/data_parallel.h"
 
 namespace shoal::train {
 namespace {
+
+// Validates before any member (the optimizer checks lr too, with a less specific message).
+const MlpTrainConfig& checked(const MlpTrainConfig& c) {
+  check_lr_and_batch(c.lr, c.batch_size);
+  return c;
+}
 
 // Column means and (population) standard deviations; a constant column gets std 1.
 void column_stats(ConstMat<double> m, std::vector<double>& mean, std::vector<double>& stdev) {
@@ -59,13 +67,12 @@ struct MlpTrainer::Replica {
 
 MlpTrainer::MlpTrainer(const models::Mlp<float>::Config& model, const MlpTrainConfig& cfg,
                        ConstMat<double> x, ConstMat<double> y)
-    : cfg_(cfg), pool_(cfg.threads, cfg.pinning), optimizer_({.lr = cfg.lr}) {
+    : cfg_(checked(cfg)), pool_(cfg.threads, cfg.pinning), optimizer_({.lr = cfg.lr}) {
   SHOAL_CHECK(x.rows == y.rows, "x has {} rows but y has {}", x.rows, y.rows);
   SHOAL_CHECK(x.rows > 0, "no training rows");
   SHOAL_CHECK(x.cols == model.in && y.cols == model.out,
               "data has {} features and {} targets, the model expects {} and {}", x.cols, y.cols,
               model.in, model.out);
-  SHOAL_CHECK(cfg.batch_size > 0, "batch size must be > 0, got {}", cfg.batch_size);
   rows_ = x.rows;
   in_ = x.cols;
   out_ = y.cols;
@@ -133,7 +140,10 @@ void MlpTrainer::step(Index begin, Index end) {
       MatView<float> dout = rep.dout.mat().rows_block(0, r.size());
       {
         profile::Zone zone(prof_, zones_.loss_forward, rows);
-        thread_loss_[static_cast<size_t>(tid)] = share * rep.loss.forward(pred, yb);
+        const double l = rep.loss.forward(pred, yb);
+        // PointLoss reports a non-finite mean as 0 (neuralforecast's rule); a fault is NaN here.
+        thread_loss_[static_cast<size_t>(tid)] =
+            rep.loss.numerator_finite() ? share * l : std::numeric_limits<double>::quiet_NaN();
       }
       {
         profile::Zone zone(prof_, zones_.loss_backward, rows);
@@ -142,6 +152,10 @@ void MlpTrainer::step(Index begin, Index end) {
       rep.model.backward(ctx, xb, dout);
     });
   }
+  // One scalar per thread: a diverged step stops here, before its update poisons the weights.
+  double loss = 0;
+  for (const double l : thread_loss_) loss += l;
+  if (!std::isfinite(loss)) throw_non_finite_loss(optimizer_.step_count() + 1, arenas_);
   optimizer_.begin_step();
   {
     profile::Zone wait(prof_, zones_.wait);

@@ -8,6 +8,7 @@
 #include "shoal/layers/losses.h"
 
 #include "shoal/core/copy_row.h"
+#include "shoal/train/checks.h"
 #include "shoal/train/data_parallel.h"
 
 namespace shoal::train {
@@ -69,6 +70,12 @@ struct NcfReplica {
 };
 
 namespace {
+
+// Validates before any member (the optimizer checks lr too, with a less specific message).
+const NcfTrainConfig& checked(const NcfTrainConfig& c) {
+  check_lr_and_batch(c.lr, c.batch_size);
+  return c;
+}
 
 using ReplicaList = std::vector<std::unique_ptr<NcfReplica>>;
 
@@ -192,13 +199,12 @@ NcfMetrics NcfEvaluator::evaluate(const data::NcfTestSet& test, Index k,
 
 NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainConfig& cfg,
                        const data::NcfPositives& train)
-    : cfg_(cfg),
+    : cfg_(detail::checked(cfg)),
       train_(train),
       pool_(cfg.threads, cfg.pinning),
       sampler_(train, cfg.negatives, cfg.seed),
       adam_({.lr = cfg.lr}),
       sparse_adam_({.lr = cfg.lr, .dense_eps = true}) {
-  SHOAL_CHECK(cfg.batch_size > 0, "batch size must be > 0, got {}", cfg.batch_size);
   SHOAL_CHECK(train.context_cols() == model.context,
               "the data has {} context columns, the model expects {}", train.context_cols(),
               model.context);
@@ -334,6 +340,10 @@ void NcfTrainer::step(Index begin, Index end) {
       rep.model.backward(ctx, users, items, dlogits);
     });
   }
+  // One scalar per thread: a diverged step stops here, before its update poisons the weights.
+  double loss = 0;
+  for (const double l : thread_loss_) loss += l;
+  if (!std::isfinite(loss)) throw_non_finite_loss(adam_.step_count() + 1, arenas_);
   const auto t1 = std::chrono::steady_clock::now();
   adam_.begin_step();
   sparse_adam_.begin_step();

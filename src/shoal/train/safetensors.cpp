@@ -1,4 +1,5 @@
 #include "shoal/train/safetensors.h"
+#include "shoal/core/file_io.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -61,15 +62,7 @@ std::string encode_safetensors(std::span<const TensorRef> tensors,
 
 void write_safetensors(const std::string& path, std::span<const TensorRef> tensors,
                        const std::map<std::string, std::string>& metadata) {
-  const std::string bytes = encode_safetensors(tensors, metadata);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) bad(path, "cannot write file", "", "a writable path");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) bad(path, "write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) bad(path, "cannot rename the temporary file");
+  write_file_atomic(path, encode_safetensors(tensors, metadata));
 }
 
 SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& source) {
