@@ -26,7 +26,7 @@ void register_bench(CLI::App& app) {
   auto* kernels = bench->add_subcommand("kernels", "Fused Linear and GEMM kernels vs peak");
   kernels->add_option("--json", opts->json, "Also write the results as JSON to this file");
   kernels->add_option("--reps", opts->reps, "Timed samples per case (median is reported)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   kernels->callback([opts] {
     const auto report = kernels::bench_kernels(opts->reps);
     std::fputs(kernels::format_report(report).c_str(), stdout);
@@ -51,11 +51,11 @@ void register_bench(CLI::App& app) {
   profiler
       ->add_option("--rounds", prof->reps,
                    "Interleaved rounds per workload (default: as many as fit in --seconds)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   profiler
       ->add_option("--seconds", *prof_seconds,
                    "CPU seconds per workload when --rounds is not given")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   profiler->callback([prof, prof_seconds] {
     const auto b = profile::bench_profiler(prof->reps, *prof_seconds);
     std::fputs(profile::format_profiler_bench(b).c_str(), stdout);

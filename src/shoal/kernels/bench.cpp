@@ -8,12 +8,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "shoal/core/arena.h"
+#include "shoal/core/file_io.h"
 #include "shoal/core/rng.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/kernels/gemm.h"
@@ -217,14 +216,7 @@ void write_report_json(const BenchReport& report, const std::string& path) {
                           {"peak_fraction", c.peak_fraction},
                           {"best_us", c.best_us},
                           {"best_fraction", c.best_fraction}});
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    SHOAL_CHECK(f.good(), "cannot write benchmark JSON to '{}'", tmp);
-    f << j.dump(2) << '\n';
-    SHOAL_CHECK(f.good(), "failed writing benchmark JSON to '{}'", tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  write_file_atomic(path, j.dump(2) + "\n");
 }
 
 }  // namespace shoal::kernels
