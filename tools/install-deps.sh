@@ -2,6 +2,8 @@
 # Installs what shoal needs to build and test on Debian 12: compilers, CMake/Ninja and the
 # libraries it links (all Debian packages), and the Python venv build/pyenv for the extension and
 # its tests. Idempotent: does nothing when all are present.
+#   tools/install-deps.sh           what ./dev.sh builds and tests need
+#   tools/install-deps.sh --fuzz    also clang and its fuzzer/sanitizer runtimes (tools/fuzz.sh)
 set -euo pipefail
 
 packages=(
@@ -11,6 +13,10 @@ packages=(
   python3-h5py python3-venv python3-dev
   clang-format clang-tidy
 )
+# libFuzzer ships with clang's runtime libraries (Debian: libclang-rt-14-dev); gcc has none.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
