@@ -3,7 +3,8 @@
 # libraries it links (all Debian packages), and the Python venv build/pyenv for the extension and
 # its tests. Idempotent: does nothing when all are present.
 #   tools/install-deps.sh           what ./dev.sh builds and tests need
-#   tools/install-deps.sh --fuzz    also clang and its fuzzer/sanitizer runtimes (tools/fuzz.sh)
+#   tools/install-deps.sh --fuzz    the Debian packages plus clang and its fuzzer/sanitizer
+#                                   runtimes (tools/fuzz.sh); no Python venv
 set -euo pipefail
 
 packages=(
@@ -30,6 +31,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Fuzzing needs no Python.
+if [ "${1:-}" = "--fuzz" ]; then exit 0; fi
 
 # Python: a virtual environment in the build tree (Debian's pip refuses system installs, PEP 668)
 # with what the extension's build and the Python tests need, from PyPI. Debian's python3 is the
