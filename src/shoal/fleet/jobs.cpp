@@ -102,6 +102,17 @@ nlohmann::json cell_value(const std::string& s) {
   return s;
 }
 
+// Keys and digests dump a line as JSON, which must be UTF-8 (JSON lines are checked when
+// parsed; CSV cells are not).
+bool is_utf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
 std::string value_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
@@ -208,6 +219,9 @@ std::vector<JobSpec> parse_jobs(const std::string& text, const std::string& sour
         j = nlohmann::json::object();
         for (size_t c = 0; c < cells.size(); ++c) {
           if (cells[c].empty()) continue;
+          SHOAL_CHECK(is_utf8(cells[c]) && is_utf8(header[c]),
+                      "field {} (column '{}') is not valid UTF-8 text", c + 1,
+                      is_utf8(header[c]) ? header[c] : "?");
           if (kLineKeys.count(header[c]) && header[c] != "config" && header[c] != "sweep")
             j[header[c]] = header[c] == "seed" || header[c] == "max_series"
                                ? cell_value(cells[c])
