@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "fuzz_input.h"
@@ -36,6 +37,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   std::string tmpl = (fs::temp_directory_path() / "shoal_jobs_fuzz_XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) std::abort();
   g_base_dir = tmpl;
+  std::atexit([] {
+    std::error_code ignored;
+    fs::remove_all(g_base_dir, ignored);
+  });
   std::string series = "unique_id,ds,y,x\n";
   for (const char* id : {"a", "b"})
     for (int t = 1; t <= 40; ++t) series += fmt::format("{},{},{},{}\n", id, t, t % 7, t % 3);
