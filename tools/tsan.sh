@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over the code that runs threads: the thread pool, the fleet (jobs on worker
-# threads, journal, memory budget) and the multi-threaded trainers (MLP and NCF with threads > 1,
-# forecasting fits). Builds the tsan preset (gcc, -fsanitize=thread, -O1 -g) and runs those
-# tests with halt_on_error=1, so the first race fails its test with both stacks printed.
+# threads, journal, memory budget), the multi-threaded trainers (MLP and NCF with threads > 1,
+# forecasting fits) and the profiler's recorder, which pool threads write to. Builds the tsan
+# preset (gcc, -fsanitize=thread, -O1 -g) and runs those tests with halt_on_error=1, so the
+# first race fails its test with both stacks printed.
 #   tools/tsan.sh [extra ctest args...]        e.g. tools/tsan.sh -R NcfTrainer
 # Not part of ./dev.sh test (CI time); see docs/reliability.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tests='^(SplitRange|ThreadPool|Fleet|FleetCrash|FleetJobs|WriteFileAtomic|MlpTrainer|NcfTrainer|ForecastFit|DataParallel)\.'
+tests='^(SplitRange|ThreadPool|Fleet|FleetCrash|FleetJobs|WriteFileAtomic|MlpTrainer|NcfTrainer|ForecastFit|Recorder|ForecastProfile)\.'
 
 cmake --preset tsan >/dev/null
 nice -n 10 cmake --build --preset tsan -j "$(nproc)" >/dev/null
