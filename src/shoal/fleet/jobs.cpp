@@ -266,6 +266,8 @@ class ConfigReader {
     if (!has(k)) return def;
     const double v = number(k);
     SHOAL_CHECK(v == std::floor(v), "config '{}' must be an integer, got {}", k, v);
+    // Past ±2^63 the conversion is undefined (UBSan, fuzz/jobs_fuzz).
+    SHOAL_CHECK(std::abs(v) < 9.2e18, "config '{}' is out of range, got {}", k, v);
     return static_cast<int64_t>(v);
   }
   double real(const std::string& k, double def) { return has(k) ? number(k) : def; }
