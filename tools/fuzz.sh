@@ -38,18 +38,20 @@ for t in "${targets[@]}"; do
   before=$(find "$findings" -type f | wc -l)
   log=$log_dir/$t.log
   echo "shoal: fuzzing $t for ${seconds}s (log: $log)" >&2
+  started=$(date +%s)
   set +e
   nice -n 10 "$binary" "$scratch" "fuzz/corpus/$t" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1
   rc=$?
   set -e
+  elapsed=$(($(date +%s) - started))
   found=$(($(find "$findings" -type f | wc -l) - before))
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
   rate=$(grep -oE 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
   new_units=$(grep -oE 'stat::new_units_added: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -1 || true)
   initial=$(grep -E 'INITED cov:' "$log" | grep -oE 'cov: [0-9]+' | head -1 || true)
-  line="$t: ${seconds}s, ${runs} runs (${rate}/s), ${new_units} new inputs, ${cov:-cov: ?} (at start ${initial:-?}), findings ${found}, exit ${rc}"
+  line="$t: ${elapsed}s, ${runs} runs (${rate}/s), ${new_units} new inputs, ${cov:-cov: ?} (at start ${initial:-?}), findings ${found}, exit ${rc}"
   echo "$line"
   summary+=("$line")
   if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
