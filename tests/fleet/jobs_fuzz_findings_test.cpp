@@ -3,6 +3,8 @@
 //   computed; now the line fails alone with a shoal error naming the field.
 // - integer configs beyond int64 (1e30): an undefined float-to-integer conversion; now the
 //   job fails with a shoal error naming the key.
+// - a seed or max_series that is a float (7.8e100): converted to an integer unchecked; now the
+//   line fails with a shoal error.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -64,6 +66,21 @@ TEST(FleetJobs, IntegerConfigsBeyondInt64FailTheirJob) {
     }
   }
   fs::remove_all(dir);
+}
+
+TEST(FleetJobs, SeedAndMaxSeriesMustBeIntegers) {
+  const auto specs = parse_jobs(
+      "{\"data\": \"a.csv\", \"model\": \"mlp\", \"seed\": 7.8e100}\n"
+      "{\"data\": \"a.csv\", \"model\": \"naive\", \"max_series\": 1.5}\n",
+      "jobs.jsonl", "/base");
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_NE(specs[0].error.find("'seed' must be an integer"), std::string::npos) << specs[0].error;
+  EXPECT_NE(specs[1].error.find("'max_series' must be an integer"), std::string::npos)
+      << specs[1].error;
+  EXPECT_NO_THROW((void)build_jobs(specs));
+  const auto csv = parse_jobs("data,model,seed\na.csv,mlp,1e300\n", "jobs.csv", "/base");
+  ASSERT_EQ(csv.size(), 1u);
+  EXPECT_NE(csv[0].error.find("'seed' must be an integer"), std::string::npos) << csv[0].error;
 }
 
 }  // namespace

@@ -132,6 +132,11 @@ void add_json_line(const nlohmann::json& j, JobSpec base, const std::string& bas
   base.model = j.value("model", std::string());
   base.data = resolve(j.value("data", std::string()), base_dir);
   base.test = resolve(j.value("test", std::string()), base_dir);
+  // nlohmann converts a float to an integer type unchecked (undefined past its range;
+  // UBSan, fuzz/jobs_fuzz).
+  for (const char* k : {"seed", "max_series"})
+    SHOAL_CHECK(!j.contains(k) || j.at(k).is_number_integer(), "'{}' must be an integer, got {}", k,
+                j.at(k).dump());
   base.seed = j.value("seed", uint64_t{1});
   base.series = j.value("series", std::string("each"));
   base.max_series = j.value("max_series", int64_t{0});
