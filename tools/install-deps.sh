@@ -2,6 +2,9 @@
 # Installs what shoal needs to build and test on Debian 12: compilers, CMake/Ninja and the
 # libraries it links (all Debian packages), and the Python venv build/pyenv for the extension and
 # its tests. Idempotent: does nothing when all are present.
+#   tools/install-deps.sh           what ./dev.sh builds and tests need
+#   tools/install-deps.sh --fuzz    the Debian packages plus clang and its fuzzer/sanitizer
+#                                   runtimes (tools/fuzz.sh); no Python venv
 set -euo pipefail
 
 packages=(
@@ -11,6 +14,10 @@ packages=(
   python3-h5py python3-venv python3-dev
   clang-format clang-tidy
 )
+# libFuzzer ships with clang's runtime libraries (Debian: libclang-rt-14-dev); gcc has none.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -24,6 +31,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Fuzzing needs no Python.
+if [ "${1:-}" = "--fuzz" ]; then exit 0; fi
 
 # Python: a virtual environment in the build tree (Debian's pip refuses system installs, PEP 668)
 # with what the extension's build and the Python tests need, from PyPI. Debian's python3 is the

@@ -102,6 +102,17 @@ nlohmann::json cell_value(const std::string& s) {
   return s;
 }
 
+// Keys and digests dump a line as JSON, which must be UTF-8 (JSON lines are checked when
+// parsed; CSV cells are not).
+bool is_utf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
 std::string value_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
@@ -121,6 +132,11 @@ void add_json_line(const nlohmann::json& j, JobSpec base, const std::string& bas
   base.model = j.value("model", std::string());
   base.data = resolve(j.value("data", std::string()), base_dir);
   base.test = resolve(j.value("test", std::string()), base_dir);
+  // nlohmann converts a float to an integer type unchecked (undefined past its range;
+  // UBSan, fuzz/jobs_fuzz).
+  for (const char* k : {"seed", "max_series"})
+    SHOAL_CHECK(!j.contains(k) || j.at(k).is_number_integer(), "'{}' must be an integer, got {}", k,
+                j.at(k).dump());
   base.seed = j.value("seed", uint64_t{1});
   base.series = j.value("series", std::string("each"));
   base.max_series = j.value("max_series", int64_t{0});
@@ -210,6 +226,9 @@ std::vector<JobSpec> parse_jobs(const std::string& text, const std::string& sour
         j = nlohmann::json::object();
         for (size_t c = 0; c < cells.size(); ++c) {
           if (cells[c].empty()) continue;
+          SHOAL_CHECK(is_utf8(cells[c]) && is_utf8(header[c]),
+                      "field {} (column '{}') is not valid UTF-8 text", c + 1,
+                      is_utf8(header[c]) ? header[c] : "?");
           if (kLineKeys.count(header[c]) && header[c] != "config" && header[c] != "sweep")
             j[header[c]] = header[c] == "seed" || header[c] == "max_series"
                                ? cell_value(cells[c])
@@ -254,6 +273,8 @@ class ConfigReader {
     if (!has(k)) return def;
     const double v = number(k);
     SHOAL_CHECK(v == std::floor(v), "config '{}' must be an integer, got {}", k, v);
+    // Past ±2^63 the conversion is undefined (UBSan, fuzz/jobs_fuzz).
+    SHOAL_CHECK(std::abs(v) < 9.2e18, "config '{}' is out of range, got {}", k, v);
     return static_cast<int64_t>(v);
   }
   double real(const std::string& k, double def) { return has(k) ? number(k) : def; }

@@ -139,7 +139,9 @@ SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& so
     spans.push_back({b, e});
     t.data.resize(static_cast<size_t>(numel));
     if (esize == 4) {
-      std::memcpy(t.data.data(), data.data() + b, static_cast<size_t>(numel) * 4);
+      // An empty tensor has no buffer, and memcpy with a null pointer is undefined even for 0
+      // bytes (UBSan, fuzz/safetensors_fuzz).
+      if (numel > 0) std::memcpy(t.data.data(), data.data() + b, static_cast<size_t>(numel) * 4);
     } else {
       for (uint64_t i = 0; i < numel; ++i) {
         double x = 0;
