@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +22,7 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
+#include "shoal/profile/output.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/forecast.h"
 #include "shoal/train/metrics.h"
@@ -200,23 +201,18 @@ void run_forecast(const ForecastArgs& a) {
     jobs.reserve(size_t(set.n_series()));
     if (recorder) recorder->set_model_name(0, "fleet");
     // The first --profile-models fits get a trace process each; the rest share the last one.
-    std::mutex model_mu;
-    int shared_model = -1;
-    auto profile_model = [&](Index s) {
-      std::lock_guard<std::mutex> lock(model_mu);
-      if (int(recorder->model_names().size()) <= a.profile.models)
-        return recorder->add_model(fmt::format("{} {}", a.model, set.ids[size_t(s)]));
-      if (shared_model < 0)
-        shared_model = recorder->add_model(fmt::format("{} (other series)", a.model));
-      return shared_model;
-    };
+    std::optional<profile::FitProcesses> processes;
+    if (recorder)
+      processes.emplace(*recorder, a.profile.models, fmt::format("{} (other series)", a.model));
     for (Index s = 0; s < set.n_series(); ++s)
       jobs.push_back(
           {set.ids[size_t(s)], bytes, [&, s] {
              const data::Panel panel(set, {s}, job.exog, stat_ptr, futr_ptr, h);
              // Profiled: each series' model is a trace process of its own.
              train::ForecastJob pj = job_profiled;
-             if (recorder) pj.profile_model = profile_model(s);
+             if (recorder)
+               pj.profile_model =
+                   processes->pick(fmt::format("{} {}", a.model, set.ids[size_t(s)]));
              const train::FitResult r = fit(panel, pj);
              return fleet::JobOutput{
                  encode_forecasts(r.forecasts, h),

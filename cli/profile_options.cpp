@@ -2,16 +2,13 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "shoal/core/error.h"
-#include "shoal/profile/html.h"
 #include "shoal/profile/machine.h"
-#include "shoal/profile/report.h"
-#include "shoal/profile/trace.h"
+#include "shoal/profile/output.h"
 
 namespace shoal::cli {
 
@@ -94,29 +91,16 @@ std::unique_ptr<profile::Recorder> make_recorder(const ProfileOptions& opts) {
 }
 
 void finish_profile(profile::Recorder& rec, const ProfileOptions& opts, std::string_view name) {
-  rec.stop();
-  // SHOAL_PROFILE_MEASURE=0 (tests) never measures: roofs are then unknown unless cached.
   const char* env = std::getenv("SHOAL_PROFILE_MEASURE");
-  const bool may_measure = env == nullptr || std::string_view(env) != "0";
-  auto cached = profile::load_cached_machine();
-  if (!cached && may_measure)
+  if (!profile::load_cached_machine() && (env == nullptr || std::string_view(env) != "0"))
     std::fputs("profile: measuring this machine's peak and bandwidth (once, then cached)\n",
                stdout);
-  const profile::Machine machine = cached ? *cached : profile::machine_roofs(may_measure);
-  const profile::Report report = profile::summarize(rec, machine);
-  std::fputs(profile::format_table(report, opts.rows).c_str(), stdout);
-  std::filesystem::create_directories(opts.out);
-  const std::string base = (std::filesystem::path(opts.out) / std::string(name)).string();
-  if (rec.mode() == profile::Mode::kTrace) {
-    profile::write_chrome_trace(rec, machine, base + ".pt.trace.json");
-    fmt::print(
-        "profile: trace {}.pt.trace.json (open in https://ui.perfetto.dev or "
-        "chrome://tracing)\n",
-        base);
-  }
-  profile::write_html_report(report, fmt::format("shoal profile: {}", name), base + ".report.html");
-  profile::write_report_json(report, base + ".summary.json");
-  fmt::print("profile: report {}.report.html, summary {}.summary.json\n", base, base);
+  const profile::ProfileOutput out = profile::write_profile(rec, opts.out, name, opts.rows);
+  std::fputs(out.table.c_str(), stdout);
+  if (!out.trace_path.empty())
+    fmt::print("profile: trace {} (open in https://ui.perfetto.dev or chrome://tracing)\n",
+               out.trace_path);
+  fmt::print("profile: report {}, summary {}\n", out.report_path, out.summary_path);
 }
 
 }  // namespace shoal::cli
