@@ -2,13 +2,15 @@
 
 Forecasting with neuralforecast's API (TSMixer, TSMixerx, NeuralForecast), one model per series
 on every core (NeuralForecast(..., per_series=True)) or across a Dask cluster
-(shoal.dask.fit_many), and NCF recommenders (NCF). See docs/python.md.
+(shoal.dask.fit_many), and NCF recommenders (NCF); shoal.profile() profiles the fits run inside it. See
+docs/python.md.
 """
 
 from .core import NeuralForecast
 from .losses import MAE, MSE, HuberLoss
 from .models import TSMixer, TSMixerx
 from .ncf import NCF
+from .profiling import profile
 
 __version__ = "0.1.0"
-__all__ = ["NeuralForecast", "TSMixer", "TSMixerx", "NCF", "MAE", "MSE", "HuberLoss"]
+__all__ = ["NeuralForecast", "TSMixer", "TSMixerx", "NCF", "MAE", "MSE", "HuberLoss", "profile"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import _core
+from . import _core, profiling
 from ._frames import Series, Statics, future_ds, long_frame
 from .models import _Mixer
 
@@ -108,7 +108,8 @@ class NeuralForecast:
             settings = m._settings(val_size, test_size)
             if self.per_series:
                 r = _core.fit_fleet(data, settings, statics, None, 0, True, self.workers,
-                                    self.pin)
+                                    self.pin, profile=profiling.spec(type(m).__name__))
+                profiling.record(r["profile"])
                 failed = [i for i, e in enumerate(r["errors"]) if e]
                 if failed:
                     first = failed[0]
@@ -120,7 +121,8 @@ class NeuralForecast:
                                       "steps": r["steps"]})
             else:
                 r = _core.fit_panel(data, list(range(s.n_series)), settings, statics, None, 0,
-                                    True)
+                                    True, profile=profiling.spec(type(m).__name__))
+                profiling.record(r["profile"])
                 m._weights, m._series_weights = r["weights"], None
                 self.fit_info.append({"seconds": r["fit_seconds"], "steps": r["steps"],
                                       "val_losses": r["val_losses"]})

@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import _core, _weights
+from . import _core, _weights, profiling
 
 
 def _ids(values, what):
@@ -77,7 +77,9 @@ class NCF:
                                          self.model, self.factors, self.layers, self.batch_size,
                                          self.num_negatives, self.learning_rate, self.seed,
                                          self.threads)
-        self.losses = self._trainer.fit(self.epochs)
+        r = self._trainer.fit(self.epochs, profile=profiling.spec("ncf"))
+        profiling.record(r["profile"])
+        self.losses = r["losses"]
         return self
 
     def _fitted(self):

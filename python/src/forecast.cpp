@@ -20,6 +20,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "interrupt.h"
+#include "profile.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
@@ -155,9 +156,10 @@ struct PanelInputs {
 // One model on the listed series (jointly).
 nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dict& settings,
                    const StaticData* statics, const SeriesData* futr, Index h_future,
-                   bool keep_weights) {
+                   bool keep_weights, const nb::object& profile_spec) {
   train::ForecastJob job = make_job(settings);
   job.keep_weights = keep_weights;
+  std::optional<FitProfile> prof = FitProfile::from(profile_spec);
   const train::FitPredictFn fn = train::find_model(job.model);
   SHOAL_CHECK(fn != nullptr, "unknown model '{}' (known: {})", job.model, train::model_names());
   const PanelInputs in{&d, statics, futr, h_future};
@@ -165,7 +167,12 @@ nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dic
   run_interruptible([&](const std::atomic<bool>& stop) {
     job.train.stop = &stop;
     const data::Panel panel = in.panel(job, series);
+    if (prof) {
+      job.profiler = prof->rec.get();
+      prof->rec->start();
+    }
     r = fn(panel, job);
+    if (prof) prof->finish();
   });
   const size_t n = series.size(), h = size_t(job.windows.h);
   nb::dict out;
@@ -174,16 +181,24 @@ nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dic
   out["steps"] = r.steps;
   out["fit_seconds"] = r.fit_seconds;
   out["val_losses"] = r.val_losses;
+  out["profile"] = profile_result(prof);
   return out;
 }
 
 // One model per series through the fleet. Returns forecasts [n, h] (NaN for failed series),
 // per-series errors ("" when fine), weights (when kept) and the fleet summary.
 nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticData* statics,
-                   const SeriesData* futr, Index h_future, bool keep_weights, int workers,
-                   bool pin) {
+                   const SeriesData* futr, Index h_future, bool keep_weights, int workers, bool pin,
+                   const nb::object& profile_spec) {
   train::ForecastJob job = make_job(settings);
   job.keep_weights = keep_weights;
+  std::optional<FitProfile> prof = FitProfile::from(profile_spec);
+  std::optional<profile::FitProcesses> processes;
+  if (prof) {
+    job.profiler = prof->rec.get();
+    prof->rec->set_model_name(0, "fleet");
+    processes.emplace(*prof->rec, prof->models, job.model + " (other series)");
+  }
   const train::FitPredictFn fn = train::find_model(job.model);
   SHOAL_CHECK(fn != nullptr, "unknown model '{}' (known: {})", job.model, train::model_names());
   const PanelInputs in{&d, statics, futr, h_future};
@@ -204,19 +219,29 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
     std::vector<fleet::Job> jobs;
     jobs.reserve(size_t(n));
     for (Index s = 0; s < n; ++s)
-      jobs.push_back({d.set.ids[size_t(s)], bytes, [&, s] {
-                        const data::Panel panel = in.panel(job, {s});
-                        train::FitResult r = fn(panel, job);
-                        std::copy(r.forecasts.begin(), r.forecasts.end(),
-                                  forecasts.begin() + s * h);
-                        if (keep_weights) weights[size_t(s)] = std::move(r.weights);
-                        steps[size_t(s)] = r.steps;
-                        return fleet::JobOutput{};
-                      }});
+      jobs.push_back(
+          {d.set.ids[size_t(s)], bytes, [&, s] {
+             const data::Panel panel = in.panel(job, {s});
+             train::ForecastJob pj = job;
+             if (prof)
+               pj.profile_model = processes->pick(fmt::format("{} series {}", job.model, s));
+             train::FitResult r = fn(panel, pj);
+             std::copy(r.forecasts.begin(), r.forecasts.end(), forecasts.begin() + s * h);
+             if (keep_weights) weights[size_t(s)] = std::move(r.weights);
+             steps[size_t(s)] = r.steps;
+             return fleet::JobOutput{};
+           }});
     // The flag is const for the fits; the fleet's config takes a mutable pointer it only reads.
     auto* stop_flag = const_cast<std::atomic<bool>*>(&stop);
-    const auto records = fleet::run_fleet(
-        jobs, {.workers = workers, .progress = false, .pin = pin, .stop = stop_flag}, &sum);
+    if (prof) prof->rec->start();
+    const auto records = fleet::run_fleet(jobs,
+                                          {.workers = workers,
+                                           .progress = false,
+                                           .pin = pin,
+                                           .stop = stop_flag,
+                                           .profiler = prof ? prof->rec.get() : nullptr},
+                                          &sum);
+    if (prof) prof->finish();
     for (size_t s = 0; s < records.size(); ++s)
       if (!records[s].ok) errors[s] = records[s].error;
   });
@@ -230,6 +255,7 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
   out["wall_s"] = sum.wall_s;
   out["fits_per_s"] = sum.fits_per_s;
   out["workers"] = sum.workers;
+  out["profile"] = profile_result(prof);
   return out;
 }
 
@@ -288,10 +314,10 @@ void bind_forecast(nb::module_& m) {
   m.def("make_static", &make_static, nb::arg("values"), nb::arg("columns"));
   m.def("fit_panel", &fit_panel, nb::arg("data"), nb::arg("series"), nb::arg("settings"),
         nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
-        nb::arg("keep_weights"));
+        nb::arg("keep_weights"), nb::arg("profile").none() = nb::none());
   m.def("fit_fleet", &fit_fleet, nb::arg("data"), nb::arg("settings"), nb::arg("statics").none(),
         nb::arg("futr").none(), nb::arg("h_future"), nb::arg("keep_weights"), nb::arg("workers"),
-        nb::arg("pin"));
+        nb::arg("pin"), nb::arg("profile").none() = nb::none());
   m.def("predict", &predict, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),
         nb::arg("weights"), nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
         nb::arg("n_windows"), nb::arg("cv_step"));

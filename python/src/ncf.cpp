@@ -14,6 +14,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "interrupt.h"
+#include "profile.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/ncf_trainer.h"
 
@@ -60,14 +61,23 @@ class NcfHandle {
     trainer_ = std::make_unique<train::NcfTrainer>(cfg_, tcfg_, train_);
   }
 
-  // Trains `epochs` epochs; returns each epoch's mean loss. Ctrl-C stops between epochs.
-  std::vector<double> fit(int epochs) {
+  // Trains `epochs` epochs: {"losses": each epoch's mean loss, "profile": see profile.h}.
+  // Ctrl-C stops between epochs.
+  nb::dict fit(int epochs, const nb::object& profile_spec) {
+    std::optional<FitProfile> prof = FitProfile::from(profile_spec);
     std::vector<double> losses;
+    if (prof) trainer_->set_profiler(prof->rec.get());
     run_interruptible([&](const std::atomic<bool>& stop) {
+      if (prof) prof->rec->start();
       for (int e = 0; e < epochs && !stop.load(); ++e)
         losses.push_back(trainer_->train_epoch().loss);
+      if (prof) prof->finish();
     });
-    return losses;
+    if (prof) trainer_->set_profiler(nullptr);
+    nb::dict out;
+    out["losses"] = losses;
+    out["profile"] = profile_result(prof);
+    return out;
   }
 
   nb::dict evaluate(I32 users, I32 items, I32Mat negatives, Index k) {
@@ -158,7 +168,7 @@ void bind_ncf(nb::module_& m) {
            nb::arg("num_users"), nb::arg("num_items"), nb::arg("kind"), nb::arg("factors"),
            nb::arg("layers"), nb::arg("batch_size"), nb::arg("negatives"), nb::arg("lr"),
            nb::arg("seed"), nb::arg("threads"))
-      .def("fit", &NcfHandle::fit, nb::arg("epochs"))
+      .def("fit", &NcfHandle::fit, nb::arg("epochs"), nb::arg("profile").none() = nb::none())
       .def("evaluate", &NcfHandle::evaluate, nb::arg("users"), nb::arg("items"),
            nb::arg("negatives"), nb::arg("k"))
       .def("score", &NcfHandle::score, nb::arg("users"), nb::arg("items"))
