@@ -1,0 +1,70 @@
+// Up to 8 MLP fits of the same shape trained in lockstep, one per SIMD lane
+// (models/lanes_mlp.h): the hyper-parameter-sweep form of the fleet (K seeds of one MLP, each
+// on its own shuffled copy of the data). Lane k computes what a one-thread MlpTrainer with the
+// same data and seed computes (same standardisation, init, epoch order, batches, MSE and Adam),
+// up to float rounding of sums taken in another order.
+//
+// Lockstep means one batch size, learning rate, shape and row count for every lane. It pays
+// only at tiny widths: lanes_mlp_wins says when (docs/fleet.md, "Horizontal fusion").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "shoal/models/lanes_mlp.h"
+#include "shoal/optim/adam.h"
+#include "shoal/train/mlp_trainer.h"
+
+namespace shoal::train {
+
+// The crossover measured by `shoal bench fusion` (docs/fleet.md, "Horizontal fusion"): the
+// fused step is ≥ 10% faster per model than the per-model path when the widest layer W (in,
+// hidden or out) is ≤ 8 at any batch (measured to 512 rows), or W ≤ 32 with W · batch ≤ 2048
+// (the 8× larger fused operands must stay near L1: W 16 wins at 128 rows, loses at 512).
+inline constexpr Index kLanesAlwaysWidth = 8;
+inline constexpr Index kLanesMaxWidth = 32;
+inline constexpr Index kLanesMaxWidthRows = 2048;
+
+// Whether fusing 8 fits of this MLP at this batch size is expected to win (ReLU or no hidden
+// layer, and the widths above).
+bool lanes_mlp_wins(const models::Mlp<float>::Config& model, Index batch_size);
+
+struct LaneData {
+  ConstMat<double> x;  // [M, I]
+  ConstMat<double> y;  // [M, O]
+  uint64_t seed = 1;
+};
+
+class LanesMlpTrainer {
+ public:
+  // cfg.threads and cfg.seed are ignored (one thread; each lane has its seed). Data is copied.
+  LanesMlpTrainer(const models::Mlp<float>::Config& model, const MlpTrainConfig& cfg,
+                  const std::vector<LaneData>& lanes);
+
+  int lanes() const { return static_cast<int>(lanes_.size()); }
+  // One epoch of every lane; returns each lane's mean step loss (standardised units).
+  std::vector<double> train_epoch();
+  int64_t steps() const { return optimizer_.step_count(); }
+  // Lane `lane`'s metrics on rows of (x, y) in original units.
+  RegressionMetrics evaluate(int lane, ConstMat<double> x, ConstMat<double> y);
+  models::LanesMlp& model() { return model_; }
+  const Arena& arena() const { return arena_; }
+
+ private:
+  struct Lane {
+    std::vector<float> x, y;  // standardised, row-major
+    std::vector<double> x_mean, x_std, y_mean, y_std;
+    std::vector<int32_t> order;
+    uint64_t seed = 1;
+  };
+  MlpTrainConfig cfg_;
+  models::LanesMlp model_;
+  Buffer<float> xb_, yb_, dout_;
+  Arena arena_;
+  optim::Adam<float> optimizer_;
+  std::vector<Lane> lanes_;
+  Index rows_ = 0, in_ = 0, out_ = 0;
+  int epoch_ = 0;
+};
+
+}  // namespace shoal::train
