@@ -22,9 +22,12 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/train/forecast.h"
+#include "shoal/train/lanes_mlp_trainer.h"
 #include "shoal/train/metrics.h"
 #include "shoal/train/mlp_trainer.h"
 #include "shoal/train/ncf_trainer.h"
+
+#include "lanes_jobs.h"
 
 namespace shoal::fleet {
 
@@ -374,6 +377,7 @@ struct Loaded {
   std::map<std::string, std::shared_ptr<const data::NcfPositives>> ncf_train;
   std::map<std::string, std::shared_ptr<const data::NcfTestSet>> ncf_test;
   std::map<std::string, std::string> errors;  // path → why it could not be read
+  detail::LanesMlpGroups lanes_mlp;           // seed sweeps of tiny MLPs, fused 8 at a time
 
   template <class T, class F>
   std::shared_ptr<const T> get(std::map<std::string, std::shared_ptr<const T>>& cache,
@@ -633,7 +637,14 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
                               ConstMat<double>(y.data(), 1, 1));
       bytes = probe.arena().bytes();
     }
-    out.jobs.push_back({s.id, bytes, run, key});
+    std::function<JobOutput()> job_run = run;
+    // Horizontal fusion below the measured crossover: the seeds of one line and config train
+    // 8 at a time across SIMD lanes (lanes_jobs.h, docs/fleet.md).
+    if (train::lanes_mlp_wins(st->model, st->train.batch_size))
+      job_run = loaded.lanes_mlp.add(
+          s.group + '\n' + s.data + '\n' + s.config.dump(),
+          {st->model, st->train, st->epochs, st->val_fraction, table, target}, seed, run);
+    out.jobs.push_back({s.id, bytes, job_run, key});
   } catch (const std::exception& e) {
     out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));
   }

@@ -1,0 +1,81 @@
+#include "lanes_jobs.h"
+
+#include <mutex>
+#include <vector>
+
+#include "shoal/train/lanes_mlp_trainer.h"
+
+namespace shoal::fleet::detail {
+
+struct LanesMlpGroups::Group {
+  LanesMlpFit fit;
+  std::vector<uint64_t> seeds;
+  std::mutex mutex;  // held by the member that trains the group; the others wait for it
+  bool trained = false;
+  bool failed = false;
+  std::vector<JobOutput> outputs;
+
+  void train_all() {
+    const Index in = fit.table->cols() - 1;
+    const auto n_val = static_cast<Index>(static_cast<double>(fit.table->rows) * fit.val_fraction);
+    const Index n_train = fit.table->rows - n_val;
+    SHOAL_CHECK(n_train > 0, "no rows left for training");
+    // Each seed's own shuffled copy, as the per-model job makes it.
+    std::vector<std::vector<double>> xs(seeds.size()), ys(seeds.size());
+    std::vector<train::LaneData> lanes;
+    for (size_t l = 0; l < seeds.size(); ++l) {
+      data::shuffled_xy(*fit.table, fit.target, seeds[l], xs[l], ys[l]);
+      lanes.push_back({ConstMat<double>(xs[l].data(), n_train, in),
+                       ConstMat<double>(ys[l].data(), n_train, 1), seeds[l]});
+    }
+    train::LanesMlpTrainer trainer(fit.model, fit.train, lanes);
+    std::vector<double> loss;
+    for (int e = 0; e < fit.epochs; ++e) loss = trainer.train_epoch();
+    for (size_t l = 0; l < seeds.size(); ++l) {
+      JobOutput o;
+      o.metrics = {{"train_loss", loss[l]},
+                   {"steps", trainer.steps()},
+                   {"arena_bytes", trainer.arena().bytes()},
+                   {"fused_lanes", seeds.size()}};
+      if (n_val > 0) {
+        const auto m = trainer.evaluate(static_cast<int>(l),
+                                        ConstMat<double>(xs[l].data() + n_train * in, n_val, in),
+                                        ConstMat<double>(ys[l].data() + n_train, n_val, 1));
+        o.metrics["val_mse"] = m.mse;
+        o.metrics["val_mae"] = m.mae;
+        o.metrics["val_r2"] = m.r2;
+      }
+      outputs.push_back(std::move(o));
+    }
+  }
+};
+
+std::function<JobOutput()> LanesMlpGroups::add(const std::string& group_key, const LanesMlpFit& fit,
+                                               uint64_t seed, std::function<JobOutput()> separate) {
+  auto& slot = open_[group_key];
+  if (!slot || static_cast<Index>(slot->seeds.size()) == kernels::kLanes) {
+    slot = std::make_shared<Group>();
+    slot->fit = fit;
+  }
+  std::shared_ptr<Group> group = slot;
+  const size_t lane = group->seeds.size();
+  group->seeds.push_back(seed);
+  return [group, lane, separate = std::move(separate)]() -> JobOutput {
+    {
+      std::lock_guard<std::mutex> lock(group->mutex);
+      if (!group->trained) {
+        group->trained = true;
+        try {
+          group->train_all();
+        } catch (const std::exception&) {
+          group->failed = true;
+          group->outputs.clear();
+        }
+      }
+      if (!group->failed) return group->outputs[lane];
+    }
+    return separate();
+  };
+}
+
+}  // namespace shoal::fleet::detail

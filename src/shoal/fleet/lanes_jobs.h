@@ -1,0 +1,42 @@
+// Internal to src/shoal/fleet: the fleet's use of horizontal fusion. MLP jobs of one jobs-file
+// line that differ only by seed (a seed sweep) and whose shape is below the measured crossover
+// (train::lanes_mlp_wins) are grouped 8 at a time; the first job of a group that a worker runs
+// trains all of them in lockstep (train::LanesMlpTrainer) and every member returns its own
+// lane's result. Jobs stay one per seed, so the journal, resume and outputs are unchanged. If
+// the fused training throws (one lane diverging, say), every member falls back to its own
+// per-model fit, so one bad seed fails alone as it would unfused.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "shoal/data/csv.h"
+#include "shoal/fleet/fleet.h"
+#include "shoal/train/mlp_trainer.h"
+
+namespace shoal::fleet::detail {
+
+struct LanesMlpFit {
+  models::Mlp<float>::Config model;
+  train::MlpTrainConfig train;  // seed unused: each member has its own
+  int epochs = 1;
+  double val_fraction = 0;
+  std::shared_ptr<const data::NumericTable> table;
+  Index target = 0;
+};
+
+class LanesMlpGroups {
+ public:
+  // Adds a fit with this seed to the open group of `group_key` (the settings apart from the
+  // seed) and returns its run(). `separate` is its per-model run, the fallback.
+  std::function<JobOutput()> add(const std::string& group_key, const LanesMlpFit& fit,
+                                 uint64_t seed, std::function<JobOutput()> separate);
+
+ private:
+  struct Group;
+  std::map<std::string, std::shared_ptr<Group>> open_;
+};
+
+}  // namespace shoal::fleet::detail

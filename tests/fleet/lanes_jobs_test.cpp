@@ -1,0 +1,88 @@
+// Horizontal fusion in the fleet: a seed sweep of a tiny MLP trains its seeds fused across SIMD
+// lanes (metric fused_lanes) with the results of separate per-model fits; a wide MLP does not.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "shoal/core/rng.h"
+#include "shoal/data/csv.h"
+#include "shoal/fleet/jobs.h"
+#include "shoal/train/mlp_trainer.h"
+
+namespace shoal::fleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempCsv {
+  fs::path path;
+  TempCsv() {
+    path = fs::temp_directory_path() / ("shoal_lanes_jobs_" + std::to_string(getpid()) + ".csv");
+    std::ofstream f(path);
+    f << "a,b,c,y\n";
+    RngStream rng(5, 1);
+    for (int r = 0; r < 90; ++r) {
+      const double a = rng.uniform(-1, 1), b = rng.uniform(-1, 1), c = rng.uniform(-1, 1);
+      f << a << "," << b << "," << c << "," << 3 * a * a - 2 * b + a * c + 0.05 * rng.normal()
+        << "\n";
+    }
+  }
+  ~TempCsv() { fs::remove(path); }
+};
+
+// What the per-model job computes for one seed (jobs.cpp's MLP run).
+double separate_val_mse(const std::string& path, const models::Mlp<float>::Config& model,
+                        uint64_t seed, int epochs, Index batch) {
+  const auto table = data::read_numeric_csv(path);
+  std::vector<double> x, y;
+  data::shuffled_xy(table, table.column("y"), seed, x, y);
+  const Index n_val = static_cast<Index>(static_cast<double>(table.rows) * 0.2);
+  const Index n_train = table.rows - n_val;
+  train::MlpTrainer t(
+      model,
+      {.batch_size = batch, .lr = 1e-2, .seed = seed, .threads = 1, .pinning = Pinning::kNone},
+      ConstMat<double>(x.data(), n_train, 3), ConstMat<double>(y.data(), n_train, 1));
+  for (int e = 0; e < epochs; ++e) t.train_epoch();
+  return t
+      .evaluate(ConstMat<double>(x.data() + n_train * 3, n_val, 3),
+                ConstMat<double>(y.data() + n_train, n_val, 1))
+      .mse;
+}
+
+TEST(FleetLanes, TinyMlpSeedSweepTrainsFusedWithSeparateResults) {
+  TempCsv csv;
+  const auto specs = parse_jobs(
+      R"({"id": "tiny", "data": ")" + csv.path.string() +
+          R"(", "model": "mlp", "config": {"hidden": [6, 6], "epochs": 6, "batch_size": 16, "learning_rate": 0.01}, "sweep": {"seed": [1, 2, 3]}})"
+          "\n"
+          R"({"id": "wide", "data": ")" +
+          csv.path.string() +
+          R"(", "model": "mlp", "config": {"hidden": [64], "epochs": 1}, "sweep": {"seed": [1, 2]}})"
+          "\n",
+      "jobs.jsonl", "/");
+  ASSERT_EQ(specs.size(), 5u);
+  const BuiltJobs built = build_jobs(specs);
+  ASSERT_EQ(built.jobs.size(), 5u);
+  // Run the tiny jobs in reverse: whichever member runs first trains the group.
+  for (int j = 2; j >= 0; --j) {
+    const JobOutput o = built.jobs[size_t(j)].run();
+    ASSERT_TRUE(o.metrics.contains("fused_lanes")) << o.metrics.dump();
+    EXPECT_EQ(o.metrics.at("fused_lanes"), 3);
+    const double want = separate_val_mse(csv.path.string(), {.in = 3, .hidden = {6, 6}, .out = 1},
+                                         static_cast<uint64_t>(j + 1), 6, 16);
+    EXPECT_NEAR(o.metrics.at("val_mse").get<double>(), want, 1e-3 * (1 + want)) << j;
+  }
+  for (int j = 3; j < 5; ++j) {
+    const JobOutput o = built.jobs[size_t(j)].run();
+    EXPECT_FALSE(o.metrics.contains("fused_lanes")) << "width 64 is above the crossover";
+    EXPECT_TRUE(o.metrics.contains("val_mse"));
+  }
+}
+
+}  // namespace
+}  // namespace shoal::fleet
