@@ -8,6 +8,7 @@
 #include "shoal/core/rng.h"
 #include "shoal/train/lanes_mlp_trainer.h"
 #include "shoal/train/mlp_trainer.h"
+#include "support/alloc_counter.h"
 
 namespace shoal::train {
 namespace {
@@ -86,6 +87,20 @@ TEST(LanesMlpTrainer, SameWeightsAsSeparateFits) {
         ASSERT_NEAR(c_view.data[e], p.value.data[e], 1e-4f + 1e-3f * std::abs(p.value.data[e]));
     });
   }
+}
+
+TEST(LanesMlpTrainer, NoHeapAllocationInTrainingEpochs) {
+  const Table t = make_table(100, 3, 4), u = make_table(100, 3, 5);
+  const models::Mlp<float>::Config model{.in = 3, .hidden = {4, 4}, .out = 1};
+  LanesMlpTrainer fused(
+      model, {.batch_size = 16, .threads = 1},
+      {{ConstMat<double>(t.x.data(), 100, 3), ConstMat<double>(t.y.data(), 100, 1), 1},
+       {ConstMat<double>(u.x.data(), 100, 3), ConstMat<double>(u.y.data(), 100, 1), 2}});
+  fused.train_epoch();
+  testing::AllocCounter counter;
+  fused.train_epoch();
+  fused.train_epoch();
+  EXPECT_EQ(counter.count(), 0);
 }
 
 TEST(LanesMlpTrainer, RejectsWhatLockstepCannotDo) {

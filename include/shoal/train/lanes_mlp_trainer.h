@@ -42,8 +42,9 @@ class LanesMlpTrainer {
                   const std::vector<LaneData>& lanes);
 
   int lanes() const { return static_cast<int>(lanes_.size()); }
-  // One epoch of every lane; returns each lane's mean step loss (standardised units).
-  std::vector<double> train_epoch();
+  // One epoch of every lane; returns each lane's mean step loss (standardised units), valid
+  // until the next epoch. Allocates nothing.
+  const std::vector<double>& train_epoch();
   int64_t steps() const { return optimizer_.step_count(); }
   // Lane `lane`'s metrics on rows of (x, y) in original units.
   RegressionMetrics evaluate(int lane, ConstMat<double> x, ConstMat<double> y);
@@ -63,6 +64,7 @@ class LanesMlpTrainer {
   Arena arena_;
   optim::Adam<float> optimizer_;
   std::vector<Lane> lanes_;
+  std::vector<double> epoch_loss_;
   Index rows_ = 0, in_ = 0, out_ = 0;
   int epoch_ = 0;
 };

@@ -87,13 +87,14 @@ LanesMlpTrainer::LanesMlpTrainer(const models::Mlp<float>::Config& model, const 
   planner.buffer(yb_, Region::kActivations, "batch.y", {max_rows, out_, kLanes});
   planner.buffer(dout_, Region::kActivationGrads, "batch.dout", {max_rows, out_, kLanes});
   arena_ = Arena(std::move(planner));
+  epoch_loss_.reserve(lanes_.size());
   for (size_t l = 0; l < lanes_.size(); ++l) {
     RngStream rng(lanes_[l].seed, /*stream=*/0);  // MlpTrainer's init stream
     model_.init_lane(static_cast<Index>(l), rng);
   }
 }
 
-std::vector<double> LanesMlpTrainer::train_epoch() {
+const std::vector<double>& LanesMlpTrainer::train_epoch() {
   ++epoch_;
   for (Lane& lane : lanes_) {
     // MlpTrainer's Fisher-Yates on Philox stream 1000 + epoch of the lane's seed.
@@ -102,7 +103,8 @@ std::vector<double> LanesMlpTrainer::train_epoch() {
     for (size_t i = lane.order.size(); i > 1; --i)
       std::swap(lane.order[i - 1], lane.order[rng.below(static_cast<uint32_t>(i))]);
   }
-  std::vector<double> loss_sum(lanes_.size(), 0.0);
+  std::vector<double>& loss_sum = epoch_loss_;
+  loss_sum.assign(lanes_.size(), 0.0);  // capacity reserved in the constructor
   int64_t steps = 0;
   float* xb = xb_.view.data;
   float* yb = yb_.view.data;
