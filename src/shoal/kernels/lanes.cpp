@@ -59,10 +59,16 @@ __attribute__((always_inline)) inline void tile(const Operands& op, Index r0, In
   for (Index p = 0; p < op.k; ++p) {
     __m256 bv[NR];
 #pragma GCC unroll 3
-    for (int c = 0; c < NR; ++c) bv[c] = _mm256_loadu_ps(b + c * b_cs);
+    for (int c = 0; c < NR; ++c) {
+      bv[c] = _mm256_loadu_ps(b + c * b_cs);
+      // Pins the vector in a register: otherwise gcc folds a load of B into every FMA (MR
+      // loads per vector instead of one) and the tile runs at the load ports' pace.
+      asm("" : "+x"(bv[c]));
+    }
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const __m256 av = _mm256_loadu_ps(a + r * a_rs);
+      __m256 av = _mm256_loadu_ps(a + r * a_rs);
+      if constexpr (NR > 1) asm("" : "+x"(av));
 #pragma GCC unroll 3
       for (int c = 0; c < NR; ++c) acc[r][c] = _mm256_fmadd_ps(av, bv[c], acc[r][c]);
     }
