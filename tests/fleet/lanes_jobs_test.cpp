@@ -68,6 +68,7 @@ TEST(FleetLanes, TinyMlpSeedSweepTrainsFusedWithSeparateResults) {
   ASSERT_EQ(specs.size(), 5u);
   const BuiltJobs built = build_jobs(specs);
   ASSERT_EQ(built.jobs.size(), 5u);
+  ASSERT_TRUE(built.jobs[0].run) << "the line parsed";
   // Run the tiny jobs in reverse: whichever member runs first trains the group.
   for (int j = 2; j >= 0; --j) {
     const JobOutput o = built.jobs[size_t(j)].run();
@@ -81,6 +82,22 @@ TEST(FleetLanes, TinyMlpSeedSweepTrainsFusedWithSeparateResults) {
     const JobOutput o = built.jobs[size_t(j)].run();
     EXPECT_FALSE(o.metrics.contains("fused_lanes")) << "width 64 is above the crossover";
     EXPECT_TRUE(o.metrics.contains("val_mse"));
+  }
+}
+
+TEST(FleetLanes, ConfigFusionFalseTrainsEachSeedAlone) {
+  TempCsv csv;
+  const auto specs = parse_jobs(
+      R"({"id": "tiny", "data": ")" + csv.path.string() +
+          R"(", "model": "mlp", "config": {"hidden": [4], "epochs": 2, "fusion": false}, "sweep": {"seed": [1, 2]}})"
+          "\n",
+      "jobs.jsonl", "/");
+  const BuiltJobs built = build_jobs(specs);
+  ASSERT_EQ(built.jobs.size(), 2u);
+  for (const auto& job : built.jobs) {
+    const JobOutput o = job.run();
+    EXPECT_FALSE(o.metrics.contains("fused_lanes")) << o.metrics.dump();
+    EXPECT_TRUE(o.metrics.contains("val_mse")) << o.metrics.dump();
   }
 }
 

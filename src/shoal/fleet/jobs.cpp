@@ -599,6 +599,7 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
                  .pinning = Pinning::kNone};
     st->epochs = static_cast<int>(c.integer("epochs", 30));
     st->val_fraction = c.real("val_fraction", 0.2);
+    const bool fusion = c.flag("fusion", true);
     SHOAL_CHECK(st->epochs >= 1, "config 'epochs' must be ≥ 1");
     SHOAL_CHECK(st->train.batch_size >= 1, "config 'batch_size' must be ≥ 1");
     SHOAL_CHECK(st->val_fraction >= 0 && st->val_fraction < 1,
@@ -640,7 +641,7 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     std::function<JobOutput()> job_run = run;
     // Horizontal fusion below the measured crossover: the seeds of one line and config train
     // 8 at a time across SIMD lanes (lanes_jobs.h, docs/fleet.md).
-    if (train::lanes_mlp_wins(st->model, st->train.batch_size))
+    if (fusion && train::lanes_mlp_wins(st->model, st->train.batch_size))
       job_run = loaded.lanes_mlp.add(
           s.group + '\n' + s.data + '\n' + s.config.dump(),
           {st->model, st->train, st->epochs, st->val_fraction, table, target}, seed, run);
