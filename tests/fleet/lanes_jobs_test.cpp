@@ -37,15 +37,14 @@ struct TempCsv {
 
 // What the per-model job computes for one seed (jobs.cpp's MLP run).
 double separate_val_mse(const std::string& path, const models::Mlp<float>::Config& model,
-                        uint64_t seed, int epochs, Index batch) {
+                        uint64_t seed, int epochs, Index batch, double lr = 1e-2) {
   const auto table = data::read_numeric_csv(path);
   std::vector<double> x, y;
   data::shuffled_xy(table, table.column("y"), seed, x, y);
   const Index n_val = static_cast<Index>(static_cast<double>(table.rows) * 0.2);
   const Index n_train = table.rows - n_val;
   train::MlpTrainer t(
-      model,
-      {.batch_size = batch, .lr = 1e-2, .seed = seed, .threads = 1, .pinning = Pinning::kNone},
+      model, {.batch_size = batch, .lr = lr, .seed = seed, .threads = 1, .pinning = Pinning::kNone},
       ConstMat<double>(x.data(), n_train, 3), ConstMat<double>(y.data(), n_train, 1));
   for (int e = 0; e < epochs; ++e) t.train_epoch();
   return t
@@ -82,6 +81,26 @@ TEST(FleetLanes, TinyMlpSeedSweepTrainsFusedWithSeparateResults) {
     const JobOutput o = built.jobs[size_t(j)].run();
     EXPECT_FALSE(o.metrics.contains("fused_lanes")) << "width 64 is above the crossover";
     EXPECT_TRUE(o.metrics.contains("val_mse"));
+  }
+}
+
+TEST(FleetLanes, LearningRateSweepTrainsFusedWithSeparateResults) {
+  TempCsv csv;
+  const auto specs = parse_jobs(
+      R"({"id": "lr", "data": ")" + csv.path.string() +
+          R"(", "model": "mlp", "config": {"hidden": [5], "epochs": 5, "batch_size": 16}, "sweep": {"learning_rate": [0.003, 0.01, 0.03], "seed": [1, 2]}})"
+          "\n",
+      "jobs.jsonl", "/");
+  const BuiltJobs built = build_jobs(specs);
+  ASSERT_EQ(built.jobs.size(), 6u);
+  for (size_t j = 0; j < 6; ++j) {
+    const JobOutput o = built.jobs[j].run();
+    ASSERT_TRUE(o.metrics.contains("fused_lanes")) << o.metrics.dump();
+    EXPECT_EQ(o.metrics.at("fused_lanes"), 6);
+    const double lr = specs[j].config.at("learning_rate").get<double>();
+    const double want = separate_val_mse(csv.path.string(), {.in = 3, .hidden = {5}, .out = 1},
+                                         specs[j].seed, 5, 16, lr);
+    EXPECT_NEAR(o.metrics.at("val_mse").get<double>(), want, 1e-3 * (1 + want)) << specs[j].id;
   }
 }
 

@@ -33,7 +33,9 @@ Table make_table(Index rows, Index in, uint64_t seed) {
   return t;
 }
 
-TEST(LanesMlpTrainer, SameWeightsAsSeparateFits) {
+// Fused fits against one-thread MlpTrainer fits of the same data and seeds; with lr_sweep the
+// fits also differ by learning rate (Adam per lane).
+void expect_same_as_separate_fits(bool lr_sweep) {
   const Index rows = 70, in = 3;  // 70 rows with batch 16: a short last batch each epoch
   const models::Mlp<float>::Config model{.in = in, .hidden = {5, 4}, .out = 1};
   const MlpTrainConfig cfg{.batch_size = 16, .lr = 1e-2, .threads = 1, .pinning = Pinning::kNone};
@@ -43,7 +45,8 @@ TEST(LanesMlpTrainer, SameWeightsAsSeparateFits) {
   for (int f = 0; f < fits; ++f) tables.push_back(make_table(rows, in, 10 + f));
   for (int f = 0; f < fits; ++f)
     lanes.push_back({ConstMat<double>(tables[f].x.data(), rows, in),
-                     ConstMat<double>(tables[f].y.data(), rows, 1), static_cast<uint64_t>(f + 1)});
+                     ConstMat<double>(tables[f].y.data(), rows, 1), static_cast<uint64_t>(f + 1),
+                     lr_sweep ? 0.004 * (f + 1) : -1.0});
   LanesMlpTrainer fused(model, cfg, lanes);
   std::vector<double> fused_loss;
   for (int e = 0; e < epochs; ++e) fused_loss = fused.train_epoch();
@@ -52,6 +55,7 @@ TEST(LanesMlpTrainer, SameWeightsAsSeparateFits) {
   for (int f = 0; f < fits; ++f) {
     MlpTrainConfig c = cfg;
     c.seed = static_cast<uint64_t>(f + 1);
+    if (lr_sweep) c.lr = lanes[f].lr;
     MlpTrainer one(model, c, lanes[f].x, lanes[f].y);
     double loss = 0;
     for (int e = 0; e < epochs; ++e) loss = one.train_epoch().train_loss;
@@ -87,6 +91,14 @@ TEST(LanesMlpTrainer, SameWeightsAsSeparateFits) {
         ASSERT_NEAR(c_view.data[e], p.value.data[e], 1e-4f + 1e-3f * std::abs(p.value.data[e]));
     });
   }
+}
+
+TEST(LanesMlpTrainer, SameWeightsAsSeparateFits) {
+  expect_same_as_separate_fits(false);
+}
+
+TEST(LanesMlpTrainer, PerLaneLearningRatesMatchSeparateFits) {
+  expect_same_as_separate_fits(true);
 }
 
 TEST(LanesMlpTrainer, NoHeapAllocationInTrainingEpochs) {

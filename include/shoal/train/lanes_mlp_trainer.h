@@ -1,10 +1,11 @@
 // Up to 8 MLP fits of the same shape trained in lockstep, one per SIMD lane
-// (models/lanes_mlp.h): the hyper-parameter-sweep form of the fleet (K seeds of one MLP, each
-// on its own shuffled copy of the data). Lane k computes what a one-thread MlpTrainer with the
-// same data and seed computes (same standardisation, init, epoch order, batches, MSE and Adam),
-// up to float rounding of sums taken in another order.
+// (models/lanes_mlp.h): the hyper-parameter-sweep form of the fleet (K seeds or learning rates
+// of one MLP, each on its own shuffled copy of the data). Lane k computes what a one-thread
+// MlpTrainer with the same data and seed computes (same standardisation, init, epoch order,
+// batches, MSE and Adam), up to float rounding of sums taken in another order.
 //
-// Lockstep means one batch size, learning rate, shape and row count for every lane. It pays
+// Lockstep means one batch size, shape and row count for every lane. Learning rates may
+// differ: Adam then runs per lane with each lane's step size (the same float arithmetic). It pays
 // only at tiny widths: lanes_mlp_wins says when (docs/fleet.md, "Horizontal fusion").
 #pragma once
 
@@ -33,6 +34,7 @@ struct LaneData {
   ConstMat<double> x;  // [M, I]
   ConstMat<double> y;  // [M, O]
   uint64_t seed = 1;
+  double lr = -1;  // this fit's Adam learning rate; < 0: the trainer's cfg.lr
 };
 
 class LanesMlpTrainer {
@@ -65,6 +67,9 @@ class LanesMlpTrainer {
   optim::Adam<float> optimizer_;
   std::vector<Lane> lanes_;
   std::vector<double> epoch_loss_;
+  double lane_lr_[kernels::kLanes] = {};
+  bool one_lr_ = true;  // every lane has cfg.lr: the ordinary Adam pass
+  void adam_per_lane();
   Index rows_ = 0, in_ = 0, out_ = 0;
   int epoch_ = 0;
 };

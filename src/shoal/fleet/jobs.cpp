@@ -377,7 +377,7 @@ struct Loaded {
   std::map<std::string, std::shared_ptr<const data::NcfPositives>> ncf_train;
   std::map<std::string, std::shared_ptr<const data::NcfTestSet>> ncf_test;
   std::map<std::string, std::string> errors;  // path → why it could not be read
-  detail::LanesMlpGroups lanes_mlp;           // seed sweeps of tiny MLPs, fused 8 at a time
+  detail::LanesMlpGroups lanes_mlp;           // MLP sweeps below the crossover, 8 per group
 
   template <class T, class F>
   std::shared_ptr<const T> get(std::map<std::string, std::shared_ptr<const T>>& cache,
@@ -639,12 +639,16 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
       bytes = probe.arena().bytes();
     }
     std::function<JobOutput()> job_run = run;
-    // Horizontal fusion below the measured crossover: the seeds of one line and config train
-    // 8 at a time across SIMD lanes (lanes_jobs.h, docs/fleet.md).
-    if (fusion && train::lanes_mlp_wins(st->model, st->train.batch_size))
-      job_run = loaded.lanes_mlp.add(
-          s.group + '\n' + s.data + '\n' + s.config.dump(),
-          {st->model, st->train, st->epochs, st->val_fraction, table, target}, seed, run);
+    // Horizontal fusion below the measured crossover: the seeds and learning rates of one line
+    // train 8 at a time across SIMD lanes (lanes_jobs.h, docs/fleet.md).
+    if (fusion && train::lanes_mlp_wins(st->model, st->train.batch_size)) {
+      nlohmann::json shared = s.config;  // what the group's members share: all but lr and seed
+      shared.erase("learning_rate");
+      job_run =
+          loaded.lanes_mlp.add(s.group + '\n' + s.data + '\n' + shared.dump(),
+                               {st->model, st->train, st->epochs, st->val_fraction, table, target},
+                               seed, st->train.lr, run);
+    }
     out.jobs.push_back({s.id, bytes, job_run, key});
   } catch (const std::exception& e) {
     out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));

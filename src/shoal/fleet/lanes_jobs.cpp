@@ -10,6 +10,7 @@ namespace shoal::fleet::detail {
 struct LanesMlpGroups::Group {
   LanesMlpFit fit;
   std::vector<uint64_t> seeds;
+  std::vector<double> lrs;
   std::mutex mutex;  // held by the member that trains the group; the others wait for it
   bool trained = false;
   bool failed = false;
@@ -26,7 +27,7 @@ struct LanesMlpGroups::Group {
     for (size_t l = 0; l < seeds.size(); ++l) {
       data::shuffled_xy(*fit.table, fit.target, seeds[l], xs[l], ys[l]);
       lanes.push_back({ConstMat<double>(xs[l].data(), n_train, in),
-                       ConstMat<double>(ys[l].data(), n_train, 1), seeds[l]});
+                       ConstMat<double>(ys[l].data(), n_train, 1), seeds[l], lrs[l]});
     }
     train::LanesMlpTrainer trainer(fit.model, fit.train, lanes);
     std::vector<double> loss;
@@ -51,7 +52,8 @@ struct LanesMlpGroups::Group {
 };
 
 std::function<JobOutput()> LanesMlpGroups::add(const std::string& group_key, const LanesMlpFit& fit,
-                                               uint64_t seed, std::function<JobOutput()> separate) {
+                                               uint64_t seed, double lr,
+                                               std::function<JobOutput()> separate) {
   auto& slot = open_[group_key];
   if (!slot || static_cast<Index>(slot->seeds.size()) == kernels::kLanes) {
     slot = std::make_shared<Group>();
@@ -60,6 +62,7 @@ std::function<JobOutput()> LanesMlpGroups::add(const std::string& group_key, con
   std::shared_ptr<Group> group = slot;
   const size_t lane = group->seeds.size();
   group->seeds.push_back(seed);
+  group->lrs.push_back(lr);
   return [group, lane, separate = std::move(separate)]() -> JobOutput {
     {
       std::lock_guard<std::mutex> lock(group->mutex);

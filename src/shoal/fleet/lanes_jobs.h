@@ -1,7 +1,7 @@
 // Internal to src/shoal/fleet: the fleet's use of horizontal fusion. MLP jobs of one jobs-file
-// line that differ only by seed (a seed sweep) and whose shape is below the measured crossover
-// (train::lanes_mlp_wins) are grouped 8 at a time; the first job of a group that a worker runs
-// trains all of them in lockstep (train::LanesMlpTrainer) and every member returns its own
+// line that differ only by seed and learning rate (a sweep) and whose shape is below the measured
+// crossover (train::lanes_mlp_wins) are grouped 8 at a time; the first job of a group that a worker
+// runs trains all of them in lockstep (train::LanesMlpTrainer) and every member returns its own
 // lane's result. Jobs stay one per seed, so the journal, resume and outputs are unchanged. If
 // the fused training throws (one lane diverging, say), every member falls back to its own
 // per-model fit, so one bad seed fails alone as it would unfused.
@@ -20,7 +20,7 @@ namespace shoal::fleet::detail {
 
 struct LanesMlpFit {
   models::Mlp<float>::Config model;
-  train::MlpTrainConfig train;  // seed unused: each member has its own
+  train::MlpTrainConfig train;  // seed and lr unused: each member has its own
   int epochs = 1;
   double val_fraction = 0;
   std::shared_ptr<const data::NumericTable> table;
@@ -29,10 +29,10 @@ struct LanesMlpFit {
 
 class LanesMlpGroups {
  public:
-  // Adds a fit with this seed to the open group of `group_key` (the settings apart from the
-  // seed) and returns its run(). `separate` is its per-model run, the fallback.
+  // Adds a fit with this seed and learning rate to the open group of `group_key` (the settings
+  // apart from those two) and returns its run(). `separate` is its per-model run, the fallback.
   std::function<JobOutput()> add(const std::string& group_key, const LanesMlpFit& fit,
-                                 uint64_t seed, std::function<JobOutput()> separate);
+                                 uint64_t seed, double lr, std::function<JobOutput()> separate);
 
  private:
   struct Group;

@@ -68,6 +68,10 @@ LanesMlpTrainer::LanesMlpTrainer(const models::Mlp<float>::Config& model, const 
     SHOAL_CHECK(d.x.cols == in_ && d.y.cols == out_,
                 "fit {}: data has {} features and {} targets, the model expects {} and {}", l,
                 d.x.cols, d.y.cols, in_, out_);
+    const double lr = d.lr < 0 ? cfg.lr : d.lr;
+    check_lr_and_batch(lr, cfg.batch_size);
+    lane_lr_[l] = lr;
+    if (lr != cfg.lr) one_lr_ = false;
     Lane lane;
     lane.seed = d.seed;
     column_stats(d.x, lane.x_mean, lane.x_std);
@@ -134,12 +138,44 @@ const std::vector<double>& LanesMlpTrainer::train_epoch() {
       loss_sum[l] += loss[l];
     }
     model_.backward(xb, dout_.view.data, n);
-    optimizer_.step(arena_);
+    if (one_lr_)
+      optimizer_.step(arena_);
+    else
+      adam_per_lane();
     std::memset(arena_.grads<float>(), 0, arena_.region_bytes(Region::kGrads));
     ++steps;
   }
   for (auto& s : loss_sum) s /= static_cast<double>(steps);
   return loss_sum;
+}
+
+// optim::Adam's update (weight decay 0, no amsgrad: what MlpTrainer uses) with a step size per
+// lane: the per-step scalars are computed in double and rounded to float as Adam::begin_step
+// does, and the element arithmetic is Adam's, op for op (no FMA contraction in this build's
+// ISO mode), so each lane matches a lone Adam with its own learning rate.
+void LanesMlpTrainer::adam_per_lane() {
+  optimizer_.begin_step();  // counts the step (steps(), divergence messages)
+  const auto& c = optimizer_.config();
+  const double t = static_cast<double>(optimizer_.step_count());
+  const double bias1 = 1.0 - std::pow(c.beta1, t), bias2 = 1.0 - std::pow(c.beta2, t);
+  const auto lerp_w = static_cast<float>(1.0 - c.beta1), beta2 = static_cast<float>(c.beta2);
+  const auto one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
+  const auto bias2_sqrt = static_cast<float>(std::sqrt(bias2)), eps = static_cast<float>(c.eps);
+  float neg_step[kLanes];
+  for (Index l = 0; l < kLanes; ++l) neg_step[l] = static_cast<float>(-(lane_lr_[l] / bias1));
+  float* p = arena_.params<float>();
+  const float* g = arena_.grads<float>();
+  float* m = arena_.optim_state<float>(0);
+  float* v = arena_.optim_state<float>(1);
+  // Every arena entry starts on 64 bytes and holds whole groups of 8, so lane = element % 8.
+  const Index n = arena_.dense_param_elems();
+  for (Index e = 0; e < n; e += kLanes)
+    for (Index l = 0; l < kLanes; ++l) {
+      const Index i = e + l;
+      m[i] = m[i] + lerp_w * (g[i] - m[i]);
+      v[i] = v[i] * beta2 + one_minus_beta2 * g[i] * g[i];
+      p[i] = p[i] + (neg_step[l] * m[i]) / (std::sqrt(v[i]) / bias2_sqrt + eps);
+    }
 }
 
 RegressionMetrics LanesMlpTrainer::evaluate(int lane, ConstMat<double> x, ConstMat<double> y) {
