@@ -11,6 +11,7 @@
 
 #include "shoal/core/rng.h"
 #include "shoal/data/csv.h"
+#include "shoal/fleet/fleet.h"
 #include "shoal/fleet/jobs.h"
 #include "shoal/train/mlp_trainer.h"
 
@@ -101,6 +102,32 @@ TEST(FleetLanes, LearningRateSweepTrainsFusedWithSeparateResults) {
     const double want = separate_val_mse(csv.path.string(), {.in = 3, .hidden = {5}, .out = 1},
                                          specs[j].seed, 5, 16, lr);
     EXPECT_NEAR(o.metrics.at("val_mse").get<double>(), want, 1e-3 * (1 + want)) << specs[j].id;
+  }
+}
+
+// Two workers on two groups: a worker whose group is being trained trains the other one; the
+// results are those of one worker, bit for bit.
+TEST(FleetLanes, TwoWorkersGiveTheResultsOfOne) {
+  TempCsv csv;
+  const auto specs = parse_jobs(
+      R"({"id": "s", "data": ")" + csv.path.string() +
+          R"(", "model": "mlp", "config": {"hidden": [4, 4], "epochs": 3}, "sweep": {"seed": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}})"
+          "\n",
+      "jobs.jsonl", "/");
+  std::vector<std::vector<JobRecord>> runs;
+  for (int workers : {1, 2}) {
+    const BuiltJobs built = build_jobs(specs);  // fresh groups for each run
+    runs.push_back(
+        run_fleet(built.jobs, {.workers = workers, .progress = false, .pin = false}, nullptr));
+  }
+  ASSERT_EQ(runs[0].size(), 12u);
+  ASSERT_EQ(runs[1].size(), 12u);
+  for (size_t j = 0; j < 12; ++j) {
+    ASSERT_TRUE(runs[0][j].ok && runs[1][j].ok) << runs[0][j].error << runs[1][j].error;
+    EXPECT_EQ(runs[0][j].output.metrics.at("fused_lanes"), j < 8 ? 8 : 4);
+    EXPECT_EQ(runs[0][j].output.metrics.at("val_mse").get<double>(),
+              runs[1][j].output.metrics.at("val_mse").get<double>())
+        << j;
   }
 }
 

@@ -1,5 +1,6 @@
 #include "lanes_jobs.h"
 
+#include <condition_variable>
 #include <mutex>
 #include <vector>
 
@@ -11,10 +12,19 @@ struct LanesMlpGroups::Group {
   LanesMlpFit fit;
   std::vector<uint64_t> seeds;
   std::vector<double> lrs;
-  std::mutex mutex;  // held by the member that trains the group; the others wait for it
-  bool trained = false;
-  bool failed = false;
+  enum class State { kWaiting, kTraining, kDone } state = State::kWaiting;  // under State::mutex
+  bool failed = false;                                                      // set before kDone
   std::vector<JobOutput> outputs;
+
+  // Trains the group; a throw (a diverging lane) marks it failed: its members then fit alone.
+  void train_or_fail() {
+    try {
+      train_all();
+    } catch (const std::exception&) {
+      failed = true;
+      outputs.clear();
+    }
+  }
 
   void train_all() {
     const Index in = fit.table->cols() - 1;
@@ -51,6 +61,15 @@ struct LanesMlpGroups::Group {
   }
 };
 
+// Shared by every group of one build_jobs call, and by the job closures (which may outlive it).
+struct LanesMlpGroups::Shared {
+  std::mutex mutex;
+  std::condition_variable done;
+  std::vector<std::shared_ptr<Group>> groups;  // in job order
+};
+
+LanesMlpGroups::LanesMlpGroups() : shared_(std::make_shared<Shared>()) {}
+
 std::function<JobOutput()> LanesMlpGroups::add(const std::string& group_key, const LanesMlpFit& fit,
                                                uint64_t seed, double lr,
                                                std::function<JobOutput()> separate) {
@@ -58,26 +77,44 @@ std::function<JobOutput()> LanesMlpGroups::add(const std::string& group_key, con
   if (!slot || static_cast<Index>(slot->seeds.size()) == kernels::kLanes) {
     slot = std::make_shared<Group>();
     slot->fit = fit;
+    shared_->groups.push_back(slot);
   }
   std::shared_ptr<Group> group = slot;
   const size_t lane = group->seeds.size();
   group->seeds.push_back(seed);
   group->lrs.push_back(lr);
-  return [group, lane, separate = std::move(separate)]() -> JobOutput {
-    {
-      std::lock_guard<std::mutex> lock(group->mutex);
-      if (!group->trained) {
-        group->trained = true;
-        try {
-          group->train_all();
-        } catch (const std::exception&) {
-          group->failed = true;
-          group->outputs.clear();
-        }
+  return [shared = shared_, group, lane, separate = std::move(separate)]() -> JobOutput {
+    using State = Group::State;
+    std::unique_lock<std::mutex> lock(shared->mutex);
+    while (group->state != State::kDone) {
+      // Train this member's group, or, while another worker trains it, the first group nobody
+      // has started: a waiting worker does useful work instead of idling. Which worker trains
+      // a group does not change its results, so the output stays deterministic.
+      std::shared_ptr<Group> next;
+      if (group->state == State::kWaiting) {
+        next = group;
+      } else {
+        for (const auto& g : shared->groups)
+          if (g->state == State::kWaiting) {
+            next = g;
+            break;
+          }
       }
-      if (!group->failed) return group->outputs[lane];
+      if (!next) {
+        shared->done.wait(lock);
+        continue;
+      }
+      next->state = State::kTraining;
+      lock.unlock();
+      next->train_or_fail();
+      lock.lock();
+      next->state = State::kDone;
+      shared->done.notify_all();
     }
-    return separate();
+    const bool failed = group->failed;
+    JobOutput out = failed ? JobOutput{} : group->outputs[lane];
+    lock.unlock();
+    return failed ? separate() : out;
   };
 }
 
