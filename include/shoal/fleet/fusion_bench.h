@@ -33,7 +33,8 @@ struct FusionRow {
 struct FusionReport {
   int reps = 0;
   std::vector<FusionRow> rows;
-  // Largest sweep width where fusion wins by ≥ 10% (median ratio ≥ 1.1); 0 when it never does.
+  // Largest sweep width where fusion wins by ≥ 10% (median and best ratios ≥ 1.1); 0 when it
+  // never does.
   Index crossover_width = 0;
 };
 
