@@ -170,6 +170,25 @@ TEST(Lanes, PackUnpackRoundTrip) {
       }
 }
 
+TEST(Lanes, PackMatchesRef) {
+  RngStream rng(7, 6);
+  for (Index models : {7, 8})
+    for (Index rows : {0, 1, 3})
+      for (Index cols : {1, 7, 8, 9, 16, 21}) {
+        std::vector<testing::TestMat<float>> src;
+        std::vector<ConstMat<float>> views;
+        for (Index m = 0; m < models; ++m) {
+          src.emplace_back(rows, cols, /*pad=*/3, /*offset=*/1);
+          src.back().fill_random(rng);
+        }
+        for (auto& s : src) views.push_back(s.cview());
+        std::vector<float> fast(static_cast<size_t>(lanes_size(rows, cols)) + 1, 99.0f), ref = fast;
+        lanes_pack(views, fast.data());
+        lanes_pack_ref(views, ref.data());
+        ASSERT_EQ(fast, ref) << models << " models [" << rows << ", " << cols << "]";
+      }
+}
+
 TEST(Lanes, PackRejectsMismatchedShapes) {
   std::vector<float> a(6), b(8), dst(64);
   const std::vector<ConstMat<float>> src = {{a.data(), 2, 3}, {b.data(), 2, 4}};

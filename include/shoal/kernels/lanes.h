@@ -28,8 +28,12 @@ constexpr Index lanes_size(Index rows, Index cols) {
 }
 
 // Interleaves up to kLanes row-major matrices of the same [rows, cols] shape (any ld) into
-// dst [rows, cols, 8]; lanes without a source are set to 0.
+// dst [rows, cols, 8]; lanes without a source are set to 0. With 8 sources the fast version
+// transposes 8 × 8 blocks in registers.
 void lanes_pack(std::span<const ConstMat<float>> src, float* dst);
+void lanes_pack_ref(std::span<const ConstMat<float>> src, float* dst);
+// Throws shoal::Error unless src holds 1 to 8 matrices of one shape.
+void lanes_check_pack(std::span<const ConstMat<float>> src);
 // The inverse: lane k of src [rows, cols, 8] into dst[k] (dst.size() ≤ kLanes).
 void lanes_unpack(const float* src, std::span<const MatView<float>> dst);
 

@@ -130,6 +130,42 @@ void lane_gemm(Operands op, Index m, Index n) {
 
 }  // namespace
 
+void lanes_pack(std::span<const ConstMat<float>> src, float* dst) {
+  lanes_check_pack(src);
+  if (static_cast<Index>(src.size()) != kLanes) {
+    lanes_pack_ref(src, dst);
+    return;
+  }
+  const Index rows = src[0].rows, cols = src[0].cols;
+  for (Index r = 0; r < rows; ++r) {
+    Index c = 0;
+    // 8 consecutive columns of the 8 sources are an 8 × 8 block; its transpose is 8 groups.
+    for (; c + 8 <= cols; c += 8) {
+      __m256 v[8];
+      for (int l = 0; l < 8; ++l) v[l] = _mm256_loadu_ps(src[static_cast<size_t>(l)].row(r) + c);
+      __m256 t[8], u[8];
+      for (int l = 0; l < 8; l += 2) {
+        t[l] = _mm256_unpacklo_ps(v[l], v[l + 1]);
+        t[l + 1] = _mm256_unpackhi_ps(v[l], v[l + 1]);
+      }
+      for (int l = 0; l < 8; l += 4) {
+        u[l] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[l + 1] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[l + 2] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[l + 3] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(3, 2, 3, 2));
+      }
+      float* g = dst + (r * cols + c) * kLanes;
+      for (int j = 0; j < 4; ++j) {
+        _mm256_storeu_ps(g + j * kLanes, _mm256_permute2f128_ps(u[j], u[j + 4], 0x20));
+        _mm256_storeu_ps(g + (j + 4) * kLanes, _mm256_permute2f128_ps(u[j], u[j + 4], 0x31));
+      }
+    }
+    for (; c < cols; ++c)
+      for (Index l = 0; l < kLanes; ++l)
+        dst[(r * cols + c) * kLanes + l] = src[static_cast<size_t>(l)](r, c);
+  }
+}
+
 void lanes_linear_forward(const float* x, const float* w, const float* b, Index n, Index i, Index o,
                           bool relu, float* y) {
   const Operands op{x, i, 1, w, i, 1, y, o, 1, b, i};
@@ -176,6 +212,10 @@ void lanes_linear_backward(const float* x, const float* w, const float* y, bool 
 }
 
 #else  // no AVX2+FMA: the reference loops
+
+void lanes_pack(std::span<const ConstMat<float>> src, float* dst) {
+  lanes_pack_ref(src, dst);
+}
 
 void lanes_linear_forward(const float* x, const float* w, const float* b, Index n, Index i, Index o,
                           bool relu, float* y) {

@@ -1,4 +1,4 @@
-// Plain-loop twins of the lane-interleaved kernels (lanes.h), and the pack/unpack helpers.
+// Plain-loop twins of the lane-interleaved kernels (lanes.h), and unpack.
 #include <algorithm>
 
 #include "shoal/core/error.h"
@@ -15,14 +15,18 @@ inline Index at(Index r, Index c, Index cols, Index l) {
 
 }  // namespace
 
-void lanes_pack(std::span<const ConstMat<float>> src, float* dst) {
+void lanes_check_pack(std::span<const ConstMat<float>> src) {
   SHOAL_CHECK(!src.empty() && static_cast<Index>(src.size()) <= kLanes,
               "lanes_pack: 1 to {} sources, got {}", kLanes, src.size());
-  const Index rows = src[0].rows, cols = src[0].cols;
   for (const auto& m : src)
-    SHOAL_CHECK(m.rows == rows && m.cols == cols,
-                "lanes_pack: every source must be [{}, {}], got [{}, {}]", rows, cols, m.rows,
-                m.cols);
+    SHOAL_CHECK(m.rows == src[0].rows && m.cols == src[0].cols,
+                "lanes_pack: every source must be [{}, {}], got [{}, {}]", src[0].rows, src[0].cols,
+                m.rows, m.cols);
+}
+
+void lanes_pack_ref(std::span<const ConstMat<float>> src, float* dst) {
+  lanes_check_pack(src);
+  const Index rows = src[0].rows, cols = src[0].cols;
   const auto models = static_cast<Index>(src.size());
   for (Index r = 0; r < rows; ++r)
     for (Index c = 0; c < cols; ++c) {
