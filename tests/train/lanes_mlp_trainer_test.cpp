@@ -132,10 +132,12 @@ TEST(LanesMlpTrainer, RejectsWhatLockstepCannotDo) {
 
 TEST(LanesMlpTrainer, WinsOnlyBelowTheCrossover) {
   EXPECT_TRUE(lanes_mlp_wins({.in = 4, .hidden = {4, 4}, .out = 1}, 512));
-  EXPECT_TRUE(lanes_mlp_wins({.in = 8, .hidden = {16, 16}, .out = 1}, 64));
-  EXPECT_FALSE(lanes_mlp_wins({.in = 8, .hidden = {16, 16}, .out = 1}, 128));
+  EXPECT_TRUE(lanes_mlp_wins({.in = 8, .hidden = {16, 16}, .out = 1}, 256));
+  EXPECT_FALSE(lanes_mlp_wins({.in = 8, .hidden = {16, 16}, .out = 1}, 512));
   EXPECT_TRUE(lanes_mlp_wins({.in = 32, .hidden = {32}, .out = 1}, 32));
-  EXPECT_FALSE(lanes_mlp_wins({.in = 4, .hidden = {64, 64}, .out = 1}, 32));  // fleet's default
+  EXPECT_FALSE(lanes_mlp_wins({.in = 32, .hidden = {32}, .out = 1}, 64));
+  EXPECT_TRUE(lanes_mlp_wins({.in = 4, .hidden = {64, 64}, .out = 1}, 32));
+  EXPECT_FALSE(lanes_mlp_wins({.in = 4, .hidden = {64, 64}, .out = 1}, 64));  // fleet's default
   EXPECT_FALSE(lanes_mlp_wins({.in = 85, .hidden = {4}, .out = 1}, 8));
   EXPECT_FALSE(lanes_mlp_wins({.in = 4, .hidden = {4}, .out = 1, .act = kernels::Act::kGelu}, 32));
 }

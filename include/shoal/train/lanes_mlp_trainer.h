@@ -19,13 +19,16 @@
 namespace shoal::train {
 
 // The crossover measured by `shoal bench fusion` (docs/fleet.md, "Horizontal fusion"): the
-// fused step is ≥ 10% faster per model than the per-model path, in every run, when the widest
-// layer W (in, hidden or out) is ≤ 8 at any batch (measured to 512 rows), or W ≤ 32 with
-// W · batch ≤ 1024 (W 16 up to 64 rows, W 32 at 32 rows): the 8× larger fused operands must
-// stay near L1. W 16 at 128 rows wins in some runs only (1.02–1.28×) and is left off.
-inline constexpr Index kLanesAlwaysWidth = 8;
-inline constexpr Index kLanesMaxWidth = 32;
-inline constexpr Index kLanesMaxWidthRows = 1024;
+// fused step was ≥ 10% faster per model than the per-model path, in every run (median and best
+// samples), when the widest layer W (in, hidden or out) and the batch rows are
+//   W ≤ 8: any batch (measured to 512 rows);  W ≤ 16: ≤ 256 rows;  W ≤ 64: ≤ 32 rows.
+// The 8× larger fused operands leave L1/L2 sooner, so the win shrinks with rows and width.
+// W 32 at 64–128 rows and W 16 at 512 win in some runs only (by < 25%) and are left off.
+inline constexpr Index kLanesAnyBatchWidth = 8;
+inline constexpr Index kLanesMidWidth = 16;
+inline constexpr Index kLanesMidWidthRows = 256;
+inline constexpr Index kLanesMaxWidth = 64;
+inline constexpr Index kLanesMaxWidthRows = 32;
 
 // Whether fusing 8 fits of this MLP at this batch size is expected to win (ReLU or no hidden
 // layer, and the widths above).

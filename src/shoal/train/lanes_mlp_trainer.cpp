@@ -46,8 +46,9 @@ bool lanes_mlp_wins(const models::Mlp<float>::Config& model, Index batch_size) {
   if (!model.hidden.empty() && model.act != kernels::Act::kRelu) return false;
   Index widest = std::max(model.in, model.out);
   for (Index h : model.hidden) widest = std::max(widest, h);
-  return widest <= kLanesAlwaysWidth ||
-         (widest <= kLanesMaxWidth && widest * batch_size <= kLanesMaxWidthRows);
+  return widest <= kLanesAnyBatchWidth ||
+         (widest <= kLanesMidWidth && batch_size <= kLanesMidWidthRows) ||
+         (widest <= kLanesMaxWidth && batch_size <= kLanesMaxWidthRows);
 }
 
 LanesMlpTrainer::LanesMlpTrainer(const models::Mlp<float>::Config& model, const MlpTrainConfig& cfg,
