@@ -71,6 +71,7 @@ class LanesMlpTrainer {
   optim::Adam<float> optimizer_;
   std::vector<Lane> lanes_;
   std::vector<double> epoch_loss_;
+  std::vector<float> zero_row_;  // the input of lanes without a fit
   double lane_lr_[kernels::kLanes] = {};
   bool one_lr_ = true;  // every lane has cfg.lr: the ordinary Adam pass
   void adam_per_lane();

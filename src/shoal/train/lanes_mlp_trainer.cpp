@@ -1,6 +1,7 @@
 #include "shoal/train/lanes_mlp_trainer.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -93,6 +94,7 @@ LanesMlpTrainer::LanesMlpTrainer(const models::Mlp<float>::Config& model, const 
   planner.buffer(dout_, Region::kActivationGrads, "batch.dout", {max_rows, out_, kLanes});
   arena_ = Arena(std::move(planner));
   epoch_loss_.reserve(lanes_.size());
+  zero_row_.assign(static_cast<size_t>(std::max(in_, out_)), 0.0f);
   for (size_t l = 0; l < lanes_.size(); ++l) {
     RngStream rng(lanes_[l].seed, /*stream=*/0);  // MlpTrainer's init stream
     model_.init_lane(static_cast<Index>(l), rng);
@@ -115,18 +117,22 @@ const std::vector<double>& LanesMlpTrainer::train_epoch() {
   float* yb = yb_.view.data;
   for (Index b = 0; b < rows_; b += cfg_.batch_size) {
     const Index n = std::min(rows_, b + cfg_.batch_size) - b;
-    // Gather each lane's rows into its lane; unused lanes stay zero (a zero model).
-    for (size_t l = 0; l < lanes_.size(); ++l) {
-      const Lane& lane = lanes_[l];
-      for (Index i = 0; i < n; ++i) {
-        const Index src = lane.order[static_cast<size_t>(b + i)];
-        for (Index c = 0; c < in_; ++c)
-          xb[(i * in_ + c) * kLanes + static_cast<Index>(l)] =
-              lane.x[static_cast<size_t>(src * in_ + c)];
-        for (Index c = 0; c < out_; ++c)
-          yb[(i * out_ + c) * kLanes + static_cast<Index>(l)] =
-              lane.y[static_cast<size_t>(src * out_ + c)];
+    // Gather each lane's rows into its lane with lanes_pack (8 × 8 transposes in registers);
+    // lanes without a fit read a zero row (a zero model).
+    for (Index i = 0; i < n; ++i) {
+      std::array<ConstMat<float>, kLanes> xr, yr;
+      for (size_t l = 0; l < static_cast<size_t>(kLanes); ++l) {
+        if (l < lanes_.size()) {
+          const Index src = lanes_[l].order[static_cast<size_t>(b + i)];
+          xr[l] = {lanes_[l].x.data() + src * in_, 1, in_};
+          yr[l] = {lanes_[l].y.data() + src * out_, 1, out_};
+        } else {
+          xr[l] = {zero_row_.data(), 1, in_};
+          yr[l] = {zero_row_.data(), 1, out_};
+        }
       }
+      kernels::lanes_pack(xr, xb + i * in_ * kLanes);
+      kernels::lanes_pack(yr, yb + i * out_ * kLanes);
     }
     const float* pred = model_.forward(xb, n);
     double loss[kLanes];
