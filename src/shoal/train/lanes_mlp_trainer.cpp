@@ -158,8 +158,8 @@ const std::vector<double>& LanesMlpTrainer::train_epoch() {
 
 // optim::Adam's update (weight decay 0, no amsgrad: what MlpTrainer uses) with a step size per
 // lane: the per-step scalars are computed in double and rounded to float as Adam::begin_step
-// does, and the element arithmetic is Adam's, op for op (no FMA contraction in this build's
-// ISO mode), so each lane matches a lone Adam with its own learning rate.
+// does, and the element arithmetic is Adam's, op for op, so each lane matches a lone Adam with
+// its own learning rate (to rounding: the compiler may contract the two loops differently).
 void LanesMlpTrainer::adam_per_lane() {
   optimizer_.begin_step();  // counts the step (steps(), divergence messages)
   const auto& c = optimizer_.config();
