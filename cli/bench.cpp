@@ -63,6 +63,7 @@ void register_bench(CLI::App& app) {
   });
 
   register_bench_tsmixerx(*bench);
+  register_bench_fusion(*bench);
 }
 
 }  // namespace shoal::cli

@@ -29,6 +29,8 @@ inline const CLI::Validator kNonNegative = number_check(true);
 void register_bench(CLI::App& app);
 // `shoal bench tsmixerx` (cli/bench_tsmixerx.cpp), added under the bench command.
 void register_bench_tsmixerx(CLI::App& bench);
+// `shoal bench fusion` (cli/bench_fusion.cpp): horizontal fusion vs one model after another.
+void register_bench_fusion(CLI::App& bench);
 // `shoal mlp ...`: the MLP demo trainer.
 void register_mlp(CLI::App& app);
 // `shoal forecast`: time-series forecasting (seasonal naive now, TSMixer(x) to come).

@@ -22,9 +22,12 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/train/forecast.h"
+#include "shoal/train/lanes_mlp_trainer.h"
 #include "shoal/train/metrics.h"
 #include "shoal/train/mlp_trainer.h"
 #include "shoal/train/ncf_trainer.h"
+
+#include "lanes_jobs.h"
 
 namespace shoal::fleet {
 
@@ -374,6 +377,7 @@ struct Loaded {
   std::map<std::string, std::shared_ptr<const data::NcfPositives>> ncf_train;
   std::map<std::string, std::shared_ptr<const data::NcfTestSet>> ncf_test;
   std::map<std::string, std::string> errors;  // path → why it could not be read
+  detail::LanesMlpGroups lanes_mlp;           // MLP sweeps below the crossover, 8 per group
 
   template <class T, class F>
   std::shared_ptr<const T> get(std::map<std::string, std::shared_ptr<const T>>& cache,
@@ -595,6 +599,7 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
                  .pinning = Pinning::kNone};
     st->epochs = static_cast<int>(c.integer("epochs", 30));
     st->val_fraction = c.real("val_fraction", 0.2);
+    const bool fusion = c.flag("fusion", true);
     SHOAL_CHECK(st->epochs >= 1, "config 'epochs' must be ≥ 1");
     SHOAL_CHECK(st->train.batch_size >= 1, "config 'batch_size' must be ≥ 1");
     SHOAL_CHECK(st->val_fraction >= 0 && st->val_fraction < 1,
@@ -633,7 +638,18 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
                               ConstMat<double>(y.data(), 1, 1));
       bytes = probe.arena().bytes();
     }
-    out.jobs.push_back({s.id, bytes, run, key});
+    std::function<JobOutput()> job_run = run;
+    // Horizontal fusion below the measured crossover: the seeds and learning rates of one line
+    // train 8 at a time across SIMD lanes (lanes_jobs.h, docs/fleet.md).
+    if (fusion && train::lanes_mlp_wins(st->model, st->train.batch_size)) {
+      nlohmann::json shared = s.config;  // what the group's members share: all but lr and seed
+      shared.erase("learning_rate");
+      job_run =
+          loaded.lanes_mlp.add(s.group + '\n' + s.data + '\n' + shared.dump(),
+                               {st->model, st->train, st->epochs, st->val_fraction, table, target},
+                               seed, st->train.lr, run);
+    }
+    out.jobs.push_back({s.id, bytes, job_run, key});
   } catch (const std::exception& e) {
     out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));
   }
