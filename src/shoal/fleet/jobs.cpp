@@ -648,6 +648,9 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
           loaded.lanes_mlp.add(s.group + '\n' + s.data + '\n' + shared.dump(),
                                {st->model, st->train, st->epochs, st->val_fraction, table, target},
                                seed, st->train.lr, run);
+      // The member that trains its group holds all 8 models' arenas at once; budgeting every
+      // member so over-counts a waiting member, which is the safe side of --memory-limit.
+      bytes *= 8;
     }
     out.jobs.push_back({s.id, bytes, job_run, key});
   } catch (const std::exception& e) {
