@@ -15,6 +15,11 @@
 
 namespace shoal::train {
 
+namespace {
+// Rows per forward/backward chunk of a thread's share (see compute_share).
+constexpr Index kComputeChunkRows = 256;
+}  // namespace
+
 namespace detail {
 
 // One thread's model and buffers. Replica 0 owns params and optimizer state; the others share
@@ -210,7 +215,8 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
               "training ids (users < {}, items < {}) exceed the model's {} users and {} items",
               train.num_users, train.num_items, model.num_users, model.num_items);
   const int t = pool_.size();
-  const Index rows = std::max((cfg.batch_size + t - 1) / t, cfg.eval_rows);
+  const Index rows =
+      std::max(std::min((cfg.batch_size + t - 1) / t, kComputeChunkRows), cfg.eval_rows);
   for (int r = 0; r < t; ++r) {
     replicas_.push_back(std::make_unique<detail::NcfReplica>(
         model, rows, cfg.batch_size, adam_.slots(), cfg.dense_embedding_adam,
@@ -304,7 +310,11 @@ void NcfTrainer::barrier() {
   }
 }
 
-// Thread tid's share of the batch: context gather, forward, loss, backward.
+// Thread tid's share of the batch, in chunks of kComputeChunkRows rows: context gather,
+// forward, loss, backward per chunk, so that a chunk's activations and their gradients (the
+// tower input is 340 bytes per row) stay in L2 between forward and backward instead of
+// streaming the whole share through memory. Dense grads and table row grads accumulate over
+// the chunks (in chunk order: deterministic for a given thread count).
 void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
   const Range r = split_range(n, tid, pool_.size());
@@ -317,38 +327,47 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   const auto len = static_cast<size_t>(r.size());
   const std::span<const int32_t> users = sampler_.users().subspan(off, len);
   const std::span<const int32_t> items = sampler_.items().subspan(off, len);
-  const ConstMat<float> labels(sampler_.labels().data() + off, r.size(), 1);
-  // The context rows go straight into the tower input (forward then skips its copy).
-  const MatView<float> context = c > 0 ? rep.model.context_slot(r.size()) : MatView<float>{};
-  if (c > 0) {
-    profile::Zone zone(prof_, zones_.batch, r.size());
-    const std::span<const int32_t> rows = sampler_.context_rows().subspan(off, len);
-    // The rows are random positives of a large table: prefetch a few instances ahead (a
-    // context row spans up to two cache lines at C = 21).
-    const float* table = train_.context.data();
-    constexpr Index kAhead = 16;
-    for (Index i = 0; i < r.size(); ++i) {
-      if (i + kAhead < r.size()) {
-        const float* next = table + static_cast<Index>(rows[static_cast<size_t>(i + kAhead)]) * c;
-        __builtin_prefetch(next);
-        __builtin_prefetch(next + c - 1);
-      }
-      copy_row(table + static_cast<Index>(rows[static_cast<size_t>(i)]) * c, c, context.row(i));
-    }
-  }
-  const MatView<float> logits = rep.model.forward(ctx, users, items, context);
+  const std::span<const int32_t> ctx_rows =
+      c > 0 ? sampler_.context_rows().subspan(off, len) : std::span<const int32_t>{};
+  const float* labels = sampler_.labels().data() + off;
   // The share's mean loss weighted by its share of the batch: the replicas' gradients then
   // sum to the gradient of the batch mean. Loss and dlogits in one fused pass (bce_fused.h).
   const double share = static_cast<double>(r.size()) / static_cast<double>(n);
   const double rows = static_cast<double>(r.size());
-  const MatView<float> dlogits = rep.dlogits.mat().rows_block(0, r.size());
-  {
-    profile::Zone zone(prof_, zones_.loss_forward, r.size());
-    const double sum = bce_logits_fused(logits.data, labels.data, dlogits.data, r.size(),
-                                        static_cast<float>(share / rows));
-    thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
+  const auto scale = static_cast<float>(share / rows);
+  const float* table = train_.context.data();
+  double sum = 0;
+  for (Index c0 = 0; c0 < r.size(); c0 += kComputeChunkRows) {
+    const Index m = std::min(kComputeChunkRows, r.size() - c0);
+    const auto cu = static_cast<size_t>(c0), cm = static_cast<size_t>(m);
+    // The context rows go straight into the tower input (forward then skips its copy).
+    const MatView<float> context = c > 0 ? rep.model.context_slot(m) : MatView<float>{};
+    if (c > 0) {
+      profile::Zone zone(prof_, zones_.batch, m);
+      // The rows are random positives of a large table: prefetch ahead, across the chunk's
+      // end (a context row spans up to two cache lines at C = 21).
+      constexpr Index kAhead = 32;
+      for (Index i = 0; i < m; ++i) {
+        const Index ahead = c0 + i + kAhead;
+        if (ahead < r.size()) {
+          const float* next = table + static_cast<Index>(ctx_rows[static_cast<size_t>(ahead)]) * c;
+          __builtin_prefetch(next);
+          __builtin_prefetch(next + c - 1);
+        }
+        copy_row(table + static_cast<Index>(ctx_rows[cu + static_cast<size_t>(i)]) * c, c,
+                 context.row(i));
+      }
+    }
+    const MatView<float> logits =
+        rep.model.forward(ctx, users.subspan(cu, cm), items.subspan(cu, cm), context);
+    const MatView<float> dlogits = rep.dlogits.mat().rows_block(0, m);
+    {
+      profile::Zone zone(prof_, zones_.loss_forward, m);
+      sum += bce_logits_fused(logits.data, labels + c0, dlogits.data, m, scale);
+    }
+    rep.model.backward(ctx, users.subspan(cu, cm), items.subspan(cu, cm), dlogits);
   }
-  rep.model.backward(ctx, users, items, dlogits);
+  thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
 }
 
 // One parallel region per step: compute, one barrier (every share's loss and gradients are
