@@ -4,13 +4,8 @@
 //
 // Determinism: the draws of instance c = p·(1 + k) + j (j ≥ 1) come from
 // Philox(seed, kNegativeStream).block(epoch·2^32 + t, c) for t = 0, 1, ... (lanes in order),
-// so an instance's item depends only on (seed, epoch, c), never on threads.
-// When every user's list of non-positive items fits in kMaxBitsetBytes (4 bytes per item),
-// a negative is one draw: lane 0 of block t = 0 picks uniformly from that list. Otherwise
-// each lane is a uniform item, rejected while it is a positive of the user (a per-user bitset
-// of positives when U·V bits fit in kMaxBitsetBytes, binary search otherwise). Both give the
-// uniform law over the user's non-positive items; the complement list avoids the rejections
-// (on dense data such as the contextual user's, two thirds of the items are positives).
+// so an instance's item depends only on (seed, epoch, c), never on threads. Rejection uses a
+// per-user bitset of positives when U·V bits fit in kMaxBitsetBytes (binary search otherwise).
 //
 // The epoch's order is a uniform random permutation drawn in parallel, identical for every
 // thread count (a two-level "scatter, then shuffle each bucket" permutation, Rao/Sandelius):
@@ -81,8 +76,6 @@ class NcfSampler {
   std::vector<int64_t> user_offsets_;  // [U + 1] into user_items_
   std::vector<int32_t> user_items_;    // sorted per user
   std::vector<uint64_t> bits_;         // [U, words_] positives bitset (empty: too large)
-  std::vector<int64_t> neg_offsets_;   // [U + 1] into neg_items_ (empty: too large)
-  std::vector<int32_t> neg_items_;     // per user, ascending: the items it has no positive of
   size_t words_ = 0;
   Index buckets_ = 1;
   std::vector<uint16_t> bucket_of_;    // [N] b(c) of this epoch

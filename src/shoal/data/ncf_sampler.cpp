@@ -47,22 +47,6 @@ NcfSampler::NcfSampler(const NcfPositives& positives, int negatives, uint64_t se
       bits_[u * words_ + it / 64] |= uint64_t{1} << (it % 64);
     }
   }
-  // Complement lists (needs the bitset to build; U·V·4 bytes at most).
-  size_t complement = 0;
-  if (!bits_.empty())
-    for (size_t u = 0; u < nu; ++u)
-      for (size_t it = 0; it < nv; ++it)
-        complement += is_positive(static_cast<int32_t>(u), static_cast<int32_t>(it)) ? 0 : 1;
-  if (k_ > 0 && !bits_.empty() && complement * sizeof(int32_t) <= kMaxBitsetBytes) {
-    neg_offsets_.assign(nu + 1, 0);
-    neg_items_.reserve(complement);
-    for (size_t u = 0; u < nu; ++u) {
-      for (size_t it = 0; it < nv; ++it)
-        if (!is_positive(static_cast<int32_t>(u), static_cast<int32_t>(it)))
-          neg_items_.push_back(static_cast<int32_t>(it));
-      neg_offsets_[u + 1] = static_cast<int64_t>(neg_items_.size());
-    }
-  }
   buckets_ = std::clamp<Index>(n_ >> 16, 1, 4096);
   const Index chunks = (n_ + kChunk - 1) / kChunk;
   bucket_of_.resize(static_cast<size_t>(n_));
@@ -86,12 +70,6 @@ int32_t NcfSampler::canonical_item(int epoch, Index c) const {
   const int32_t u = pos_.users[static_cast<size_t>(p)];
   if (c % (1 + k_) == 0) return pos_.items[static_cast<size_t>(p)];
   const Philox rng(seed_, kNegativeStream);
-  if (!neg_offsets_.empty()) {
-    const int64_t b = neg_offsets_[static_cast<size_t>(u)];
-    const auto count = static_cast<uint64_t>(neg_offsets_[static_cast<size_t>(u) + 1] - b);
-    const uint32_t w = rng.block(static_cast<uint64_t>(epoch) << 32, static_cast<uint64_t>(c))[0];
-    return neg_items_[static_cast<size_t>(b + static_cast<int64_t>((w * count) >> 32))];
-  }
   const auto v = static_cast<uint64_t>(pos_.num_items);
   for (uint64_t t = 0;; ++t) {
     const auto block =
