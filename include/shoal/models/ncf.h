@@ -74,9 +74,13 @@ class Ncf {
   // Table t's gradient after backward: a dense [rows, D] buffer (this model's, not shared
   // with replicas), zero except the rows the batch touched, and one flag per row (1 where some
   // instance used it). backward adds the rows' gradients (over the batch in ascending
-  // position order: deterministic) and sets the flags; the consumer (the trainer's sparse
-  // update, or clear_table_grads) must zero the rows and flags it read before the next
-  // backward. A table of a few thousand rows keeps this in L2 and needs no sort of the ids.
+  // position order: deterministic), sets the flags and lists the newly touched rows;
+  // clear_table_grads() zeroes the listed rows and their flags (O(touched rows)). Backward
+  // accumulates until then, so call it once per step before the first backward (the trainer
+  // does, on the thread that owns this replica: the sparse update only reads the buffers,
+  // and no other core writes this replica's lines). A table of a few thousand rows keeps this
+  // in L2 and needs no sort of the ids. A consumer that zeroes rows or flags itself must
+  // leave the list valid (rows zeroed twice are harmless).
   struct TableGrad {
     MatView<T> grad;   // [rows, D]
     uint8_t* touched;  // [rows]
@@ -119,12 +123,21 @@ class Ncf {
   layers::Linear<T> predict_;
   std::vector<Buffer<T>> table_grads_;          // per table [rows, D]
   std::vector<Buffer<uint8_t>> table_touched_;  // per table [rows]
+  std::vector<Buffer<Id>> touched_list_;        // per table [rows]: rows flagged, in order
+  std::vector<Index> touched_count_;            // per table
   Buffer<T> x0_, dx0_;                          // MLP input [N, L0 + C] and its gradient
   std::vector<Buffer<T>> acts_, dacts_;  // tower outputs except the last (which writes into h)
   Buffer<T> h_, dh_;                     // predict input [N, F + LK] and its gradient
   Buffer<T> out_;                        // logits [N, 1]
   Buffer<T> predict_dw_;                 // [F + LK] the batch's predict weight grad
   int gmf_user_ = -1, gmf_item_ = -1, mlp_user_ = -1, mlp_item_ = -1;  // indexes into tables_
+  void mark_touched(size_t t, Id row) {
+    uint8_t& f = table_touched_[t].view.data[row];
+    if (f == 0) {
+      f = 1;
+      touched_list_[t].view.data[touched_count_[t]++] = row;
+    }
+  }
   struct Zones {
     profile::LayerZones embed, gmf, predict;
     std::vector<profile::LayerZones> tower;

@@ -13,8 +13,10 @@
 //      and updated with Adam arithmetic on those rows only (lazy: untouched rows and their
 //      moments are left alone, as TF's LazyAdam), or, with dense_embedding_adam, every row of
 //      the slice updated with a zero gradient where untouched (torch.optim.Adam semantics on
-//      the whole table); then the grads and flags are cleared. The sums have a fixed order, so
-//      a given thread count is bitwise deterministic. No allocation after construction.
+//      the whole table). Each replica clears its own touched rows at the start of its next
+//      share, so the update only reads other threads' buffers (no cache line of a replica's
+//      grads is written by two cores per step). The sums have a fixed order, so a given thread
+//      count is bitwise deterministic. No allocation after construction.
 // Evaluation: for each test user the candidates are the K negatives in file order, then the
 // positive unless it already appears among them (the authors' evaluate.py keys scores by
 // item). rank = #{c: s_c > s_pos} + #{c before pos: s_c = s_pos} (heapq.nlargest keeps the

@@ -115,11 +115,15 @@ void Ncf<T>::plan(Planner& planner, Index max_rows) {
   }
   table_grads_.resize(tables_.size());
   table_touched_.resize(tables_.size());
+  touched_list_.resize(tables_.size());
+  touched_count_.assign(tables_.size(), 0);
   for (size_t t = 0; t < tables_.size(); ++t) {
     const auto& c = tables_[t].layer.cfg;
     planner.buffer(table_grads_[t], Region::kScratch, tables_[t].name + ".row_grads",
                    {c.num_embeddings, c.embedding_dim});
     planner.buffer(table_touched_[t], Region::kScratch, tables_[t].name + ".touched",
+                   {c.num_embeddings});
+    planner.buffer(touched_list_[t], Region::kScratch, tables_[t].name + ".touched_list",
                    {c.num_embeddings});
   }
   if (has_mlp()) {
@@ -147,8 +151,14 @@ typename Ncf<T>::TableGrad Ncf<T>::table_grad(size_t t) {
 template <class T>
 void Ncf<T>::clear_table_grads() {
   for (size_t t = 0; t < tables_.size(); ++t) {
-    std::fill_n(table_grads_[t].view.data, table_grads_[t].view.numel(), T(0));
-    std::fill_n(table_touched_[t].view.data, table_touched_[t].view.numel(), uint8_t{0});
+    const MatView<T> g = table_grads_[t].mat();
+    uint8_t* flags = table_touched_[t].view.data;
+    const Id* list = touched_list_[t].view.data;
+    for (Index k = 0; k < touched_count_[t]; ++k) {
+      std::fill_n(g.row(list[k]), g.cols, T(0));
+      flags[list[k]] = 0;
+    }
+    touched_count_[t] = 0;
   }
 }
 
@@ -261,8 +271,6 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
     const ConstMat<T> pu = tables_[tu].layer.p.weight.value.mat();
     const ConstMat<T> qi = tables_[ti].layer.p.weight.value.mat();
     const MatView<T> gu = table_grads_[tu].mat(), gi = table_grads_[ti].mat();
-    uint8_t* fu = table_touched_[tu].view.data;
-    uint8_t* fi = table_touched_[ti].view.data;
     for (Index r = 0; r < n; ++r) {
       const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
       const T* __restrict d = dh.row(r);
@@ -272,8 +280,8 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
       T* __restrict db = gi.row(i);
       for (Index j = 0; j < f; ++j) da[j] += d[j] * b[j];
       for (Index j = 0; j < f; ++j) db[j] += d[j] * a[j];
-      fu[u] = 1;
-      fi[i] = 1;
+      mark_touched(tu, u);
+      mark_touched(ti, i);
     }
   }
   if (!has_mlp()) return;
@@ -302,8 +310,6 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
   profile::Zone zone(prof, zones_.embed.backward, n);
   const auto tu = static_cast<size_t>(mlp_user_), ti = static_cast<size_t>(mlp_item_);
   const MatView<T> gu = table_grads_[tu].mat(), gi = table_grads_[ti].mat();
-  uint8_t* fu = table_touched_[tu].view.data;
-  uint8_t* fi = table_touched_[ti].view.data;
   for (Index r = 0; r < n; ++r) {
     const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
     const T* __restrict d = dx0.row(r);
@@ -311,8 +317,8 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
     T* __restrict db = gi.row(i);
     for (Index j = 0; j < e; ++j) da[j] += d[j];
     for (Index j = 0; j < e; ++j) db[j] += d[e + j];
-    fu[u] = 1;
-    fi[i] = 1;
+    mark_touched(tu, u);
+    mark_touched(ti, i);
   }
 }
 

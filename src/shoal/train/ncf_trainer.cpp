@@ -319,6 +319,8 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
   const Range r = split_range(n, tid, pool_.size());
   thread_loss_[static_cast<size_t>(tid)] = 0.0;
+  // The last step's table row grads, which the update only read: zeroed by this thread.
+  rep.model.clear_table_grads();
   if (r.size() == 0) return;
   Ctx ctx = base;
   ctx.thread = tid;
@@ -425,7 +427,9 @@ void NcfTrainer::step(Index begin, Index end) {
 }
 
 // Thread tid's slice of every table's rows: the replicas' row grads of the touched rows summed
-// in replica order, the rows updated, the grads and flags cleared for the next step.
+// in replica order and the rows updated. Lazy mode only reads the replicas' buffers (each
+// replica clears its own rows at its next step); dense mode sums into replica 0's buffer and
+// clears what it summed.
 void NcfTrainer::update_tables(int tid) {
   detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
   detail::NcfReplica& src = *replicas_[0];
@@ -468,6 +472,7 @@ void NcfTrainer::update_tables(int tid) {
       std::fill_n(touched[0] + slice.begin, slice.size(), uint8_t{0});
       continue;
     }
+    // Read only: each replica clears its own rows at its next step (Ncf::clear_table_grads).
     int32_t* out_ids = mine.merge_ids[t].view.data;
     const MatView<float> out = mine.merge_grad[t].mat();
     Index m = 0;
@@ -475,15 +480,13 @@ void NcfTrainer::update_tables(int tid) {
       bool first = true;
       for (int r = 0; r < nt; ++r) {
         if (!touched[r][row]) continue;
-        float* __restrict g = grads[r].row(row);
+        const float* __restrict g = grads[r].row(row);
         float* __restrict dst = out.row(m);
         if (first)
           copy_row(g, d, dst);
         else
           for (Index j = 0; j < d; ++j) dst[j] += g[j];
         first = false;
-        std::fill_n(g, d, 0.0f);
-        touched[r][row] = 0;
       }
       if (!first) out_ids[m++] = static_cast<int32_t>(row);
     }
