@@ -143,6 +143,24 @@ void Ncf<T>::init(RngStream& rng) {
   predict_.init(rng);
 }
 
+namespace {
+
+// Table rows are random and, with several threads, often last written by another core (the
+// sparse update of its slice of rows): prefetch the rows of the instance kAhead positions on.
+constexpr Index kRowsAhead = 8;
+
+template <class T>
+inline void prefetch_row(const T* row, Index width) {
+  for (Index j = 0; j < width; j += 64 / static_cast<Index>(sizeof(T))) __builtin_prefetch(row + j);
+}
+template <class T>
+inline void prefetch_row_for_write(T* row, Index width) {
+  for (Index j = 0; j < width; j += 64 / static_cast<Index>(sizeof(T)))
+    __builtin_prefetch(row + j, 1);
+}
+
+}  // namespace
+
 template <class T>
 typename Ncf<T>::TableGrad Ncf<T>::table_grad(size_t t) {
   return {table_grads_[t].mat(), table_touched_[t].view.data};
@@ -187,6 +205,10 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
     const bool copy_context = c > 0 && context.data != x0.data + 2 * e;
     SHOAL_DCHECK(c == 0 || (context.rows == n && context.cols == c));
     for (Index r = 0; r < n; ++r) {
+      if (r + kRowsAhead < n) {
+        prefetch_row(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
+        prefetch_row(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
+      }
       const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
       SHOAL_DCHECK(u >= 0 && u < cfg_.num_users && i >= 0 && i < cfg_.num_items);
       T* x = x0.row(r);
@@ -202,6 +224,10 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
     const ConstMat<T> pu = tables_[static_cast<size_t>(gmf_user_)].layer.p.weight.value.mat();
     const ConstMat<T> qi = tables_[static_cast<size_t>(gmf_item_)].layer.p.weight.value.mat();
     for (Index r = 0; r < n; ++r) {
+      if (r + kRowsAhead < n) {
+        prefetch_row(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), f);
+        prefetch_row(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), f);
+      }
       const T* __restrict a = pu.row(users[static_cast<size_t>(r)]);
       const T* __restrict b = qi.row(items[static_cast<size_t>(r)]);
       T* __restrict y = h.row(r);
@@ -272,6 +298,14 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
     const ConstMat<T> qi = tables_[ti].layer.p.weight.value.mat();
     const MatView<T> gu = table_grads_[tu].mat(), gi = table_grads_[ti].mat();
     for (Index r = 0; r < n; ++r) {
+      if (r + kRowsAhead < n) {
+        const Id ua = users[static_cast<size_t>(r + kRowsAhead)];
+        const Id ia = items[static_cast<size_t>(r + kRowsAhead)];
+        prefetch_row(pu.row(ua), f);
+        prefetch_row(qi.row(ia), f);
+        prefetch_row_for_write(gu.row(ua), f);
+        prefetch_row_for_write(gi.row(ia), f);
+      }
       const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
       const T* __restrict d = dh.row(r);
       const T* __restrict a = pu.row(u);
@@ -311,6 +345,10 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
   const auto tu = static_cast<size_t>(mlp_user_), ti = static_cast<size_t>(mlp_item_);
   const MatView<T> gu = table_grads_[tu].mat(), gi = table_grads_[ti].mat();
   for (Index r = 0; r < n; ++r) {
+    if (r + kRowsAhead < n) {
+      prefetch_row_for_write(gu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
+      prefetch_row_for_write(gi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
+    }
     const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
     const T* __restrict d = dx0.row(r);
     T* __restrict da = gu.row(u);
