@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -55,16 +56,23 @@ void check_gradients(NcfKind kind, Index context) {
       [&] { out = model.forward(ctx, users, items, c); },
       [&] {
         model.backward(ctx, users, items, dout.mat().rows_block(0, n));
+        // The dense row grads, read and then cleared as the trainer does; a row that is not
+        // flagged as touched must have a zero gradient.
         for (size_t t = 0; t < model.tables().size(); ++t) {
-          auto& layer = model.tables()[t].layer;
-          std::fill(table_grads[t].begin(), table_grads[t].end(), 0.0);
-          const auto tr = layer.touched_rows();
-          const Index d = layer.cfg.embedding_dim;
-          for (size_t k = 0; k < tr.ids.size(); ++k)
-            for (Index j = 0; j < d; ++j)
-              table_grads[t][static_cast<size_t>(tr.ids[k] * d + j)] =
-                  tr.grad(static_cast<Index>(k), j);
+          const auto tg = model.table_grad(t);
+          for (Index r = 0; r < tg.grad.rows; ++r) {
+            const bool used = std::find(users.begin(), users.end(), r) != users.end();
+            const bool used_item = std::find(items.begin(), items.end(), r) != items.end();
+            EXPECT_EQ(tg.touched[r] != 0, model.tables()[t].is_user ? used : used_item) << r;
+            for (Index j = 0; j < tg.grad.cols; ++j) {
+              table_grads[t][static_cast<size_t>(r * tg.grad.cols + j)] = tg.grad(r, j);
+              if (!tg.touched[r]) {
+                EXPECT_EQ(tg.grad(r, j), 0.0);
+              }
+            }
+          }
         }
+        model.clear_table_grads();
       });
   EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
 }

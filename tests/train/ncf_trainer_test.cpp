@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "shoal/layers/losses.h"
+#include "shoal/train/bce_fused.h"
 #include "shoal/train/ncf_trainer.h"
 #include "support/alloc_counter.h"
 
@@ -72,6 +74,41 @@ std::vector<float> params(const NcfTrainer& t) {
   const Arena& a = t.arena();
   const float* p = a.params<float>();
   return {p, p + a.param_elems()};
+}
+
+// The fused BCE pass against its reference twin (libm exp/log1p, two passes), over logits
+// from tiny to saturated, both labels.
+TEST(NcfTrainer, FusedBceMatchesReference) {
+  std::vector<float> z, y;
+  for (float v = -100.0f; v <= 100.0f; v += 0.0371f) {
+    for (float label : {0.0f, 1.0f}) {
+      z.push_back(v);
+      y.push_back(label);
+    }
+  }
+  for (float v : {0.0f, -0.0f, 1e-8f, -1e-8f, 1e-3f, -1e-3f, 87.5f, -87.5f, 300.0f, -300.0f})
+    for (float label : {0.0f, 1.0f}) {
+      z.push_back(v);
+      y.push_back(label);
+    }
+  const auto n = static_cast<Index>(z.size());
+  std::vector<float> d(z.size()), d_ref(z.size());
+  const float scale = 0.37f / static_cast<float>(n);
+  const double sum = train::bce_logits_fused(z.data(), y.data(), d.data(), n, scale);
+  const layers::BceWithLogitsLoss<float> ref;
+  const ConstMat<float> zm(z.data(), n, 1), ym(y.data(), n, 1);
+  const double mean_ref = ref.forward(zm, ym);
+  ref.backward(zm, ym, MatView<float>(d_ref.data(), n, 1), {}, 0.37);
+  EXPECT_NEAR(sum / static_cast<double>(n), mean_ref, 1e-6 * mean_ref);
+  for (size_t i = 0; i < z.size(); ++i) {
+    // σ(z) − y cancels for saturated z: a rounding of 1 + e is an ulp of 1, times scale.
+    EXPECT_NEAR(d[i], d_ref[i], 4e-7f * std::abs(d_ref[i]) + 2.5e-7f * scale) << "z " << z[i];
+    // Each element's loss too: the sum alone could hide compensating errors.
+    std::vector<float> one(1);
+    const double li = train::bce_logits_fused(&z[i], &y[i], one.data(), 1, 1.0f);
+    const double li_ref = ref.forward(ConstMat<float>(&z[i], 1, 1), ConstMat<float>(&y[i], 1, 1));
+    EXPECT_NEAR(li, li_ref, 4e-7 * li_ref + 1e-30) << "z " << z[i] << " y " << y[i];
+  }
 }
 
 TEST(NcfTrainer, SameSeedAndThreadsGiveBitwiseSameWeights) {
@@ -218,7 +255,7 @@ TEST(NcfTrainer, ProfilerZones) {
   const auto steps = static_cast<uint64_t>(t.steps());
   for (const char* z :
        {"mlp.0.forward", "mlp.1.backward", "predict.forward", "embed.backward", "gmf.forward",
-        "loss.backward", "data.batch", "optimizer.dense", "optimizer.tables"})
+        "loss.forward", "data.batch", "optimizer.dense", "optimizer.tables"})
     EXPECT_EQ(calls(z), 2 * steps) << z;  // both threads, every step
   EXPECT_EQ(calls("data.sample"), 2u);
   EXPECT_EQ(calls("eval"), 2u);

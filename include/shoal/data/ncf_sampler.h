@@ -68,6 +68,8 @@ class NcfSampler {
 
  private:
   bool is_positive_sorted(int32_t u, int32_t i) const;
+  // The item of negative instance c of user u (canonical_item without the lookups).
+  int32_t negative_item(int epoch, Index c, int32_t u) const;
 
   const NcfPositives& pos_;
   int k_;

@@ -23,7 +23,6 @@
 #include "shoal/core/arena.h"
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
-#include "shoal/layers/elementwise.h"
 #include "shoal/layers/embedding.h"
 #include "shoal/layers/linear.h"
 #include "shoal/profile/recorder.h"
@@ -66,11 +65,31 @@ class Ncf {
   // Returns the logits [N, 1]. context is [N, C] (ignored when C = 0).
   MatView<T> forward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
                      ConstMat<T> context);
-  // dlogits [N, 1]: dense parameter grads accumulate; each table keeps its touched rows. The
-  // tower's input gradient is formed only for the embedding columns (the context columns are
-  // data, not parameters).
+  // dlogits [N, 1]: dense parameter grads accumulate; every table's row gradients are added
+  // into its dense grad buffer (see table_grad). The tower's input gradient is formed only for
+  // the embedding columns (the context columns are data, not parameters).
   void backward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
                 ConstMat<T> dlogits);
+
+  // Table t's gradient after backward: a dense [rows, D] buffer (this model's, not shared
+  // with replicas), zero except the rows the batch touched, and one flag per row (1 where some
+  // instance used it). backward adds the rows' gradients (over the batch in ascending
+  // position order: deterministic), sets the flags and lists the newly touched rows;
+  // clear_table_grads() zeroes the listed rows and their flags (O(touched rows)). Backward
+  // accumulates until then, so call it once per step before the first backward (the trainer
+  // does, on the thread that owns this replica: the sparse update only reads the buffers,
+  // and no other core writes this replica's lines). A table of a few thousand rows keeps this
+  // in L2 and needs no sort of the ids. A consumer that zeroes rows or flags itself must
+  // leave the list valid (rows zeroed twice are harmless).
+  struct TableGrad {
+    MatView<T> grad;   // [rows, D]
+    uint8_t* touched;  // [rows]
+  };
+  TableGrad table_grad(size_t t);
+  void clear_table_grads();
+  // The tower input's context columns for rows [0, n) ([n, C], row stride L0 + C). A caller
+  // that gathers the context here and passes this view to forward saves forward's copy.
+  MatView<T> context_slot(Index n);
 
   // Profiler zones with analytic costs, recorded when ctx.profiler is set: "{prefix}embed"
   // (the four table lookups; backward: the touched-row sums), "{prefix}gmf" (the product),
@@ -102,14 +121,23 @@ class Ncf {
   std::vector<Table> tables_;  // gmf user, gmf item, mlp user, mlp item (those present)
   std::vector<layers::Linear<T>> tower_;
   layers::Linear<T> predict_;
-  layers::Mul<T> mul_;
-  Buffer<T> gu_, gi_;                    // GMF user/item rows [N, F]
-  Buffer<T> dgu_, dgi_;                  // their gradients
-  Buffer<T> x0_, dx0_;                   // MLP input [N, L0 + C] and its gradient
+  std::vector<Buffer<T>> table_grads_;          // per table [rows, D]
+  std::vector<Buffer<uint8_t>> table_touched_;  // per table [rows]
+  std::vector<Buffer<Id>> touched_list_;        // per table [rows]: rows flagged, in order
+  std::vector<Index> touched_count_;            // per table
+  Buffer<T> x0_, dx0_;                          // MLP input [N, L0 + C] and its gradient
   std::vector<Buffer<T>> acts_, dacts_;  // tower outputs except the last (which writes into h)
   Buffer<T> h_, dh_;                     // predict input [N, F + LK] and its gradient
   Buffer<T> out_;                        // logits [N, 1]
+  Buffer<T> predict_dw_;                 // [F + LK] the batch's predict weight grad
   int gmf_user_ = -1, gmf_item_ = -1, mlp_user_ = -1, mlp_item_ = -1;  // indexes into tables_
+  void mark_touched(size_t t, Id row) {
+    uint8_t& f = table_touched_[t].view.data[row];
+    if (f == 0) {
+      f = 1;
+      touched_list_[t].view.data[touched_count_[t]++] = row;
+    }
+  }
   struct Zones {
     profile::LayerZones embed, gmf, predict;
     std::vector<profile::LayerZones> tower;

@@ -5,14 +5,18 @@
 //   1. each thread runs forward/backward on its contiguous share of the batch on its own
 //      replica (shared params); BCE-with-logits, each thread's mean weighted by its share so
 //      that the sum of the replicas' gradients is the gradient of the batch mean;
-//   2. one fused pass per thread: (a) dense params: the chunk's replica grads summed in replica
-//      order, Adam, zero; (b) embedding tables: the thread's slice of table row ids; the
-//      replicas' touched rows in that slice merged (ascending ids, grads summed in replica
-//      order) and updated with Adam arithmetic on those rows only (lazy: untouched rows and
-//      their moments are left alone, as TF's LazyAdam), or, with dense_embedding_adam, every
-//      row of the slice updated with a zero gradient where untouched (torch.optim.Adam
-//      semantics on the whole table). The sums have a fixed order, so a given thread count is
-//      bitwise deterministic. No allocation after construction.
+//   2. after one barrier in the same parallel region (one fork-join per step), one fused pass
+//      per thread: (a) dense params: the chunk's replica grads summed in replica order, Adam,
+//      zero; (b) embedding tables: the thread's slice of table row ids; each replica's backward
+//      left dense row grads and touched-row flags (Ncf::table_grad), so the touched rows of the
+//      slice are found by their flags (no sort, no merge), their grads summed in replica order
+//      and updated with Adam arithmetic on those rows only (lazy: untouched rows and their
+//      moments are left alone, as TF's LazyAdam), or, with dense_embedding_adam, every row of
+//      the slice updated with a zero gradient where untouched (torch.optim.Adam semantics on
+//      the whole table). Each replica clears its own touched rows at the start of its next
+//      share, so the update only reads other threads' buffers (no cache line of a replica's
+//      grads is written by two cores per step). The sums have a fixed order, so a given thread
+//      count is bitwise deterministic. No allocation after construction.
 // Evaluation: for each test user the candidates are the K negatives in file order, then the
 // positive unless it already appears among them (the authors' evaluate.py keys scores by
 // item). rank = #{c: s_c > s_pos} + #{c before pos: s_c = s_pos} (heapq.nlargest keeps the
@@ -20,6 +24,7 @@
 // With context features, a test candidate gets its user's mean training context.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -111,18 +116,21 @@ class NcfTrainer {
   void draw_epoch(int epoch);
 
   // Records zones into `rec` (null: off): data.sample (negatives + shuffle), data.batch (the
-  // batch's context rows), the model's layers (Ncf::register_zones), loss.forward/backward,
+  // batch's context rows), the model's layers (Ncf::register_zones), loss.forward (the fused
+  // BCE pass: loss and dlogits),
   // optimizer.dense (grad reduce + Adam) and optimizer.tables (touched-row merge + sparse
   // Adam), pool.wait (the caller's wait in a fork-join region) and eval; marks a profiler step
   // after every optimizer step. Registers the zones, so call it before rec->start().
   void set_profiler(profile::Recorder* rec, int model = 0);
 
  private:
+  void compute_share(int tid, Index begin, Index n, const Ctx& base);
   void update_tables(int tid);
+  void barrier();  // all pool threads, inside step()'s parallel region
 
   profile::Recorder* prof_ = nullptr;
   struct Zones {
-    profile::ZoneId sample, batch, loss_forward, loss_backward, dense, tables, wait, eval;
+    profile::ZoneId sample, batch, loss_forward, dense, tables, wait, eval;
   } zones_{};
 
   double compute_seconds_ = 0, update_seconds_ = 0;  // wall, summed over step() calls
@@ -138,6 +146,9 @@ class NcfTrainer {
   std::vector<float> user_context_;
   std::vector<double> thread_loss_;
   int epoch_ = 0;
+  alignas(64) std::atomic<int> barrier_count_{0};
+  alignas(64) std::atomic<uint32_t> barrier_phase_{0};
+  std::atomic<bool> share_failed_{false};
 };
 
 // NCF training on synthetic data of the contextual user's shape (data::synth_ncf_positives:

@@ -27,7 +27,11 @@ NcfSampler::NcfSampler(const NcfPositives& positives, int negatives, uint64_t se
   for (size_t u = 0; u < nu; ++u) {
     auto b = user_items_.begin() + user_offsets_[u], e = user_items_.begin() + user_offsets_[u + 1];
     std::sort(b, e);
-    const auto distinct = std::unique(b, e) - b;
+    const auto last = std::unique(b, e);
+    // The list keeps its length (the offsets are fixed): pad with the largest id so that it
+    // stays sorted for the binary search (unique leaves the tail unspecified).
+    if (last != b) std::fill(last, e, *(last - 1));
+    const auto distinct = last - b;
     SHOAL_CHECK(k_ == 0 || distinct < positives.num_items,
                 "{}: user {} has every one of the {} items as a positive; no negative can be "
                 "sampled",
@@ -63,8 +67,11 @@ bool NcfSampler::is_positive_sorted(int32_t u, int32_t i) const {
 
 int32_t NcfSampler::canonical_item(int epoch, Index c) const {
   const Index p = c / (1 + k_);
-  const int32_t u = pos_.users[static_cast<size_t>(p)];
   if (c % (1 + k_) == 0) return pos_.items[static_cast<size_t>(p)];
+  return negative_item(epoch, c, pos_.users[static_cast<size_t>(p)]);
+}
+
+int32_t NcfSampler::negative_item(int epoch, Index c, int32_t u) const {
   const Philox rng(seed_, kNegativeStream);
   const auto v = static_cast<uint64_t>(pos_.num_items);
   for (uint64_t t = 0;; ++t) {
@@ -125,7 +132,7 @@ void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
     }
   });
   // 3. Shuffle each bucket on its own stream, then materialise its instances.
-  const Index group = 1 + k_;
+  const auto group32 = static_cast<uint32_t>(1 + k_);
   const Philox stream_rng(seed_, kShuffleStream);
   pool.run([&](int tid) {
     const Range br = split_range(nb, tid, nt);
@@ -142,16 +149,19 @@ void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
       constexpr size_t kAhead = 16;
       for (size_t i = s0; i < s1; ++i) {
         if (i + kAhead < s1) {
-          const auto pa = static_cast<size_t>(static_cast<Index>(order_[i + kAhead]) / group);
+          const auto pa = static_cast<size_t>(order_[i + kAhead] / group32);
           __builtin_prefetch(pos_.users.data() + pa);
           __builtin_prefetch(pos_.items.data() + pa);
         }
-        const Index c = order_[i];
-        const Index p = c / group;
-        users_[i] = pos_.users[static_cast<size_t>(p)];
-        items_[i] = canonical_item(epoch, c);
+        // One 32-bit division per instance (N < 2^32, checked) instead of three 64-bit ones.
+        const uint32_t c = order_[i];
+        const uint32_t p = c / group32;
+        const bool positive = c - p * group32 == 0;
+        const int32_t u = pos_.users[p];
+        users_[i] = u;
+        items_[i] = positive ? pos_.items[p] : negative_item(epoch, c, u);
         ctx_rows_[i] = static_cast<int32_t>(p);
-        labels_[i] = c % group == 0 ? 1.0f : 0.0f;
+        labels_[i] = positive ? 1.0f : 0.0f;
       }
     }
   });

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "shoal/core/copy_row.h"
 #include "shoal/profile/cost.h"
 
@@ -111,11 +113,18 @@ void Ncf<T>::plan(Planner& planner, Index max_rows) {
     t.layer.plan(planner, max_rows);
     planner.pop_scope();
   }
-  if (has_gmf()) {
-    planner.buffer(gu_, Region::kActivations, "gmf.user", {max_rows, cfg_.factors});
-    planner.buffer(gi_, Region::kActivations, "gmf.item", {max_rows, cfg_.factors});
-    planner.buffer(dgu_, Region::kActivationGrads, "gmf.duser", {max_rows, cfg_.factors});
-    planner.buffer(dgi_, Region::kActivationGrads, "gmf.ditem", {max_rows, cfg_.factors});
+  table_grads_.resize(tables_.size());
+  table_touched_.resize(tables_.size());
+  touched_list_.resize(tables_.size());
+  touched_count_.assign(tables_.size(), 0);
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    const auto& c = tables_[t].layer.cfg;
+    planner.buffer(table_grads_[t], Region::kScratch, tables_[t].name + ".row_grads",
+                   {c.num_embeddings, c.embedding_dim});
+    planner.buffer(table_touched_[t], Region::kScratch, tables_[t].name + ".touched",
+                   {c.num_embeddings});
+    planner.buffer(touched_list_[t], Region::kScratch, tables_[t].name + ".touched_list",
+                   {c.num_embeddings});
   }
   if (has_mlp()) {
     planner.buffer(x0_, Region::kActivations, "mlp.in", {max_rows, mlp_in()});
@@ -124,6 +133,7 @@ void Ncf<T>::plan(Planner& planner, Index max_rows) {
   planner.buffer(h_, Region::kActivations, "predict.in", {max_rows, predict_in()});
   planner.buffer(dh_, Region::kActivationGrads, "predict.din", {max_rows, predict_in()});
   planner.buffer(out_, Region::kActivations, "logits", {max_rows, 1});
+  planner.buffer(predict_dw_, Region::kScratch, "predict.dw_sum", {predict_in()});
 }
 
 template <class T>
@@ -131,6 +141,49 @@ void Ncf<T>::init(RngStream& rng) {
   for (auto& t : tables_) t.layer.init(rng);
   for (auto& l : tower_) l.init(rng);
   predict_.init(rng);
+}
+
+namespace {
+
+// Table rows are random and, with several threads, often last written by another core (the
+// sparse update of its slice of rows): prefetch the rows of the instance kAhead positions on.
+constexpr Index kRowsAhead = 8;
+
+template <class T>
+inline void prefetch_row(const T* row, Index width) {
+  for (Index j = 0; j < width; j += 64 / static_cast<Index>(sizeof(T))) __builtin_prefetch(row + j);
+}
+template <class T>
+inline void prefetch_row_for_write(T* row, Index width) {
+  for (Index j = 0; j < width; j += 64 / static_cast<Index>(sizeof(T)))
+    __builtin_prefetch(row + j, 1);
+}
+
+}  // namespace
+
+template <class T>
+typename Ncf<T>::TableGrad Ncf<T>::table_grad(size_t t) {
+  return {table_grads_[t].mat(), table_touched_[t].view.data};
+}
+
+template <class T>
+void Ncf<T>::clear_table_grads() {
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    const MatView<T> g = table_grads_[t].mat();
+    uint8_t* flags = table_touched_[t].view.data;
+    const Id* list = touched_list_[t].view.data;
+    for (Index k = 0; k < touched_count_[t]; ++k) {
+      std::fill_n(g.row(list[k]), g.cols, T(0));
+      flags[list[k]] = 0;
+    }
+    touched_count_[t] = 0;
+  }
+}
+
+template <class T>
+MatView<T> Ncf<T>::context_slot(Index n) {
+  if (!has_mlp() || cfg_.context == 0) return {};
+  return x0_.mat().rows_block(0, n).cols_block(cfg_.layers[0], cfg_.context);
 }
 
 template <class T>
@@ -141,28 +194,45 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
   const MatView<T> h = h_.mat().rows_block(0, n);
   const Index f = has_gmf() ? cfg_.factors : 0;
   profile::Recorder* prof = zones_.embed.registered() ? ctx.profiler : nullptr;
-  const MatView<T> gu = has_gmf() ? gu_.mat().rows_block(0, n) : MatView<T>{};
-  const MatView<T> gi = has_gmf() ? gi_.mat().rows_block(0, n) : MatView<T>{};
   const MatView<T> x0 = has_mlp() ? x0_.mat().rows_block(0, n) : MatView<T>{};
-  {
+  if (has_mlp()) {
+    // The two MLP rows gathered straight into the tower input; the context too unless the
+    // caller already gathered it there (context_slot).
     profile::Zone zone(prof, zones_.embed.forward, n);
-    if (has_gmf()) {
-      tables_[static_cast<size_t>(gmf_user_)].layer.forward(ctx, users, gu);
-      tables_[static_cast<size_t>(gmf_item_)].layer.forward(ctx, items, gi);
-    }
-    if (has_mlp()) {
-      const Index e = cfg_.layers[0] / 2;
-      tables_[static_cast<size_t>(mlp_user_)].layer.forward(ctx, users, x0.cols_block(0, e));
-      tables_[static_cast<size_t>(mlp_item_)].layer.forward(ctx, items, x0.cols_block(e, e));
-      if (cfg_.context > 0) {
-        SHOAL_DCHECK(context.rows == n && context.cols == cfg_.context);
-        for (Index r = 0; r < n; ++r) copy_row(context.row(r), cfg_.context, x0.row(r) + 2 * e);
+    const Index e = cfg_.layers[0] / 2, c = cfg_.context;
+    const ConstMat<T> pu = tables_[static_cast<size_t>(mlp_user_)].layer.p.weight.value.mat();
+    const ConstMat<T> qi = tables_[static_cast<size_t>(mlp_item_)].layer.p.weight.value.mat();
+    const bool copy_context = c > 0 && context.data != x0.data + 2 * e;
+    SHOAL_DCHECK(c == 0 || (context.rows == n && context.cols == c));
+    for (Index r = 0; r < n; ++r) {
+      if (r + kRowsAhead < n) {
+        prefetch_row(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
+        prefetch_row(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
       }
+      const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
+      SHOAL_DCHECK(u >= 0 && u < cfg_.num_users && i >= 0 && i < cfg_.num_items);
+      T* x = x0.row(r);
+      copy_row(pu.row(u), e, x);
+      copy_row(qi.row(i), e, x + e);
+      if (copy_context) copy_row(context.row(r), c, x + 2 * e);
     }
   }
   if (has_gmf()) {
+    // The GMF product read straight from the tables (backward reads them again: the weights
+    // do not change in between), written into the predict layer's input.
     profile::Zone zone(prof, zones_.gmf.forward, n);
-    mul_.forward(ctx, gu, gi, h.cols_block(0, f));
+    const ConstMat<T> pu = tables_[static_cast<size_t>(gmf_user_)].layer.p.weight.value.mat();
+    const ConstMat<T> qi = tables_[static_cast<size_t>(gmf_item_)].layer.p.weight.value.mat();
+    for (Index r = 0; r < n; ++r) {
+      if (r + kRowsAhead < n) {
+        prefetch_row(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), f);
+        prefetch_row(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), f);
+      }
+      const T* __restrict a = pu.row(users[static_cast<size_t>(r)]);
+      const T* __restrict b = qi.row(items[static_cast<size_t>(r)]);
+      T* __restrict y = h.row(r);
+      for (Index j = 0; j < f; ++j) y[j] = a[j] * b[j];
+    }
   }
   if (has_mlp()) {
     ConstMat<T> x = x0;
@@ -176,8 +246,18 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
   }
   const MatView<T> out = out_.mat().rows_block(0, n);
   {
+    // One output: a dot product per row (independent rows keep the FMA units busy); the
+    // general GEMM path would pack and dispatch for a 1-wide result.
     profile::Zone zone(prof, zones_.predict.forward, n);
-    predict_.forward(ctx, h, out);
+    const Index in = predict_in();
+    const T* __restrict w = predict_.p.weight.value.data;
+    const T b = predict_.p.bias.value.data[0];
+    for (Index r = 0; r < n; ++r) {
+      const T* __restrict x = h.row(r);
+      T z = b;
+      for (Index j = 0; j < in; ++j) z += x[j] * w[j];
+      out.data[r * out.ld] = z;
+    }
   }
   return out;
 }
@@ -189,20 +269,59 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
   const MatView<T> h = h_.mat().rows_block(0, n), dh = dh_.mat().rows_block(0, n);
   profile::Recorder* prof = zones_.embed.registered() ? ctx.profiler : nullptr;
   {
+    // dh = dz·w, dw += Σ_n dz_n·h_n (in row order), db += Σ_n dz_n.
     profile::Zone zone(prof, zones_.predict.backward, n);
-    predict_.backward(ctx, h, out_.mat().rows_block(0, n), dlogits, dh);
+    const Index in = predict_in();
+    const T* __restrict w = predict_.p.weight.value.data;
+    T* __restrict dw = predict_dw_.view.data;
+    std::fill_n(dw, in, T(0));
+    T db = 0;
+    for (Index r = 0; r < n; ++r) {
+      const T dz = dlogits.data[r * dlogits.ld];
+      const T* __restrict x = h.row(r);
+      T* __restrict dx = dh.row(r);
+      for (Index j = 0; j < in; ++j) dx[j] = dz * w[j];
+      for (Index j = 0; j < in; ++j) dw[j] += dz * x[j];
+      db += dz;
+    }
+    T* __restrict gw = predict_.p.weight.grad.data;
+    for (Index j = 0; j < in; ++j) gw[j] += dw[j];
+    predict_.p.bias.grad.data[0] += db;
   }
   const Index f = has_gmf() ? cfg_.factors : 0;
-  const MatView<T> dgu = has_gmf() ? dgu_.mat().rows_block(0, n) : MatView<T>{};
-  const MatView<T> dgi = has_gmf() ? dgi_.mat().rows_block(0, n) : MatView<T>{};
   if (has_gmf()) {
+    // The product's backward fused with the GMF tables' row sums: d(P[u]) += dh ⊙ Q[i] and
+    // d(Q[i]) += dh ⊙ P[u], in ascending position order.
     profile::Zone zone(prof, zones_.gmf.backward, n);
-    const MatView<T> gu = gu_.mat().rows_block(0, n), gi = gi_.mat().rows_block(0, n);
-    mul_.backward(ctx, gu, gi, h.cols_block(0, f), dh.cols_block(0, f), dgu, dgi);
+    const auto tu = static_cast<size_t>(gmf_user_), ti = static_cast<size_t>(gmf_item_);
+    const ConstMat<T> pu = tables_[tu].layer.p.weight.value.mat();
+    const ConstMat<T> qi = tables_[ti].layer.p.weight.value.mat();
+    const MatView<T> gu = table_grads_[tu].mat(), gi = table_grads_[ti].mat();
+    for (Index r = 0; r < n; ++r) {
+      if (r + kRowsAhead < n) {
+        const Id ua = users[static_cast<size_t>(r + kRowsAhead)];
+        const Id ia = items[static_cast<size_t>(r + kRowsAhead)];
+        prefetch_row(pu.row(ua), f);
+        prefetch_row(qi.row(ia), f);
+        prefetch_row_for_write(gu.row(ua), f);
+        prefetch_row_for_write(gi.row(ia), f);
+      }
+      const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
+      const T* __restrict d = dh.row(r);
+      const T* __restrict a = pu.row(u);
+      const T* __restrict b = qi.row(i);
+      T* __restrict da = gu.row(u);
+      T* __restrict db = gi.row(i);
+      for (Index j = 0; j < f; ++j) da[j] += d[j] * b[j];
+      for (Index j = 0; j < f; ++j) db[j] += d[j] * a[j];
+      mark_touched(tu, u);
+      mark_touched(ti, i);
+    }
   }
-  const Index e = has_mlp() ? cfg_.layers[0] / 2 : 0;
-  const MatView<T> dx0 = has_mlp() ? dx0_.mat().rows_block(0, n) : MatView<T>{};
-  if (has_mlp()) {
+  if (!has_mlp()) return;
+  const Index e = cfg_.layers[0] / 2;
+  const MatView<T> dx0 = dx0_.mat().rows_block(0, n);
+  {
     const Index last = cfg_.layers.back();
     const MatView<T> x0 = x0_.mat().rows_block(0, n);
     for (size_t k = tower_.size(); k-- > 0;) {
@@ -221,14 +340,23 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
       tower_[k].backward(ctx, x, y, dy, dx);
     }
   }
+  // The MLP tables' row sums, straight from the tower's input gradient.
   profile::Zone zone(prof, zones_.embed.backward, n);
-  if (has_gmf()) {
-    tables_[static_cast<size_t>(gmf_user_)].layer.backward(ctx, users, dgu);
-    tables_[static_cast<size_t>(gmf_item_)].layer.backward(ctx, items, dgi);
-  }
-  if (has_mlp()) {
-    tables_[static_cast<size_t>(mlp_user_)].layer.backward(ctx, users, dx0.cols_block(0, e));
-    tables_[static_cast<size_t>(mlp_item_)].layer.backward(ctx, items, dx0.cols_block(e, e));
+  const auto tu = static_cast<size_t>(mlp_user_), ti = static_cast<size_t>(mlp_item_);
+  const MatView<T> gu = table_grads_[tu].mat(), gi = table_grads_[ti].mat();
+  for (Index r = 0; r < n; ++r) {
+    if (r + kRowsAhead < n) {
+      prefetch_row_for_write(gu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
+      prefetch_row_for_write(gi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
+    }
+    const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
+    const T* __restrict d = dx0.row(r);
+    T* __restrict da = gu.row(u);
+    T* __restrict db = gi.row(i);
+    for (Index j = 0; j < e; ++j) da[j] += d[j];
+    for (Index j = 0; j < e; ++j) db[j] += d[e + j];
+    mark_touched(tu, u);
+    mark_touched(ti, i);
   }
 }
 
@@ -241,8 +369,10 @@ void Ncf<T>::register_zones(profile::Recorder& rec, int model, std::string_view 
   const std::string p(prefix);
   // Embedding widths of one instance: every table is read once per row forward, and its row
   // gradients summed backward.
+  // embed.* covers the MLP tables (and the context copy); the GMF tables' reads and row sums
+  // are inside gmf.forward / gmf.backward, fused with the product.
   double width = 0;
-  for (const auto& t : tables_) width += static_cast<double>(t.layer.cfg.embedding_dim);
+  if (has_mlp()) width = static_cast<double>(cfg_.layers[0]);
   const double ctx_cols = static_cast<double>(cfg_.context);
   zones_.embed.forward = rec.zone(
       p + "embed.forward", Category::kForward, AffineCost::of([&](double n) {

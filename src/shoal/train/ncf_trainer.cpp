@@ -4,14 +4,21 @@
 #include <chrono>
 #include <cmath>
 #include <span>
+#include <thread>
 
 #include "shoal/layers/losses.h"
+#include "shoal/train/bce_fused.h"
 
 #include "shoal/core/copy_row.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/data_parallel.h"
 
 namespace shoal::train {
+
+namespace {
+// Rows per forward/backward chunk of a thread's share (see compute_share).
+constexpr Index kComputeChunkRows = 256;
+}  // namespace
 
 namespace detail {
 
@@ -22,11 +29,9 @@ struct NcfReplica {
   Buffer<int32_t> users, items;            // [R] evaluation candidates
   Buffer<float> context;                   // [R, C]
   Buffer<float> dlogits;                   // [R, 1]
-  std::vector<Buffer<int32_t>> merge_ids;  // per table [B]
-  std::vector<Buffer<float>> merge_grad;   // per table [B, D]
-  std::vector<Buffer<float>> full_grad;    // per table [U, D], dense_embedding_adam, replica 0
-  std::vector<Buffer<int32_t>> all_ids;    // per table [U] = 0..U-1, same
-  Index active_rows = 0;                   // rows of the last backward (0: no touched rows)
+  std::vector<Buffer<int32_t>> merge_ids;  // per table [min(B, U)]
+  std::vector<Buffer<float>> merge_grad;   // per table [min(B, U), D]
+  std::vector<Buffer<int32_t>> all_ids;    // per table [U] = 0..U-1, dense_embedding_adam
   layers::BceWithLogitsLoss<float> loss;
   Arena arena;
 
@@ -44,21 +49,19 @@ struct NcfReplica {
     const size_t nt = model.tables().size();
     merge_ids.resize(nt);
     merge_grad.resize(nt);
-    if (merge_rows > 0) {
+    if (merge_rows > 0 && !dense_tables) {
       for (size_t t = 0; t < nt; ++t) {
         const auto& e = model.tables()[t];
-        planner.buffer(merge_ids[t], Region::kScratch, e.name + ".merge_ids", {merge_rows});
+        const Index m = std::min(merge_rows, e.layer.cfg.num_embeddings);
+        planner.buffer(merge_ids[t], Region::kScratch, e.name + ".merge_ids", {m});
         planner.buffer(merge_grad[t], Region::kScratch, e.name + ".merge_grad",
-                       {merge_rows, e.layer.cfg.embedding_dim});
+                       {m, e.layer.cfg.embedding_dim});
       }
     }
     if (dense_tables && source == nullptr) {
-      full_grad.resize(nt);
       all_ids.resize(nt);
       for (size_t t = 0; t < nt; ++t) {
         const auto& e = model.tables()[t];
-        planner.buffer(full_grad[t], Region::kScratch, e.name + ".full_grad",
-                       {e.layer.cfg.num_embeddings, e.layer.cfg.embedding_dim});
         planner.buffer(all_ids[t], Region::kScratch, e.name + ".all_ids",
                        {e.layer.cfg.num_embeddings});
       }
@@ -212,7 +215,8 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
               "training ids (users < {}, items < {}) exceed the model's {} users and {} items",
               train.num_users, train.num_items, model.num_users, model.num_items);
   const int t = pool_.size();
-  const Index rows = std::max((cfg.batch_size + t - 1) / t, cfg.eval_rows);
+  const Index rows =
+      std::max(std::min((cfg.batch_size + t - 1) / t, kComputeChunkRows), cfg.eval_rows);
   for (int r = 0; r < t; ++r) {
     replicas_.push_back(std::make_unique<detail::NcfReplica>(
         model, rows, cfg.batch_size, adam_.slots(), cfg.dense_embedding_adam,
@@ -268,12 +272,12 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
   zones_.sample = rec->zone("data.sample", Category::kData, {{0, 4 * 16}, {}}, model);
   // Per instance: its context row read and written, its row index.
   zones_.batch = rec->zone("data.batch", Category::kData, {{0, 8 * c + 4}, {}}, model);
+  // The fused BCE pass (loss and dlogits): one zone, loss.forward.
   zones_.loss_forward =
-      rec->zone("loss.forward", Category::kForward,
-                AffineCost::of([&](double n) { return profile::point_loss_forward(n, 1); }), model);
-  zones_.loss_backward = rec->zone(
-      "loss.backward", Category::kBackward,
-      AffineCost::of([&](double n) { return profile::point_loss_backward(n, 1); }), model);
+      rec->zone("loss.forward", Category::kForward, AffineCost::of([&](double n) {
+                  return profile::point_loss_forward(n, 1) + profile::point_loss_backward(n, 1);
+                }),
+                model);
   // Rows: dense parameter elements (reduce the replicas' grads, Adam, zero).
   zones_.dense =
       rec->zone("optimizer.dense", Category::kOptimizer,
@@ -284,6 +288,94 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
   zones_.eval = rec->zone("eval", Category::kEval, {}, model);
 }
 
+void NcfTrainer::barrier() {
+  const int n = pool_.size();
+  if (n == 1) return;
+  const uint32_t phase = barrier_phase_.load(std::memory_order_acquire);
+  if (barrier_count_.fetch_add(1, std::memory_order_acq_rel) == n - 1) {
+    barrier_count_.store(0, std::memory_order_relaxed);
+    barrier_phase_.store(phase + 1, std::memory_order_release);
+    return;
+  }
+  // Spin first (the partner is normally a few µs behind), then yield the core: on a loaded
+  // machine the partner may be waiting for this very core.
+  for (int spin = 0; barrier_phase_.load(std::memory_order_acquire) == phase; ++spin) {
+    if (spin < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+// Thread tid's share of the batch, in chunks of kComputeChunkRows rows: context gather,
+// forward, loss, backward per chunk, so that a chunk's activations and their gradients (the
+// tower input is 340 bytes per row) stay in L2 between forward and backward instead of
+// streaming the whole share through memory. Dense grads and table row grads accumulate over
+// the chunks (in chunk order: deterministic for a given thread count).
+void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
+  detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
+  const Range r = split_range(n, tid, pool_.size());
+  thread_loss_[static_cast<size_t>(tid)] = 0.0;
+  // The last step's table row grads, which the update only read: zeroed by this thread.
+  rep.model.clear_table_grads();
+  if (r.size() == 0) return;
+  Ctx ctx = base;
+  ctx.thread = tid;
+  const Index c = train_.context_cols();
+  const auto off = static_cast<size_t>(begin + r.begin);
+  const auto len = static_cast<size_t>(r.size());
+  const std::span<const int32_t> users = sampler_.users().subspan(off, len);
+  const std::span<const int32_t> items = sampler_.items().subspan(off, len);
+  const std::span<const int32_t> ctx_rows =
+      c > 0 ? sampler_.context_rows().subspan(off, len) : std::span<const int32_t>{};
+  const float* labels = sampler_.labels().data() + off;
+  // The share's mean loss weighted by its share of the batch: the replicas' gradients then
+  // sum to the gradient of the batch mean. Loss and dlogits in one fused pass (bce_fused.h).
+  const double share = static_cast<double>(r.size()) / static_cast<double>(n);
+  const double rows = static_cast<double>(r.size());
+  const auto scale = static_cast<float>(share / rows);
+  const float* table = train_.context.data();
+  double sum = 0;
+  for (Index c0 = 0; c0 < r.size(); c0 += kComputeChunkRows) {
+    const Index m = std::min(kComputeChunkRows, r.size() - c0);
+    const auto cu = static_cast<size_t>(c0), cm = static_cast<size_t>(m);
+    // The context rows go straight into the tower input (forward then skips its copy).
+    const MatView<float> context = c > 0 ? rep.model.context_slot(m) : MatView<float>{};
+    if (c > 0) {
+      profile::Zone zone(prof_, zones_.batch, m);
+      // The rows are random positives of a large table: prefetch ahead, across the chunk's
+      // end (a context row spans up to two cache lines at C = 21).
+      constexpr Index kAhead = 32;
+      for (Index i = 0; i < m; ++i) {
+        const Index ahead = c0 + i + kAhead;
+        if (ahead < r.size()) {
+          const float* next = table + static_cast<Index>(ctx_rows[static_cast<size_t>(ahead)]) * c;
+          __builtin_prefetch(next);
+          __builtin_prefetch(next + c - 1);
+        }
+        copy_row(table + static_cast<Index>(ctx_rows[cu + static_cast<size_t>(i)]) * c, c,
+                 context.row(i));
+      }
+    }
+    const MatView<float> logits =
+        rep.model.forward(ctx, users.subspan(cu, cm), items.subspan(cu, cm), context);
+    const MatView<float> dlogits = rep.dlogits.mat().rows_block(0, m);
+    {
+      profile::Zone zone(prof_, zones_.loss_forward, m);
+      sum += bce_logits_fused(logits.data, labels + c0, dlogits.data, m, scale);
+    }
+    rep.model.backward(ctx, users.subspan(cu, cm), items.subspan(cu, cm), dlogits);
+  }
+  thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
+}
+
+// One parallel region per step: compute, one barrier (every share's loss and gradients are
+// written), then the update. Every thread sums the shares' losses in the same order, so all
+// agree whether the step is finite; a non-finite step skips the update and throws after the
+// region, before it could poison the weights.
 void NcfTrainer::step(Index begin, Index end) {
   const Index n = end - begin;
   Ctx base;
@@ -291,65 +383,30 @@ void NcfTrainer::step(Index begin, Index end) {
   base.step = static_cast<uint64_t>(adam_.step_count());
   base.n_threads = pool_.size();
   base.profiler = prof_;
-  const Index c = train_.context_cols();
-  const auto t0 = std::chrono::steady_clock::now();
-  {
-    profile::Zone wait(prof_, zones_.wait);
-    pool_.run([&](int tid) {
-      detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
-      const Range r = split_range(n, tid, pool_.size());
-      thread_loss_[static_cast<size_t>(tid)] = 0.0;
-      rep.active_rows = r.size();
-      if (r.size() == 0) return;
-      Ctx ctx = base;
-      ctx.thread = tid;
-      const auto off = static_cast<size_t>(begin + r.begin);
-      const auto len = static_cast<size_t>(r.size());
-      const std::span<const int32_t> users = sampler_.users().subspan(off, len);
-      const std::span<const int32_t> items = sampler_.items().subspan(off, len);
-      const ConstMat<float> labels(sampler_.labels().data() + off, r.size(), 1);
-      const MatView<float> context(rep.context.view.data, r.size(), c);
-      if (c > 0) {
-        profile::Zone zone(prof_, zones_.batch, r.size());
-        const std::span<const int32_t> rows = sampler_.context_rows().subspan(off, len);
-        // The rows are random positives of a large table: prefetch a few instances ahead (a
-        // context row spans up to two cache lines at C = 21).
-        const float* table = train_.context.data();
-        constexpr Index kAhead = 16;
-        for (Index i = 0; i < r.size(); ++i) {
-          if (i + kAhead < r.size()) {
-            const float* next =
-                table + static_cast<Index>(rows[static_cast<size_t>(i + kAhead)]) * c;
-            __builtin_prefetch(next);
-            __builtin_prefetch(next + c - 1);
-          }
-          copy_row(table + static_cast<Index>(rows[static_cast<size_t>(i)]) * c, c, context.row(i));
-        }
-      }
-      const MatView<float> logits = rep.model.forward(ctx, users, items, context);
-      const double share = static_cast<double>(r.size()) / static_cast<double>(n);
-      const MatView<float> dlogits = rep.dlogits.mat().rows_block(0, r.size());
-      {
-        profile::Zone zone(prof_, zones_.loss_forward, r.size());
-        thread_loss_[static_cast<size_t>(tid)] = share * rep.loss.forward(logits, labels);
-      }
-      {
-        profile::Zone zone(prof_, zones_.loss_backward, r.size());
-        rep.loss.backward(logits, labels, dlogits, {}, share);
-      }
-      rep.model.backward(ctx, users, items, dlogits);
-    });
-  }
-  // One scalar per thread: a diverged step stops here, before its update poisons the weights.
-  double loss = 0;
-  for (const double l : thread_loss_) loss += l;
-  if (!std::isfinite(loss)) throw_non_finite_loss(adam_.step_count() + 1, arenas_);
-  const auto t1 = std::chrono::steady_clock::now();
   adam_.begin_step();
   sparse_adam_.begin_step();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto t1 = t0;
+  bool finite = true;
   {
     profile::Zone wait(prof_, zones_.wait);
     pool_.run([&](int tid) {
+      try {
+        compute_share(tid, begin, n, base);
+      } catch (...) {
+        share_failed_.store(true, std::memory_order_relaxed);
+        barrier();
+        throw;
+      }
+      barrier();
+      if (share_failed_.load(std::memory_order_relaxed)) return;
+      double loss = 0;
+      for (const double l : thread_loss_) loss += l;
+      if (tid == 0) {
+        t1 = std::chrono::steady_clock::now();
+        finite = std::isfinite(loss);
+      }
+      if (!std::isfinite(loss)) return;
       {
         profile::Zone zone(
             prof_, zones_.dense,
@@ -362,13 +419,17 @@ void NcfTrainer::step(Index begin, Index end) {
       update_tables(tid);
     });
   }
+  if (!finite) throw_non_finite_loss(adam_.step_count(), arenas_);
   const auto t2 = std::chrono::steady_clock::now();
   compute_seconds_ += std::chrono::duration<double>(t1 - t0).count();
   update_seconds_ += std::chrono::duration<double>(t2 - t1).count();
   if (prof_ != nullptr) prof_->step();
 }
 
-// Merges the replicas' touched rows of this thread's slice of every table and updates them.
+// Thread tid's slice of every table's rows: the replicas' row grads of the touched rows summed
+// in replica order and the rows updated. Lazy mode only reads the replicas' buffers (each
+// replica clears its own rows at its next step); dense mode sums into replica 0's buffer and
+// clears what it summed.
 void NcfTrainer::update_tables(int tid) {
   detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
   detail::NcfReplica& src = *replicas_[0];
@@ -376,64 +437,62 @@ void NcfTrainer::update_tables(int tid) {
   auto& tables = src.model.tables();
   constexpr int kMaxReplicas = 256;
   SHOAL_DCHECK(nt <= kMaxReplicas);
-  const int32_t* ids[kMaxReplicas];
-  ConstMat<float> grads[kMaxReplicas];
-  Index cur[kMaxReplicas], stop[kMaxReplicas];
+  MatView<float> grads[kMaxReplicas];
+  uint8_t* touched[kMaxReplicas];
+  const bool dense = cfg_.dense_embedding_adam;
   for (size_t t = 0; t < tables.size(); ++t) {
     const auto& emb = tables[t].layer;
     const Index d = emb.cfg.embedding_dim;
-    const Range slice = split_range(emb.cfg.num_embeddings, tid, nt);
+    // Slices of 64 rows: no cache line of flags (or of row grads) is written by two threads.
+    const Range slice = split_range(emb.cfg.num_embeddings, tid, nt, 64);
     if (slice.size() == 0) continue;
-    const bool dense = cfg_.dense_embedding_adam;
     for (int r = 0; r < nt; ++r) {
-      detail::NcfReplica& rep = *replicas_[static_cast<size_t>(r)];
-      if (rep.active_rows == 0) {
-        cur[r] = stop[r] = 0;
-        continue;
-      }
-      const auto tr = rep.model.tables()[t].layer.touched_rows();
-      ids[r] = tr.ids.data();
-      grads[r] = tr.grad;
-      cur[r] = std::lower_bound(tr.ids.begin(), tr.ids.end(), static_cast<int32_t>(slice.begin)) -
-               tr.ids.begin();
-      stop[r] = std::lower_bound(tr.ids.begin(), tr.ids.end(), static_cast<int32_t>(slice.end)) -
-                tr.ids.begin();
-    }
-    int32_t* out_ids = mine.merge_ids[t].view.data;
-    const MatView<float> out = mine.merge_grad[t].mat();
-    const MatView<float> full = dense ? src.full_grad[t].mat() : MatView<float>{};
-    if (dense) std::fill(full.row(slice.begin), full.row(slice.begin) + slice.size() * d, 0.0f);
-    Index m = 0;
-    for (;;) {
-      int32_t id = INT32_MAX;
-      for (int r = 0; r < nt; ++r)
-        if (cur[r] < stop[r]) id = std::min(id, ids[r][cur[r]]);
-      if (id == INT32_MAX) break;
-      float* dst = dense ? full.row(id) : out.row(m);
-      bool first = !dense;
-      for (int r = 0; r < nt; ++r) {
-        if (cur[r] < stop[r] && ids[r][cur[r]] == id) {
-          const float* g = grads[r].row(cur[r]);
-          if (first)
-            copy_row(g, d, dst);
-          else
-            for (Index j = 0; j < d; ++j) dst[j] += g[j];
-          first = false;
-          ++cur[r];
-        }
-      }
-      out_ids[m++] = id;
+      const auto tg = replicas_[static_cast<size_t>(r)]->model.table_grad(t);
+      grads[r] = tg.grad;
+      touched[r] = tg.touched;
     }
     if (dense) {
+      // torch.optim.Adam on the whole slice: untouched rows get a zero gradient.
+      const MatView<float> g0 = grads[0];
+      for (Index row = slice.begin; row < slice.end; ++row) {
+        for (int r = 1; r < nt; ++r) {
+          if (!touched[r][row]) continue;
+          float* __restrict dst = g0.row(row);
+          float* __restrict g = grads[r].row(row);
+          for (Index j = 0; j < d; ++j) dst[j] += g[j];
+          std::fill_n(g, d, 0.0f);
+          touched[r][row] = 0;
+        }
+      }
       sparse_adam_.update_rows(src.arena, emb.p.weight,
                                std::span<const int32_t>(src.all_ids[t].view.data + slice.begin,
                                                         static_cast<size_t>(slice.size())),
-                               ConstMat<float>(full.row(slice.begin), slice.size(), d));
-    } else {
-      sparse_adam_.update_rows(src.arena, emb.p.weight,
-                               std::span<const int32_t>(out_ids, static_cast<size_t>(m)),
-                               ConstMat<float>(out.data, m, d));
+                               ConstMat<float>(g0.row(slice.begin), slice.size(), d));
+      std::fill_n(g0.row(slice.begin), slice.size() * d, 0.0f);
+      std::fill_n(touched[0] + slice.begin, slice.size(), uint8_t{0});
+      continue;
     }
+    // Read only: each replica clears its own rows at its next step (Ncf::clear_table_grads).
+    int32_t* out_ids = mine.merge_ids[t].view.data;
+    const MatView<float> out = mine.merge_grad[t].mat();
+    Index m = 0;
+    for (Index row = slice.begin; row < slice.end; ++row) {
+      bool first = true;
+      for (int r = 0; r < nt; ++r) {
+        if (!touched[r][row]) continue;
+        const float* __restrict g = grads[r].row(row);
+        float* __restrict dst = out.row(m);
+        if (first)
+          copy_row(g, d, dst);
+        else
+          for (Index j = 0; j < d; ++j) dst[j] += g[j];
+        first = false;
+      }
+      if (!first) out_ids[m++] = static_cast<int32_t>(row);
+    }
+    sparse_adam_.update_rows(src.arena, emb.p.weight,
+                             std::span<const int32_t>(out_ids, static_cast<size_t>(m)),
+                             ConstMat<float>(out.data, m, d));
   }
 }
 
