@@ -8,7 +8,10 @@
 #include <string>
 
 #include "shoal/core/error.h"
+#include "shoal/data/ncf.h"
+#include "shoal/data/ncf_sampler.h"
 #include "shoal/fleet/jobs.h"
+#include "shoal/train/ncf_trainer.h"
 
 namespace shoal::fleet {
 namespace {
@@ -124,6 +127,36 @@ TEST(FleetJobs, ForecastLinesRunOneJobPerSeriesAndBadConfigFailsAlone) {
       dir.string());
   EXPECT_EQ(other.jobs[0].id, built.jobs[0].id);
   EXPECT_NE(other.jobs[0].key, built.jobs[0].key);
+  fs::remove_all(dir);
+}
+
+TEST(FleetJobs, NcfJobsAreBudgetedWithTheirArenasAndEpochArrays) {
+  const fs::path dir = fs::temp_directory_path() / ("shoal_ncfjobs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "pos.csv");
+    out << "user,item,c0\n";
+    for (int u = 0; u < 40; ++u)
+      for (int k = 0; k < 25; ++k)
+        out << u << "," << (u * 7 + k * 3) % 90 << "," << k * 0.1 << "\n";
+  }
+  const BuiltJobs built = build_from(
+      R"({"id": "r", "data": "pos.csv", "model": "ncf", "config": {"epochs": 1, "neg": 4}})"
+      "\n",
+      dir.string());
+  ASSERT_EQ(built.jobs.size(), 1u);
+  const size_t planned = built.jobs[0].arena_bytes;
+  // At least what a real trainer holds: its arena and the sampler's 5 × 1000 instances.
+  const data::NcfPositives pos = data::read_ncf_csv((dir / "pos.csv").string(), {});
+  const models::Ncf<float>::Config model{
+      .num_users = pos.num_users, .num_items = pos.num_items, .context = pos.context_cols()};
+  const train::NcfTrainConfig cfg{.threads = 1, .pinning = Pinning::kNone};
+  const train::NcfTrainer trainer(model, cfg, pos);
+  EXPECT_GE(planned, trainer.arena().bytes() +
+                         size_t(trainer.instances_per_epoch()) * (sizeof(int32_t) * 3 + 4));
+  EXPECT_EQ(planned, train::NcfTrainer::planned_bytes(model, cfg, pos));
+  // And not wildly more: the data-sized part is 22 bytes per instance plus the positives.
+  EXPECT_LT(planned, trainer.arena().bytes() + size_t(trainer.instances_per_epoch()) * 40 + 65536);
   fs::remove_all(dir);
 }
 

@@ -43,6 +43,9 @@ class NcfSampler {
   NcfSampler(const NcfPositives& positives, int negatives, uint64_t seed);
 
   Index instances() const { return n_; }
+  // Bytes the sampler holds for `positives` with `negatives` per positive (its per-epoch
+  // instance arrays dominate: 22 bytes per instance), without building it.
+  static size_t planned_bytes(const NcfPositives& positives, int negatives);
   int negatives() const { return k_; }
   // Draws this epoch's instances (in parallel on `pool`, thread-count independent) and
   // shuffles them. No allocation after construction.

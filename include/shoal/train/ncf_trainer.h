@@ -98,6 +98,12 @@ class NcfTrainer {
              const data::NcfPositives& train);
   ~NcfTrainer();
 
+  // Bytes a trainer for these settings holds (replica arenas, its copy of the positives, the
+  // sampler's epoch arrays, the mean contexts), for the fleet's --memory-limit. Builds the
+  // small replica arenas to measure them; the data-sized parts are computed.
+  static size_t planned_bytes(const models::Ncf<float>::Config& model, const NcfTrainConfig& cfg,
+                              const data::NcfPositives& train);
+
   NcfEpochReport train_epoch();
   NcfMetrics evaluate(const data::NcfTestSet& test, Index k = 10);
   models::Ncf<float>& model();

@@ -59,6 +59,21 @@ NcfSampler::NcfSampler(const NcfPositives& positives, int negatives, uint64_t se
   labels_.resize(static_cast<size_t>(n_));
 }
 
+size_t NcfSampler::planned_bytes(const NcfPositives& positives, int negatives) {
+  const auto p = static_cast<size_t>(positives.size());
+  const size_t n = p * static_cast<size_t>(1 + std::max(negatives, 0));
+  const auto nu = static_cast<size_t>(positives.num_users);
+  const size_t words = (static_cast<size_t>(positives.num_items) + 63) / 64;
+  const size_t bits = nu * words * sizeof(uint64_t);
+  const auto buckets = static_cast<size_t>(std::clamp<Index>(Index(n >> 16), 1, 4096));
+  const size_t chunks = (n + size_t(kChunk) - 1) / size_t(kChunk);
+  const size_t per_instance =
+      sizeof(uint16_t) + sizeof(uint32_t) + 3 * sizeof(int32_t) +
+      sizeof(float);  // bucket_of_, order_, users_/items_/ctx_rows_, labels_
+  return n * per_instance + p * sizeof(int32_t) + (nu + 1) * sizeof(int64_t) +
+         (bits <= kMaxBitsetBytes ? bits : 0) + (chunks * buckets + buckets + 1) * sizeof(int64_t);
+}
+
 bool NcfSampler::is_positive_sorted(int32_t u, int32_t i) const {
   const auto b = user_items_.begin() + user_offsets_[static_cast<size_t>(u)];
   const auto e = user_items_.begin() + user_offsets_[static_cast<size_t>(u) + 1];

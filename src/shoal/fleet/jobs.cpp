@@ -721,7 +721,7 @@ void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
       }
       return o;
     };
-    out.jobs.push_back({s.id, 0, run, key});
+    out.jobs.push_back({s.id, train::NcfTrainer::planned_bytes(model, cfg, *tr), run, key});
   } catch (const std::exception& e) {
     out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));
   }

@@ -248,6 +248,27 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
 }
 
 NcfTrainer::~NcfTrainer() = default;
+
+size_t NcfTrainer::planned_bytes(const models::Ncf<float>::Config& model, const NcfTrainConfig& cfg,
+                                 const data::NcfPositives& train) {
+  const NcfTrainConfig c = detail::checked(cfg);
+  const int t = ThreadPool::resolve(c.threads);
+  const Index rows = std::max(std::min((c.batch_size + t - 1) / t, kComputeChunkRows), c.eval_rows);
+  // The same replicas as the constructor (optimizer slots as Adam's), measured.
+  std::vector<std::unique_ptr<detail::NcfReplica>> replicas;
+  size_t bytes = 0;
+  for (int r = 0; r < t; ++r) {
+    replicas.push_back(std::make_unique<detail::NcfReplica>(
+        model, rows, c.batch_size, optim::Adam<float>({.lr = c.lr}).slots(), c.dense_embedding_adam,
+        r == 0 ? nullptr : &replicas[0]->arena));
+    bytes += replicas.back()->arena.bytes();
+  }
+  const auto p = static_cast<size_t>(train.size());
+  bytes += p * 2 * sizeof(int32_t) + train.context.size() * sizeof(float);  // train_
+  bytes += data::NcfSampler::planned_bytes(train, c.negatives);
+  bytes += static_cast<size_t>(model.num_users * model.context) * sizeof(float);
+  return bytes;
+}
 models::Ncf<float>& NcfTrainer::model() {
   return replicas_[0]->model;
 }
