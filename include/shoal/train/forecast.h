@@ -66,11 +66,13 @@ struct ForecastJob {
 };
 
 struct FitResult {
-  std::vector<double> forecasts;   // [N, h], the panel's series order, data scale
-  double fit_seconds = 0;          // training time (0 for baselines)
-  Index steps = 0;                 // optimizer steps taken
-  size_t arena_bytes = 0;          // planned arena of the fit (0 for baselines)
-  std::vector<double> val_losses;  // one per validation check (raw space), when validating
+  std::vector<double> forecasts;     // [N, h], the panel's series order, data scale
+  double fit_seconds = 0;            // training time (0 for baselines)
+  Index steps = 0;                   // optimizer steps taken
+  size_t arena_bytes = 0;            // planned arena of the fit (0 for baselines)
+  std::vector<double> val_losses;    // one per validation check (raw space), when validating
+  std::vector<double> train_losses;  // one per step (scaled space): neuralforecast's
+                                     // train_trajectories
   std::string weights;  // safetensors bytes (neuralforecast names), when job.keep_weights
 };
 

@@ -178,6 +178,7 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
   std::vector<float> yhat(size_t(max_batch * h * n));
   layers::PointLoss<float> val_loss({.kind = job.train.loss, .delta = job.train.huber_delta});
   FitResult r;
+  r.train_losses.reserve(size_t(job.train.max_steps));
   if (validate)
     r.val_losses.reserve(
         size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
@@ -227,6 +228,7 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
       throw_non_finite_loss(step, {&arena, 1});
     }
     trainer.optimizer().set_lr(sched.step());
+    r.train_losses.push_back(loss);
     r.steps = step;
     if (validate && step % interval == 0) {
       step_zone.next(fz.validation);
