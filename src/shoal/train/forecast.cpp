@@ -163,6 +163,9 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
       std::max<Index>(wc.windows_batch_size > 0 ? wc.windows_batch_size : batcher.n_valid(), 1);
   Fit<Model> fit(panel, job, max_batch);
   auto& trainer = fit.trainer;
+  // Not strict: a torch state_dict may hold buffers shoal does not keep (num_batches_tracked).
+  if (!job.init_weights.empty())
+    load_checkpoint_bytes(trainer.arena(), job.init_weights, "init weights", /*strict=*/false);
   if (fz.rec != nullptr) trainer.set_profiler(fz.rec, job.profile_model);
   optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
                                                       job.train.num_lr_decays);
