@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,8 +32,8 @@ namespace shoal::cli {
 namespace {
 
 struct ForecastArgs {
-  std::string data, static_df, futr_df, model, n_series = "1", scaler = "identity", out, test,
-                                               metrics_out, loss = "mae";
+  std::string data, static_df, futr_df, init_weights, model, n_series = "1", scaler = "identity",
+                                                             out, test, metrics_out, loss = "mae";
   Index h = 0, input_size = 0, max_steps = 1000, seasonality = 0, step_size = 1,
         windows_batch_size = 32, val_size = 0, val_check_steps = 100, patience = -1,
         num_lr_decays = -1;
@@ -75,6 +76,11 @@ train::ForecastJob make_job(const ForecastArgs& a, Index seasonality) {
                .seed = a.seed,
                .threads = a.threads};
   job.seasonality = seasonality;
+  if (!a.init_weights.empty()) {
+    std::ifstream in(a.init_weights, std::ios::binary);
+    SHOAL_CHECK(in.good(), "cannot open --init-weights file '{}'", a.init_weights);
+    job.init_weights.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   return job;
 }
 
@@ -374,6 +380,8 @@ void register_forecast(CLI::App& app) {
                   "Season length for seasonal_naive and MASE (0: from the data's frequency)")
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Random seed")->capture_default_str();
+  cmd->add_option("--init-weights", a.init_weights,
+                  "Initial weights (safetensors, neuralforecast names) instead of the seed's");
   cmd->add_option("--threads", a.threads, "Fleet workers for --n-series 1 (0: all cores)")
       ->capture_default_str();
   cmd->add_option("--out", a.out, "Forecasts CSV to write")->required();

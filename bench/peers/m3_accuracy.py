@@ -14,6 +14,12 @@ where it stopped. `shoal` runs `shoal forecast` on the same subset and seeds. `s
 sMAPE and MASE for both and for seasonal naive with one formula, so the comparison does not
 depend on either tool's metric code.
 
+`shoal --torch-init` starts shoal from torch's initial weights for each seed (neuralforecast's
+`TSMixerx(..., random_seed=S)`, saved as OUT/torch_init_<group>_seed<S>.safetensors and passed
+as `--init-weights`) with shoal's own window sampling, and writes
+OUT/shoal_torchinit_<group>_seed<S>.csv; `score` adds them as "shoal, torch init". It separates
+"which initial weights the seed draws" from "how the model trains" (docs/accuracy.md).
+
 A fit of neuralforecast's TSMixerx costs ~10 s of one core here, so the full 1,428 monthly
 series x 3 seeds is ~12 core-hours; `--every K` keeps every K-th series (a fixed, documented
 subset; K = 1 is the whole group).
@@ -76,17 +82,32 @@ def run_peer(args, train, ids, seed):
         print(f"  {i + 1}/{len(todo)} {uid}: {fit_s:.1f} s", file=sys.stderr)
 
 
+def torch_init(args, seed):
+    """neuralforecast's initial TSMixerx weights for `seed` (as a fit would start), safetensors."""
+    from neuralforecast.models import TSMixerx
+    from safetensors.torch import save_file
+
+    g = GROUPS[args.group]
+    model = TSMixerx(h=g["h"], input_size=g["input_size"], n_series=1, random_seed=seed)
+    path = os.path.join(args.out, f"torch_init_{args.group}_seed{seed}.safetensors")
+    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, path)
+    return path
+
+
 def run_shoal(args, train, test, seed):
     g = GROUPS[args.group]
     sub_train = os.path.join(args.out, f"subset_{args.group}_train.csv")
     sub_test = os.path.join(args.out, f"subset_{args.group}_test.csv")
     train.to_csv(sub_train, index=False)
     test.to_csv(sub_test, index=False)
-    out = os.path.join(args.out, f"shoal_{args.group}_seed{seed}.csv")
+    tag = "shoal_torchinit" if args.torch_init else "shoal"
+    out = os.path.join(args.out, f"{tag}_{args.group}_seed{seed}.csv")
     cmd = [args.shoal, "forecast", "--data", sub_train, "--model", "tsmixerx",
            "--h", str(g["h"]), "--input-size", str(g["input_size"]), "--seed", str(seed),
            "--threads", str(args.threads), "--seasonality", str(g["season"]),
            "--out", out, "--metrics-out", out + ".json"]
+    if args.torch_init:
+        cmd += ["--init-weights", torch_init(args, seed)]
     print(" ".join(cmd), file=sys.stderr)
     subprocess.run(cmd, check=True)
 
@@ -122,10 +143,12 @@ def scores(fc, train, test, group):
 def run_score(args, train, test, ids):
     g = args.group
     rows = [("seasonal naive", "-", *scores(seasonal_naive(train, g), train, test, g), len(ids))]
-    for tool, col in (("neuralforecast", "TSMixerx"), ("shoal", "tsmixerx")):
+    tools = (("neuralforecast", "nf", "TSMixerx"), ("shoal", "shoal", "tsmixerx"),
+             ("shoal, torch init", "shoal_torchinit", "tsmixerx"))
+    for tool, prefix, col in tools:
         per_seed = []
         for seed in args.seeds:
-            path = os.path.join(args.out, f"{'nf' if tool == 'neuralforecast' else 'shoal'}_{g}_seed{seed}.csv")
+            path = os.path.join(args.out, f"{prefix}_{g}_seed{seed}.csv")
             if not os.path.exists(path):
                 continue
             fc = pd.read_csv(path)
@@ -142,11 +165,11 @@ def run_score(args, train, test, ids):
                          f"{a[:, 1].mean():.4f} ± {sd[1]:.4f}", len(ids)))
     print(f"M3 {g}: h {GROUPS[g]['h']}, input_size {GROUPS[g]['input_size']}, "
           f"{len(ids)} series (every {args.every}th)")
-    print(f"{'model':<16}{'seed':<14}{'sMAPE':>16}{'MASE':>18}{'series':>8}")
+    print(f"{'model':<20}{'seed':<14}{'sMAPE':>16}{'MASE':>18}{'series':>8}")
     for tool, seed, s, m, n in rows:
         s = f"{s:.3f}" if isinstance(s, float) else s
         m = f"{m:.4f}" if isinstance(m, float) else m
-        print(f"{tool:<16}{seed:<14}{s:>16}{m:>18}{n:>8}")
+        print(f"{tool:<20}{seed:<14}{s:>16}{m:>18}{n:>8}")
 
 
 def main():
@@ -160,6 +183,8 @@ def main():
     p.add_argument("--out", default="m3_accuracy")
     p.add_argument("--shoal", default="build/release/shoal")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--torch-init", action="store_true",
+                   help="shoal: start from torch's initial weights for each seed")
     args = p.parse_args()
     args.seeds = [int(s) for s in args.seeds.split(",")]
     os.makedirs(args.out, exist_ok=True)

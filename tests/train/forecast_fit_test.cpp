@@ -14,6 +14,9 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
+#include "shoal/models/forecast.h"
+#include "shoal/models/tsmixerx.h"
+#include "shoal/train/checkpoint.h"
 #include "shoal/train/forecast.h"
 #include "shoal/train/metrics.h"
 #include "support/alloc_counter.h"
@@ -100,6 +103,26 @@ TEST(ForecastFit, SameSeedSameForecasts) {
     job.train.seed = 2;
     EXPECT_NE(fit(panel, job).forecasts, a.forecasts) << model;
   }
+}
+
+// --init-weights: the given weights replace the seed's init; the seed still drives sampling.
+TEST(ForecastFit, InitWeightsReplaceTheSeedsInit) {
+  const data::SeriesSet set = make_set({seasonal(60, 7)});
+  const data::Panel panel(set, {0}, {});
+  const ForecastJob job = mixer_job("tsmixerx", 6, 12, 20);
+  auto init_of = [&](uint64_t seed) {
+    models::TSMixerx<float> m({.h = 6, .input_size = 12, .n_series = 1});
+    models::ForecastTrainer<models::TSMixerx<float>, float> t(m, {.seed = seed});
+    return encode_checkpoint(t.arena());
+  };
+  const FitResult plain = fit_predict_tsmixerx(panel, job);
+  ForecastJob given = job;
+  given.init_weights = init_of(job.train.seed);
+  EXPECT_EQ(fit_predict_tsmixerx(panel, given).forecasts, plain.forecasts);
+  given.init_weights = init_of(job.train.seed + 1);
+  EXPECT_NE(fit_predict_tsmixerx(panel, given).forecasts, plain.forecasts);
+  given.init_weights = "not safetensors";
+  EXPECT_THROW(fit_predict_tsmixerx(panel, given), Error);
 }
 
 TEST(ForecastFit, ValidationEveryCheckAndEarlyStopping) {

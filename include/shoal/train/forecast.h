@@ -55,7 +55,11 @@ struct ForecastJob {
   TrainConfig train;
   MixerOptions mixer;
   bool keep_weights = false;  // FitResult::weights: the trained params and state
-  Index seasonality = 1;      // seasonal_naive
+  // Safetensors bytes with every parameter under neuralforecast's names (e.g. a torch model's
+  // state_dict): training starts from these weights instead of the seed's init (the seed still
+  // drives window sampling and dropout). Empty: the seed's init.
+  std::string init_weights;
+  Index seasonality = 1;  // seasonal_naive
   // Profiler (--profile): a neural fit records its zones (data, layers, loss, optimizer,
   // validation, predict) into `profiler` under trace process `profile_model`. Where the
   // recorder allows it (Recorder::can_step: the thread that started it, outside other zones)
@@ -66,11 +70,13 @@ struct ForecastJob {
 };
 
 struct FitResult {
-  std::vector<double> forecasts;   // [N, h], the panel's series order, data scale
-  double fit_seconds = 0;          // training time (0 for baselines)
-  Index steps = 0;                 // optimizer steps taken
-  size_t arena_bytes = 0;          // planned arena of the fit (0 for baselines)
-  std::vector<double> val_losses;  // one per validation check (raw space), when validating
+  std::vector<double> forecasts;     // [N, h], the panel's series order, data scale
+  double fit_seconds = 0;            // training time (0 for baselines)
+  Index steps = 0;                   // optimizer steps taken
+  size_t arena_bytes = 0;            // planned arena of the fit (0 for baselines)
+  std::vector<double> val_losses;    // one per validation check (raw space), when validating
+  std::vector<double> train_losses;  // one per step (scaled space): neuralforecast's
+                                     // train_trajectories
   std::string weights;  // safetensors bytes (neuralforecast names), when job.keep_weights
 };
 

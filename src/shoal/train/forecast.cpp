@@ -163,6 +163,9 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
       std::max<Index>(wc.windows_batch_size > 0 ? wc.windows_batch_size : batcher.n_valid(), 1);
   Fit<Model> fit(panel, job, max_batch);
   auto& trainer = fit.trainer;
+  // Not strict: a torch state_dict may hold buffers shoal does not keep (num_batches_tracked).
+  if (!job.init_weights.empty())
+    load_checkpoint_bytes(trainer.arena(), job.init_weights, "init weights", /*strict=*/false);
   if (fz.rec != nullptr) trainer.set_profiler(fz.rec, job.profile_model);
   optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
                                                       job.train.num_lr_decays);
@@ -178,6 +181,7 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
   std::vector<float> yhat(size_t(max_batch * h * n));
   layers::PointLoss<float> val_loss({.kind = job.train.loss, .delta = job.train.huber_delta});
   FitResult r;
+  r.train_losses.reserve(size_t(job.train.max_steps));
   if (validate)
     r.val_losses.reserve(
         size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
@@ -227,6 +231,7 @@ FitResult fit_mixer(const data::Panel& panel, const ForecastJob& job) {
       throw_non_finite_loss(step, {&arena, 1});
     }
     trainer.optimizer().set_lr(sched.step());
+    r.train_losses.push_back(loss);
     r.steps = step;
     if (validate && step % interval == 0) {
       step_zone.next(fz.validation);
