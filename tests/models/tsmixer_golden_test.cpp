@@ -25,7 +25,7 @@ using models::TSMixer;
 using models::TSMixerx;
 
 std::filesystem::path golden_dir() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path() / "golden";
+  return SHOAL_GOLDEN_DIR;
 }
 
 // <name>.json index + <name>.bin arrays (see the script's docstring).

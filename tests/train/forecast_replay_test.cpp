@@ -27,16 +27,8 @@
 namespace shoal::train {
 namespace {
 
-// __FILE__ is relative to the build folder when ccache rewrites paths (base_dir); ctest runs in
-// its tests/ subfolder, one level further down.
-std::filesystem::path golden_prefix() {
-  const auto dir = std::filesystem::path(__FILE__).parent_path().parent_path() / "golden";
-  const auto name = "m3_yearly_N0589_replay";
-  if (dir.is_relative() && !std::filesystem::exists(dir)) return ".." / dir / name;
-  return dir / name;
-}
-
-const std::filesystem::path kGolden = golden_prefix();
+const std::filesystem::path kGolden =
+    std::filesystem::path(SHOAL_GOLDEN_DIR) / "m3_yearly_N0589_replay";
 
 nlohmann::json load_golden() {
   std::ifstream in(kGolden.string() + ".json");
