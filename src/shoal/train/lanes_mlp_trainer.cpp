@@ -8,38 +8,16 @@
 
 #include "shoal/train/checks.h"
 
+#include "standardise.h"
+
 namespace shoal::train {
 
 using kernels::kLanes;
 
 namespace {
 
-// The same statistics as MlpTrainer's (mlp_trainer.cpp), so a lane standardises its data
-// exactly as a lone fit does: population std, 1 for a constant column.
-void column_stats(ConstMat<double> m, std::vector<double>& mean, std::vector<double>& stdev) {
-  mean.assign(static_cast<size_t>(m.cols), 0.0);
-  stdev.assign(static_cast<size_t>(m.cols), 0.0);
-  for (Index r = 0; r < m.rows; ++r)
-    for (Index c = 0; c < m.cols; ++c) mean[static_cast<size_t>(c)] += m(r, c);
-  for (auto& v : mean) v /= static_cast<double>(m.rows);
-  for (Index r = 0; r < m.rows; ++r)
-    for (Index c = 0; c < m.cols; ++c) {
-      const double d = m(r, c) - mean[static_cast<size_t>(c)];
-      stdev[static_cast<size_t>(c)] += d * d;
-    }
-  for (auto& v : stdev) {
-    v = std::sqrt(v / static_cast<double>(m.rows));
-    if (!(v > 1e-12)) v = 1.0;
-  }
-}
-
-void standardise(ConstMat<double> m, const std::vector<double>& mean,
-                 const std::vector<double>& stdev, float* out) {
-  for (Index r = 0; r < m.rows; ++r)
-    for (Index c = 0; c < m.cols; ++c)
-      out[r * m.cols + c] = static_cast<float>((m(r, c) - mean[static_cast<size_t>(c)]) /
-                                               stdev[static_cast<size_t>(c)]);
-}
+using detail::column_stats;
+using detail::standardise;
 
 }  // namespace
 

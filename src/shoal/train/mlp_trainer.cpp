@@ -8,6 +8,8 @@
 #include "shoal/train/checks.h"
 #include "shoal/train/data_parallel.h"
 
+#include "standardise.h"
+
 namespace shoal::train {
 namespace {
 
@@ -17,31 +19,8 @@ const MlpTrainConfig& checked(const MlpTrainConfig& c) {
   return c;
 }
 
-// Column means and (population) standard deviations; a constant column gets std 1.
-void column_stats(ConstMat<double> m, std::vector<double>& mean, std::vector<double>& stdev) {
-  mean.assign(static_cast<size_t>(m.cols), 0.0);
-  stdev.assign(static_cast<size_t>(m.cols), 0.0);
-  for (Index r = 0; r < m.rows; ++r)
-    for (Index c = 0; c < m.cols; ++c) mean[static_cast<size_t>(c)] += m(r, c);
-  for (auto& v : mean) v /= static_cast<double>(m.rows);
-  for (Index r = 0; r < m.rows; ++r)
-    for (Index c = 0; c < m.cols; ++c) {
-      const double d = m(r, c) - mean[static_cast<size_t>(c)];
-      stdev[static_cast<size_t>(c)] += d * d;
-    }
-  for (auto& v : stdev) {
-    v = std::sqrt(v / static_cast<double>(m.rows));
-    if (!(v > 1e-12)) v = 1.0;
-  }
-}
-
-void standardise(ConstMat<double> m, const std::vector<double>& mean,
-                 const std::vector<double>& stdev, float* out) {
-  for (Index r = 0; r < m.rows; ++r)
-    for (Index c = 0; c < m.cols; ++c)
-      out[r * m.cols + c] = static_cast<float>((m(r, c) - mean[static_cast<size_t>(c)]) /
-                                               stdev[static_cast<size_t>(c)]);
-}
+using detail::column_stats;
+using detail::standardise;
 
 }  // namespace
 
