@@ -25,12 +25,6 @@ inline CLI::Validator number_check(bool allow_zero) {
 inline const CLI::Validator kPositive = number_check(false);
 inline const CLI::Validator kNonNegative = number_check(true);
 
-// `shoal bench ...`: kernels, peak (and later profiler, fleet).
-void register_bench(CLI::App& app);
-// `shoal bench tsmixerx` (cli/bench_tsmixerx.cpp), added under the bench command.
-void register_bench_tsmixerx(CLI::App& bench);
-// `shoal bench fusion` (cli/bench_fusion.cpp): horizontal fusion vs one model after another.
-void register_bench_fusion(CLI::App& bench);
 // `shoal mlp ...`: the MLP demo trainer.
 void register_mlp(CLI::App& app);
 // `shoal forecast`: time-series forecasting (seasonal naive now, TSMixer(x) to come).
@@ -39,7 +33,14 @@ void register_forecast(CLI::App& app);
 void register_ncf(CLI::App& app);
 // `shoal fleet`: many independent fits from a jobs file.
 void register_fleet(CLI::App& app);
-// `shoal bench fleet`: fleet scaling (1 vs 2 workers) on M3 monthly, with the peer.
-void register_bench_fleet(CLI::App& app);
+
+// `shoal bench ...` (cli/bench/, built with SHOAL_BUILD_BENCH): kernels, peak, profiler,
+// tsmixerx, fusion, fleet, ncf.
+void register_bench(CLI::App& app);
+// Subcommands of `shoal bench`, one file each under cli/bench/.
+void register_bench_tsmixerx(CLI::App& bench);
+void register_bench_fusion(CLI::App& bench);
+void register_bench_fleet(CLI::App& bench);
+void register_bench_ncf(CLI::App& bench);
 
 }  // namespace shoal::cli

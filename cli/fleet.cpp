@@ -4,9 +4,7 @@
 // line per job, job order) and DIR/forecasts.csv (forecasting jobs), prints a summary per
 // jobs-file line (accuracy against `test` next to seasonal naive for forecasters).
 #include <algorithm>
-#include <atomic>
 #include <cctype>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -17,8 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/stop_signal.h"
 #include "shoal/core/error.h"
 #include "shoal/core/file_io.h"
+#include "shoal/core/measure.h"
 #include "shoal/fleet/fleet.h"
 #include "shoal/fleet/jobs.h"
 
@@ -32,12 +32,6 @@ struct FleetArgs {
   int threads = 0;
   bool quiet = false, resume = false, no_resume = false;
 };
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int sig) {
-  g_stop.store(true);
-  std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
-}
 
 // "0", "1048576", "512M", "2G", "1.5GiB" → bytes (binary units).
 size_t parse_bytes(const std::string& text) {
@@ -71,13 +65,6 @@ struct GroupStats {
   std::map<std::string, std::pair<double, int64_t>> means;  // metric → (sum, count)
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
 void run_fleet_cli(const FleetArgs& a) {
   SHOAL_CHECK(a.threads >= 0, "--threads must be ≥ 0 (0: all cores), got {}", a.threads);
   const size_t memory_limit = parse_bytes(a.memory_limit);
@@ -93,19 +80,18 @@ void run_fleet_cli(const FleetArgs& a) {
   fmt::print(stderr, "shoal fleet: {} jobs from {}{}\n", built.jobs.size(), a.jobs,
              resume && have_journal ? "; resuming from " + journal : "");
 
-  g_stop.store(false);
-  auto* old_int = std::signal(SIGINT, on_stop_signal);
-  auto* old_term = std::signal(SIGTERM, on_stop_signal);
   fleet::FleetSummary sum;
-  const std::vector<fleet::JobRecord> records = fleet::run_fleet(built.jobs,
-                                                                 {.workers = a.threads,
-                                                                  .memory_limit = memory_limit,
-                                                                  .journal = journal,
-                                                                  .progress = !a.quiet,
-                                                                  .stop = &g_stop},
-                                                                 &sum);
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
+  std::vector<fleet::JobRecord> records;
+  {
+    StopOnSignals stop;
+    records = fleet::run_fleet(built.jobs,
+                               {.workers = a.threads,
+                                .memory_limit = memory_limit,
+                                .journal = journal,
+                                .progress = !a.quiet,
+                                .stop = stop.flag()},
+                               &sum);
+  }
   if (sum.not_run > 0) {
     fmt::print(stderr,
                "shoal fleet: stopped; {} of {} jobs finished (kept in {}), {} not run. Rerun the "

@@ -2,9 +2,7 @@
 // --n-series 1, all series jointly with --n-series all), forecast h steps, write them as
 // `unique_id,ds,<model>`, and score them against --test (MAE, sMAPE, MASE) into a JSON file.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,7 +17,9 @@
 
 #include "cli/commands.h"
 #include "cli/profile_options.h"
+#include "cli/stop_signal.h"
 #include "shoal/core/file_io.h"
+#include "shoal/core/measure.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
@@ -48,13 +48,6 @@ struct ForecastArgs {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
 train::ForecastJob make_job(const ForecastArgs& a, Index seasonality) {
@@ -114,11 +107,6 @@ Scores score(const data::SeriesSet& set, const std::string& test_path, Index h, 
 
 void write_json(const std::string& path, const nlohmann::json& j) {
   write_file_atomic(path, j.dump(2) + "\n");
-}
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_sigint(int) {
-  g_stop.store(true);
 }
 
 // One fit's forecasts as a journal row: the h values of each of its series, "%.17g", comma
@@ -225,19 +213,20 @@ void run_forecast(const ForecastArgs& a) {
                  {{"fit_s", r.fit_seconds}, {"steps", r.steps}, {"arena_bytes", r.arena_bytes}}};
            }});
     const std::string journal = a.out + ".journal";
-    g_stop.store(false);
-    auto* old = std::signal(SIGINT, on_sigint);
     fleet::FleetSummary sum;
     if (recorder) recorder->start();
-    const auto records = fleet::run_fleet(jobs,
-                                          {.workers = a.threads,
-                                           .memory_limit = size_t(a.memory_limit_mb * 1048576.0),
-                                           .journal = journal,
-                                           .progress = true,
-                                           .stop = &g_stop,
-                                           .profiler = recorder.get()},
-                                          &sum);
-    std::signal(SIGINT, old);
+    std::vector<fleet::JobRecord> records;
+    {
+      StopOnSignals stop;
+      records = fleet::run_fleet(jobs,
+                                 {.workers = a.threads,
+                                  .memory_limit = size_t(a.memory_limit_mb * 1048576.0),
+                                  .journal = journal,
+                                  .progress = true,
+                                  .stop = stop.flag(),
+                                  .profiler = recorder.get()},
+                                 &sum);
+    }
     Index failed_shown = 0;
     for (size_t s = 0; s < records.size(); ++s) {
       const fleet::JobRecord& rec = records[s];

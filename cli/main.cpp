@@ -7,12 +7,13 @@
 int main(int argc, char** argv) {
   CLI::App app{"shoal: train small neural networks at hardware speed on CPUs"};
   app.require_subcommand(1);
-  shoal::cli::register_bench(app);
   shoal::cli::register_mlp(app);
   shoal::cli::register_forecast(app);
   shoal::cli::register_ncf(app);
   shoal::cli::register_fleet(app);
-  shoal::cli::register_bench_fleet(app);
+#if SHOAL_HAVE_BENCH
+  shoal::cli::register_bench(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,15 +2,9 @@
 //   --batch-size counts instances (positives and sampled negatives, as the NCF authors' code);
 //   --batch-positives P sets it to P·(1 + neg) instead (the contextual user's convention).
 //   Both figures are printed.
-#include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -22,7 +16,6 @@
 #include "shoal/core/file_io.h"
 #include "shoal/core/rng.h"
 #include "shoal/data/ncf.h"
-#include "shoal/kernels/bench.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/ncf_trainer.h"
 #include "shoal/train/safetensors.h"
@@ -229,246 +222,6 @@ void run_synth(const SynthArgs& s) {
              s.users, s.items, s.context, s.out);
 }
 
-struct BenchArgs {
-  Index positives = 3647614, users = 654, items = 1127, context = 21;
-  Index batch_positives = 256;
-  int neg = 4;
-  int epochs = 1;
-  std::vector<int> threads = {1, 2};
-  uint64_t seed = 1;
-  std::string json;
-  // The PyTorch peer (bench/peers/ncf_torch.py), run as a subprocess on the same data.
-  std::string peer_python;  // empty: no peer
-  std::string peer_script = "bench/peers/ncf_torch.py";
-  std::string peer_dir;  // where the data for the peer is written (default: a temp dir)
-  int peer_steps = 300;
-  std::vector<int> peer_threads = {1, 2};
-};
-
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// The peer's copy of the bench data: every positive's user and item (int32, for the rejection
-// of negatives), the context rows of the first `timed` positives (float32, the positives the
-// peer trains on), and meta.json with the shapes.
-void write_peer_data(const data::NcfPositives& tr, Index timed, const std::string& dir) {
-  std::filesystem::create_directories(dir);
-  auto put = [&](const std::string& name, const void* p, size_t bytes) {
-    write_file_atomic(dir + "/" + name, std::string_view(static_cast<const char*>(p), bytes));
-  };
-  put("users.i32", tr.users.data(), tr.users.size() * sizeof(int32_t));
-  put("items.i32", tr.items.data(), tr.items.size() * sizeof(int32_t));
-  put("context.f32", tr.context.data(),
-      static_cast<size_t>(timed * tr.context_cols()) * sizeof(float));
-  write_json_atomic(dir + "/meta.json", {{"positives", tr.size()},
-                                         {"users", tr.num_users},
-                                         {"items", tr.num_items},
-                                         {"context", tr.context_cols()},
-                                         {"timed_positives", timed}});
-}
-
-// Runs `cmd`, echoing its output, and returns its last line that parses as a JSON object.
-nlohmann::json run_peer(const std::string& cmd) {
-  std::FILE* p = popen(cmd.c_str(), "r");
-  SHOAL_CHECK(p != nullptr, "cannot run the peer: {}", cmd);
-  nlohmann::json last;
-  char line[8192];
-  while (std::fgets(line, sizeof line, p) != nullptr) {
-    std::fputs(("  peer| " + std::string(line)).c_str(), stdout);
-    if (line[0] == '{') {
-      auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (j.is_object()) last = std::move(j);
-    }
-  }
-  const int rc = pclose(p);
-  SHOAL_CHECK(rc == 0 && last.is_object(), "the peer failed (exit status {}): {}", rc, cmd);
-  return last;
-}
-
-// `shoal bench ncf`: the contextual user's shape, data synthesised in memory, one trainer per
-// thread count; per epoch wall and process CPU seconds of sampling and of the steps.
-void run_bench(const BenchArgs& b) {
-  const data::NcfPositives tr =
-      data::synth_ncf_positives(b.positives, b.users, b.items, b.context, b.seed);
-  const models::Ncf<float>::Config mcfg{.kind = models::NcfKind::kNeuMf,
-                                        .num_users = b.users,
-                                        .num_items = b.items,
-                                        .factors = 8,
-                                        .layers = {64, 32, 16, 8},
-                                        .context = b.context};
-  const Index batch = b.batch_positives * (1 + b.neg);
-  // Training FLOPs per instance: every Linear 2·in·out forward and 2·(2·in·out) backward
-  // (dX and dW); the GMF product 1 multiply forward, 2 backward per factor.
-  const models::Ncf<float> probe(mcfg);
-  const double linear_macs = probe.forward_macs() - static_cast<double>(mcfg.factors);
-  const double flops_per_instance = 6.0 * linear_macs + 3.0 * static_cast<double>(mcfg.factors);
-  const double peak1 = kernels::measure_peak_gflops();
-  fmt::print(
-      "bench ncf: NeuMF-8 [64,32,16,8] + {} context, {} positives x (1 + {}) = {} instances "
-      "per epoch, batch {} ({} positives), {} users, {} items\n"
-      "training FLOPs/instance {:.0f}; single-core FP32 peak {:.1f} GFLOP/s\n",
-      b.context, b.positives, b.neg, b.positives * (1 + b.neg), batch, b.batch_positives, b.users,
-      b.items, flops_per_instance, peak1);
-  fmt::print(
-      "{:>7} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>8} {:>7} {:>8} {:>8} {:>8} "
-      "{:>7}\n",
-      "threads", "epoch", "wall_s", "cpu_s", "sample_w", "sample_c", "compute", "update", "inst/s",
-      "GFLOP/s", "%peak", "steps", "p10_us", "p50_us", "%pk_p50");
-  nlohmann::json runs = nlohmann::json::array();
-  std::vector<double> step_times;
-  step_times.reserve(static_cast<size_t>(b.positives * (1 + b.neg) / batch + 2));
-  double best1 = 0, best_all = 0, best_cpu1 = 0;  // best_cpu1: 1 thread, per CPU-second
-  for (int t : b.threads) {
-    train::NcfTrainConfig cfg;
-    cfg.batch_size = batch;
-    cfg.negatives = b.neg;
-    cfg.seed = b.seed;
-    cfg.threads = t;
-    cfg.pinning = Pinning::kAll;
-    train::NcfTrainer trainer(mcfg, cfg, tr);
-    const Index n = trainer.instances_per_epoch();
-    double best_ips = 0;
-    for (int e = 1; e <= b.epochs; ++e) {
-      const double w0 = wall_seconds(), c0 = process_cpu_seconds();
-      const double comp0 = trainer.compute_seconds(), upd0 = trainer.update_seconds();
-      trainer.draw_epoch(e);
-      const double w1 = wall_seconds(), c1 = process_cpu_seconds();
-      int64_t steps = 0;
-      // Every step's wall time: its median and 10th percentile are robust to other processes'
-      // time slices (a preempted step lands in the tail), unlike the epoch's total.
-      step_times.clear();
-      for (Index s = 0; s < n; s += batch, ++steps) {
-        const double s0 = wall_seconds();
-        trainer.step(s, std::min(n, s + batch));
-        step_times.push_back(wall_seconds() - s0);
-      }
-      const double w2 = wall_seconds(), c2 = process_cpu_seconds();
-      std::sort(step_times.begin(), step_times.end());
-      const auto pct = [&](double q) {
-        return step_times.empty() ? 0.0
-                                  : step_times[static_cast<size_t>(
-                                        q * static_cast<double>(step_times.size() - 1))];
-      };
-      const double p10 = pct(0.1), p50 = pct(0.5);
-      // A full batch's FLOPs over the median step time (the last, partial batch is negligible).
-      const double p50_gflops =
-          p50 > 0 ? static_cast<double>(batch) * flops_per_instance / p50 * 1e-9 : 0.0;
-      const double wall = w2 - w0, step_wall = w2 - w1;
-      const double ips = static_cast<double>(n) / wall;
-      const double gflops = static_cast<double>(n) * flops_per_instance / step_wall * 1e-9;
-      const double peak = peak1 * t;
-      best_ips = std::max(best_ips, ips);
-      if (t == 1) best_cpu1 = std::max(best_cpu1, static_cast<double>(n) / (c2 - c0));
-      fmt::print(
-          "{:>7} {:>5} {:>9.2f} {:>9.2f} {:>9.3f} {:>9.3f} {:>9.2f} {:>9.2f} {:>12.0f} "
-          "{:>8.1f} {:>6.1f}% {:>8} {:>8.1f} {:>8.1f} {:>6.1f}%\n",
-          t, e, wall, c2 - c0, w1 - w0, c1 - c0, trainer.compute_seconds() - comp0,
-          trainer.update_seconds() - upd0, ips, gflops, 100.0 * gflops / peak, steps, p10 * 1e6,
-          p50 * 1e6, 100.0 * p50_gflops / peak);
-      runs.push_back({{"threads", t},
-                      {"epoch", e},
-                      {"wall_s", wall},
-                      {"cpu_s", c2 - c0},
-                      {"sample_wall_s", w1 - w0},
-                      {"sample_cpu_s", c1 - c0},
-                      {"steps_wall_s", step_wall},
-                      {"steps_cpu_s", c2 - c1},
-                      {"compute_wall_s", trainer.compute_seconds() - comp0},
-                      {"update_wall_s", trainer.update_seconds() - upd0},
-                      {"steps", steps},
-                      {"instances", n},
-                      {"instances_per_s", ips},
-                      {"step_gflops", gflops},
-                      {"peak_gflops", peak},
-                      {"peak_fraction", gflops / peak},
-                      {"step_p10_s", p10},
-                      {"step_p50_s", p50},
-                      {"step_p50_peak_fraction", p50_gflops / peak}});
-    }
-    if (t == 1) best1 = best_ips;
-    best_all = std::max(best_all, best_ips);
-    if (t > 1 && best1 > 0)
-      fmt::print("scaling {} threads vs 1: {:.2f}x (best epoch instances/s)\n", t,
-                 best_ips / best1);
-  }
-  nlohmann::json peers = nlohmann::json::array();
-  if (!b.peer_python.empty()) {
-    // The peer trains on the first `timed` positives' instances (negatives drawn with rejection
-    // against all positives) for peer_steps steps, and extrapolates its per-instance sampling
-    // and step times to the whole epoch.
-    const Index timed =
-        std::min<Index>(tr.size(), std::max<Index>(b.peer_steps * batch / (1 + b.neg) + 1, 100000));
-    const std::string dir = b.peer_dir.empty()
-                                ? (std::filesystem::temp_directory_path() /
-                                   fmt::format("shoal-bench-ncf-{}", static_cast<long>(getpid())))
-                                      .string()
-                                : b.peer_dir;
-    write_peer_data(tr, timed, dir);
-    double best_peer = 0;
-    for (int t : b.peer_threads) {
-      const std::string cmd = fmt::format(
-          "'{}' '{}' --bench-dir '{}' --batch-size {} --neg {} --threads {} --max-steps {} "
-          "--seed {} 2>&1",
-          b.peer_python, b.peer_script, dir, batch, b.neg, t, b.peer_steps, b.seed);
-      fmt::print("peer: {}\n", cmd);
-      std::fflush(stdout);
-      nlohmann::json r = run_peer(cmd);
-      const double ips = r.value("epoch_instances_per_s", 0.0);
-      fmt::print(
-          "peer PyTorch {} threads: steps {:.0f} inst/s, sampling {:.2f} us/inst; epoch of {} "
-          "instances extrapolated from {} timed steps ({:.2f}% of an epoch): {:.1f} s, {:.0f} "
-          "inst/s\n",
-          t, r.value("step_instances_per_s", 0.0), 1e6 * r.value("sample_s_per_instance", 0.0),
-          b.positives * (1 + b.neg), r.value("steps", 0),
-          100.0 * r.value("steps", 0) * static_cast<double>(batch) /
-              static_cast<double>(b.positives * (1 + b.neg)),
-          r.value("epoch_s_extrapolated", 0.0), ips);
-      fmt::print("  (process CPU: {:.1f} s per epoch, {:.0f} instances per CPU-second)\n",
-                 r.value("epoch_cpu_s_extrapolated", 0.0),
-                 static_cast<double>(b.positives * (1 + b.neg)) /
-                     std::max(r.value("epoch_cpu_s_extrapolated", 0.0), 1e-9));
-      best_peer = std::max(best_peer, ips);
-      r["threads"] = t;
-      peers.push_back(r);
-    }
-    if (best_peer > 0)
-      fmt::print(
-          "shoal vs PyTorch (best of each side's thread counts, epoch instances/s): "
-          "{:.0f} / {:.0f} = {:.1f}x\n",
-          best_all, best_peer, best_all / best_peer);
-    // Per CPU-second, 1 thread each: robust to other processes' time slices.
-    const double epoch_inst = static_cast<double>(b.positives * (1 + b.neg));
-    for (const auto& r : peers) {
-      const double cpu = r.value("epoch_cpu_s_extrapolated", 0.0);
-      if (r.value("threads", 0) == 1 && best_cpu1 > 0 && cpu > 0)
-        fmt::print(
-            "shoal vs PyTorch, 1 thread, instances per process CPU-second: {:.0f} / {:.0f} = "
-            "{:.1f}x\n",
-            best_cpu1, epoch_inst / cpu, best_cpu1 * cpu / epoch_inst);
-    }
-    std::filesystem::remove_all(dir);
-  }
-  if (!b.json.empty())
-    write_json_atomic(b.json, {{"bench", "ncf"},
-                               {"peer", peers},
-                               {"positives", b.positives},
-                               {"users", b.users},
-                               {"items", b.items},
-                               {"context", b.context},
-                               {"negatives", b.neg},
-                               {"batch", batch},
-                               {"flops_per_instance", flops_per_instance},
-                               {"peak_gflops_per_core", peak1},
-                               {"runs", runs}});
-}
-
 void add_model_options(CLI::App* cmd, NcfArgs& a) {
   cmd->add_option("--model", a.model, "neumf, gmf or mlp")->capture_default_str();
   cmd->add_option("--factors", a.factors, "GMF predictive factors")->capture_default_str();
@@ -535,37 +288,6 @@ void register_ncf(CLI::App& app) {
   sn->add_option("--seed", s.seed)->capture_default_str();
   sn->add_option("--out", s.out, "CSV path")->required();
   sn->callback([] { run_synth(s); });
-
-  static BenchArgs bench_args;
-  CLI::App* bench = nullptr;
-  try {
-    bench = app.get_subcommand("bench");
-  } catch (const CLI::OptionNotFound&) {
-    bench = app.add_subcommand("bench", "Benchmarks");
-    bench->require_subcommand(1);
-  }
-  auto* bn = bench->add_subcommand(
-      "ncf", "NeuMF + context training epochs on synthetic data of the contextual user's shape");
-  auto& ba = bench_args;
-  bn->add_option("--positives", ba.positives)->capture_default_str();
-  bn->add_option("--users", ba.users)->capture_default_str();
-  bn->add_option("--items", ba.items)->capture_default_str();
-  bn->add_option("--context", ba.context)->capture_default_str();
-  bn->add_option("--neg", ba.neg)->capture_default_str();
-  bn->add_option("--batch-positives", ba.batch_positives)->capture_default_str();
-  bn->add_option("--epochs", ba.epochs)->check(kPositive)->capture_default_str();
-  bn->add_option("--threads-list", ba.threads)->delimiter(',')->capture_default_str();
-  bn->add_option("--seed", ba.seed)->capture_default_str();
-  bn->add_option("--json", ba.json, "Also write the results as JSON");
-  bn->add_option("--peer-python", ba.peer_python,
-                 "Also run the PyTorch peer with this Python (e.g. /opt/peers/bin/python)");
-  bn->add_option("--peer-script", ba.peer_script, "The peer script")->capture_default_str();
-  bn->add_option("--peer-dir", ba.peer_dir, "Where to write the peer's data (default: temp)");
-  bn->add_option("--peer-steps", ba.peer_steps, "Steps the peer times")
-      ->check(kPositive)
-      ->capture_default_str();
-  bn->add_option("--peer-threads-list", ba.peer_threads)->delimiter(',')->capture_default_str();
-  bn->callback([] { run_bench(bench_args); });
 }
 
 }  // namespace shoal::cli

@@ -1,4 +1,4 @@
-"""Peer timings for `shoal bench tsmixerx` (cli/bench_tsmixerx.cpp): seconds per TSMixerx fit for
+"""Peer timings for `shoal bench tsmixerx` (cli/bench/tsmixerx.cpp): seconds per TSMixerx fit for
 neuralforecast and for a bare PyTorch loop of the same model, on one thread.
 
 Run by the benchmark as a subprocess (it writes the data files and reads the JSON printed on

@@ -5,7 +5,7 @@
 #include "shoal/core/arena.h"
 
 namespace shoal {
-namespace {
+namespace arena_test {
 
 TEST(Arena, LaysOutRegionsAlignedWithDenseParamsFirst) {
   Param<float> a, table, b;
@@ -130,5 +130,5 @@ TEST(Error, FormatsContext) {
   EXPECT_STREQ(plain.what(), "boom");
 }
 
-}  // namespace
+}  // namespace arena_test
 }  // namespace shoal

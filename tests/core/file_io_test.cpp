@@ -10,7 +10,7 @@
 #include "shoal/core/error.h"
 
 namespace shoal {
-namespace {
+namespace file_io_test {
 
 namespace fs = std::filesystem;
 
@@ -60,5 +60,5 @@ TEST(WriteFileAtomic, AMissingFolderIsAnErrorNamingTheFile) {
   EXPECT_FALSE(fs::exists("/nonexistent-dir/x.txt"));
 }
 
-}  // namespace
+}  // namespace file_io_test
 }  // namespace shoal

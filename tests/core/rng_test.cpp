@@ -6,7 +6,7 @@
 #include "shoal/core/rng.h"
 
 namespace shoal {
-namespace {
+namespace rng_test {
 
 TEST(Philox, IsAPureFunctionOfSeedStreamAndCounter) {
   Philox a(42, 7), b(42, 7), c(43, 7), d(42, 8);
@@ -63,5 +63,5 @@ TEST(RngStream, SameSeedSameSequence) {
   for (int i = 0; i < 100; ++i) EXPECT_EQ(a.next_u32(), b.next_u32());
 }
 
-}  // namespace
+}  // namespace rng_test
 }  // namespace shoal

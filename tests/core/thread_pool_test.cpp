@@ -9,7 +9,7 @@
 #include "shoal/core/thread_pool.h"
 
 namespace shoal {
-namespace {
+namespace thread_pool_test {
 
 TEST(SplitRange, CoversEverythingOnceInOrder) {
   for (Index n : {0, 1, 5, 64, 1000, 1001}) {
@@ -95,5 +95,5 @@ TEST(ThreadPool, ResolveZeroMeansAllCpus) {
   EXPECT_THROW(ThreadPool::resolve(-1), Error);
 }
 
-}  // namespace
+}  // namespace thread_pool_test
 }  // namespace shoal

@@ -3,7 +3,7 @@
 #include "shoal/data/csv.h"
 
 namespace shoal::data {
-namespace {
+namespace csv_test {
 
 std::string error_of(const std::string& text) {
   try {
@@ -56,5 +56,5 @@ TEST(NumericCsv, MissingFileIsAnError) {
   EXPECT_THROW(read_numeric_csv("/nonexistent/file.csv"), Error);
 }
 
-}  // namespace
+}  // namespace csv_test
 }  // namespace shoal::data

@@ -8,7 +8,7 @@
 #include "shoal/data/ncf_sampler.h"
 
 namespace shoal {
-namespace {
+namespace ncf_test {
 
 using namespace shoal::data;
 
@@ -208,5 +208,5 @@ TEST(NcfSampler, UniformOverAllowedItems) {
   for (int i = 1; i < 5; ++i) EXPECT_NEAR(counts[static_cast<size_t>(i)], 2000, 150) << i;
 }
 
-}  // namespace
+}  // namespace ncf_test
 }  // namespace shoal

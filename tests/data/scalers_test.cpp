@@ -6,7 +6,7 @@
 #include "shoal/data/scalers.h"
 
 namespace shoal::data {
-namespace {
+namespace scalers_test {
 
 // Golden values from neuralforecast's TemporalNorm (tools/ts_scaler_golden.py): a window of
 // 10 steps whose last 2 (the horizon) are masked out of the statistics.
@@ -91,5 +91,5 @@ TEST(Scalers, EmptyMaskAndIdentityAndNames) {
             "robust, minmax, minmax1, invariant or revin, got zscore)");
 }
 
-}  // namespace
+}  // namespace scalers_test
 }  // namespace shoal::data

@@ -8,7 +8,7 @@
 #include "shoal/data/timeseries.h"
 
 namespace shoal::data {
-namespace {
+namespace timeseries_test {
 
 using testing::error_of;
 using testing::write_gzip;
@@ -211,5 +211,5 @@ TEST(Series, RealFilesParseQuickly) {
   EXPECT_EQ(format_ds(e.ds[0], e.time_kind, e.date_only), "2016-07-01 00:00:00");
 }
 
-}  // namespace
+}  // namespace timeseries_test
 }  // namespace shoal::data

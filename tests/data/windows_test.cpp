@@ -8,7 +8,7 @@
 #include "shoal/data/windows.h"
 
 namespace shoal::data {
-namespace {
+namespace windows_test {
 
 using testing::error_of;
 
@@ -209,5 +209,5 @@ TEST(Sampler, TrainBatcherIsDeterministicPerSeed) {
   EXPECT_EQ(b1.n_valid(), 4);
 }
 
-}  // namespace
+}  // namespace windows_test
 }  // namespace shoal::data

@@ -20,7 +20,7 @@
 #include "shoal/fleet/fleet.h"
 
 namespace shoal::fleet {
-namespace {
+namespace crash_test {
 
 namespace fs = std::filesystem;
 
@@ -147,5 +147,5 @@ TEST(FleetCrash, ARerunAfterATornAppendKeepsTheJournalReadable) {
   fs::remove(journal);
 }
 
-}  // namespace
+}  // namespace crash_test
 }  // namespace shoal::fleet

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,10 +13,11 @@
 #include <thread>
 
 #include "shoal/core/error.h"
+#include "shoal/core/thread_pool.h"
 #include "shoal/fleet/fleet.h"
 
 namespace shoal::fleet {
-namespace {
+namespace fleet_test {
 
 namespace fs = std::filesystem;
 
@@ -49,6 +52,34 @@ TEST(Fleet, RunsEveryJobOnceInJobOrder) {
   EXPECT_EQ(s.failed, 0);
   EXPECT_EQ(s.workers, 2);
   EXPECT_GT(s.fits_per_s, 0);
+}
+
+// Worker 0 is the calling thread: pinned to one CPU while the fleet runs, and given its own
+// mask back afterwards (a Python caller, and the processes it spawns later, which inherit the
+// mask, must not stay on one CPU).
+TEST(Fleet, TheCallerIsPinnedOnlyWhileTheFleetRuns) {
+  if (allowed_cpus().size() < 2) GTEST_SKIP() << "needs two CPUs to tell pinned from not";
+  const auto cpus_of_this_thread = [] {
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    pthread_getaffinity_np(pthread_self(), sizeof(m), &m);
+    return CPU_COUNT(&m);
+  };
+  const int before = cpus_of_this_thread();
+  ASSERT_GE(before, 2);
+  const auto caller = std::this_thread::get_id();
+  std::atomic<int> cpus_in_caller_job{-1};
+  std::vector<Job> jobs;
+  for (int i = 0; i < 8; ++i)
+    jobs.push_back({"job" + std::to_string(i), 0, [&] {
+                      if (std::this_thread::get_id() == caller)
+                        cpus_in_caller_job = cpus_of_this_thread();
+                      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                      return JobOutput{};
+                    }});
+  run_fleet(jobs, {.workers = 2, .progress = false, .pin = true});
+  EXPECT_EQ(cpus_in_caller_job.load(), 1);
+  EXPECT_EQ(cpus_of_this_thread(), before);
 }
 
 TEST(Fleet, AFailingJobIsRecordedAndTheOthersGoOn) {
@@ -138,5 +169,5 @@ TEST(Fleet, DuplicateIdsAreRejected) {
   EXPECT_THROW(run_fleet(jobs, {.progress = false}), Error);
 }
 
-}  // namespace
+}  // namespace fleet_test
 }  // namespace shoal::fleet

@@ -16,7 +16,7 @@
 #include "shoal/fleet/jobs.h"
 
 namespace shoal::fleet {
-namespace {
+namespace jobs_fuzz_findings_test {
 
 TEST(FleetJobs, CsvCellsThatAreNotUtf8FailTheirLineOnly) {
   const std::string text =
@@ -83,5 +83,5 @@ TEST(FleetJobs, SeedAndMaxSeriesMustBeIntegers) {
   EXPECT_NE(csv[0].error.find("'seed' must be an integer"), std::string::npos) << csv[0].error;
 }
 
-}  // namespace
+}  // namespace jobs_fuzz_findings_test
 }  // namespace shoal::fleet

@@ -3,9 +3,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "shoal/core/error.h"
 #include "shoal/data/ncf.h"
@@ -14,7 +17,7 @@
 #include "shoal/train/ncf_trainer.h"
 
 namespace shoal::fleet {
-namespace {
+namespace jobs_test {
 
 namespace fs = std::filesystem;
 
@@ -130,6 +133,61 @@ TEST(FleetJobs, ForecastLinesRunOneJobPerSeriesAndBadConfigFailsAlone) {
   fs::remove_all(dir);
 }
 
+// A TSMixerx line with every kind of exogenous variable: the static table and the future
+// values come from the line's 'static' and 'futr_df' files, and each of them changes the
+// forecasts (so the jobs pass them to the model, not just read them).
+TEST(FleetJobs, ForecastLinesTakeStaticAndFutureExogenousFiles) {
+  const fs::path dir = fs::temp_directory_path() / ("shoal_exogjobs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+  };
+  std::string train = "unique_id,ds,y,x_h,x_f\n";
+  for (const char* id : {"A", "B"})
+    for (int t = 1; t <= 30; ++t)
+      train += fmt::format("{},{},{},{},{}\n", id, t, (t % 4) + (id[0] == 'B'), t % 3, t % 5);
+  write("train.csv", train);
+  const auto futr = [](int scale) {
+    std::string f = "unique_id,ds,x_f\n";
+    for (const char* id : {"A", "B"})
+      for (int t = 31; t <= 34; ++t) f += fmt::format("{},{},{}\n", id, t, scale * (t % 5));
+    return f;
+  };
+  write("futr.csv", futr(1));
+  write("futr10.csv", futr(10));
+  write("static.csv", "unique_id,size\nA,1\nB,2\n");
+  write("static5.csv", "unique_id,size\nA,5\nB,-5\n");
+  const auto rows = [&](const std::string& statics, const std::string& future) {
+    const BuiltJobs b = build_from(
+        fmt::format(
+            R"({{"id": "x", "data": "train.csv", "static": "{}", "futr_df": "{}", "model": "tsmixerx", "max_series": 1, "config": {{"h": 4, "input_size": 8, "max_steps": 5, "hist_exog_list": ["x_h"], "futr_exog_list": ["x_f"], "stat_exog_list": ["size"]}}}})",
+            statics, future) +
+            "\n",
+        dir.string());
+    EXPECT_EQ(b.jobs.size(), 1u);
+    return b.jobs.at(0).run().rows;
+  };
+  const std::string base = rows("static.csv", "futr.csv");
+  EXPECT_EQ(std::count(base.begin(), base.end(), '\n'), 4);
+  EXPECT_EQ(base, rows("static.csv", "futr.csv"));  // deterministic
+  EXPECT_NE(base, rows("static.csv", "futr10.csv"));
+  EXPECT_NE(base, rows("static5.csv", "futr.csv"));
+  // Without the files, the line fails and says which field it needs.
+  const BuiltJobs missing = build_from(
+      R"({"id": "m", "data": "train.csv", "model": "tsmixerx", "config": {"h": 4, "input_size": 8, "stat_exog_list": ["size"]}})"
+      "\n",
+      dir.string());
+  ASSERT_EQ(missing.jobs.size(), 1u);
+  try {
+    missing.jobs[0].run();
+    FAIL() << "stat_exog_list without a static table was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("give the line a 'static' file"), std::string::npos)
+        << e.what();
+  }
+  fs::remove_all(dir);
+}
+
 TEST(FleetJobs, NcfJobsAreBudgetedWithTheirArenasAndEpochArrays) {
   const fs::path dir = fs::temp_directory_path() / ("shoal_ncfjobs_" + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -160,5 +218,5 @@ TEST(FleetJobs, NcfJobsAreBudgetedWithTheirArenasAndEpochArrays) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace jobs_test
 }  // namespace shoal::fleet

@@ -16,7 +16,7 @@
 #include "shoal/train/mlp_trainer.h"
 
 namespace shoal::fleet {
-namespace {
+namespace lanes_jobs_test {
 
 namespace fs = std::filesystem;
 
@@ -147,5 +147,5 @@ TEST(FleetLanes, ConfigFusionFalseTrainsEachSeedAlone) {
   }
 }
 
-}  // namespace
+}  // namespace lanes_jobs_test
 }  // namespace shoal::fleet

@@ -14,7 +14,7 @@
 #ifdef SHOAL_HAVE_BCAST_GEMM
 
 namespace shoal::kernels {
-namespace {
+namespace bcast_gemm_test {
 
 using testing::TestMat;
 
@@ -113,7 +113,7 @@ TEST(BcastGemm, LongKAcrossPackChunks) {
       for (Index k : {127, 128, 129, 300}) check(7, n, k, true, load_c, 3, 1, rng);
 }
 
-}  // namespace
+}  // namespace bcast_gemm_test
 }  // namespace shoal::kernels
 
 #endif  // SHOAL_HAVE_BCAST_GEMM

@@ -10,7 +10,7 @@
 #include "shoal/kernels/reduce.h"
 
 namespace shoal::kernels {
-namespace {
+namespace elementwise_reduce_test {
 
 using testing::TestMat;
 
@@ -155,5 +155,5 @@ TEST(ReduceKnownValues, MeanVarAndSums) {
   EXPECT_FLOAT_EQ(dot<float>(4, x, x + 4), 100.0f);
 }
 
-}  // namespace
+}  // namespace elementwise_reduce_test
 }  // namespace shoal::kernels

@@ -9,7 +9,7 @@
 #include "shoal/kernels/gemm.h"
 
 namespace shoal::kernels {
-namespace {
+namespace gemm_test {
 
 using testing::TestMat;
 
@@ -130,5 +130,5 @@ TEST(GemmLarge, AutoMatchesReferenceAtLargeShape) {
     ASSERT_NEAR(c.storage[i], c_ref.storage[i], 1e-3f) << "at " << i;
 }
 
-}  // namespace
+}  // namespace gemm_test
 }  // namespace shoal::kernels

@@ -13,7 +13,7 @@
 #include "shoal/kernels/lanes.h"
 
 namespace shoal::kernels {
-namespace {
+namespace lanes_test {
 
 std::vector<float> random_lanes(Index rows, Index cols, RngStream& rng) {
   std::vector<float> v(static_cast<size_t>(lanes_size(rows, cols)) + 1);  // +1: never empty
@@ -197,5 +197,5 @@ TEST(Lanes, PackRejectsMismatchedShapes) {
   EXPECT_THROW(lanes_pack(nine, dst.data()), Error);
 }
 
-}  // namespace
+}  // namespace lanes_test
 }  // namespace shoal::kernels

@@ -3,61 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <new>
 
 #include "kernel_test_util.h"
 #include "shoal/kernels/gemm.h"
-
-// Counts operator new calls while enabled (the library's containers and scratch buffers all
-// go through it, aligned or not). Replaces the global operator new of this test binary only.
-namespace {
-std::atomic<bool> g_count_allocs{false};
-std::atomic<long> g_allocs{0};
-void count_alloc() {
-  if (g_count_allocs.load(std::memory_order_relaxed)) g_allocs.fetch_add(1);
-}
-}  // namespace
-
-// gcc pairs the replaced delete with its own idea of new and warns; the pairing here is ours.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t size) {
-  count_alloc();
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  return operator new(size);
-}
-void* operator new(std::size_t size, std::align_val_t al) {
-  count_alloc();
-  const std::size_t a = static_cast<std::size_t>(al);
-  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
+#include "support/alloc_counter.h"
 
 namespace shoal::kernels {
-namespace {
+namespace linear_kernels_test {
 
 using testing::TestMat;
 
@@ -242,12 +196,10 @@ TEST(LinearKernelAlloc, SteadyStateAllocatesNothing) {
                 wide.view.data, 2 * in);
   };
   step();  // warm-up: JIT kernels, scratch buffers
-  g_allocs = 0;
-  g_count_allocs = true;
+  shoal::testing::AllocCounter counter;
   for (int i = 0; i < 3; ++i) step();
-  g_count_allocs = false;
-  EXPECT_EQ(g_allocs.load(), 0) << "heap allocations in the steady state";
+  EXPECT_EQ(counter.count(), 0) << "heap allocations in the steady state";
 }
 
-}  // namespace
+}  // namespace linear_kernels_test
 }  // namespace shoal::kernels

@@ -8,7 +8,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace activation_test {
 
 using kernels::Act;
 using layers::GELU;
@@ -109,5 +109,5 @@ TEST(Activation, ReluInPlaceMatchesOutOfPlace) {
   EXPECT_EQ(x, y);
 }
 
-}  // namespace
+}  // namespace activation_test
 }  // namespace shoal

@@ -9,7 +9,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace batch_norm_test {
 
 using layers::BatchNorm1d;
 
@@ -172,5 +172,5 @@ TEST(BatchNorm, PlanRejectsBadConfig) {
   EXPECT_THROW(bad_momentum.plan(planner, 4), Error);
 }
 
-}  // namespace
+}  // namespace batch_norm_test
 }  // namespace shoal

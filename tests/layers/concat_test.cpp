@@ -17,7 +17,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace concat_test {
 
 using layers::Act;
 using layers::Linear;
@@ -131,5 +131,5 @@ TEST(Concat, ProducersFillTheirColumnBlocks) {
             (std::vector<double>{1, 10, 11, 2, 20}));
 }
 
-}  // namespace
+}  // namespace concat_test
 }  // namespace shoal

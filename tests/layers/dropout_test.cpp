@@ -9,7 +9,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace dropout_test {
 
 using layers::Dropout;
 
@@ -224,5 +224,5 @@ TEST(Dropout, KeptAgreesWithForward) {
       EXPECT_EQ(layer.kept(ctx, 7, r, c), y[static_cast<size_t>(r * 7 + c)] != 0.0f);
 }
 
-}  // namespace
+}  // namespace dropout_test
 }  // namespace shoal

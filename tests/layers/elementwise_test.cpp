@@ -7,7 +7,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace elementwise_test {
 
 using layers::Add;
 using layers::Mul;
@@ -120,5 +120,5 @@ TEST(Elementwise, MulBackwardWithAliasedAndMissingGradients) {
   for (size_t i = 0; i < 9; ++i) EXPECT_EQ(da2[i], 2.0 * b[i]);
 }
 
-}  // namespace
+}  // namespace elementwise_test
 }  // namespace shoal

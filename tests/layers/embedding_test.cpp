@@ -8,7 +8,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace embedding_test {
 
 using layers::Embedding;
 using Id = Embedding<double>::Id;
@@ -209,5 +209,5 @@ TEST(Embedding, FloatMatchesDouble) {
   EXPECT_EQ(total, 10.0f);
 }
 
-}  // namespace
+}  // namespace embedding_test
 }  // namespace shoal

@@ -8,7 +8,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace layer_norm_test {
 
 using layers::LayerNorm;
 
@@ -172,5 +172,5 @@ TEST(LayerNorm, PlanRejectsEmptyShape) {
   EXPECT_THROW(layer.plan(planner, 4), Error);
 }
 
-}  // namespace
+}  // namespace layer_norm_test
 }  // namespace shoal

@@ -7,7 +7,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace linear_test {
 
 using layers::Act;
 using layers::Linear;
@@ -86,5 +86,5 @@ TEST(Linear, ParamGradsAccumulate) {
     EXPECT_DOUBLE_EQ(layer.p.weight.grad.data[i], 2 * once[i]);
 }
 
-}  // namespace
+}  // namespace linear_test
 }  // namespace shoal

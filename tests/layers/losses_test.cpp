@@ -9,7 +9,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace losses_test {
 
 using layers::BceWithLogitsLoss;
 using layers::HuberLoss;
@@ -232,5 +232,5 @@ TEST(Losses, HuberRejectsNonPositiveDelta) {
   EXPECT_THROW(HuberLoss<float>(0.0), Error);
 }
 
-}  // namespace
+}  // namespace losses_test
 }  // namespace shoal

@@ -7,7 +7,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace mlp_test {
 
 using models::Mlp;
 
@@ -44,5 +44,5 @@ TEST(Mlp, RejectsBadConfig) {
   EXPECT_THROW(Mlp<float>({.in = 3, .hidden = {0}, .out = 1}), Error);
 }
 
-}  // namespace
+}  // namespace mlp_test
 }  // namespace shoal

@@ -8,7 +8,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace ncf_test {
 
 using models::Ncf;
 using models::NcfKind;
@@ -132,5 +132,5 @@ TEST(Ncf, RejectsBadConfig) {
   EXPECT_THROW(models::parse_ncf_kind("ncf"), Error);
 }
 
-}  // namespace
+}  // namespace ncf_test
 }  // namespace shoal

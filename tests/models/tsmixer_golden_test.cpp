@@ -18,7 +18,7 @@
 #include "shoal/models/tsmixerx.h"
 
 namespace shoal {
-namespace {
+namespace tsmixer_golden_test {
 
 using models::ForecastInputs;
 using models::TSMixer;
@@ -291,5 +291,5 @@ TEST(TSMixerGolden, First20TrainingLossesMatchNeuralforecast) {
   compare_losses(run_training_golden(m, g), g.meta().at("losses"));
 }
 
-}  // namespace
+}  // namespace tsmixer_golden_test
 }  // namespace shoal

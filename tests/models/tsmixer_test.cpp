@@ -16,7 +16,7 @@
 #include "support/gradcheck.h"
 
 namespace shoal {
-namespace {
+namespace tsmixer_test {
 
 using models::ForecastInputs;
 using models::TSMixer;
@@ -365,5 +365,5 @@ TEST(TSMixer, TrainerLossFallsWithoutAllocating) {
   expect_no_allocs(allocs);
 }
 
-}  // namespace
+}  // namespace tsmixer_test
 }  // namespace shoal

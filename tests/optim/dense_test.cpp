@@ -13,7 +13,7 @@
 #include "shoal/optim/sgd.h"
 
 namespace shoal {
-namespace {
+namespace dense_test {
 
 using optim::Adam;
 using optim::AdamW;
@@ -259,5 +259,5 @@ TEST(Adam, RejectsBadConfigs) {
   EXPECT_THROW(ok.update(m2.arena, 0, m2.arena.dense_param_elems() + 1), Error);
 }
 
-}  // namespace
+}  // namespace dense_test
 }  // namespace shoal

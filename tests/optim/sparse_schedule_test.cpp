@@ -12,7 +12,7 @@
 #include "shoal/optim/sparse_adam.h"
 
 namespace shoal {
-namespace {
+namespace sparse_schedule_test {
 
 using optim::SparseAdam;
 using testing::TinyModel;
@@ -220,5 +220,5 @@ TEST(StepLR, ChainableProductLikePyTorch) {
   EXPECT_THROW(optim::StepLR(0.1, {.step_size = 0}), Error);
 }
 
-}  // namespace
+}  // namespace sparse_schedule_test
 }  // namespace shoal

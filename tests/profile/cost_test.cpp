@@ -6,7 +6,7 @@
 #include "shoal/profile/recorder.h"
 
 namespace shoal::profile {
-namespace {
+namespace cost_test {
 
 TEST(Cost, LinearMatchesClosedForms) {
   const double n = 64, i = 784, o = 256, e = 4;
@@ -70,5 +70,5 @@ TEST(Cost, MlpZonesCarryTheClosedForms) {
   EXPECT_EQ(z[4].cost.at(n).flops, 2 * n * 256 * 10 + 2 * n * 256 * 10 + n * 10);
 }
 
-}  // namespace
+}  // namespace cost_test
 }  // namespace shoal::profile

@@ -18,7 +18,7 @@
 #include "support/alloc_counter.h"
 
 namespace shoal::profile {
-namespace {
+namespace forecast_profile_test {
 
 // Series with a season of 12 and a historical exogenous column that leads it.
 data::SeriesSet make_set(Index n_series, Index len) {
@@ -198,5 +198,5 @@ TEST(ForecastProfile, FleetPutsEachModelOnItsOwnTraceProcess) {
   EXPECT_NEAR(rep.breakdown.sum_ns(), rep.wall_ns, 0.005 * rep.wall_ns);
 }
 
-}  // namespace
+}  // namespace forecast_profile_test
 }  // namespace shoal::profile

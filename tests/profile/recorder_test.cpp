@@ -8,7 +8,7 @@
 #include "shoal/profile/report.h"
 
 namespace shoal::profile {
-namespace {
+namespace recorder_test {
 
 void spin_ns(double ns) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -232,5 +232,5 @@ TEST(Recorder, HistogramBucketsAreMonotoneAndP99IsClose) {
   }
 }
 
-}  // namespace
+}  // namespace recorder_test
 }  // namespace shoal::profile

@@ -15,7 +15,7 @@
 #include "support/alloc_counter.h"
 
 namespace shoal::profile {
-namespace {
+namespace trace_test {
 
 struct Problem {
   std::vector<double> x, y;
@@ -149,5 +149,5 @@ TEST(Profiler, NoHeapAllocationWhileProfilingTrainingSteps) {
   }
 }
 
-}  // namespace
+}  // namespace trace_test
 }  // namespace shoal::profile

@@ -28,7 +28,7 @@
 #include "shoal/train/safetensors.h"
 
 namespace shoal {
-namespace {
+namespace bad_input_test {
 
 namespace fs = std::filesystem;
 
@@ -317,7 +317,8 @@ const std::vector<Case>& cases() {
          fleet::read_jobs_file("jobs.csv");
        },
        "jobs.csv:1: field 'model': a CSV jobs file needs columns data and model (expected a header "
-       "naming data, model [, id, seed, test, series, max_series, config keys...], got "
+       "naming data, model [, id, seed, test, static, futr_df, series, max_series, config "
+       "keys...], got "
        "'data,seed')"},
       {"config_unknown_option", "config key `hidden_size` for tsmixerx",
        [] {
@@ -454,5 +455,5 @@ TEST_P(BadInput, ThrowsTheExactMessage) {
 INSTANTIATE_TEST_SUITE_P(Cases, BadInput, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
 
-}  // namespace
+}  // namespace bad_input_test
 }  // namespace shoal

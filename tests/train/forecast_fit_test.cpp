@@ -22,7 +22,7 @@
 #include "support/alloc_counter.h"
 
 namespace shoal::train {
-namespace {
+namespace forecast_fit_test {
 
 // Monthly-like series: level + trend + season 12 + Gaussian noise, integer ds.
 std::vector<double> seasonal(Index len, uint32_t seed, double level = 20.0, double trend = 0.03) {
@@ -194,5 +194,5 @@ TEST(ForecastFit, FleetRecordsTheTooShortSeriesAndFitsTheRest) {
   EXPECT_FALSE(records[1].error.empty());
 }
 
-}  // namespace
+}  // namespace forecast_fit_test
 }  // namespace shoal::train

@@ -25,7 +25,7 @@
 #include "shoal/train/checkpoint.h"
 
 namespace shoal::train {
-namespace {
+namespace forecast_replay_test {
 
 const std::filesystem::path kGolden =
     std::filesystem::path(SHOAL_GOLDEN_DIR) / "m3_yearly_N0589_replay";
@@ -113,5 +113,5 @@ TEST(ForecastReplay, SameWeightsAndWindowsGiveNeuralforecastsLosses) {
             << losses.front() << ", last " << losses.back() << ")\n";
 }
 
-}  // namespace
+}  // namespace forecast_replay_test
 }  // namespace shoal::train

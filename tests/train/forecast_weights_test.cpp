@@ -16,7 +16,7 @@
 #include "shoal/train/safetensors.h"
 
 namespace shoal::train {
-namespace {
+namespace forecast_weights_test {
 
 data::SeriesSet two_series() {
   data::SeriesSet s;
@@ -111,5 +111,5 @@ TEST(ForecastWeights, StopFlagEndsTheFit) {
   }
 }
 
-}  // namespace
+}  // namespace forecast_weights_test
 }  // namespace shoal::train

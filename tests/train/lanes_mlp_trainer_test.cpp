@@ -11,7 +11,7 @@
 #include "support/alloc_counter.h"
 
 namespace shoal::train {
-namespace {
+namespace lanes_mlp_trainer_test {
 
 struct Table {
   std::vector<double> x, y;
@@ -142,5 +142,5 @@ TEST(LanesMlpTrainer, WinsOnlyBelowTheCrossover) {
   EXPECT_FALSE(lanes_mlp_wins({.in = 4, .hidden = {4}, .out = 1, .act = kernels::Act::kGelu}, 32));
 }
 
-}  // namespace
+}  // namespace lanes_mlp_trainer_test
 }  // namespace shoal::train

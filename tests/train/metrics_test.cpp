@@ -9,7 +9,7 @@
 #include "support/alloc_counter.h"
 
 namespace shoal::train {
-namespace {
+namespace metrics_test {
 
 TEST(Metrics, HandComputedValues) {
   const std::vector<double> y = {10, 20}, y_hat = {12, 15};
@@ -76,5 +76,5 @@ TEST(TrainBatcher, NoAllocationPerStep) {
   EXPECT_EQ(counter.count(), 0);
 }
 
-}  // namespace
+}  // namespace metrics_test
 }  // namespace shoal::train

@@ -10,7 +10,7 @@
 #include "support/alloc_counter.h"
 
 namespace shoal {
-namespace {
+namespace mlp_trainer_test {
 
 // Friedman #1 (as in examples/mlp/sample.csv), generated in memory.
 struct Problem {
@@ -106,5 +106,5 @@ TEST(MlpTrainer, RejectsMismatchedData) {
   EXPECT_THROW(train::MlpTrainer(kModel, {.batch_size = 0}, p.xs(), p.ys()), Error);
 }
 
-}  // namespace
+}  // namespace mlp_trainer_test
 }  // namespace shoal

@@ -10,7 +10,7 @@
 #include "support/alloc_counter.h"
 
 namespace shoal {
-namespace {
+namespace ncf_trainer_test {
 
 using models::NcfKind;
 using train::NcfTrainConfig;
@@ -317,5 +317,5 @@ TEST(NcfTrainer, EvaluationRankRule) {
   EXPECT_NEAR(m.ndcg, 0.5 * (std::log(2.0) / std::log(5.0) + 1.0), 1e-12);
 }
 
-}  // namespace
+}  // namespace ncf_trainer_test
 }  // namespace shoal

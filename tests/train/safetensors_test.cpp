@@ -10,7 +10,7 @@
 #include "shoal/train/safetensors.h"
 
 namespace shoal {
-namespace {
+namespace safetensors_test {
 
 using train::decode_safetensors;
 using train::encode_safetensors;
@@ -122,5 +122,5 @@ TEST(Checkpoint, NcfRoundTripAndMismatch) {
   std::remove(path.c_str());
 }
 
-}  // namespace
+}  // namespace safetensors_test
 }  // namespace shoal

@@ -5,6 +5,8 @@
 // pay a wake-up per step.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -29,6 +31,22 @@ Range split_range(Index n, int tid, int nthreads, Index grain = 1);
 std::vector<int> allowed_cpus();
 // Pins the calling thread to one CPU; returns false (and changes nothing) if not permitted.
 bool pin_current_thread(int cpu);
+
+// Pins the calling thread to one CPU for the object's lifetime, then gives the thread its
+// previous mask back: a caller that does a share of the work itself (a fleet's worker 0) must
+// not stay pinned afterwards (a Python interpreter, or the processes it spawns, which inherit
+// the mask).
+class ScopedPin {
+ public:
+  explicit ScopedPin(int cpu);
+  ~ScopedPin();
+  ScopedPin(const ScopedPin&) = delete;
+  ScopedPin& operator=(const ScopedPin&) = delete;
+
+ private:
+  cpu_set_t mask_;
+  bool saved_ = false;
+};
 
 enum class Pinning : uint8_t {
   kNone,     // leave scheduling to the OS

@@ -39,9 +39,11 @@ struct JobSpec {
   int line = 0;        // 1-based line in the jobs file
   std::string source;  // the jobs file (for messages)
   std::string model;
-  std::string data;      // resolved path
-  std::string test;      // resolved path, may be empty
-  std::string base_dir;  // the jobs file's folder (resolves paths inside config)
+  std::string data;       // resolved path
+  std::string test;       // resolved path, may be empty
+  std::string static_df;  // forecasters: resolved path of the static table, may be empty
+  std::string futr_df;    // forecasters: resolved path of the future exogenous frame, may be empty
+  std::string base_dir;   // the jobs file's folder (resolves paths inside config)
   uint64_t seed = 1;
   std::string series = "each";
   int64_t max_series = 0;

@@ -72,6 +72,15 @@ bool pin_current_thread(int cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 }
 
+ScopedPin::ScopedPin(int cpu) {
+  saved_ = pthread_getaffinity_np(pthread_self(), sizeof(mask_), &mask_) == 0;
+  pin_current_thread(cpu);
+}
+
+ScopedPin::~ScopedPin() {
+  if (saved_) pthread_setaffinity_np(pthread_self(), sizeof(mask_), &mask_);
+}
+
 int ThreadPool::resolve(int requested) {
   SHOAL_CHECK(requested >= 0, "thread count must be >= 0 (0 = all cores), got {}", requested);
   return requested == 0 ? static_cast<int>(allowed_cpus().size()) : requested;

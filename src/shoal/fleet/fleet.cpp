@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -18,6 +19,7 @@
 
 #include "shoal/core/error.h"
 #include "shoal/core/file_io.h"
+#include "shoal/core/measure.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/profile/recorder.h"
 
@@ -28,12 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 nlohmann::json record_json(const JobRecord& r) {
@@ -154,14 +150,6 @@ class Progress {
   std::mutex mu_;
 };
 
-template <class T>
-T median(std::vector<T> v) {
-  if (v.empty()) return T{};
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : static_cast<T>((v[m - 1] + v[m]) / 2);
-}
-
 }  // namespace
 
 std::vector<JobRecord> read_journal(const std::string& path) {
@@ -252,7 +240,8 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
   }
 
   auto work = [&](int w) {
-    if (cfg.pin) pin_current_thread(cpus[static_cast<size_t>(w) % cpus.size()]);
+    std::optional<ScopedPin> pin;
+    if (cfg.pin) pin.emplace(cpus[static_cast<size_t>(w) % cpus.size()]);
     for (;;) {
       if (cfg.stop && cfg.stop->load()) return;
       const size_t k = next.fetch_add(1);

@@ -10,6 +10,7 @@
 
 #include "shoal/core/arena.h"
 #include "shoal/core/file_io.h"
+#include "shoal/core/measure.h"
 #include "shoal/core/rng.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/layers/losses.h"
@@ -22,12 +23,6 @@ namespace shoal::fleet {
 namespace {
 
 using kernels::kLanes;
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 models::Mlp<float>::Config mlp_config(const FusionCase& c) {
   SHOAL_CHECK(c.widths.size() >= 2, "case '{}': needs at least in and out widths", c.name);

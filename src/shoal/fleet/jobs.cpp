@@ -58,8 +58,9 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::set<std::string> kForecastModels = {"tsmixerx", "tsmixer", "seasonal_naive", "naive"};
-const std::set<std::string> kLineKeys = {"id",   "data",   "model", "seed",      "config",
-                                         "test", "series", "sweep", "max_series"};
+const std::set<std::string> kLineKeys = {"id",     "data",    "model",     "seed",
+                                         "config", "test",    "series",    "sweep",
+                                         "static", "futr_df", "max_series"};
 
 std::string resolve(const std::string& path, const std::string& base_dir) {
   if (path.empty() || fs::path(path).is_absolute() || base_dir.empty()) return path;
@@ -127,14 +128,16 @@ void add_json_line(const nlohmann::json& j, JobSpec base, const std::string& bas
   for (const auto& [k, v] : j.items()) {
     (void)v;
     SHOAL_CHECK(kLineKeys.count(k) > 0,
-                "unknown field '{}' (expected id, data, model, seed, config, test, series, "
-                "max_series, sweep)",
+                "unknown field '{}' (expected id, data, model, seed, config, test, static, "
+                "futr_df, series, max_series, sweep)",
                 k);
   }
   if (j.contains("id")) base.id = base.group = value_text(j.at("id"));
   base.model = j.value("model", std::string());
   base.data = resolve(j.value("data", std::string()), base_dir);
   base.test = resolve(j.value("test", std::string()), base_dir);
+  base.static_df = resolve(j.value("static", std::string()), base_dir);
+  base.futr_df = resolve(j.value("futr_df", std::string()), base_dir);
   // nlohmann converts a float to an integer type unchecked (undefined past its range;
   // UBSan, fuzz/jobs_fuzz).
   for (const char* k : {"seed", "max_series"})
@@ -208,7 +211,8 @@ std::vector<JobSpec> parse_jobs(const std::string& text, const std::string& sour
                                  .line = static_cast<int64_t>(first) + 1,
                                  .field = need,
                                  .expected = "a header naming data, model [, id, seed, test, "
-                                             "series, max_series, config keys...]",
+                                             "static, futr_df, series, max_series, config "
+                                             "keys...]",
                                  .actual = fmt::format("'{}'", data::trim(lines[first]))});
     ++first;
   }
@@ -353,13 +357,17 @@ std::string file_stamp(const std::string& path) {
 }
 
 std::string spec_key(const JobSpec& s) {
-  const nlohmann::json j = {{"model", s.model},
-                            {"data", file_stamp(s.data)},
-                            {"test", s.test.empty() ? "" : file_stamp(s.test)},
-                            {"seed", s.seed},
-                            {"series", s.series},
-                            {"max_series", s.max_series},
-                            {"config", s.config}};
+  nlohmann::json j = {{"model", s.model},
+                      {"data", file_stamp(s.data)},
+                      {"test", s.test.empty() ? "" : file_stamp(s.test)},
+                      {"seed", s.seed},
+                      {"series", s.series},
+                      {"max_series", s.max_series},
+                      {"config", s.config}};
+  // Only when given, so that the keys of lines without them (and their journals) stay as
+  // they were before jobs files took these fields.
+  if (!s.static_df.empty()) j["static"] = file_stamp(s.static_df);
+  if (!s.futr_df.empty()) j["futr_df"] = file_stamp(s.futr_df);
   return digest(j.dump());
 }
 
@@ -373,6 +381,8 @@ std::string csv_field(const std::string& s) {
 // Everything loaded once and shared by the jobs (read-only while they run).
 struct Loaded {
   std::map<std::string, std::shared_ptr<const data::SeriesSet>> series;
+  std::map<std::string, std::shared_ptr<const data::SeriesSet>> futr;  // no y column needed
+  std::map<std::string, std::shared_ptr<const data::StaticTable>> statics;
   std::map<std::string, std::shared_ptr<const data::NumericTable>> tables;
   std::map<std::string, std::shared_ptr<const data::NcfPositives>> ncf_train;
   std::map<std::string, std::shared_ptr<const data::NcfTestSet>> ncf_test;
@@ -427,9 +437,10 @@ train::ForecastJob forecast_job(const JobSpec& s, ConfigReader& c, const data::S
   job.exog = {.hist = c.list("hist_exog_list"),
               .futr = c.list("futr_exog_list"),
               .stat = c.list("stat_exog_list")};
-  SHOAL_CHECK(job.exog.stat.empty(),
-              "stat_exog_list needs a static table, which jobs files do "
-              "not take yet");
+  SHOAL_CHECK(job.exog.stat.empty() || !s.static_df.empty(),
+              "stat_exog_list needs a static table: give the line a 'static' file");
+  SHOAL_CHECK(job.exog.futr.empty() || !s.futr_df.empty() || !neural,
+              "futr_exog_list needs the future values: give the line a 'futr_df' file");
   job.train = {.max_steps = c.integer("max_steps", 1000),
                .learning_rate = c.real("learning_rate", 1e-3),
                .num_lr_decays = c.integer("num_lr_decays", -1),
@@ -488,7 +499,8 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     out.jobs.push_back(failing_job(s.id, key, why));
     out.info.push_back({s.group, s.model, true});
   };
-  std::shared_ptr<const data::SeriesSet> set, test;
+  std::shared_ptr<const data::SeriesSet> set, test, futr;
+  std::shared_ptr<const data::StaticTable> statics;
   std::shared_ptr<train::ForecastJob> job;
   std::vector<std::vector<Index>> panels;
   try {
@@ -499,6 +511,12 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     set = loaded.get(loaded.series, s.data, [&] { return data::read_series(s.data); });
     if (!s.test.empty())
       test = loaded.get(loaded.series, s.test, [&] { return data::read_series(s.test); });
+    if (!s.static_df.empty())
+      statics =
+          loaded.get(loaded.statics, s.static_df, [&] { return data::read_static(s.static_df); });
+    if (!s.futr_df.empty())
+      futr = loaded.get(loaded.futr, s.futr_df,
+                        [&] { return data::read_series(s.futr_df, /*require_y=*/false); });
     ConfigReader c(s.config, s.model);
     job = std::make_shared<train::ForecastJob>(forecast_job(s, c, *set));
     const Index n =
@@ -515,7 +533,9 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
   }
   size_t bytes = 0;
   try {
-    bytes = train::planned_arena_bytes(data::Panel(*set, panels.front(), job->exog), *job);
+    bytes = train::planned_arena_bytes(
+        data::Panel(*set, panels.front(), job->exog, statics.get(), futr.get(), job->windows.h),
+        *job);
   } catch (const std::exception&) {
     bytes = 0;  // the first panel cannot be planned: its own job reports why
   }
@@ -526,8 +546,9 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     // Per-series jobs of a group have equal shapes; a group planned as one panel covers all.
     out.jobs.push_back(
         {id, bytes,
-         [set, test, job, series, fit, id, test_path]() {
-           const data::Panel panel(*set, series, job->exog);
+         [set, test, statics, futr, job, series, fit, id, test_path]() {
+           const data::Panel panel(*set, series, job->exog, statics.get(), futr.get(),
+                                   job->windows.h);
            const train::FitResult r = fit(panel, *job);
            const Index h = job->windows.h;
            JobOutput o;

@@ -13,6 +13,7 @@
 
 #include "shoal/core/arena.h"
 #include "shoal/core/file_io.h"
+#include "shoal/core/measure.h"
 #include "shoal/core/rng.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/kernels/gemm.h"
@@ -55,14 +56,6 @@ double fma_gflops_best_chunk(double seconds) {
   _mm256_store_ps(out, s);
   g_sink = out[0] + out[7];
   return best;
-}
-
-// CPU time of the calling thread: time slices given to other processes on a shared machine do
-// not count (they still evict caches, which does count).
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 struct Timing {

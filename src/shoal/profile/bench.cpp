@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shoal/core/file_io.h"
+#include "shoal/core/measure.h"
 #include "shoal/core/rng.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
@@ -25,13 +26,6 @@ namespace shoal::profile {
 namespace {
 
 using Clk = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 // The best per-zone time over chunks of 10 000 zones (~0.3 ms): a chunk that lost its time
 // slice to another process on a shared machine is not the profiler's cost.
@@ -57,14 +51,6 @@ double loop_ns(Recorder* rec, ZoneId z, int64_t iterations, bool chain = false) 
                               static_cast<double>(kChunk));
   }
   return best;
-}
-
-// CPU time of the whole process (all threads), in seconds: unlike wall time it does not count
-// time slices given to other processes, which on a shared machine are larger than 1 %.
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace

@@ -64,6 +64,8 @@ void register_bench(CLI::App& app) {
 
   register_bench_tsmixerx(*bench);
   register_bench_fusion(*bench);
+  register_bench_fleet(*bench);
+  register_bench_ncf(*bench);
 }
 
 }  // namespace shoal::cli

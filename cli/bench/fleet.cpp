@@ -26,6 +26,7 @@
 #include "cli/commands.h"
 #include "shoal/core/error.h"
 #include "shoal/core/file_io.h"
+#include "shoal/core/measure.h"
 #include "shoal/fleet/fleet.h"
 #include "shoal/fleet/jobs.h"
 
@@ -49,11 +50,6 @@ std::string default_data() {
   return (fs::path(env ? env : "../shared/data") / "ts" / "m3_monthly_train.csv.gz").string();
 }
 
-double load1() {
-  double l[3] = {0, 0, 0};
-  return getloadavg(l, 3) > 0 ? l[0] : -1;
-}
-
 struct ShoalRun {
   int workers = 0;
   fleet::FleetSummary sum;
@@ -63,9 +59,9 @@ struct ShoalRun {
 ShoalRun run_shoal(const fleet::BuiltJobs& built, int workers) {
   ShoalRun r;
   r.workers = workers;
-  r.load_before = load1();
+  r.load_before = load_average_1m();
   fleet::run_fleet(built.jobs, {.workers = workers, .progress = true}, &r.sum);
-  r.load_after = load1();
+  r.load_after = load_average_1m();
   SHOAL_CHECK(r.sum.failed == 0, "{} of {} fits failed in the fleet benchmark", r.sum.failed,
               r.sum.jobs);
   return r;
@@ -164,7 +160,7 @@ void run_bench_fleet(const BenchFleetArgs& a) {
   fmt::print(
       "bench fleet: {} M3 monthly series ({}), one TSMixerx each (defaults, h 18, input_size 36, "
       "{} steps), {:.1f} MiB arena per fit; load average {:.2f}\n",
-      n, data, a.max_steps, double(built.jobs.front().arena_bytes) / 1048576.0, load1());
+      n, data, a.max_steps, double(built.jobs.front().arena_bytes) / 1048576.0, load_average_1m());
   const ShoalRun one = run_shoal(built, 1);
   const ShoalRun many = run_shoal(built, a.workers);
   const auto row = [](const char* who, int w, double fps, double p50, double cpu50, double lb,
@@ -240,10 +236,9 @@ void run_bench_fleet(const BenchFleetArgs& a) {
 
 }  // namespace
 
-void register_bench_fleet(CLI::App& app) {
-  CLI::App* bench = app.get_subcommand("bench");
+void register_bench_fleet(CLI::App& bench) {
   static BenchFleetArgs a;
-  auto* cmd = bench->add_subcommand(
+  auto* cmd = bench.add_subcommand(
       "fleet", "Fleet scaling: one TSMixerx per M3 monthly series, 1 vs W workers (+ peer)");
   cmd->add_option("--data", a.data,
                   "Long-format series (default $SHOAL_DATA or ../shared/data: "

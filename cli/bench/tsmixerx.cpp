@@ -35,6 +35,7 @@
 
 #include "cli/commands.h"
 #include "shoal/core/file_io.h"
+#include "shoal/core/measure.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/models/forecast.h"
@@ -66,16 +67,6 @@ struct Case {
   Index n_series = 1;
   bool exog = false;
 };
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string load_average() {
   std::ifstream in("/proc/loadavg");
