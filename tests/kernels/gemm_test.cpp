@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "kernel_test_util.h"
 #include "shoal/kernels/gemm.h"
@@ -115,6 +118,18 @@ std::vector<GemmCase> all_cases() {
 INSTANTIATE_TEST_SUITE_P(Forms, GemmTest, ::testing::ValuesIn(all_cases()), case_name);
 
 // A large shape that kAuto sends to OpenBLAS, checked at a few entries against the reference.
+// libxsmm's constructor sets OMP_PROC_BIND=TRUE for the whole process (and every process it
+// starts); the backend takes it back out unless the environment came with it.
+TEST(GemmBackend, LeavesNoOmpProcBindInTheEnvironment) {
+  std::ifstream in("/proc/self/environ", std::ios::binary);
+  for (std::string entry; std::getline(in, entry, '\0');)
+    if (entry.rfind("OMP_PROC_BIND=", 0) == 0) GTEST_SKIP() << "the test's environment sets it";
+  TestMat<float> a(8, 8, 0, 0), c(8, 8, 0, 0);
+  gemm<float>(Trans::kNo, Trans::kNo, 8, 8, 8, 1.0f, a.view.data, 8, a.view.data, 8, 0.0f,
+              c.view.data, 8);
+  EXPECT_EQ(std::getenv("OMP_PROC_BIND"), nullptr);
+}
+
 TEST(GemmLarge, AutoMatchesReferenceAtLargeShape) {
   const Index m = 300, n = 260, k = 270;
   RngStream rng(1, 2);

@@ -6,10 +6,40 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <new>
+#include <string>
 
 namespace shoal::kernels::detail {
+
+namespace {
+
+// Whether the process started with `name` in its environment (/proc/self/environ is the
+// environment at exec, whatever was set or unset since).
+bool in_initial_environment(const char* name) {
+  std::ifstream in("/proc/self/environ", std::ios::binary);
+  const std::string prefix = std::string(name) + "=";
+  for (std::string entry; std::getline(in, entry, '\0');)
+    if (entry.compare(0, prefix.size(), prefix) == 0) return true;
+  return false;
+}
+
+// libxsmm's initialisation (a load-time constructor, and libxsmm_init) puts OMP_PROC_BIND=TRUE
+// into the environment when no affinity variable is set. shoal pins its own threads and uses no
+// OpenMP; left in place, the variable reaches every OpenMP runtime in the process and every
+// process it starts, and each binds its first thread to the first CPU: PyTorch peers started
+// side by side by `shoal bench`, or neuralforecast in Dask workers of a process that imported
+// shoal, all on one CPU. Taken back out after each of the two, unless the user set it.
+void undo_libxsmm_autopin() {
+  if (!in_initial_environment("OMP_PROC_BIND")) unsetenv("OMP_PROC_BIND");
+}
+const bool g_autopin_undone_at_load = [] {
+  undo_libxsmm_autopin();
+  return true;
+}();
+
+}  // namespace
 
 void backend_init() {
   static std::once_flag once;
@@ -17,6 +47,7 @@ void backend_init() {
     // One model stream per core: a BLAS call must never spawn or wake its own threads.
     openblas_set_num_threads(1);
     libxsmm_init();
+    undo_libxsmm_autopin();
   });
 }
 
