@@ -25,19 +25,15 @@ bool in_initial_environment(const char* name) {
   return false;
 }
 
-// libxsmm's initialisation (a load-time constructor, and libxsmm_init) puts OMP_PROC_BIND=TRUE
-// into the environment when no affinity variable is set. shoal pins its own threads and uses no
-// OpenMP; left in place, the variable reaches every OpenMP runtime in the process and every
-// process it starts, and each binds its first thread to the first CPU: PyTorch peers started
-// side by side by `shoal bench`, or neuralforecast in Dask workers of a process that imported
-// shoal, all on one CPU. Taken back out after each of the two, unless the user set it.
+// libxsmm_init puts OMP_PROC_BIND=TRUE into the environment when no affinity variable is set.
+// shoal pins its own threads and uses no OpenMP; left in place, the variable reaches every
+// OpenMP runtime in the process and every process it starts, and each binds its first thread
+// to the first CPU: PyTorch peers started side by side by `shoal bench`, or neuralforecast in
+// Dask workers that ran a shoal fit, all on one CPU. Taken back out unless the user set it.
+// (Loading libxsmm alone does not set it: after `import shoal` it is still unset.)
 void undo_libxsmm_autopin() {
   if (!in_initial_environment("OMP_PROC_BIND")) unsetenv("OMP_PROC_BIND");
 }
-const bool g_autopin_undone_at_load = [] {
-  undo_libxsmm_autopin();
-  return true;
-}();
 
 }  // namespace
 
