@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <span>
 #include <thread>
 
@@ -18,28 +17,7 @@ namespace shoal::train {
 
 namespace {
 // Rows per forward/backward chunk of a thread's share (see compute_share).
-// EXPERIMENT (A/B only, removed before merge): SHOAL_NCF_CHUNK overrides it.
-Index chunk_rows_setting() {
-  static const Index v = [] {
-    const char* e = std::getenv("SHOAL_NCF_CHUNK");
-    return e ? static_cast<Index>(std::atol(e)) : Index{256};
-  }();
-  return v;
-}
-#define kComputeChunkRows chunk_rows_setting()
-// EXPERIMENT (A/B only): SHOAL_NCF_SPLIT=1 splits a batch between threads by user, 2 by item.
-int split_setting() {
-  static const int v = [] {
-    const char* e = std::getenv("SHOAL_NCF_SPLIT");
-    return e ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-// EXPERIMENT (A/B only, removed before merge): SHOAL_NCF_FACTORED=0 unfactors the first layer.
-models::Ncf<float>::Config experiment_config(models::Ncf<float>::Config c) {
-  if (const char* e = std::getenv("SHOAL_NCF_FACTORED")) c.factored_first_layer = std::atoi(e) != 0;
-  return c;
-}
+constexpr Index kComputeChunkRows = 256;
 }  // namespace
 
 namespace detail {
@@ -55,10 +33,6 @@ struct NcfReplica {
   std::vector<Buffer<float>> merge_grad;  // per table [min(B, U), D]: rows several replicas touched
   std::vector<const float*> grad_ptrs;    // [max over tables of min(B, U)]: the rows' gradients
   std::vector<Buffer<int32_t>> all_ids;   // per table [U] = 0..U-1, dense_embedding_adam
-  // Split by key (NcfTrainer::compute_share): the key counts and the thread's instances.
-  std::vector<int32_t> key_count;                         // [max(U, V)]
-  std::vector<int32_t> part_users, part_items, part_ctx;  // [B + 1]
-  std::vector<float> part_labels;                         // [B + 1]
   layers::BceWithLogitsLoss<float> loss;
   Arena arena;
 
@@ -249,18 +223,9 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
       std::max(std::min((cfg.batch_size + t - 1) / t, kComputeChunkRows), cfg.eval_rows);
   for (int r = 0; r < t; ++r) {
     replicas_.push_back(std::make_unique<detail::NcfReplica>(
-        experiment_config(model), rows, cfg.batch_size, adam_.slots(), cfg.dense_embedding_adam,
+        model, rows, cfg.batch_size, adam_.slots(), cfg.dense_embedding_adam,
         r == 0 ? nullptr : &replicas_[0]->arena, (cfg.batch_size + t - 1) / t));
     arenas_.push_back(&replicas_.back()->arena);
-    if (t > 1) {
-      auto& rep = *replicas_.back();
-      rep.key_count.assign(static_cast<size_t>(std::max(model.num_users, model.num_items)), 0);
-      const auto cap = static_cast<size_t>(cfg.batch_size + 1);
-      rep.part_users.assign(cap, 0);
-      rep.part_items.assign(cap, 0);
-      rep.part_ctx.assign(cap, 0);
-      rep.part_labels.assign(cap, 0.0f);
-    }
   }
   RngStream init_rng(cfg.seed, /*stream=*/0);
   replicas_[0]->model.init(init_rng);
@@ -384,56 +349,15 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   rep.model.clear_table_grads();
   if (tid > 0) std::fill_n(rep.arena.grads<float>(), rep.arena.dense_param_elems(), 0.0f);
   const Index c = train_.context_cols();
-  std::span<const int32_t> users, items, ctx_rows;
-  const float* labels = nullptr;
-  Index count = 0;
-  const int split = nt > 1 ? split_setting() : 0;
-  if (split == 0) {
-    const Range r = split_range(n, tid, nt);
-    const auto off = static_cast<size_t>(begin + r.begin);
-    const auto len = static_cast<size_t>(r.size());
-    count = r.size();
-    users = sampler_.users().subspan(off, len);
-    items = sampler_.items().subspan(off, len);
-    if (c > 0) ctx_rows = sampler_.context_rows().subspan(off, len);
-    labels = sampler_.labels().data() + off;
-  } else {
-    // The batch's instances split by key (user or item id) ranges of about n / nt instances
-    // each, in batch order: a thread's rows of that table are its own (distinct rows for the
-    // factored first layer, cache lines of the rows and their grads).
-    const auto b0 = static_cast<size_t>(begin), bn = static_cast<size_t>(n);
-    const std::span<const int32_t> key =
-        (split == 1 ? sampler_.users() : sampler_.items()).subspan(b0, bn);
-    const Index keys = split == 1 ? train_.num_users : train_.num_items;
-    int32_t* hist = rep.key_count.data();
-    std::fill_n(hist, keys, 0);
-    for (const int32_t k : key) ++hist[k];
-    const Index want_lo = tid * n / nt, want_hi = (tid + 1) * n / nt;
-    Index cum = 0, lo = -1, hi = -1;
-    for (Index k = 0; k <= keys; ++k) {
-      if (lo < 0 && cum >= want_lo) lo = k;
-      if (hi < 0 && (tid + 1 == nt ? k == keys : cum >= want_hi)) hi = k;
-      if (k < keys) cum += hist[k];
-    }
-    const std::span<const int32_t> su = sampler_.users().subspan(b0, bn);
-    const std::span<const int32_t> si = sampler_.items().subspan(b0, bn);
-    const std::span<const int32_t> sc = sampler_.context_rows().subspan(b0, bn);
-    const std::span<const float> sl = sampler_.labels().subspan(b0, bn);
-    for (size_t i = 0; i < bn; ++i) {
-      // Branch-free: the instance is written, and kept when its key is in range.
-      const auto m = static_cast<size_t>(count);
-      rep.part_users[m] = su[i];
-      rep.part_items[m] = si[i];
-      rep.part_ctx[m] = sc[i];
-      rep.part_labels[m] = sl[i];
-      count += (key[i] >= lo && key[i] < hi) ? 1 : 0;
-    }
-    const auto len = static_cast<size_t>(count);
-    users = std::span<const int32_t>(rep.part_users.data(), len);
-    items = std::span<const int32_t>(rep.part_items.data(), len);
-    if (c > 0) ctx_rows = std::span<const int32_t>(rep.part_ctx.data(), len);
-    labels = rep.part_labels.data();
-  }
+  const Range r = split_range(n, tid, nt);
+  const auto off = static_cast<size_t>(begin + r.begin);
+  const auto len = static_cast<size_t>(r.size());
+  const Index count = r.size();
+  const std::span<const int32_t> users = sampler_.users().subspan(off, len);
+  const std::span<const int32_t> items = sampler_.items().subspan(off, len);
+  const std::span<const int32_t> ctx_rows =
+      c > 0 ? sampler_.context_rows().subspan(off, len) : std::span<const int32_t>{};
+  const float* labels = sampler_.labels().data() + off;
   if (count == 0) return;
   Ctx ctx = base;
   ctx.thread = tid;
@@ -557,7 +481,6 @@ void NcfTrainer::update_tables(int tid) {
   MatView<float> grads[kMaxReplicas];
   uint8_t* touched[kMaxReplicas];
   const bool dense = cfg_.dense_embedding_adam;
-  const int split = split_setting();
   for (size_t t = 0; t < tables.size(); ++t) {
     const auto& emb = tables[t].layer;
     const Index d = emb.cfg.embedding_dim;
@@ -599,12 +522,9 @@ void NcfTrainer::update_tables(int tid) {
     const Index table_rows = emb.cfg.num_embeddings;
     int32_t* ids = mine.merge_ids[t].view.data;  // [table_rows]
     Index total = 0;
-    // A table whose ids split the batch between the threads (compute_share): each thread's
-    // touched rows are its own, and it updates them.
-    const bool owned = nt > 1 && split != 0 && tables[t].is_user == (split == 1);
     // Branch-free: most rows are touched, at random.
-    if (nt == 1 || owned) {
-      const uint8_t* f0 = touched[owned ? tid : 0];
+    if (nt == 1) {
+      const uint8_t* f0 = touched[0];
       for (Index row = 0; row < table_rows; ++row) {
         ids[total] = static_cast<int32_t>(row);
         total += f0[row];
@@ -617,7 +537,7 @@ void NcfTrainer::update_tables(int tid) {
         total += any;
       }
     }
-    const Range share = owned ? Range{0, total} : split_range(total, tid, nt);
+    const Range share = split_range(total, tid, nt);
     if (share.size() == 0) continue;
     const float** ptrs = mine.grad_ptrs.data();
     if (nt == 1) {
