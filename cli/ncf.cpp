@@ -134,9 +134,11 @@ void run_train(const NcfArgs& a) {
     fmt::print(stderr, "{}\n", line);
   }
   const double ips = static_cast<double>(trainer.instances_per_epoch()) * a.epochs / train_s;
-  const double gflops = 3.0 * 2.0 * trainer.model().forward_macs() * ips * 1e-9;
-  fmt::print("trained {} epochs, {} steps in {:.2f} s: {:.0f} instances/s (~{:.1f} GFLOP/s)\n",
-             a.epochs, trainer.steps(), train_s, ips, gflops);
+  // The model's FLOPs (as an unfactored implementation does them) per second of training.
+  const double gflops = trainer.model().training_flops_per_instance() * ips * 1e-9;
+  fmt::print(
+      "trained {} epochs, {} steps in {:.2f} s: {:.0f} instances/s (~{:.1f} model GFLOP/s)\n",
+      a.epochs, trainer.steps(), train_s, ips, gflops);
   if (has_test)
     fmt::print("HR@{} {:.4f} NDCG@{} {:.4f} (last); best HR@{} {:.4f} NDCG@{} {:.4f} at epoch {}\n",
                a.top_k, last_hr, a.top_k, last_ndcg, a.top_k, best_hr, a.top_k, best_ndcg,

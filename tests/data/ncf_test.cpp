@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "shoal/core/rng.h"
 #include "shoal/data/ncf.h"
 #include "shoal/data/ncf_sampler.h"
 
@@ -206,6 +207,62 @@ TEST(NcfSampler, UniformOverAllowedItems) {
     for (Index c = 1; c < 5; ++c) ++counts[static_cast<size_t>(s.canonical_item(e, c))];
   EXPECT_EQ(counts[0], 0);
   for (int i = 1; i < 5; ++i) EXPECT_NEAR(counts[static_cast<size_t>(i)], 2000, 150) << i;
+}
+
+// The 8-lane Philox (AVX2 when built for it) against the scalar blocks, on counters and keys
+// whose words exercise every bit.
+TEST(NcfSampler, PhiloxX8MatchesScalarBlocks) {
+  RngStream rng(11, 1);
+  for (int rep = 0; rep < 64; ++rep) {
+    const uint64_t seed = (static_cast<uint64_t>(rng.next_u32()) << 32) | rng.next_u32();
+    uint32_t ctr[4][8], out[4][8];
+    for (auto& word : ctr)
+      for (auto& x : word) x = rng.next_u32();
+    data::detail::philox4x32_x8(seed, ctr, out);
+    for (size_t l = 0; l < 8; ++l) {
+      const auto b = Philox(seed, ctr[3][l])
+                         .block(ctr[0][l] | (static_cast<uint64_t>(ctr[1][l]) << 32), ctr[2][l]);
+      for (size_t w = 0; w < 4; ++w) EXPECT_EQ(out[w][l], b[w]) << rep << " lane " << l;
+    }
+  }
+}
+
+// Each positive's negatives in a drawn epoch are exactly its canonical instances' items
+// (instances p·(1 + k) + j, j = 1..k) as a multiset: the batched draws of draw_epoch (8
+// instances per vector of blocks, a scalar fallback after 4 rejections) give the documented
+// (seed, epoch, instance) → item map.
+TEST(NcfSampler, DrawnNegativesAreTheCanonicalItems) {
+  const NcfPositives p = synth_ncf_positives(40000, 300, 200, 0, 9);
+  NcfSampler s(p, 4, 21);
+  ThreadPool two(2);
+  s.draw_epoch(3, two);
+  std::vector<std::vector<int32_t>> drawn(static_cast<size_t>(p.size()));
+  for (Index i = 0; i < s.instances(); ++i) {
+    const auto k = static_cast<size_t>(i);
+    if (s.labels()[k] == 0.0f)
+      drawn[static_cast<size_t>(s.context_rows()[k])].push_back(s.items()[k]);
+  }
+  Index beyond_first_block = 0;
+  for (Index q = 0; q < p.size(); ++q) {
+    std::vector<int32_t> want;
+    for (Index j = 1; j <= 4; ++j) want.push_back(s.canonical_item(3, q * 5 + j));
+    std::vector<int32_t> got = drawn[static_cast<size_t>(q)];
+    std::ranges::sort(want);
+    std::ranges::sort(got);
+    ASSERT_EQ(got, want) << "positive " << q;
+    // Count negatives whose first block's 4 candidates were all the user's positives.
+    const Philox rng(21, NcfSampler::kNegativeStream);
+    for (Index j = 1; j <= 4; ++j) {
+      const auto block = rng.block(uint64_t{3} << 32, static_cast<uint64_t>(q * 5 + j));
+      bool all_positive = true;
+      for (uint32_t w : block)
+        all_positive = all_positive &&
+                       s.is_positive(p.users[static_cast<size_t>(q)],
+                                     static_cast<int32_t>((static_cast<uint64_t>(w) * 200) >> 32));
+      beyond_first_block += all_positive ? 1 : 0;
+    }
+  }
+  EXPECT_GT(beyond_first_block, 0) << "the fallback path was not exercised";
 }
 
 }  // namespace ncf_test

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shoal/models/ncf.h"
@@ -15,15 +18,19 @@ using models::NcfKind;
 
 // Central differences through every parameter, tables included (their touched rows are
 // scattered into dense arrays for the check), on awkward widths and repeated ids.
-void check_gradients(NcfKind kind, Index context) {
+// Both forms of the first tower layer (factored by distinct rows, and one Linear), a tower of
+// two layers and of one (the first layer then writes the predict layer's input).
+void check_gradients(NcfKind kind, Index context, bool factored = true,
+                     std::vector<Index> layers = {6, 5, 3}) {
   const Index n = 5;
   Ncf<double> model({.kind = kind,
                      .num_users = 4,
                      .num_items = 6,
                      .factors = 3,
-                     .layers = {6, 5, 3},
+                     .layers = layers,
                      .context = context,
-                     .embedding_std = 0.5});
+                     .embedding_std = 0.5,
+                     .factored_first_layer = factored});
   Buffer<double> ctxbuf, dout;
   Planner planner;
   model.plan(planner, n);
@@ -91,6 +98,103 @@ TEST(Ncf, NeuMfWithContextGradients) {
 }
 TEST(Ncf, MlpWithContextGradients) {
   check_gradients(NcfKind::kMlp, 2);
+}
+TEST(Ncf, UnfactoredFirstLayerGradients) {
+  check_gradients(NcfKind::kNeuMf, 3, false);
+  check_gradients(NcfKind::kMlp, 0, false);
+}
+TEST(Ncf, OneLayerTowerGradients) {
+  check_gradients(NcfKind::kNeuMf, 2, true, {6, 4});
+  check_gradients(NcfKind::kMlp, 0, true, {6, 4});
+  check_gradients(NcfKind::kNeuMf, 2, false, {6, 4});
+}
+
+// The factored first layer against the one-Linear form: the same logits and gradients (to
+// double rounding) over several calls into one share, as the trainer runs its chunks.
+TEST(Ncf, FactoredShareEqualsUnfactored) {
+  const Index n = 12, c = 3;
+  auto make = [&](bool factored) {
+    return Ncf<double>::Config{.kind = NcfKind::kNeuMf,
+                               .num_users = 5,
+                               .num_items = 7,
+                               .factors = 3,
+                               .layers = {8, 6, 4},
+                               .context = c,
+                               .embedding_std = 0.5,
+                               .factored_first_layer = factored};
+  };
+  Ncf<double> a(make(true)), b(make(false));
+  Buffer<double> ctx_a, ctx_b, dout_a, dout_b;
+  Planner pa, pb;
+  a.plan(pa, 4, n);
+  b.plan(pb, 4, n);
+  pa.buffer(ctx_a, Region::kActivations, "context", {n, c});
+  pb.buffer(ctx_b, Region::kActivations, "context", {n, c});
+  pa.buffer(dout_a, Region::kActivationGrads, "dout", {n, 1});
+  pb.buffer(dout_b, Region::kActivationGrads, "dout", {n, 1});
+  Arena arena_a(std::move(pa)), arena_b(std::move(pb));
+  RngStream ra(3, 1), rb(3, 1);
+  a.init(ra);
+  b.init(rb);
+  testing::fill_uniform(ctx_a.view.data, ctx_a.view.numel(), 8);
+  testing::fill_uniform(ctx_b.view.data, ctx_b.view.numel(), 8);
+  testing::fill_uniform(dout_a.view.data, dout_a.view.numel(), 9);
+  testing::fill_uniform(dout_b.view.data, dout_b.view.numel(), 9);
+  const std::vector<int32_t> users = {1, 3, 1, 0, 3, 4, 4, 1, 2, 3, 0, 1};
+  const std::vector<int32_t> items = {5, 0, 2, 5, 6, 0, 1, 2, 5, 5, 3, 0};
+  const std::span<const int32_t> us(users), is(items);
+  Ctx ctx;
+  a.begin_share(ctx, us, is);
+  for (Index r0 = 0; r0 < n; r0 += 4) {
+    const auto cu = static_cast<size_t>(r0);
+    const MatView<double> la =
+        a.forward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), ctx_a.mat().rows_block(r0, 4));
+    const MatView<double> lb =
+        b.forward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), ctx_b.mat().rows_block(r0, 4));
+    for (Index r = 0; r < 4; ++r) EXPECT_NEAR(la(r, 0), lb(r, 0), 1e-12) << r0 + r;
+    a.backward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), dout_a.mat().rows_block(r0, 4));
+    b.backward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), dout_b.mat().rows_block(r0, 4));
+  }
+  a.end_share(ctx);
+  std::vector<std::pair<std::string, std::vector<double>>> ga, gb;
+  a.for_each_param([&](const std::string& name, Param<double>& p) {
+    if (p.kind == ParamKind::kDense) ga.push_back({name, {p.grad.begin(), p.grad.end()}});
+  });
+  b.for_each_param([&](const std::string& name, Param<double>& p) {
+    if (p.kind == ParamKind::kDense) gb.push_back({name, {p.grad.begin(), p.grad.end()}});
+  });
+  for (size_t t = 0; t < a.tables().size(); ++t) {
+    const auto ta = a.table_grad(t), tb = b.table_grad(t);
+    std::vector<double> va, vb;
+    for (Index r = 0; r < ta.grad.rows; ++r) {
+      EXPECT_EQ(ta.touched[r], tb.touched[r]) << a.tables()[t].name << " row " << r;
+      for (Index j = 0; j < ta.grad.cols; ++j) {
+        va.push_back(ta.grad(r, j));
+        vb.push_back(tb.grad(r, j));
+      }
+    }
+    ga.push_back({a.tables()[t].name, va});
+    gb.push_back({b.tables()[t].name, vb});
+  }
+  ASSERT_EQ(ga.size(), gb.size());
+  double largest = 0;
+  for (size_t k = 0; k < ga.size(); ++k) {
+    ASSERT_EQ(ga[k].first, gb[k].first);
+    ASSERT_EQ(ga[k].second.size(), gb[k].second.size());
+    for (size_t i = 0; i < ga[k].second.size(); ++i) {
+      EXPECT_NEAR(ga[k].second[i], gb[k].second[i], 1e-12) << ga[k].first << " " << i;
+      largest = std::max(largest, std::abs(gb[k].second[i]));
+    }
+  }
+  EXPECT_GT(largest, 1e-3);  // the gradients are not all zero
+
+  // FLOPs: per instance 6·(11·6 + 6·4 + 7) for the Linears and predict, 3·3 for the GMF
+  // product. The unfactored model executes that per instance; the factored one does the first
+  // layer's 8 embedding columns per distinct row (5 users, 6 items, E = 4) instead.
+  EXPECT_DOUBLE_EQ(b.training_flops_per_instance(), 6.0 * (11 * 6 + 6 * 4 + 7) + 3.0 * 3);
+  EXPECT_DOUBLE_EQ(b.executed_flops(), n * b.training_flops_per_instance());
+  EXPECT_DOUBLE_EQ(a.executed_flops(),
+                   n * (a.training_flops_per_instance() - 6.0 * 8 * 6) + 6.0 * (5 + 6) * 4 * 6);
 }
 
 TEST(Ncf, ParameterNamesAndCounts) {

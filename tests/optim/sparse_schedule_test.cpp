@@ -2,8 +2,10 @@
 // against dense Adam, and StepLR / neuralforecast schedule values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "optim_fixture.h"
@@ -160,6 +162,48 @@ TEST(SparseAdam, DenseEpsEqualsDenseAdamWhenAllRowsTouchedFloat) {
 }
 TEST(SparseAdam, DenseEpsEqualsDenseAdamWhenAllRowsTouchedDouble) {
   dense_eps_equals_dense_adam<double>();
+}
+
+// The row-pointer overload (each row's gradient where it lies, rows in any order) updates
+// values and moments bitwise as the compact-matrix one, in both arithmetic modes.
+TEST(SparseAdam, RowPointersEqualCompactRows) {
+  for (bool dense_eps : {false, true}) {
+    SparseAdam<float> a({.lr = 0.05, .dense_eps = dense_eps});
+    SparseAdam<float> b({.lr = 0.05, .dense_eps = dense_eps});
+    TinyModel<float> ma(2, kRows), mb(2, kRows);
+    for (int s = 1; s <= 7; ++s) {
+      const auto rows = rows_at(s);
+      const auto g = grads_for<float>(rows, s);
+      // The same gradients scattered over a bigger buffer, as rows of a dense [rows, D] grad.
+      std::vector<float> scattered(static_cast<size_t>(2 * kRows * kWidth), 7.0f);
+      std::vector<const float*> ptrs;
+      for (size_t k = 0; k < rows.size(); ++k) {
+        float* dst = scattered.data() + (2 * rows[k] + 1) * kWidth;
+        std::copy_n(g.data() + static_cast<Index>(k) * kWidth, kWidth, dst);
+        ptrs.push_back(dst);
+      }
+      a.begin_step();
+      b.begin_step();
+      a.update_rows(ma.arena, ma.table, rows,
+                    ConstMat<float>(g.data(), static_cast<Index>(rows.size()), kWidth));
+      b.update_rows(mb.arena, mb.table, rows, std::span<const float* const>(ptrs));
+    }
+    const size_t bytes = static_cast<size_t>(kRows * kWidth) * sizeof(float);
+    EXPECT_EQ(std::memcmp(ma.table.value.data, mb.table.value.data, bytes), 0) << dense_eps;
+    for (int slot = 0; slot < 2; ++slot)
+      EXPECT_EQ(std::memcmp(ma.arena.optim_state<float>(slot) + ma.table.offset,
+                            mb.arena.optim_state<float>(slot) + mb.table.offset, bytes),
+                0)
+          << dense_eps << " slot " << slot;
+    EXPECT_NE(std::memcmp(ma.table.value.data, TinyModel<float>(2, kRows).table.value.data, bytes),
+              0);
+  }
+  SparseAdam<float> opt({});
+  TinyModel<float> m(2, kRows);
+  opt.begin_step();
+  const std::vector<int32_t> rows = {0, 1};
+  const std::vector<const float*> one = {m.table.value.data};
+  EXPECT_THROW(opt.update_rows(m.arena, m.table, rows, std::span<const float* const>(one)), Error);
 }
 
 TEST(SparseAdam, RejectsBadUse) {

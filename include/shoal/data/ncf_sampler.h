@@ -30,6 +30,14 @@
 
 namespace shoal::data {
 
+namespace detail {
+// Philox-4x32-10 (Random123's, as shoal::Philox::block) of 8 counters at once: ctr[w][l] is word
+// w of lane l's counter, out[w][l] word w of lane l's block; key = (seed low, seed high) as
+// Philox. With AVX2 the 8 lanes run in vector registers (the sampler's negatives, buckets and
+// shuffles draw tens of millions of blocks per epoch); bitwise equal to the scalar blocks.
+void philox4x32_x8(uint64_t seed, const uint32_t (&ctr)[4][8], uint32_t (&out)[4][8]);
+}  // namespace detail
+
 class NcfSampler {
  public:
   static constexpr uint64_t kNegativeStream = 0x4e454700;  // "NEG"
@@ -71,8 +79,9 @@ class NcfSampler {
 
  private:
   bool is_positive_sorted(int32_t u, int32_t i) const;
-  // The item of negative instance c of user u (canonical_item without the lookups).
-  int32_t negative_item(int epoch, Index c, int32_t u) const;
+  // The item of negative instance c of user u (canonical_item without the lookups), trying
+  // the candidates of blocks t = first_block, first_block + 1, ...
+  int32_t negative_item(int epoch, Index c, int32_t u, uint64_t first_block = 0) const;
 
   const NcfPositives& pos_;
   int k_;

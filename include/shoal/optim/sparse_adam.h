@@ -50,8 +50,21 @@ class SparseAdam {
   // Threads may update disjoint row sets of one table concurrently.
   void update_rows(const Arena& arena, const Param<T>& table, std::span<const int32_t> rows,
                    ConstMat<T> row_grads) const;
+  // The same update with the gradient of row rows[k] at row_grads[k] (D contiguous elements):
+  // a caller whose row gradients live in a dense [rows, D] buffer (or in several) points at
+  // them instead of copying them into a compact matrix first. Rows come in any order; the
+  // rows a few positions ahead are prefetched (value, moments, gradient), since touched rows
+  // are random lines of tables too big for L1.
+  void update_rows(const Arena& arena, const Param<T>& table, std::span<const int32_t> rows,
+                   std::span<const T* const> row_grads) const;
 
  private:
+  // Checks the table and returns its row width.
+  Index checked_width(const Arena& arena, const Param<T>& table) const;
+  template <class GradOf>
+  void update_impl(const Arena& arena, const Param<T>& table, std::span<const int32_t> rows,
+                   Index width, GradOf grad_of) const;
+
   Config cfg_;
   int64_t step_ = 0;
   T lerp_w1_ = 0, lerp_w2_ = 0, beta2_ = 0, neg_step_size_ = 0, bias2_sqrt_ = 1, eps_ = 0;

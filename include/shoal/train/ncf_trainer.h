@@ -6,17 +6,20 @@
 //      replica (shared params); BCE-with-logits, each thread's mean weighted by its share so
 //      that the sum of the replicas' gradients is the gradient of the batch mean;
 //   2. after one barrier in the same parallel region (one fork-join per step), one fused pass
-//      per thread: (a) dense params: the chunk's replica grads summed in replica order, Adam,
-//      zero; (b) embedding tables: the thread's slice of table row ids; each replica's backward
-//      left dense row grads and touched-row flags (Ncf::table_grad), so the touched rows of the
-//      slice are found by their flags (no sort, no merge), their grads summed in replica order
-//      and updated with Adam arithmetic on those rows only (lazy: untouched rows and their
-//      moments are left alone, as TF's LazyAdam), or, with dense_embedding_adam, every row of
-//      the slice updated with a zero gradient where untouched (torch.optim.Adam semantics on
-//      the whole table). Each replica clears its own touched rows at the start of its next
-//      share, so the update only reads other threads' buffers (no cache line of a replica's
-//      grads is written by two cores per step). The sums have a fixed order, so a given thread
-//      count is bitwise deterministic. No allocation after construction.
+//      per thread: (a) dense params: the chunk's replica grads summed in replica order into
+//      replica 0's, Adam, zero; (b) embedding tables: each replica's backward left dense row
+//      grads and touched-row flags (Ncf::table_grad); every thread lists a table's touched rows
+//      by their flags (no sort, no merge) and takes an equal share of that list, sums each
+//      row's grads in replica order (a row one replica touched is read where it lies) and
+//      updates those rows only with Adam arithmetic (lazy: untouched rows and their moments are
+//      left alone, as TF's LazyAdam), or, with dense_embedding_adam, takes a slice of row ids
+//      and updates every row of it with a zero gradient where untouched (torch.optim.Adam
+//      semantics on the whole table). Each replica clears its own touched rows and its own
+//      dense grads (replicas ≥ 1) at the start of its next share, so the lazy update only reads
+//      other threads' buffers. The sums have a fixed order, so a given thread count is bitwise
+//      deterministic. No allocation after construction.
+// A share runs in chunks of 256 rows (forward, loss, backward each); the model's first tower
+// layer is factored by distinct rows over the whole share (Ncf::begin_share / end_share).
 // Evaluation: for each test user the candidates are the K negatives in file order, then the
 // positive unless it already appears among them (the authors' evaluate.py keys scores by
 // item). rank = #{c: s_c > s_pos} + #{c before pos: s_c = s_pos} (heapq.nlargest keeps the
@@ -119,6 +122,9 @@ class NcfTrainer {
   // Wall seconds spent in step()'s two phases since construction (see NcfEpochReport).
   double compute_seconds() const { return compute_seconds_; }
   double update_seconds() const { return update_seconds_; }
+  // Training FLOPs the replicas' models have executed (Ncf::executed_flops, summed; evaluation's
+  // forwards included).
+  double executed_flops() const;
   void draw_epoch(int epoch);
 
   // Records zones into `rec` (null: off): data.sample (negatives + shuffle), data.batch (the

@@ -1,10 +1,121 @@
 #include "shoal/data/ncf_sampler.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "shoal/core/rng.h"
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace shoal::data {
+
+namespace detail {
+
+#if defined(__AVX2__)
+namespace {
+// 32×32 → 64-bit products of the 8 lanes of a with the constant m: their high and low words.
+inline void mulhilo_x8(__m256i a, __m256i m, __m256i& hi, __m256i& lo) {
+  const __m256i even = _mm256_mul_epu32(a, m);                        // lanes 0, 2, 4, 6
+  const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);  // lanes 1, 3, 5, 7
+  lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+  hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+}  // namespace
+#endif
+
+void philox4x32_x8(uint64_t seed, const uint32_t (&ctr)[4][8], uint32_t (&out)[4][8]) {
+#if defined(__AVX2__)
+  // Random123's Philox-4x32 round: (hi0, lo0) = M0·c0, (hi1, lo1) = M1·c2,
+  // c = (hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0); the key grows by the Weyl constants between
+  // the 10 rounds.
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(PHILOX_M4x32_0));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(PHILOX_M4x32_1));
+  const auto load = [](const uint32_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  };
+  __m256i c0 = load(ctr[0]), c1 = load(ctr[1]), c2 = load(ctr[2]), c3 = load(ctr[3]);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += PHILOX_W32_0;
+      k1 += PHILOX_W32_1;
+    }
+    __m256i hi0, lo0, hi1, lo1;
+    mulhilo_x8(c0, m0, hi0, lo0);
+    mulhilo_x8(c2, m1, hi1, lo1);
+    c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
+    c1 = lo1;
+    c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
+    c3 = lo0;
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[0]), c0);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[1]), c1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[2]), c2);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[3]), c3);
+#else
+  for (size_t l = 0; l < 8; ++l) {
+    const auto b = Philox(seed, ctr[3][l])
+                       .block(ctr[0][l] | (static_cast<uint64_t>(ctr[1][l]) << 32), ctr[2][l]);
+    for (size_t w = 0; w < 4; ++w) out[w][l] = b[w];
+  }
+#endif
+}
+
+}  // namespace detail
+
+namespace {
+
+// RngStream(seed, stream)'s sequence of 32-bit draws (blocks (0, 0), (1, 0), ... of
+// Philox(seed, stream), words in order), generated 8 blocks at a time, and its below().
+class BlockStream8 {
+ public:
+  BlockStream8(uint64_t seed, uint64_t stream)
+      : seed_(seed), stream_(static_cast<uint32_t>(stream)) {}
+  uint32_t next_u32() {
+    if (used_ == 32) refill();
+    return buf_[used_++];
+  }
+  // RngStream::below: Lemire's multiply-shift with rejection, draw for draw.
+  uint32_t below(uint32_t n) {
+    uint64_t m = static_cast<uint64_t>(next_u32()) * n;
+    auto low = static_cast<uint32_t>(m);
+    if (low < n) {
+      const uint32_t threshold = static_cast<uint32_t>(-n) % n;
+      while (low < threshold) {
+        m = static_cast<uint64_t>(next_u32()) * n;
+        low = static_cast<uint32_t>(m);
+      }
+    }
+    return static_cast<uint32_t>(m >> 32);
+  }
+
+ private:
+  void refill() {
+    uint32_t ctr[4][8], out[4][8];
+    for (size_t l = 0; l < 8; ++l) {
+      const uint64_t k = counter_ + l;
+      ctr[0][l] = static_cast<uint32_t>(k);
+      ctr[1][l] = static_cast<uint32_t>(k >> 32);
+      ctr[2][l] = 0;
+      ctr[3][l] = stream_;
+    }
+    detail::philox4x32_x8(seed_, ctr, out);
+    for (size_t l = 0; l < 8; ++l)
+      for (size_t w = 0; w < 4; ++w) buf_[4 * l + w] = out[w][l];
+    counter_ += 8;
+    used_ = 0;
+  }
+
+  uint64_t seed_;
+  uint32_t stream_;
+  uint64_t counter_ = 0;
+  uint32_t buf_[32] = {};
+  size_t used_ = 32;
+};
+
+}  // namespace
 
 NcfSampler::NcfSampler(const NcfPositives& positives, int negatives, uint64_t seed)
     : pos_(positives), k_(negatives), seed_(seed) {
@@ -86,10 +197,10 @@ int32_t NcfSampler::canonical_item(int epoch, Index c) const {
   return negative_item(epoch, c, pos_.users[static_cast<size_t>(p)]);
 }
 
-int32_t NcfSampler::negative_item(int epoch, Index c, int32_t u) const {
+int32_t NcfSampler::negative_item(int epoch, Index c, int32_t u, uint64_t first_block) const {
   const Philox rng(seed_, kNegativeStream);
   const auto v = static_cast<uint64_t>(pos_.num_items);
-  for (uint64_t t = 0;; ++t) {
+  for (uint64_t t = first_block;; ++t) {
     const auto block =
         rng.block((static_cast<uint64_t>(epoch) << 32) | t, static_cast<uint64_t>(c));
     for (uint32_t w : block) {
@@ -113,7 +224,26 @@ void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
       int64_t* counts = chunk_counts_.data() + ch * nb;
       std::fill(counts, counts + nb, 0);
       const Index b0 = ch * kChunk, b1 = std::min(n_, b0 + kChunk);
-      for (Index q = b0; q < b1; q += 4) {  // kChunk is a multiple of 4
+      // 8 blocks (32 instances) at a time, then the chunk's tail block by block.
+      Index q = b0;
+      uint32_t ctr[4][8], out[4][8];
+      for (size_t l = 0; l < 8; ++l) {
+        ctr[0][l] = static_cast<uint32_t>(epoch);
+        ctr[1][l] = static_cast<uint32_t>(static_cast<uint64_t>(epoch) >> 32);
+        ctr[3][l] = static_cast<uint32_t>(kBucketStream);
+      }
+      for (; q + 32 <= b1; q += 32) {
+        for (size_t l = 0; l < 8; ++l)
+          ctr[2][l] = static_cast<uint32_t>(q / 4 + static_cast<Index>(l));
+        detail::philox4x32_x8(seed_, ctr, out);
+        for (size_t l = 0; l < 8; ++l)
+          for (size_t w = 0; w < 4; ++w) {
+            const auto b = static_cast<uint16_t>((static_cast<uint64_t>(out[w][l]) * nb64) >> 32);
+            bucket_of_[static_cast<size_t>(q) + 4 * l + w] = b;
+            ++counts[b];
+          }
+      }
+      for (; q < b1; q += 4) {  // kChunk is a multiple of 4
         const auto w = bucket_rng.block(static_cast<uint64_t>(epoch), static_cast<uint64_t>(q / 4));
         for (Index l = 0; l < 4 && q + l < b1; ++l) {
           const auto b = static_cast<uint16_t>(
@@ -148,35 +278,71 @@ void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
   });
   // 3. Shuffle each bucket on its own stream, then materialise its instances.
   const auto group32 = static_cast<uint32_t>(1 + k_);
+  const auto v = static_cast<uint64_t>(pos_.num_items);
   const Philox stream_rng(seed_, kShuffleStream);
   pool.run([&](int tid) {
     const Range br = split_range(nb, tid, nt);
     for (Index b = br.begin; b < br.end; ++b) {
       const auto key = stream_rng.block(static_cast<uint64_t>(epoch), static_cast<uint64_t>(b));
-      RngStream rng((static_cast<uint64_t>(key[0]) << 32) | key[1], kShuffleStream);
+      BlockStream8 rng((static_cast<uint64_t>(key[0]) << 32) | key[1], kShuffleStream);
       const auto s0 = static_cast<size_t>(bucket_start_[static_cast<size_t>(b)]);
       const auto s1 = static_cast<size_t>(bucket_start_[static_cast<size_t>(b) + 1]);
       uint32_t* ord = order_.data() + s0;
       for (size_t i = s1 - s0; i > 1; --i)
         std::swap(ord[i - 1], ord[rng.below(static_cast<uint32_t>(i))]);
       // The instances' positives are random rows of the P-sized arrays (tens of MB at the
-      // user's scale): prefetch a few instances ahead.
+      // user's scale): prefetch a few instances ahead. The first block of candidates of 8
+      // instances at a time (a positive's lane is wasted); a negative whose 4 candidates are
+      // all positives goes on with the scalar blocks t = 1, 2, ...
       constexpr size_t kAhead = 16;
-      for (size_t i = s0; i < s1; ++i) {
-        if (i + kAhead < s1) {
-          const auto pa = static_cast<size_t>(order_[i + kAhead] / group32);
-          __builtin_prefetch(pos_.users.data() + pa);
-          __builtin_prefetch(pos_.items.data() + pa);
+      uint32_t ctr[4][8], out[4][8];
+      for (size_t l = 0; l < 8; ++l) {
+        ctr[0][l] = 0;
+        ctr[1][l] = static_cast<uint32_t>(epoch);
+        ctr[3][l] = static_cast<uint32_t>(kNegativeStream);
+      }
+      for (size_t i0 = s0; i0 < s1; i0 += 8) {
+        const size_t lanes = std::min<size_t>(8, s1 - i0);
+        for (size_t l = 0; l < 8; ++l) ctr[2][l] = l < lanes ? order_[i0 + l] : 0;
+        detail::philox4x32_x8(seed_, ctr, out);
+        for (size_t l = 0; l < lanes; ++l) {
+          const size_t i = i0 + l;
+          if (i + kAhead < s1) {
+            const auto pa = static_cast<size_t>(order_[i + kAhead] / group32);
+            __builtin_prefetch(pos_.users.data() + pa);
+            __builtin_prefetch(pos_.items.data() + pa);
+          }
+          // One 32-bit division per instance (N < 2^32, checked) instead of three 64-bit ones.
+          const uint32_t c = order_[i];
+          const uint32_t p = c / group32;
+          const bool positive = c - p * group32 == 0;
+          const int32_t u = pos_.users[p];
+          int32_t item = -1;
+          if (positive) {
+            item = pos_.items[p];
+          } else if (!bits_.empty()) {
+            // negative_item's multiply-shift on block t = 0's words; the first candidate that
+            // is not a positive, found without a branch per candidate (about 2 in 3 are
+            // rejected on dense data, at random).
+            int32_t cand[4];
+            unsigned ok = 0;
+            for (size_t w = 0; w < 4; ++w) {
+              cand[w] = static_cast<int32_t>((static_cast<uint64_t>(out[w][l]) * v) >> 32);
+              ok |= (is_positive(u, cand[w]) ? 0u : 1u) << w;
+            }
+            item = ok != 0 ? cand[std::countr_zero(ok)] : negative_item(epoch, c, u, 1);
+          } else {
+            for (size_t w = 0; w < 4 && item < 0; ++w) {
+              const auto cand = static_cast<int32_t>((static_cast<uint64_t>(out[w][l]) * v) >> 32);
+              if (!is_positive(u, cand)) item = cand;
+            }
+            if (item < 0) item = negative_item(epoch, c, u, 1);
+          }
+          users_[i] = u;
+          items_[i] = item;
+          ctx_rows_[i] = static_cast<int32_t>(p);
+          labels_[i] = positive ? 1.0f : 0.0f;
         }
-        // One 32-bit division per instance (N < 2^32, checked) instead of three 64-bit ones.
-        const uint32_t c = order_[i];
-        const uint32_t p = c / group32;
-        const bool positive = c - p * group32 == 0;
-        const int32_t u = pos_.users[p];
-        users_[i] = u;
-        items_[i] = positive ? pos_.items[p] : negative_item(epoch, c, u);
-        ctx_rows_[i] = static_cast<int32_t>(p);
-        labels_[i] = positive ? 1.0f : 0.0f;
       }
     }
   });

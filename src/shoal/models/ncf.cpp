@@ -5,9 +5,21 @@
 #include <algorithm>
 
 #include "shoal/core/copy_row.h"
+#include "shoal/kernels/gemm.h"
 #include "shoal/profile/cost.h"
 
 namespace shoal::models {
+
+namespace {
+// The factored first layer's distinct rows, padded with zero rows to a multiple of this: the
+// Linear backward over them (row blocks of 96) then runs blocks of 32, 64 or 96 rows only, so
+// its JIT kernels take three shapes whatever the share's distinct count (a count-shaped kernel
+// would be compiled, and allocated, for every new count).
+constexpr Index kShareRowBlock = 32;
+inline Index round_up_rows(Index m) {
+  return (m + kShareRowBlock - 1) / kShareRowBlock * kShareRowBlock;
+}
+}  // namespace
 
 const char* ncf_kind_name(NcfKind k) {
   switch (k) {
@@ -94,7 +106,23 @@ double Ncf<T>::forward_macs() const {
 }
 
 template <class T>
-void Ncf<T>::plan(Planner& planner, Index max_rows) {
+double Ncf<T>::training_flops_per_instance() const {
+  return instance_flops(/*backward=*/false, /*factored=*/false) +
+         instance_flops(/*backward=*/true, /*factored=*/false);
+}
+
+// One instance's forward (1×) or backward (2×: dX and dW) FLOPs; factored leaves out the first
+// layer's embedding columns (counted per distinct row in open_share / finish_share).
+template <class T>
+double Ncf<T>::instance_flops(bool backward, bool factored) const {
+  const double f = has_gmf() ? static_cast<double>(cfg_.factors) : 0.0;
+  double linear = forward_macs() - f;
+  if (factored) linear -= static_cast<double>(cfg_.layers[0] * tower_[0].cfg.out);
+  return (backward ? 2.0 : 1.0) * (2.0 * linear + f);
+}
+
+template <class T>
+void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
   // Dense params first (tower, predict), then the tables: the arena orders them anyway.
   for (size_t k = 0; k < tower_.size(); ++k) {
     planner.push_scope("mlp." + std::to_string(k) + ".");
@@ -134,6 +162,23 @@ void Ncf<T>::plan(Planner& planner, Index max_rows) {
   planner.buffer(dh_, Region::kActivationGrads, "predict.din", {max_rows, predict_in()});
   planner.buffer(out_, Region::kActivations, "logits", {max_rows, 1});
   planner.buffer(predict_dw_, Region::kScratch, "predict.dw_sum", {predict_in()});
+  if (factored()) {
+    const Index share = std::max(max_rows, max_share_rows);
+    const Index e = cfg_.layers[0] / 2, l1 = cfg_.layers[1];
+    for (int s = 0; s < 2; ++s) {
+      ShareRows& rs = share_rows_[s];
+      const Index table_rows = s == 0 ? cfg_.num_users : cfg_.num_items;
+      const Index cap = std::min(share, table_rows);
+      const Index padded = round_up_rows(cap);
+      const std::string name = s == 0 ? "mlp.0.user_rows." : "mlp.0.item_rows.";
+      planner.buffer(rs.slot, Region::kScratch, name + "slot", {table_rows});
+      planner.buffer(rs.list, Region::kScratch, name + "list", {cap + 1});
+      planner.buffer(rs.gathered, Region::kScratch, name + "gathered", {padded, e});
+      planner.buffer(rs.proj, Region::kScratch, name + "proj", {cap, l1});
+      planner.buffer(rs.dz, Region::kScratch, name + "dz", {padded, l1});
+      planner.buffer(rs.row_grads, Region::kScratch, name + "row_grads", {padded, e});
+    }
+  }
 }
 
 template <class T>
@@ -181,8 +226,185 @@ void Ncf<T>::clear_table_grads() {
 }
 
 template <class T>
+void Ncf<T>::begin_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items) {
+  if (!factored()) return;
+  profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
+  profile::Zone zone(prof, zones_.share.forward, users.size());
+  open_share(users, items);
+  share_ = Share::kExplicit;
+}
+
+template <class T>
+void Ncf<T>::end_share(const Ctx& ctx) {
+  if (!factored()) return;
+  SHOAL_CHECK(share_ == Share::kExplicit, "Ncf::end_share without begin_share");
+  finish_share(ctx);
+}
+
+// Lists the distinct users and items, gathers their MLP rows and projects them through their
+// columns of the first layer's weight; clears their dz sums.
+template <class T>
+void Ncf<T>::open_share(std::span<const Id> users, std::span<const Id> items) {
+  const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
+  const ConstMat<T> w = tower_[0].p.weight.value.mat();
+  for (int s = 0; s < 2; ++s) {
+    ShareRows& rs = share_rows_[s];
+    const std::span<const Id> ids = s == 0 ? users : items;
+    const Index cap = rs.list.view.numel() - 1;
+    const Index table_rows = rs.slot.view.numel();
+    SHOAL_CHECK(static_cast<Index>(ids.size()) <= cap || cap == table_rows,
+                "NCF share of {} rows, planned for {}", ids.size(), cap);
+    Id* slot = rs.slot.view.data;
+    Id* list = rs.list.view.data;
+    Index m = 0;
+    for (const Id id : ids) {
+      SHOAL_DCHECK(id >= 0 && id < table_rows);
+      // Branch-free (about half the ids are new, at random): the id is written at list[m]
+      // (capacity + 1 entries) and kept only when it was not listed yet.
+      const Id k = slot[id];
+      const bool in_range = static_cast<uint64_t>(k) < static_cast<uint64_t>(m);
+      const bool seen = in_range & (list[in_range ? k : 0] == id);
+      slot[id] = seen ? k : static_cast<Id>(m);
+      list[m] = id;
+      m += seen ? 0 : 1;
+    }
+    rs.count = m;
+    const ConstMat<T> table =
+        tables_[static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_)].layer.p.weight.value.mat();
+    T* g = rs.gathered.view.data;
+    for (Index k = 0; k < m; ++k) {
+      if (k + kRowsAhead < m) prefetch_row(table.row(list[k + kRowsAhead]), e);
+      copy_row(table.row(list[k]), e, g + k * e);
+    }
+    // Zero rows pad the distinct rows to whole blocks for finish_share (see round_up_rows).
+    const Index padded = round_up_rows(m);
+    std::fill(g + m * e, g + padded * e, T(0));
+    kernels::linear_forward<T>(ConstMat<T>(g, m, e), ConstMat<T>(w.data + s * e, l1, e, w.ld),
+                               nullptr, kernels::Act::kNone, MatView<T>(rs.proj.view.data, m, l1),
+                               MatView<T>{});
+    executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
+    std::fill_n(rs.dz.view.data, padded * l1, T(0));
+  }
+}
+
+// y = relu(c·W_cᵀ + b + proj_u[u] + proj_i[i]) for the call's rows.
+template <class T>
+void Ncf<T>::first_layer_forward(std::span<const Id> users, std::span<const Id> items,
+                                 ConstMat<T> context, MatView<T> y) {
+  const Index e = cfg_.layers[0] / 2, c = cfg_.context, l1 = tower_[0].cfg.out;
+  const Index n = y.rows;
+  const auto& lin = tower_[0];
+  const ConstMat<T> w = lin.p.weight.value.mat();
+  const T* b = lin.cfg.bias ? lin.p.bias.value.data : nullptr;
+  if (c > 0) {
+    kernels::linear_forward<T>(context, ConstMat<T>(w.data + 2 * e, l1, c, w.ld), b,
+                               kernels::Act::kNone, y, MatView<T>{});
+  } else {
+    for (Index r = 0; r < n; ++r) std::fill_n(y.row(r), l1, T(0));
+    if (b)
+      for (Index r = 0; r < n; ++r)
+        for (Index j = 0; j < l1; ++j) y(r, j) += b[j];
+  }
+  const Id* slot_u = share_rows_[0].slot.view.data;
+  const Id* slot_i = share_rows_[1].slot.view.data;
+  const T* proj_u = share_rows_[0].proj.view.data;
+  const T* proj_i = share_rows_[1].proj.view.data;
+  for (Index r = 0; r < n; ++r) {
+    const T* __restrict pu =
+        proj_u + static_cast<Index>(slot_u[users[static_cast<size_t>(r)]]) * l1;
+    const T* __restrict qi =
+        proj_i + static_cast<Index>(slot_i[items[static_cast<size_t>(r)]]) * l1;
+    T* __restrict yr = y.row(r);
+    for (Index j = 0; j < l1; ++j) {
+      const T v = yr[j] + pu[j] + qi[j];
+      yr[j] = v > T(0) ? v : T(0);
+    }
+  }
+}
+
+// dz = dy where y > 0 (in place in dy), then the context columns' dW and the bias grad.
+template <class T>
+void Ncf<T>::first_layer_backward(ConstMat<T> context, ConstMat<T> y, MatView<T> dy) {
+  const Index e = cfg_.layers[0] / 2, c = cfg_.context, l1 = tower_[0].cfg.out;
+  const Index n = dy.rows;
+  for (Index r = 0; r < n; ++r) {
+    const T* __restrict yr = y.row(r);
+    T* __restrict d = dy.row(r);
+    for (Index j = 0; j < l1; ++j) d[j] = yr[j] > T(0) ? d[j] : T(0);
+  }
+  auto& lin = tower_[0];
+  T* db = lin.cfg.bias ? lin.p.bias.grad.data : nullptr;
+  if (c > 0) {
+    const ConstMat<T> w = lin.p.weight.value.mat();
+    kernels::linear_backward<T>(context, ConstMat<T>(w.data + 2 * e, l1, c, w.ld), ConstMat<T>{},
+                                kernels::Act::kNone, ConstMat<T>(dy), lin.dz.mat().rows_block(0, n),
+                                MatView<T>{}, lin.p.weight.grad.mat().cols_block(2 * e, c), db,
+                                /*accumulate=*/true);
+  } else if (db) {
+    for (Index r = 0; r < n; ++r)
+      for (Index j = 0; j < l1; ++j) db[j] += dy(r, j);
+  }
+}
+
+// dZ[row] += dz_n for the call's rows, in row order.
+template <class T>
+void Ncf<T>::first_layer_aggregate(std::span<const Id> users, std::span<const Id> items,
+                                   ConstMat<T> dz) {
+  const Index l1 = tower_[0].cfg.out;
+  const Id* slot_u = share_rows_[0].slot.view.data;
+  const Id* slot_i = share_rows_[1].slot.view.data;
+  T* dz_u = share_rows_[0].dz.view.data;
+  T* dz_i = share_rows_[1].dz.view.data;
+  for (Index r = 0; r < dz.rows; ++r) {
+    const T* __restrict d = dz.row(r);
+    T* __restrict au = dz_u + static_cast<Index>(slot_u[users[static_cast<size_t>(r)]]) * l1;
+    for (Index j = 0; j < l1; ++j) au[j] += d[j];
+    T* __restrict ai = dz_i + static_cast<Index>(slot_i[items[static_cast<size_t>(r)]]) * l1;
+    for (Index j = 0; j < l1; ++j) ai[j] += d[j];
+  }
+}
+
+// The distinct rows' part of the backward: dW_part += dZᵀ·rows and the rows' table gradients
+// dZ·W_part in one Linear backward (added into the tables' row grads, rows flagged), then the
+// share is closed.
+template <class T>
+void Ncf<T>::finish_share(const Ctx& ctx) {
+  profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
+  profile::Zone zone(prof, zones_.share.backward, share_rows_[0].count + share_rows_[1].count);
+  const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
+  auto& lin = tower_[0];
+  const ConstMat<T> w = lin.p.weight.value.mat();
+  const MatView<T> dw = lin.p.weight.grad.mat();
+  for (int s = 0; s < 2; ++s) {
+    ShareRows& rs = share_rows_[s];
+    const Index m = rs.count;
+    rs.count = 0;
+    if (m == 0) continue;
+    const Index col = s * e, padded = round_up_rows(m);
+    T* rg = rs.row_grads.view.data;
+    kernels::linear_backward<T>(
+        ConstMat<T>(rs.gathered.view.data, padded, e), ConstMat<T>(w.data + col, l1, e, w.ld),
+        ConstMat<T>{}, kernels::Act::kNone, ConstMat<T>(rs.dz.view.data, padded, l1), MatView<T>{},
+        MatView<T>(rg, padded, e), dw.cols_block(col, e), nullptr, /*accumulate=*/true);
+    executed_flops_ += 4.0 * static_cast<double>(m * e * l1);
+    const auto t = static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_);
+    const MatView<T> tg = table_grads_[t].mat();
+    const Id* list = rs.list.view.data;
+    for (Index k = 0; k < m; ++k) {
+      T* __restrict dst = tg.row(list[k]);
+      const T* __restrict src = rg + k * e;
+      for (Index j = 0; j < e; ++j) dst[j] += src[j];
+      mark_touched(t, list[k]);
+    }
+  }
+  share_ = Share::kNone;
+}
+
+template <class T>
 MatView<T> Ncf<T>::context_slot(Index n) {
   if (!has_mlp() || cfg_.context == 0) return {};
+  // Factored, the tower input holds only the context: compact rows in x0's memory.
+  if (factored()) return MatView<T>(x0_.view.data, n, cfg_.context);
   return x0_.mat().rows_block(0, n).cols_block(cfg_.layers[0], cfg_.context);
 }
 
@@ -193,6 +415,7 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
   SHOAL_DCHECK(static_cast<Index>(items.size()) == n);
   const MatView<T> h = h_.mat().rows_block(0, n);
   const Index f = has_gmf() ? cfg_.factors : 0;
+  executed_flops_ += static_cast<double>(n) * instance_flops(/*backward=*/false, factored());
   profile::Recorder* prof = zones_.embed.registered() ? ctx.profiler : nullptr;
   const MatView<T> x0 = has_mlp() ? x0_.mat().rows_block(0, n) : MatView<T>{};
   if (has_mlp()) {
@@ -202,19 +425,27 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
     const Index e = cfg_.layers[0] / 2, c = cfg_.context;
     const ConstMat<T> pu = tables_[static_cast<size_t>(mlp_user_)].layer.p.weight.value.mat();
     const ConstMat<T> qi = tables_[static_cast<size_t>(mlp_item_)].layer.p.weight.value.mat();
-    const bool copy_context = c > 0 && context.data != x0.data + 2 * e;
+    const MatView<T> slot = context_slot(n);
+    const bool copy_context = c > 0 && context.data != slot.data;
     SHOAL_DCHECK(c == 0 || (context.rows == n && context.cols == c));
-    for (Index r = 0; r < n; ++r) {
-      if (r + kRowsAhead < n) {
-        prefetch_row(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
-        prefetch_row(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
+    if (factored()) {
+      // Only the context goes into the tower input: the embedding columns are projected per
+      // distinct row (see the header).
+      if (copy_context)
+        for (Index r = 0; r < n; ++r) copy_row(context.row(r), c, slot.row(r));
+    } else {
+      for (Index r = 0; r < n; ++r) {
+        if (r + kRowsAhead < n) {
+          prefetch_row(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
+          prefetch_row(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
+        }
+        const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
+        SHOAL_DCHECK(u >= 0 && u < cfg_.num_users && i >= 0 && i < cfg_.num_items);
+        T* x = x0.row(r);
+        copy_row(pu.row(u), e, x);
+        copy_row(qi.row(i), e, x + e);
+        if (copy_context) copy_row(context.row(r), c, x + 2 * e);
       }
-      const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
-      SHOAL_DCHECK(u >= 0 && u < cfg_.num_users && i >= 0 && i < cfg_.num_items);
-      T* x = x0.row(r);
-      copy_row(pu.row(u), e, x);
-      copy_row(qi.row(i), e, x + e);
-      if (copy_context) copy_row(context.row(r), c, x + 2 * e);
     }
   }
   if (has_gmf()) {
@@ -234,13 +465,22 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
       for (Index j = 0; j < f; ++j) y[j] = a[j] * b[j];
     }
   }
+  if (factored() && share_ != Share::kExplicit) {
+    // This call is its own share (evaluation, tests); the backward that follows closes it.
+    profile::Zone zone(prof, zones_.share.forward, n);
+    open_share(users, items);
+    share_ = Share::kImplicit;
+  }
   if (has_mlp()) {
     ConstMat<T> x = x0;
     for (size_t k = 0; k < tower_.size(); ++k) {
       profile::Zone zone(prof, prof ? zones_.tower[k].forward : profile::kStepZone, n);
       const MatView<T> y = k + 1 < tower_.size() ? acts_[k].mat().rows_block(0, n)
                                                  : h.cols_block(f, cfg_.layers.back());
-      tower_[k].forward(ctx, x, y);
+      if (k == 0 && factored())
+        first_layer_forward(users, items, context_slot(n), y);
+      else
+        tower_[k].forward(ctx, x, y);
       x = y;
     }
   }
@@ -267,6 +507,7 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
                       ConstMat<T> dlogits) {
   const auto n = static_cast<Index>(users.size());
   const MatView<T> h = h_.mat().rows_block(0, n), dh = dh_.mat().rows_block(0, n);
+  executed_flops_ += static_cast<double>(n) * instance_flops(/*backward=*/true, factored());
   profile::Recorder* prof = zones_.embed.registered() ? ctx.profiler : nullptr;
   {
     // dh = dz·w, dw += Σ_n dz_n·h_n (in row order), db += Σ_n dz_n.
@@ -333,12 +574,28 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
                                     : ConstMat<T>(acts_[k].mat().rows_block(0, n));
       const ConstMat<T> dy = is_last ? ConstMat<T>(dh.cols_block(f, last))
                                      : ConstMat<T>(dacts_[k].mat().rows_block(0, n));
+      if (k == 0 && factored()) {
+        const MatView<T> dy0 = is_last ? dh.cols_block(f, last) : dacts_[0].mat().rows_block(0, n);
+        first_layer_backward(context_slot(n), y, dy0);
+        continue;
+      }
       // The first layer's input gradient only for the embedding columns: the context columns
       // are data, so their 2·N·C·L1 FLOPs would be thrown away.
       const MatView<T> dx =
           k == 0 ? dx0.cols_block(0, 2 * e) : dacts_[k - 1].mat().rows_block(0, n);
       tower_[k].backward(ctx, x, y, dy, dx);
     }
+  }
+  if (factored()) {
+    {
+      // dz of the first layer summed per distinct row; the rows' GEMMs run at the share's end.
+      profile::Zone zone(prof, zones_.embed.backward, n);
+      const ConstMat<T> dz0 = tower_.size() == 1 ? ConstMat<T>(dh.cols_block(f, cfg_.layers.back()))
+                                                 : ConstMat<T>(dacts_[0].mat().rows_block(0, n));
+      first_layer_aggregate(users, items, dz0);
+    }
+    if (share_ == Share::kImplicit) finish_share(ctx);
+    return;
   }
   // The MLP tables' row sums, straight from the tower's input gradient.
   profile::Zone zone(prof, zones_.embed.backward, n);
@@ -393,6 +650,12 @@ void Ncf<T>::register_zones(profile::Recorder& rec, int model, std::string_view 
         return profile::elementwise(n, f, 2, 3, elem) + profile::elementwise(n, f, 0, 0, elem);
       }),
       model);
+  if (factored()) {
+    // The distinct rows' gathers and GEMMs of the factored first layer (per share; their
+    // FLOPs are the instances' first-layer FLOPs that the factoring saves: no analytic cost).
+    zones_.share.forward = rec.zone(p + "mlp.0.rows.forward", Category::kForward, {}, model);
+    zones_.share.backward = rec.zone(p + "mlp.0.rows.backward", Category::kBackward, {}, model);
+  }
   zones_.tower.resize(tower_.size());
   for (size_t k = 0; k < tower_.size(); ++k) {
     const auto& c = tower_[k].cfg;

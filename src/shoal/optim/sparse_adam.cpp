@@ -41,30 +41,65 @@ void SparseAdam<T>::begin_step() {
   }
 }
 
+namespace {
+
+// Rows ahead whose lines are prefetched: a touched row's value, moments and gradient are
+// random lines of tables that outgrow L1 (and, with several trainer threads, often lines
+// another core wrote last).
+constexpr size_t kRowsAhead = 4;
+
 template <class T>
-void SparseAdam<T>::update_rows(const Arena& arena, const Param<T>& table,
-                                std::span<const int32_t> rows, ConstMat<T> row_grads) const {
+inline void prefetch_span(const T* p, Index n, bool write) {
+  constexpr Index kLine = 64 / static_cast<Index>(sizeof(T));
+  for (Index j = 0; j < n; j += kLine) {
+    if (write)
+      __builtin_prefetch(p + j, 1);
+    else
+      __builtin_prefetch(p + j);
+  }
+  // A row that does not start on a line boundary ends in one more line.
+  if (write)
+    __builtin_prefetch(p + n - 1, 1);
+  else
+    __builtin_prefetch(p + n - 1);
+}
+
+}  // namespace
+
+template <class T>
+Index SparseAdam<T>::checked_width(const Arena& arena, const Param<T>& table) const {
   SHOAL_CHECK(step_ > 0, "SparseAdam: update_rows() before begin_step()");
   SHOAL_CHECK(table.kind == ParamKind::kSparseRows && table.offset >= 0,
               "SparseAdam: the table must be an allocated kSparseRows parameter");
   SHOAL_CHECK(arena.optim_slots() >= slots(), "SparseAdam: needs {} optimizer slots, arena has {}",
               slots(), arena.optim_slots());
-  const Index n_rows = table.shape.rank == 0 ? 1 : table.shape[0];
-  const Index width = table.value.numel() / n_rows;
-  SHOAL_CHECK(row_grads.rows == static_cast<Index>(rows.size()) && row_grads.cols == width,
-              "SparseAdam: row_grads is [{}, {}], expected [{}, {}]", row_grads.rows,
-              row_grads.cols, rows.size(), width);
   SHOAL_CHECK(table.offset + table.value.numel() <= arena.param_elems(),
               "SparseAdam: the table does not belong to this arena");
+  const Index n_rows = table.shape.rank == 0 ? 1 : table.shape[0];
+  return table.value.numel() / n_rows;
+}
+
+template <class T>
+template <class GradOf>
+void SparseAdam<T>::update_impl(const Arena& arena, const Param<T>& table,
+                                std::span<const int32_t> rows, Index width, GradOf grad_of) const {
   using V = detail::Vec<T>;
+  [[maybe_unused]] const Index n_rows = table.shape.rank == 0 ? 1 : table.shape[0];
   T* value = table.value.data;
   T* m = arena.optim_state<T>(0) + table.offset;
   T* v = arena.optim_state<T>(1) + table.offset;
   for (size_t k = 0; k < rows.size(); ++k) {
+    if (k + kRowsAhead < rows.size()) {
+      const Index o = static_cast<Index>(rows[k + kRowsAhead]) * width;
+      prefetch_span(value + o, width, true);
+      prefetch_span(m + o, width, true);
+      prefetch_span(v + o, width, true);
+      prefetch_span(grad_of(k + kRowsAhead), width, false);
+    }
     const Index r = rows[k];
     SHOAL_DCHECK(r >= 0 && r < n_rows);
     const Index o = r * width;
-    const T* g = row_grads.row(static_cast<Index>(k));
+    const T* g = grad_of(k);
     if (cfg_.dense_eps) {
       detail::simd_map<T>(
           width,
@@ -86,6 +121,27 @@ void SparseAdam<T>::update_rows(const Arena& arena, const Param<T>& table,
           value + o, g, m + o, v + o);
     }
   }
+}
+
+template <class T>
+void SparseAdam<T>::update_rows(const Arena& arena, const Param<T>& table,
+                                std::span<const int32_t> rows, ConstMat<T> row_grads) const {
+  const Index width = checked_width(arena, table);
+  SHOAL_CHECK(row_grads.rows == static_cast<Index>(rows.size()) && row_grads.cols == width,
+              "SparseAdam: row_grads is [{}, {}], expected [{}, {}]", row_grads.rows,
+              row_grads.cols, rows.size(), width);
+  update_impl(arena, table, rows, width,
+              [&](size_t k) { return row_grads.row(static_cast<Index>(k)); });
+}
+
+template <class T>
+void SparseAdam<T>::update_rows(const Arena& arena, const Param<T>& table,
+                                std::span<const int32_t> rows,
+                                std::span<const T* const> row_grads) const {
+  const Index width = checked_width(arena, table);
+  SHOAL_CHECK(row_grads.size() == rows.size(), "SparseAdam: {} row gradients for {} rows",
+              row_grads.size(), rows.size());
+  update_impl(arena, table, rows, width, [&](size_t k) { return row_grads[k]; });
 }
 
 template class SparseAdam<float>;

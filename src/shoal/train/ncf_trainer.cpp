@@ -23,24 +23,26 @@ constexpr Index kComputeChunkRows = 256;
 namespace detail {
 
 // One thread's model and buffers. Replica 0 owns params and optimizer state; the others share
-// its params. merge_* are the thread's scratch for merging touched rows of each table.
+// its params. merge_*, grad_ptrs are the thread's scratch for the sparse table updates.
 struct NcfReplica {
   models::Ncf<float> model;
   Buffer<int32_t> users, items;            // [R] evaluation candidates
   Buffer<float> context;                   // [R, C]
   Buffer<float> dlogits;                   // [R, 1]
-  std::vector<Buffer<int32_t>> merge_ids;  // per table [min(B, U)]
-  std::vector<Buffer<float>> merge_grad;   // per table [min(B, U), D]
-  std::vector<Buffer<int32_t>> all_ids;    // per table [U] = 0..U-1, dense_embedding_adam
+  std::vector<Buffer<int32_t>> merge_ids;  // per table [U]: the step's touched rows
+  std::vector<Buffer<float>> merge_grad;  // per table [min(B, U), D]: rows several replicas touched
+  std::vector<const float*> grad_ptrs;    // [max over tables of min(B, U)]: the rows' gradients
+  std::vector<Buffer<int32_t>> all_ids;   // per table [U] = 0..U-1, dense_embedding_adam
   layers::BceWithLogitsLoss<float> loss;
   Arena arena;
 
+  // rows: per forward/backward chunk; share_rows: a thread's share of a batch (0: rows).
   NcfReplica(const models::Ncf<float>::Config& cfg, Index rows, Index merge_rows, int optim_slots,
-             bool dense_tables, const Arena* source)
+             bool dense_tables, const Arena* source, Index share_rows = 0)
       : model(cfg) {
     Planner planner;
     planner.set_optim_slots(source ? 0 : optim_slots);
-    model.plan(planner, rows);
+    model.plan(planner, rows, share_rows);
     planner.buffer(users, Region::kActivations, "batch.users", {rows});
     planner.buffer(items, Region::kActivations, "batch.items", {rows});
     planner.buffer(context, Region::kActivations, "batch.context",
@@ -53,9 +55,11 @@ struct NcfReplica {
       for (size_t t = 0; t < nt; ++t) {
         const auto& e = model.tables()[t];
         const Index m = std::min(merge_rows, e.layer.cfg.num_embeddings);
-        planner.buffer(merge_ids[t], Region::kScratch, e.name + ".merge_ids", {m});
+        planner.buffer(merge_ids[t], Region::kScratch, e.name + ".merge_ids",
+                       {e.layer.cfg.num_embeddings});
         planner.buffer(merge_grad[t], Region::kScratch, e.name + ".merge_grad",
                        {m, e.layer.cfg.embedding_dim});
+        grad_ptrs.resize(std::max(grad_ptrs.size(), static_cast<size_t>(m)));
       }
     }
     if (dense_tables && source == nullptr) {
@@ -220,7 +224,7 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   for (int r = 0; r < t; ++r) {
     replicas_.push_back(std::make_unique<detail::NcfReplica>(
         model, rows, cfg.batch_size, adam_.slots(), cfg.dense_embedding_adam,
-        r == 0 ? nullptr : &replicas_[0]->arena));
+        r == 0 ? nullptr : &replicas_[0]->arena, (cfg.batch_size + t - 1) / t));
     arenas_.push_back(&replicas_.back()->arena);
   }
   RngStream init_rng(cfg.seed, /*stream=*/0);
@@ -260,7 +264,7 @@ size_t NcfTrainer::planned_bytes(const models::Ncf<float>::Config& model, const 
   for (int r = 0; r < t; ++r) {
     replicas.push_back(std::make_unique<detail::NcfReplica>(
         model, rows, c.batch_size, optim::Adam<float>({.lr = c.lr}).slots(), c.dense_embedding_adam,
-        r == 0 ? nullptr : &replicas[0]->arena));
+        r == 0 ? nullptr : &replicas[0]->arena, (c.batch_size + t - 1) / t));
     bytes += replicas.back()->arena.bytes();
   }
   const auto p = static_cast<size_t>(train.size());
@@ -271,6 +275,11 @@ size_t NcfTrainer::planned_bytes(const models::Ncf<float>::Config& model, const 
 }
 models::Ncf<float>& NcfTrainer::model() {
   return replicas_[0]->model;
+}
+double NcfTrainer::executed_flops() const {
+  double f = 0;
+  for (const auto& r : replicas_) f += r->model.executed_flops();
+  return f;
 }
 const Arena& NcfTrainer::arena() const {
   return replicas_[0]->arena;
@@ -338,30 +347,36 @@ void NcfTrainer::barrier() {
 // the chunks (in chunk order: deterministic for a given thread count).
 void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
-  const Range r = split_range(n, tid, pool_.size());
+  const int nt = pool_.size();
   thread_loss_[static_cast<size_t>(tid)] = 0.0;
-  // The last step's table row grads, which the update only read: zeroed by this thread.
+  // The last step's table row grads, which the update only read: zeroed by this thread; so
+  // are a replica's dense grads (replica 0's were cleared by the update).
   rep.model.clear_table_grads();
-  if (r.size() == 0) return;
-  Ctx ctx = base;
-  ctx.thread = tid;
+  if (tid > 0) std::fill_n(rep.arena.grads<float>(), rep.arena.dense_param_elems(), 0.0f);
   const Index c = train_.context_cols();
+  const Range r = split_range(n, tid, nt);
   const auto off = static_cast<size_t>(begin + r.begin);
   const auto len = static_cast<size_t>(r.size());
+  const Index count = r.size();
   const std::span<const int32_t> users = sampler_.users().subspan(off, len);
   const std::span<const int32_t> items = sampler_.items().subspan(off, len);
   const std::span<const int32_t> ctx_rows =
       c > 0 ? sampler_.context_rows().subspan(off, len) : std::span<const int32_t>{};
   const float* labels = sampler_.labels().data() + off;
+  if (count == 0) return;
+  Ctx ctx = base;
+  ctx.thread = tid;
   // The share's mean loss weighted by its share of the batch: the replicas' gradients then
   // sum to the gradient of the batch mean. Loss and dlogits in one fused pass (bce_fused.h).
-  const double share = static_cast<double>(r.size()) / static_cast<double>(n);
-  const double rows = static_cast<double>(r.size());
+  const double share = static_cast<double>(count) / static_cast<double>(n);
+  const double rows = static_cast<double>(count);
   const auto scale = static_cast<float>(share / rows);
   const float* table = train_.context.data();
   double sum = 0;
-  for (Index c0 = 0; c0 < r.size(); c0 += kComputeChunkRows) {
-    const Index m = std::min(kComputeChunkRows, r.size() - c0);
+  // The share's distinct MLP rows are projected once for all its chunks (Ncf::begin_share).
+  rep.model.begin_share(ctx, users, items);
+  for (Index c0 = 0; c0 < count; c0 += kComputeChunkRows) {
+    const Index m = std::min(kComputeChunkRows, count - c0);
     const auto cu = static_cast<size_t>(c0), cm = static_cast<size_t>(m);
     // The context rows go straight into the tower input (forward then skips its copy).
     const MatView<float> context = c > 0 ? rep.model.context_slot(m) : MatView<float>{};
@@ -372,7 +387,7 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
       constexpr Index kAhead = 32;
       for (Index i = 0; i < m; ++i) {
         const Index ahead = c0 + i + kAhead;
-        if (ahead < r.size()) {
+        if (ahead < count) {
           const float* next = table + static_cast<Index>(ctx_rows[static_cast<size_t>(ahead)]) * c;
           __builtin_prefetch(next);
           __builtin_prefetch(next + c - 1);
@@ -390,6 +405,7 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
     }
     rep.model.backward(ctx, users.subspan(cu, cm), items.subspan(cu, cm), dlogits);
   }
+  rep.model.end_share(ctx);
   thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
 }
 
@@ -432,7 +448,16 @@ void NcfTrainer::step(Index begin, Index end) {
         profile::Zone zone(
             prof_, zones_.dense,
             split_range(arenas_[0]->dense_param_elems(), tid, pool_.size(), kParamGrain).size());
-        const Range r = reduce_grads_chunk<float>(arenas_, tid, pool_.size());
+        // The replicas' grads summed into replica 0's over this thread's chunk, in replica
+        // order; a replica k >= 1 is only read here (it clears its own grads at the start of
+        // its next share, so no core writes another replica's lines).
+        const Range r =
+            split_range(arenas_[0]->dense_param_elems(), tid, pool_.size(), kParamGrain);
+        float* __restrict dst = arenas_[0]->grads<float>();
+        for (size_t k = 1; k < arenas_.size(); ++k) {
+          const float* __restrict g = arenas_[k]->grads<float>();
+          for (Index i = r.begin; i < r.end; ++i) dst[i] += g[i];
+        }
         adam_.update(*arenas_[0], r.begin, r.end);
         zero_grads<float>(*arenas_[0], r);
       }
@@ -447,10 +472,10 @@ void NcfTrainer::step(Index begin, Index end) {
   if (prof_ != nullptr) prof_->step();
 }
 
-// Thread tid's slice of every table's rows: the replicas' row grads of the touched rows summed
+// Thread tid's share of every table's rows: the replicas' row grads of the touched rows summed
 // in replica order and the rows updated. Lazy mode only reads the replicas' buffers (each
-// replica clears its own rows at its next step); dense mode sums into replica 0's buffer and
-// clears what it summed.
+// replica clears its own rows at its next step) and shares the touched rows out by count;
+// dense mode takes a slice of row ids, sums into replica 0's buffer and clears what it summed.
 void NcfTrainer::update_tables(int tid) {
   detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
   detail::NcfReplica& src = *replicas_[0];
@@ -464,16 +489,16 @@ void NcfTrainer::update_tables(int tid) {
   for (size_t t = 0; t < tables.size(); ++t) {
     const auto& emb = tables[t].layer;
     const Index d = emb.cfg.embedding_dim;
-    // Slices of 64 rows: no cache line of flags (or of row grads) is written by two threads.
-    const Range slice = split_range(emb.cfg.num_embeddings, tid, nt, 64);
-    if (slice.size() == 0) continue;
     for (int r = 0; r < nt; ++r) {
       const auto tg = replicas_[static_cast<size_t>(r)]->model.table_grad(t);
       grads[r] = tg.grad;
       touched[r] = tg.touched;
     }
     if (dense) {
-      // torch.optim.Adam on the whole slice: untouched rows get a zero gradient.
+      // torch.optim.Adam on the whole slice: untouched rows get a zero gradient. Slices of 64
+      // rows: no cache line of flags (or of row grads) is written by two threads.
+      const Range slice = split_range(emb.cfg.num_embeddings, tid, nt, 64);
+      if (slice.size() == 0) continue;
       const MatView<float> g0 = grads[0];
       for (Index row = slice.begin; row < slice.end; ++row) {
         for (int r = 1; r < nt; ++r) {
@@ -493,27 +518,69 @@ void NcfTrainer::update_tables(int tid) {
       std::fill_n(touched[0] + slice.begin, slice.size(), uint8_t{0});
       continue;
     }
-    // Read only: each replica clears its own rows at its next step (Ncf::clear_table_grads).
-    int32_t* out_ids = mine.merge_ids[t].view.data;
-    const MatView<float> out = mine.merge_grad[t].mat();
-    Index m = 0;
-    for (Index row = slice.begin; row < slice.end; ++row) {
-      bool first = true;
-      for (int r = 0; r < nt; ++r) {
-        if (!touched[r][row]) continue;
-        const float* __restrict g = grads[r].row(row);
-        float* __restrict dst = out.row(m);
-        if (first)
-          copy_row(g, d, dst);
-        else
-          for (Index j = 0; j < d; ++j) dst[j] += g[j];
-        first = false;
+    // Lazy: read only (each replica clears its own rows at its next step,
+    // Ncf::clear_table_grads). Every thread lists the table's touched rows (flagged by any
+    // replica) in ascending order and takes an equal share of that list: by count, so the
+    // threads update as many rows each wherever the touched ids fall. A row touched by one
+    // replica is updated straight from that replica's buffer; only rows touched by several
+    // are summed (in replica order) into the thread's scratch first.
+    const Index table_rows = emb.cfg.num_embeddings;
+    int32_t* ids = mine.merge_ids[t].view.data;  // [table_rows]
+    Index total = 0;
+    // Branch-free: most rows are touched, at random.
+    if (nt == 1) {
+      const uint8_t* f0 = touched[0];
+      for (Index row = 0; row < table_rows; ++row) {
+        ids[total] = static_cast<int32_t>(row);
+        total += f0[row];
       }
-      if (!first) out_ids[m++] = static_cast<int32_t>(row);
+    } else {
+      for (Index row = 0; row < table_rows; ++row) {
+        unsigned any = 0;
+        for (int r = 0; r < nt; ++r) any |= touched[r][row];
+        ids[total] = static_cast<int32_t>(row);
+        total += any;
+      }
     }
+    const Range share = split_range(total, tid, nt);
+    if (share.size() == 0) continue;
+    const float** ptrs = mine.grad_ptrs.data();
+    if (nt == 1) {
+      for (Index k = share.begin; k < share.end; ++k) ptrs[k - share.begin] = grads[0].row(ids[k]);
+    } else {
+      const MatView<float> merged = mine.merge_grad[t].mat();
+      constexpr Index kAhead = 8;
+      for (Index k = share.begin; k < share.end; ++k) {
+        if (k + kAhead < share.end) {
+          const int32_t ahead = ids[k + kAhead];
+          for (int r = 0; r < nt; ++r)
+            if (touched[r][ahead]) {
+              __builtin_prefetch(grads[r].row(ahead));
+              __builtin_prefetch(grads[r].row(ahead) + d - 1);
+            }
+        }
+        const int32_t row = ids[k];
+        const float* single = nullptr;
+        float* __restrict dst = nullptr;
+        for (int r = 0; r < nt; ++r) {
+          if (!touched[r][row]) continue;
+          const float* __restrict g = grads[r].row(row);
+          if (dst != nullptr) {
+            for (Index j = 0; j < d; ++j) dst[j] += g[j];
+          } else if (single == nullptr) {
+            single = g;
+          } else {
+            dst = merged.row(k - share.begin);
+            for (Index j = 0; j < d; ++j) dst[j] = single[j] + g[j];
+          }
+        }
+        ptrs[k - share.begin] = dst != nullptr ? dst : single;
+      }
+    }
+    const auto count = static_cast<size_t>(share.size());
     sparse_adam_.update_rows(src.arena, emb.p.weight,
-                             std::span<const int32_t>(out_ids, static_cast<size_t>(m)),
-                             ConstMat<float>(out.data, m, d));
+                             std::span<const int32_t>(ids + share.begin, count),
+                             std::span<const float* const>(ptrs, count));
   }
 }
 
