@@ -255,7 +255,8 @@ TEST(NcfTrainer, ProfilerZones) {
   const auto steps = static_cast<uint64_t>(t.steps());
   for (const char* z :
        {"mlp.0.forward", "mlp.1.backward", "predict.forward", "embed.backward", "gmf.forward",
-        "loss.forward", "data.batch", "optimizer.dense", "optimizer.tables"})
+        "loss.forward", "data.batch", "optimizer.dense", "optimizer.tables", "mlp.0.rows.index",
+        "mlp.0.rows.forward", "mlp.0.rows.backward"})
     EXPECT_EQ(calls(z), 2 * steps) << z;  // both threads, every step
   EXPECT_EQ(calls("data.sample"), 2u);
   EXPECT_EQ(calls("eval"), 2u);

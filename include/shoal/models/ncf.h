@@ -186,7 +186,8 @@ class Ncf {
   };
   ShareRows share_rows_[2];
   Share share_ = Share::kNone;
-  void open_share(std::span<const Id> users, std::span<const Id> items);
+  void open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items);
+  void list_distinct(ShareRows& rs, std::span<const Id> ids);
   void finish_share(const Ctx& ctx);
   void first_layer_forward(std::span<const Id> users, std::span<const Id> items,
                            ConstMat<T> context, MatView<T> y);
@@ -201,6 +202,7 @@ class Ncf {
   }
   struct Zones {
     profile::LayerZones embed, gmf, predict, share;
+    profile::ZoneId share_index = profile::kStepZone;
     std::vector<profile::LayerZones> tower;
   } zones_;
 };

@@ -228,9 +228,7 @@ void Ncf<T>::clear_table_grads() {
 template <class T>
 void Ncf<T>::begin_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items) {
   if (!factored()) return;
-  profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
-  profile::Zone zone(prof, zones_.share.forward, users.size());
-  open_share(users, items);
+  open_share(ctx, users, items);
   share_ = Share::kExplicit;
 }
 
@@ -241,34 +239,23 @@ void Ncf<T>::end_share(const Ctx& ctx) {
   finish_share(ctx);
 }
 
-// Lists the distinct users and items, gathers their MLP rows and projects them through their
-// columns of the first layer's weight; clears their dz sums.
+// Lists the distinct users and items (zone mlp.0.rows.index), gathers their MLP rows and
+// projects them through their columns of the first layer's weight (mlp.0.rows.forward, costed
+// by the distinct rows); clears their dz sums.
 template <class T>
-void Ncf<T>::open_share(std::span<const Id> users, std::span<const Id> items) {
+void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items) {
+  profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
+  {
+    profile::Zone zone(prof, zones_.share_index, users.size());
+    for (int s = 0; s < 2; ++s) list_distinct(share_rows_[s], s == 0 ? users : items);
+  }
+  profile::Zone zone(prof, zones_.share.forward, share_rows_[0].count + share_rows_[1].count);
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
   const ConstMat<T> w = tower_[0].p.weight.value.mat();
   for (int s = 0; s < 2; ++s) {
     ShareRows& rs = share_rows_[s];
-    const std::span<const Id> ids = s == 0 ? users : items;
-    const Index cap = rs.list.view.numel() - 1;
-    const Index table_rows = rs.slot.view.numel();
-    SHOAL_CHECK(static_cast<Index>(ids.size()) <= cap || cap == table_rows,
-                "NCF share of {} rows, planned for {}", ids.size(), cap);
-    Id* slot = rs.slot.view.data;
-    Id* list = rs.list.view.data;
-    Index m = 0;
-    for (const Id id : ids) {
-      SHOAL_DCHECK(id >= 0 && id < table_rows);
-      // Branch-free (about half the ids are new, at random): the id is written at list[m]
-      // (capacity + 1 entries) and kept only when it was not listed yet.
-      const Id k = slot[id];
-      const bool in_range = static_cast<uint64_t>(k) < static_cast<uint64_t>(m);
-      const bool seen = in_range & (list[in_range ? k : 0] == id);
-      slot[id] = seen ? k : static_cast<Id>(m);
-      list[m] = id;
-      m += seen ? 0 : 1;
-    }
-    rs.count = m;
+    const Index m = rs.count;
+    const Id* list = rs.list.view.data;
     const ConstMat<T> table =
         tables_[static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_)].layer.p.weight.value.mat();
     T* g = rs.gathered.view.data;
@@ -285,6 +272,30 @@ void Ncf<T>::open_share(std::span<const Id> users, std::span<const Id> items) {
     executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
     std::fill_n(rs.dz.view.data, padded * l1, T(0));
   }
+}
+
+// rs.list[0, count) = the distinct ids in first-seen order, rs.slot[id] = an id's index there.
+template <class T>
+void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
+  const Index cap = rs.list.view.numel() - 1;
+  const Index table_rows = rs.slot.view.numel();
+  SHOAL_CHECK(static_cast<Index>(ids.size()) <= cap || cap == table_rows,
+              "NCF share of {} rows, planned for {}", ids.size(), cap);
+  Id* slot = rs.slot.view.data;
+  Id* list = rs.list.view.data;
+  Index m = 0;
+  for (const Id id : ids) {
+    SHOAL_DCHECK(id >= 0 && id < table_rows);
+    // Branch-free (about half the ids are new, at random): the id is written at list[m]
+    // (capacity + 1 entries) and kept only when it was not listed yet.
+    const Id k = slot[id];
+    const bool in_range = static_cast<uint64_t>(k) < static_cast<uint64_t>(m);
+    const bool seen = in_range & (list[in_range ? k : 0] == id);
+    slot[id] = seen ? k : static_cast<Id>(m);
+    list[m] = id;
+    m += seen ? 0 : 1;
+  }
+  rs.count = m;
 }
 
 // y = relu(c·W_cᵀ + b + proj_u[u] + proj_i[i]) for the call's rows.
@@ -467,8 +478,7 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
   }
   if (factored() && share_ != Share::kExplicit) {
     // This call is its own share (evaluation, tests); the backward that follows closes it.
-    profile::Zone zone(prof, zones_.share.forward, n);
-    open_share(users, items);
+    open_share(ctx, users, items);
     share_ = Share::kImplicit;
   }
   if (has_mlp()) {
@@ -651,17 +661,36 @@ void Ncf<T>::register_zones(profile::Recorder& rec, int model, std::string_view 
       }),
       model);
   if (factored()) {
-    // The distinct rows' gathers and GEMMs of the factored first layer (per share; their
-    // FLOPs are the instances' first-layer FLOPs that the factoring saves: no analytic cost).
-    zones_.share.forward = rec.zone(p + "mlp.0.rows.forward", Category::kForward, {}, model);
-    zones_.share.backward = rec.zone(p + "mlp.0.rows.backward", Category::kBackward, {}, model);
+    // The factored first layer's per-share work, costed per distinct row (the zones' count):
+    // listing the distinct ids (no FLOPs), their rows' gather and projection through the
+    // embedding columns, and backward those columns' dW and the rows' gradients.
+    const double e = static_cast<double>(cfg_.layers[0] / 2);
+    const double l1 = static_cast<double>(tower_[0].cfg.out);
+    zones_.share_index = rec.zone(p + "mlp.0.rows.index", Category::kForward, {}, model);
+    zones_.share.forward =
+        rec.zone(p + "mlp.0.rows.forward", Category::kForward, AffineCost::of([&](double m) {
+                   Cost c = profile::linear_forward(m, e, l1, false, profile::ActKind::kNone, elem);
+                   c.bytes += 2 * elem * m * e;  // the gather
+                   return c;
+                 }),
+                 model);
+    zones_.share.backward =
+        rec.zone(p + "mlp.0.rows.backward", Category::kBackward, AffineCost::of([&](double m) {
+                   return profile::linear_backward_dw(m, e, l1, false, elem) +
+                          profile::linear_backward_dx(m, e, l1, profile::ActKind::kNone, elem);
+                 }),
+                 model);
   }
   zones_.tower.resize(tower_.size());
   for (size_t k = 0; k < tower_.size(); ++k) {
     const auto& c = tower_[k].cfg;
-    const double in = static_cast<double>(c.in), out = static_cast<double>(c.out);
-    // The first layer's dX covers only the embedding columns (see backward).
-    const double dx_in = k == 0 ? static_cast<double>(cfg_.layers[0]) : in;
+    const double out = static_cast<double>(c.out);
+    // The first layer's dX covers only the embedding columns (see backward); factored, the
+    // instances run only the context columns, without dX (the embedding columns are in the
+    // mlp.0.rows zones).
+    const double in =
+        k == 0 && factored() ? static_cast<double>(cfg_.context) : static_cast<double>(c.in);
+    const double dx_in = k == 0 ? (factored() ? 0.0 : static_cast<double>(cfg_.layers[0])) : in;
     const auto act = static_cast<profile::ActKind>(c.act);
     const std::string name = fmt::format("{}mlp.{}.", p, k);
     zones_.tower[k].forward =
