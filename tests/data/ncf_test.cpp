@@ -71,10 +71,10 @@ TEST(NcfReader, CsvWithLabelAndContext) {
   EXPECT_EQ(p.users, (std::vector<int32_t>{0, 2}));
   EXPECT_EQ(p.items, (std::vector<int32_t>{2, 1}));
   EXPECT_EQ(p.context_names, (std::vector<std::string>{"age", "hour"}));
-  EXPECT_EQ(p.context, (std::vector<float>{0.5f, 3.f, -2.f, 7.f}));
+  EXPECT_EQ(p.context, (HugePageVector<float>{0.5f, 3.f, -2.f, 7.f}));
   EXPECT_EQ(p.dropped_negatives, 1);
   const auto q = parse_ncf_csv(text, "x.csv", {"hour"});
-  EXPECT_EQ(q.context, (std::vector<float>{3.f, 7.f}));
+  EXPECT_EQ(q.context, (HugePageVector<float>{3.f, 7.f}));
 }
 
 TEST(NcfReader, CsvErrors) {

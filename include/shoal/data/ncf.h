@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "shoal/core/huge_pages.h"
 #include "shoal/core/tensor.h"
 
 namespace shoal::data {
@@ -29,7 +30,8 @@ struct NcfIdLimits {
 struct NcfPositives {
   std::vector<int32_t> users;              // [P]
   std::vector<int32_t> items;              // [P]
-  std::vector<float> context;              // [P, C] row-major; empty when C = 0
+  // [P, C] row-major; empty when C = 0. Training reads its rows at random: huge pages.
+  HugePageVector<float> context;
   std::vector<std::string> context_names;  // [C]
   Index num_users = 0;          // U = max user id + 1 (or larger, when set from other files)
   Index num_items = 0;          // V

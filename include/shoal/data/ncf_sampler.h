@@ -25,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "shoal/core/huge_pages.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/data/ncf.h"
 
@@ -92,12 +93,14 @@ class NcfSampler {
   std::vector<uint64_t> bits_;         // [U, words_] positives bitset (empty: too large)
   size_t words_ = 0;
   Index buckets_ = 1;
-  std::vector<uint16_t> bucket_of_;    // [N] b(c) of this epoch
-  std::vector<int64_t> chunk_counts_;  // [chunks, B] counts, then start offsets
-  std::vector<int64_t> bucket_start_;  // [B + 1]
-  std::vector<uint32_t> order_;        // [N] shuffled canonical ids
-  std::vector<int32_t> users_, items_, ctx_rows_;
-  std::vector<float> labels_;
+  // The epoch's arrays (N = 18.2M instances at the user's scale) are written and read at
+  // random positions while drawing: huge pages (core/huge_pages.h).
+  HugePageVector<uint16_t> bucket_of_;  // [N] b(c) of this epoch
+  std::vector<int64_t> chunk_counts_;   // [chunks, B] counts, then start offsets
+  std::vector<int64_t> bucket_start_;   // [B + 1]
+  HugePageVector<uint32_t> order_;      // [N] shuffled canonical ids
+  HugePageVector<int32_t> users_, items_, ctx_rows_;
+  HugePageVector<float> labels_;
 };
 
 }  // namespace shoal::data
