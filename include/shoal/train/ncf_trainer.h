@@ -2,14 +2,17 @@
 // by leave-one-out HR@K / NDCG@K.
 //
 // Step (batch of B instances of the shuffled epoch, see data/ncf_sampler.h):
-//   1. each thread runs forward/backward on its contiguous share of the batch on its own
-//      replica (shared params); BCE-with-logits, each thread's mean weighted by its share so
-//      that the sum of the replicas' gradients is the gradient of the batch mean;
+//   1. each thread runs forward/backward on its share of the batch on its own replica (shared
+//      params): with T threads, the batch's instances whose user % T is the thread's index, so
+//      that a user's table rows are used, and updated, by one thread only; BCE-with-logits,
+//      each thread's mean weighted by its share so that the sum of the replicas' gradients is
+//      the gradient of the batch mean;
 //   2. after one barrier in the same parallel region (one fork-join per step), one fused pass
 //      per thread: (a) dense params: the chunk's replica grads summed in replica order into
 //      replica 0's, Adam, zero; (b) embedding tables: each replica's backward left dense row
 //      grads and touched-row flags (Ncf::table_grad); every thread lists a table's touched rows
-//      by their flags (no sort, no merge) and takes an equal share of that list, sums each
+//      by their flags (no sort, no merge) and takes an equal share of that list (a user
+//      table's rows: the thread's own, see 1), sums each
 //      row's grads in replica order (a row one replica touched is read where it lies) and
 //      updates those rows only with Adam arithmetic (lazy: untouched rows and their moments are
 //      left alone, as TF's LazyAdam), or, with dense_embedding_adam, takes a slice of row ids

@@ -33,6 +33,10 @@ struct NcfReplica {
   std::vector<Buffer<float>> merge_grad;  // per table [min(B, U), D]: rows several replicas touched
   std::vector<const float*> grad_ptrs;    // [max over tables of min(B, U)]: the rows' gradients
   std::vector<Buffer<int32_t>> all_ids;   // per table [U] = 0..U-1, dense_embedding_adam
+  // With several threads: this thread's share of a batch, the instances of the users it owns
+  // (user % threads == thread), gathered from the epoch's arrays [B].
+  Buffer<int32_t> share_users, share_items, share_ctx_rows;
+  Buffer<float> share_labels;
   layers::BceWithLogitsLoss<float> loss;
   Arena arena;
 
@@ -43,6 +47,12 @@ struct NcfReplica {
     Planner planner;
     planner.set_optim_slots(source ? 0 : optim_slots);
     model.plan(planner, rows, share_rows);
+    if (share_rows > 0) {
+      planner.buffer(share_users, Region::kScratch, "share.users", {share_rows});
+      planner.buffer(share_items, Region::kScratch, "share.items", {share_rows});
+      planner.buffer(share_ctx_rows, Region::kScratch, "share.context_rows", {share_rows});
+      planner.buffer(share_labels, Region::kScratch, "share.labels", {share_rows});
+    }
     planner.buffer(users, Region::kActivations, "batch.users", {rows});
     planner.buffer(items, Region::kActivations, "batch.items", {rows});
     planner.buffer(context, Region::kActivations, "batch.context",
@@ -224,7 +234,7 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   for (int r = 0; r < t; ++r) {
     replicas_.push_back(std::make_unique<detail::NcfReplica>(
         model, rows, cfg.batch_size, adam_.slots(), cfg.dense_embedding_adam,
-        r == 0 ? nullptr : &replicas_[0]->arena, (cfg.batch_size + t - 1) / t));
+        r == 0 ? nullptr : &replicas_[0]->arena, cfg.batch_size));
     arenas_.push_back(&replicas_.back()->arena);
   }
   RngStream init_rng(cfg.seed, /*stream=*/0);
@@ -264,7 +274,7 @@ size_t NcfTrainer::planned_bytes(const models::Ncf<float>::Config& model, const 
   for (int r = 0; r < t; ++r) {
     replicas.push_back(std::make_unique<detail::NcfReplica>(
         model, rows, c.batch_size, optim::Adam<float>({.lr = c.lr}).slots(), c.dense_embedding_adam,
-        r == 0 ? nullptr : &replicas[0]->arena, (c.batch_size + t - 1) / t));
+        r == 0 ? nullptr : &replicas[0]->arena, c.batch_size));
     bytes += replicas.back()->arena.bytes();
   }
   const auto p = static_cast<size_t>(train.size());
@@ -354,15 +364,37 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   rep.model.clear_table_grads();
   if (tid > 0) std::fill_n(rep.arena.grads<float>(), rep.arena.dense_param_elems(), 0.0f);
   const Index c = train_.context_cols();
-  const Range r = split_range(n, tid, nt);
-  const auto off = static_cast<size_t>(begin + r.begin);
-  const auto len = static_cast<size_t>(r.size());
-  const Index count = r.size();
-  const std::span<const int32_t> users = sampler_.users().subspan(off, len);
-  const std::span<const int32_t> items = sampler_.items().subspan(off, len);
-  const std::span<const int32_t> ctx_rows =
+  const auto off = static_cast<size_t>(begin), len = static_cast<size_t>(n);
+  std::span<const int32_t> users = sampler_.users().subspan(off, len);
+  std::span<const int32_t> items = sampler_.items().subspan(off, len);
+  std::span<const int32_t> ctx_rows =
       c > 0 ? sampler_.context_rows().subspan(off, len) : std::span<const int32_t>{};
   const float* labels = sampler_.labels().data() + off;
+  Index count = n;
+  if (nt > 1) {
+    // The share: the batch's instances of the users this thread owns (user % threads), in
+    // batch order. A user's table rows are then touched by one replica only, and update_tables
+    // updates them on this thread: they never move between cores (the items still do).
+    int32_t* su = rep.share_users.view.data;
+    int32_t* si = rep.share_items.view.data;
+    int32_t* sc = rep.share_ctx_rows.view.data;
+    float* sl = rep.share_labels.view.data;
+    Index m = 0;
+    for (size_t k = 0; k < len; ++k) {
+      const int32_t u = users[k];
+      su[m] = u;
+      si[m] = items[k];
+      if (c > 0) sc[m] = ctx_rows[k];
+      sl[m] = labels[k];
+      m += u % nt == tid ? 1 : 0;
+    }
+    count = m;
+    const auto cm = static_cast<size_t>(m);
+    users = std::span<const int32_t>(su, cm);
+    items = std::span<const int32_t>(si, cm);
+    if (c > 0) ctx_rows = std::span<const int32_t>(sc, cm);
+    labels = sl;
+  }
   if (count == 0) return;
   Ctx ctx = base;
   ctx.thread = tid;
@@ -474,7 +506,8 @@ void NcfTrainer::step(Index begin, Index end) {
 
 // Thread tid's share of every table's rows: the replicas' row grads of the touched rows summed
 // in replica order and the rows updated. Lazy mode only reads the replicas' buffers (each
-// replica clears its own rows at its next step) and shares the touched rows out by count;
+// replica clears its own rows at its next step); a user table's touched rows are the thread's
+// own (its replica alone touched them), an item table's are shared out by count;
 // dense mode takes a slice of row ids, sums into replica 0's buffer and clears what it summed.
 void NcfTrainer::update_tables(int tid) {
   detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
@@ -527,12 +560,16 @@ void NcfTrainer::update_tables(int tid) {
     const Index table_rows = emb.cfg.num_embeddings;
     int32_t* ids = mine.merge_ids[t].view.data;  // [table_rows]
     Index total = 0;
+    // A user table's rows were touched by their owner's replica only (compute_share splits a
+    // batch by user), so this thread updates the rows its own replica touched, from its own
+    // buffer; the same holds trivially on one thread.
+    const bool own = nt == 1 || tables[t].is_user;
     // Branch-free: most rows are touched, at random.
-    if (nt == 1) {
-      const uint8_t* f0 = touched[0];
+    if (own) {
+      const uint8_t* f = touched[tid];
       for (Index row = 0; row < table_rows; ++row) {
         ids[total] = static_cast<int32_t>(row);
-        total += f0[row];
+        total += f[row];
       }
     } else {
       for (Index row = 0; row < table_rows; ++row) {
@@ -542,11 +579,12 @@ void NcfTrainer::update_tables(int tid) {
         total += any;
       }
     }
-    const Range share = split_range(total, tid, nt);
+    const Range share = own ? Range{0, total} : split_range(total, tid, nt);
     if (share.size() == 0) continue;
     const float** ptrs = mine.grad_ptrs.data();
-    if (nt == 1) {
-      for (Index k = share.begin; k < share.end; ++k) ptrs[k - share.begin] = grads[0].row(ids[k]);
+    if (own) {
+      for (Index k = share.begin; k < share.end; ++k)
+        ptrs[k - share.begin] = grads[tid].row(ids[k]);
     } else {
       const MatView<float> merged = mine.merge_grad[t].mat();
       constexpr Index kAhead = 8;
