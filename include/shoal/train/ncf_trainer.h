@@ -11,16 +11,16 @@
 //      per thread: (a) dense params: the chunk's replica grads summed in replica order into
 //      replica 0's, Adam, zero; (b) embedding tables: each replica's backward left dense row
 //      grads and touched-row flags (Ncf::table_grad); every thread lists a table's touched rows
-//      by their flags (no sort, no merge) and takes an equal share of that list (a user
-//      table's rows: the thread's own, see 1), sums each
-//      row's grads in replica order (a row one replica touched is read where it lies) and
-//      updates those rows only with Adam arithmetic (lazy: untouched rows and their moments are
-//      left alone, as TF's LazyAdam), or, with dense_embedding_adam, takes a slice of row ids
-//      and updates every row of it with a zero gradient where untouched (torch.optim.Adam
-//      semantics on the whole table). Each replica clears its own touched rows and its own
-//      dense grads (replicas ≥ 1) at the start of its next share, so the lazy update only reads
-//      other threads' buffers. The sums have a fixed order, so a given thread count is bitwise
-//      deterministic. No allocation after construction.
+//      by their flags (no sort, no merge) and takes an equal share of that list (of a user
+//      table, the rows its own replica touched, see 1), sums each row's grads in replica order
+//      (a row one replica touched is read where it lies) and updates those rows only with
+//      Adam arithmetic (lazy: untouched rows and their moments are left alone, as TF's
+//      LazyAdam), or, with dense_embedding_adam, takes a slice of row ids and updates every row
+//      of it with a zero gradient where untouched (torch.optim.Adam semantics on the whole
+//      table). Each replica clears its own touched rows and its own dense grads (replicas ≥ 1)
+//      at the start of its next share, so the lazy update only reads other threads' buffers.
+//      The sums have a fixed order, so a given thread count is bitwise deterministic. No
+//      allocation after construction.
 // A share runs in chunks of 256 rows (forward, loss, backward each); the model's first tower
 // layer is factored by distinct rows over the whole share (Ncf::begin_share / end_share).
 // Evaluation: for each test user the candidates are the K negatives in file order, then the
