@@ -127,31 +127,47 @@ TEST(NcfTrainer, SameSeedAndThreadsGiveBitwiseSameWeights) {
   }
 }
 
-TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
-  // The merged sparse updates must equal the single-thread ones up to float summation order.
-  const Planted p = planted(30, 48, 5, 2, 2);
+// The merged sparse updates must equal the single-thread ones up to float summation order,
+// with shares by user (users spread evenly over the threads) and contiguous shares (one user
+// holds a third of the positives).
+void expect_thread_counts_agree(const data::NcfPositives& train, const Planted& p, int threads,
+                                bool by_user) {
   NcfTrainConfig cfg{.batch_size = 64, .seed = 3, .threads = 1};
-  NcfTrainer one(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
-  cfg.threads = 3;
-  NcfTrainer three(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
+  NcfTrainer one(model_config(p, NcfKind::kNeuMf, 2), cfg, train);
+  cfg.threads = threads;
+  NcfTrainer many(model_config(p, NcfKind::kNeuMf, 2), cfg, train);
+  EXPECT_EQ(many.shares_by_user(), by_user);
+  EXPECT_FALSE(one.shares_by_user());
   one.draw_epoch(1);
-  three.draw_epoch(1);
+  many.draw_epoch(1);
   for (Index b = 0; b < 4 * 64; b += 64) {
     one.step(b, b + 64);
-    three.step(b, b + 64);
+    many.step(b, b + 64);
   }
-  const auto w1 = params(one), w3 = params(three);
+  const auto w1 = params(one), wn = params(many);
   double max_diff = 0;
   for (size_t i = 0; i < w1.size(); ++i)
-    max_diff = std::max(max_diff, static_cast<double>(std::abs(w1[i] - w3[i])));
-  EXPECT_LT(max_diff, 2e-6);
-  EXPECT_NE(
-      std::memcmp(
-          w1.data(),
-          params(NcfTrainer(model_config(p, NcfKind::kNeuMf, 2), {.seed = 3}, p.train)).data(),
-          w1.size() * sizeof(float)),
-      0)
+    max_diff = std::max(max_diff, static_cast<double>(std::abs(w1[i] - wn[i])));
+  EXPECT_LT(max_diff, 2e-6) << threads << " threads";
+  EXPECT_NE(std::memcmp(
+                w1.data(),
+                params(NcfTrainer(model_config(p, NcfKind::kNeuMf, 2), {.seed = 3}, train)).data(),
+                w1.size() * sizeof(float)),
+            0)
       << "training did not change the weights";
+}
+
+TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
+  const Planted p = planted(30, 48, 5, 2, 2);  // 5 positives per user
+  expect_thread_counts_agree(p.train, p, 3, /*by_user=*/true);
+  expect_thread_counts_agree(p.train, p, 2, /*by_user=*/true);
+  data::NcfPositives skewed = p.train;
+  for (int k = 0; k < 75; ++k) {  // user 0: 80 of 225 positives
+    skewed.users.push_back(0);
+    skewed.items.push_back(static_cast<int32_t>(k % 40));  // 8 items stay negatives
+    skewed.context.insert(skewed.context.end(), {0.5f, -0.5f});
+  }
+  expect_thread_counts_agree(skewed, p, 2, /*by_user=*/false);
 }
 
 TEST(NcfTrainer, LazyAdamLeavesUntouchedRowsAlone) {

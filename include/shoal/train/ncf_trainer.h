@@ -4,7 +4,9 @@
 // Step (batch of B instances of the shuffled epoch, see data/ncf_sampler.h):
 //   1. each thread runs forward/backward on its share of the batch on its own replica (shared
 //      params): with T threads, the batch's instances whose user % T is the thread's index, so
-//      that a user's table rows are used, and updated, by one thread only; BCE-with-logits,
+//      that a user's table rows are used, and updated, by one thread only (contiguous shares
+//      instead when that would split the data's positives unevenly: > 5% over 1/T for some
+//      thread); BCE-with-logits,
 //      each thread's mean weighted by its share so that the sum of the replicas' gradients is
 //      the gradient of the batch mean;
 //   2. after one barrier in the same parallel region (one fork-join per step), one fused pass
@@ -118,6 +120,8 @@ class NcfTrainer {
   int64_t steps() const { return adam_.step_count(); }
   Index instances_per_epoch() const { return sampler_.instances(); }
   const data::NcfSampler& sampler() const { return sampler_; }
+  // Whether a batch is split between the threads by user (see the header comment).
+  bool shares_by_user() const { return split_by_user_; }
   // Mean training context per user [U, C] (empty without context).
   const std::vector<float>& user_context() const { return user_context_; }
   // One optimizer step on instances [begin, end) of the current epoch (exposed for tests).
@@ -160,6 +164,7 @@ class NcfTrainer {
   optim::SparseAdam<float> sparse_adam_;
   std::vector<float> user_context_;
   std::vector<double> thread_loss_;
+  bool split_by_user_ = false;  // shares by user id % threads (see compute_share)
   int epoch_ = 0;
   alignas(64) std::atomic<int> barrier_count_{0};
   alignas(64) std::atomic<uint32_t> barrier_phase_{0};

@@ -240,6 +240,15 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   RngStream init_rng(cfg.seed, /*stream=*/0);
   replicas_[0]->model.init(init_rng);
   thread_loss_.assign(static_cast<size_t>(t), 0.0);
+  // Shares by user (see compute_share) when the users spread evenly over the threads: no
+  // thread's users hold more than 5% over an equal part of the positives (few users, or one
+  // very active user, would leave a thread with most of every batch: contiguous shares then).
+  if (t > 1) {
+    std::vector<Index> per_thread(static_cast<size_t>(t), 0);
+    for (const int32_t u : train.users) ++per_thread[static_cast<size_t>(u % t)];
+    const Index most = *std::max_element(per_thread.begin(), per_thread.end());
+    split_by_user_ = static_cast<double>(most) * t <= 1.05 * static_cast<double>(train.size());
+  }
   const Index c = model.context;
   if (c > 0) {
     user_context_.assign(static_cast<size_t>(model.num_users * c), 0.0f);
@@ -371,7 +380,15 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
       c > 0 ? sampler_.context_rows().subspan(off, len) : std::span<const int32_t>{};
   const float* labels = sampler_.labels().data() + off;
   Index count = n;
-  if (nt > 1) {
+  if (!split_by_user_) {
+    const Range r = split_range(n, tid, nt);
+    const auto rb = static_cast<size_t>(r.begin), rn = static_cast<size_t>(r.size());
+    users = users.subspan(rb, rn);
+    items = items.subspan(rb, rn);
+    if (c > 0) ctx_rows = ctx_rows.subspan(rb, rn);
+    labels += r.begin;
+    count = r.size();
+  } else {
     // The share: the batch's instances of the users this thread owns (user % threads), in
     // batch order. A user's table rows are then touched by one replica only, and update_tables
     // updates them on this thread: they never move between cores (the items still do).
@@ -560,10 +577,10 @@ void NcfTrainer::update_tables(int tid) {
     const Index table_rows = emb.cfg.num_embeddings;
     int32_t* ids = mine.merge_ids[t].view.data;  // [table_rows]
     Index total = 0;
-    // A user table's rows were touched by their owner's replica only (compute_share splits a
-    // batch by user), so this thread updates the rows its own replica touched, from its own
+    // A user table's rows were touched by their owner's replica only when compute_share splits
+    // a batch by user, so this thread updates the rows its own replica touched, from its own
     // buffer; the same holds trivially on one thread.
-    const bool own = nt == 1 || tables[t].is_user;
+    const bool own = nt == 1 || (split_by_user_ && tables[t].is_user);
     // Branch-free: most rows are touched, at random.
     if (own) {
       const uint8_t* f = touched[tid];
