@@ -16,6 +16,22 @@
 
 namespace shoal {
 
+// A uniform draw in [0, n) from uniform 32-bit words `next()` (Lemire's multiply-shift with
+// rejection): every source of the same words gives the same draws.
+template <class Next>
+uint32_t uniform_below(uint32_t n, Next&& next) {
+  uint64_t m = static_cast<uint64_t>(next()) * n;
+  auto low = static_cast<uint32_t>(m);
+  if (low < n) {
+    const uint32_t threshold = static_cast<uint32_t>(-n) % n;
+    while (low < threshold) {
+      m = static_cast<uint64_t>(next()) * n;
+      low = static_cast<uint32_t>(m);
+    }
+  }
+  return static_cast<uint32_t>(m >> 32);
+}
+
 class Philox {
  public:
   Philox() = default;

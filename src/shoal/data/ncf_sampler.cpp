@@ -77,18 +77,9 @@ class BlockStream8 {
     if (used_ == 32) refill();
     return buf_[used_++];
   }
-  // RngStream::below: Lemire's multiply-shift with rejection, draw for draw.
+  // RngStream::below, draw for draw.
   uint32_t below(uint32_t n) {
-    uint64_t m = static_cast<uint64_t>(next_u32()) * n;
-    auto low = static_cast<uint32_t>(m);
-    if (low < n) {
-      const uint32_t threshold = static_cast<uint32_t>(-n) % n;
-      while (low < threshold) {
-        m = static_cast<uint64_t>(next_u32()) * n;
-        low = static_cast<uint32_t>(m);
-      }
-    }
-    return static_cast<uint32_t>(m >> 32);
+    return uniform_below(n, [this] { return next_u32(); });
   }
 
  private:
