@@ -145,6 +145,7 @@ def run_score(args, train, test, ids):
     rows = [("seasonal naive", "-", *scores(seasonal_naive(train, g), train, test, g), len(ids))]
     tools = (("neuralforecast", "nf", "TSMixerx"), ("shoal", "shoal", "tsmixerx"),
              ("shoal, torch init", "shoal_torchinit", "tsmixerx"))
+    seed_scores = {}
     for tool, prefix, col in tools:
         per_seed = []
         for seed in args.seeds:
@@ -159,6 +160,7 @@ def run_score(args, train, test, ids):
             per_seed.append(scores(fc, train, test, g))
             rows.append((tool, str(seed), *per_seed[-1], len(ids)))
         if per_seed:
+            seed_scores[tool] = np.array(per_seed)
             a = np.array(per_seed)
             sd = a.std(axis=0, ddof=1) if len(a) > 1 else np.zeros(2)
             rows.append((tool, f"mean±sd of {len(a)}", f"{a[:, 0].mean():.3f} ± {sd[0]:.3f}",
@@ -170,6 +172,19 @@ def run_score(args, train, test, ids):
         s = f"{s:.3f}" if isinstance(s, float) else s
         m = f"{m:.4f}" if isinstance(m, float) else m
         print(f"{tool:<20}{seed:<14}{s:>16}{m:>18}{n:>8}")
+    # Each tool's seed means against neuralforecast's, relative, with the standard error of
+    # the difference of two means of independent seeds (sd²/k summed over both tools).
+    ref = seed_scores.get("neuralforecast")
+    for tool, a in seed_scores.items():
+        if tool == "neuralforecast" or ref is None or len(a) < 2 or len(ref) < 2:
+            continue
+        parts = []
+        for j, name in enumerate(("sMAPE", "MASE")):
+            d = a[:, j].mean() - ref[:, j].mean()
+            se = np.sqrt(a[:, j].var(ddof=1) / len(a) + ref[:, j].var(ddof=1) / len(ref))
+            base = ref[:, j].mean()
+            parts.append(f"{name} {100 * d / base:+.2f}% ± {100 * se / base:.2f}% (se)")
+        print(f"{tool} vs neuralforecast, difference of the seed means: " + ", ".join(parts))
 
 
 def main():
