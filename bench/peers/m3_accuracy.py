@@ -66,6 +66,10 @@ def run_peer(args, train, ids, seed):
     out = os.path.join(args.out, f"nf_{args.group}_seed{seed}.csv")
     done = set(pd.read_csv(out)["unique_id"].unique()) if os.path.exists(out) else set()
     todo = [u for u in ids if u not in done]
+    # --shard K/N: this process fits every N-th of the remaining series from the K-th, so that
+    # N processes share one seed (each fit is appended to the CSV in one write).
+    k, n = (int(x) for x in args.shard.split("/"))
+    todo = todo[k::n]
     print(f"neuralforecast seed {seed}: {len(done)} done, {len(todo)} to fit", file=sys.stderr)
     for i, uid in enumerate(todo):
         df = train[train.unique_id == uid]
@@ -198,6 +202,7 @@ def main():
     p.add_argument("--out", default="m3_accuracy")
     p.add_argument("--shoal", default="build/release/shoal")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--shard", default="0/1", help="peer: fit the K-th of every N remaining series (K/N)")
     p.add_argument("--torch-init", action="store_true",
                    help="shoal: start from torch's initial weights for each seed")
     args = p.parse_args()
