@@ -28,8 +28,8 @@ struct NcfIdLimits {
 };
 
 struct NcfPositives {
-  std::vector<int32_t> users;              // [P]
-  std::vector<int32_t> items;              // [P]
+  std::vector<int32_t> users;  // [P]
+  std::vector<int32_t> items;  // [P]
   // [P, C] row-major; empty when C = 0. Training reads its rows at random: huge pages.
   HugePageVector<float> context;
   std::vector<std::string> context_names;  // [C]
