@@ -33,7 +33,8 @@ namespace {
 
 struct ForecastArgs {
   std::string data, static_df, futr_df, init_weights, model, n_series = "1", scaler = "identity",
-                                                             out, test, metrics_out, loss = "mae";
+                                                             out, test, metrics_out, loss = "mae",
+                                                             init_generator = "torch";
   Index h = 0, input_size = 0, max_steps = 1000, seasonality = 0, step_size = 1,
         windows_batch_size = 32, val_size = 0, val_check_steps = 100, patience = -1,
         num_lr_decays = -1;
@@ -60,14 +61,16 @@ train::ForecastJob make_job(const ForecastArgs& a, Index seasonality) {
                  .windows_batch_size = a.windows_batch_size,
                  .scaler = data::parse_scaler_type(a.scaler)};
   job.exog = {.hist = a.hist, .futr = a.futr, .stat = a.stat};
-  job.train = {.max_steps = a.max_steps,
-               .learning_rate = a.lr,
-               .num_lr_decays = a.num_lr_decays,
-               .val_check_steps = a.val_check_steps,
-               .early_stop_patience_steps = a.patience,
-               .loss = train::parse_loss(a.loss),
-               .seed = a.seed,
-               .threads = a.threads};
+  job.train = {
+      .max_steps = a.max_steps,
+      .learning_rate = a.lr,
+      .num_lr_decays = a.num_lr_decays,
+      .val_check_steps = a.val_check_steps,
+      .early_stop_patience_steps = a.patience,
+      .loss = train::parse_loss(a.loss),
+      .seed = a.seed,
+      .init_generator = a.init_generator == "torch" ? Generator::kTorchCpu : Generator::kPhilox,
+      .threads = a.threads};
   job.seasonality = seasonality;
   if (!a.init_weights.empty()) {
     std::ifstream in(a.init_weights, std::ios::binary);
@@ -369,6 +372,11 @@ void register_forecast(CLI::App& app) {
                   "Season length for seasonal_naive and MASE (0: from the data's frequency)")
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Random seed")->capture_default_str();
+  cmd->add_option("--init-generator", a.init_generator,
+                  "Initial weights' generator: torch (neuralforecast's for the same seed) or "
+                  "philox (shoal's own stream)")
+      ->check(CLI::IsMember({"torch", "philox"}))
+      ->capture_default_str();
   cmd->add_option("--init-weights", a.init_weights,
                   "Initial weights (safetensors, neuralforecast names) instead of the seed's");
   cmd->add_option("--threads", a.threads, "Fleet workers for --n-series 1 (0: all cores)")

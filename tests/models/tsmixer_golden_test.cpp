@@ -190,6 +190,41 @@ TEST(TSMixerGolden, ForwardGradientsAndRunningStatsMatchNeuralforecast) {
   check_gradient_golden(m, g);
 }
 
+// Initialised from torch's CPU generator with neuralforecast's random_seed (1 in the script),
+// every parameter the script leaves as drawn (all but the jittered "norm" affines) is torch's
+// weight bit for bit: same words, same transform, same bounds, same module order.
+template <class Model>
+void check_torch_init(Model& m, const Golden& g) {
+  Planner planner;
+  m.plan(planner, 1);
+  Arena arena(std::move(planner));
+  RngStream rng(1, models::kInitStream, Generator::kTorchCpu);
+  m.init(rng);
+  int compared = 0;
+  m.for_each_param([&](const std::string& name, Param<double>& p) {
+    if (name.find("norm") != std::string::npos) return;
+    const std::vector<double> want = g.get("weights/" + name);
+    ASSERT_EQ(static_cast<size_t>(p.value.numel()), want.size()) << name;
+    Index differ = 0;
+    for (size_t i = 0; i < want.size(); ++i) differ += p.value.data[i] != want[i];
+    EXPECT_EQ(differ, 0) << name << ": elements that differ from torch's draw";
+    ++compared;
+  });
+  EXPECT_GE(compared, 10);
+}
+
+TEST(TSMixerxGolden, TorchGeneratorDrawsNeuralforecastsInitialWeights) {
+  const Golden g("tsmixerx_grad");
+  TSMixerx<double> m(tsmixerx_config(g.meta()));
+  check_torch_init(m, g);
+}
+
+TEST(TSMixerGolden, TorchGeneratorDrawsNeuralforecastsInitialWeights) {
+  const Golden g("tsmixer_grad");
+  TSMixer<double> m(tsmixer_config(g.meta()));
+  check_torch_init(m, g);
+}
+
 // Windows cut from the stored series exactly as the script does, fed to ForecastTrainer.
 template <class Model>
 std::vector<double> run_training_golden(Model& m, const Golden& g) {

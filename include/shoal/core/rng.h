@@ -11,6 +11,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <random>
 
 #include <Random123/philox.h>
 
@@ -64,19 +66,40 @@ inline double u01_open0(uint32_t x) {
   return (static_cast<double>(x >> 8) + 1.0) * 0x1.0p-24;
 }
 
-// Sequential draws for initialisation and sampling: a Philox stream with a running counter.
+// Where a RngStream's 32-bit words come from.
+//   kPhilox: shoal's own counter-based stream (seed, stream) — independent streams per consumer.
+//   kTorchCpu: PyTorch's CPU generator after torch.manual_seed(seed): MT19937 seeded with the
+//     seed's low 32 bits; the stream id is ignored. uniform() and uniform(lo, hi) then transform
+//     the words as torch's uniform_ does for float tensors, so a model initialised in torch's
+//     module order draws exactly the weights torch does (neuralforecast's random_seed).
+//     normal() and below() keep shoal's transforms (torch's differ); nothing that must match
+//     torch uses them.
+enum class Generator { kPhilox, kTorchCpu };
+
+// Sequential draws for initialisation and sampling: a stream with a running position.
 class RngStream {
  public:
-  RngStream(uint64_t seed, uint64_t stream) : philox_(seed, stream) {}
+  RngStream(uint64_t seed, uint64_t stream, Generator generator = Generator::kPhilox)
+      : philox_(seed, stream) {
+    if (generator == Generator::kTorchCpu) mt_.emplace(static_cast<uint32_t>(seed));
+  }
   uint32_t next_u32();
-  float uniform() { return u01(next_u32()); }  // [0, 1)
-  float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
+  // [0, 1): the top 24 bits of a word (Philox) or the low 24 bits (torch's uniform_).
+  float uniform() {
+    const uint32_t x = next_u32();
+    return mt_ ? static_cast<float>(x & 0xFFFFFFu) * 0x1.0p-24f : u01(x);
+  }
+  // [lo, hi); torch's transform is one fused multiply-add in float.
+  float uniform(float lo, float hi) {
+    return mt_ ? std::fma(uniform(), hi - lo, lo) : lo + (hi - lo) * uniform();
+  }
   double normal();  // N(0, 1), Box-Muller
   // Uniform integer in [0, n) without modulo bias (Lemire's method).
   uint32_t below(uint32_t n);
 
  private:
   Philox philox_;
+  std::optional<std::mt19937> mt_;  // engaged for kTorchCpu
   uint64_t counter_ = 0;
   std::array<uint32_t, 4> buf_{};
   int used_ = 4;

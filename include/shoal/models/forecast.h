@@ -47,7 +47,8 @@ struct ForecastInputs {
   }
 };
 
-// The Philox stream that initialisation draws from (dropout layers use small stream ids).
+// The Philox stream that initialisation draws from (dropout layers use small stream ids); a
+// Generator::kTorchCpu init ignores it.
 inline constexpr uint64_t kInitStream = 0x7153'0000;
 
 // Owns the arena of one model replica and runs neuralforecast's training step on it:
@@ -69,7 +70,8 @@ class ForecastTrainer {
  public:
   struct Config {
     Index max_batch = 32;
-    uint64_t seed = 1;  // init and dropout masks
+    uint64_t seed = 1;                                // init and dropout masks
+    Generator init_generator = Generator::kTorchCpu;  // the init's words (core/rng.h)
     optim::AdamConfig adam{};
     layers::PointLossKind loss = layers::PointLossKind::kMae;
     double huber_delta = 1.0;
@@ -96,7 +98,7 @@ class ForecastTrainer {
       planner.buffer(pred_, Region::kActivations, "trainer.predict", {cfg_.max_batch * h, n});
     planner.set_optim_slots(adam_.slots());
     arena_ = Arena(std::move(planner));
-    RngStream rng(cfg_.seed, kInitStream);
+    RngStream rng(cfg_.seed, kInitStream, cfg_.init_generator);
     model_.init(rng);
   }
   ForecastTrainer(const ForecastTrainer&) = delete;

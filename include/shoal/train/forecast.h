@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shoal/core/rng.h"
 #include "shoal/data/windows.h"
 #include "shoal/layers/losses.h"
 
@@ -34,6 +35,10 @@ struct TrainConfig {
   layers::PointLossKind loss = layers::PointLossKind::kMae;  // training and validation loss
   double huber_delta = 1.0;
   uint64_t seed = 1;
+  // Where the initial weights are drawn from: torch's CPU generator by default, so a seed gives
+  // the weights neuralforecast's random_seed gives (and forecasts stay comparable model for
+  // model); kPhilox is shoal's own counter-based stream (docs/accuracy.md compares the two).
+  Generator init_generator = Generator::kTorchCpu;
   int threads = 1;
   // When set and true (Ctrl-C in a caller), the fit stops at the next step and throws
   // shoal::Error("training interrupted").

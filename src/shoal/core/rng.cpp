@@ -5,6 +5,7 @@
 namespace shoal {
 
 uint32_t RngStream::next_u32() {
+  if (mt_) return static_cast<uint32_t>((*mt_)());
   if (used_ == 4) {
     buf_ = philox_.block(counter_++, 0);
     used_ = 0;

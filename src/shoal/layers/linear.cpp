@@ -1,6 +1,6 @@
 #include "shoal/layers/linear.h"
 
-#include <cmath>
+#include "shoal/layers/init.h"
 
 namespace shoal::layers {
 
@@ -16,11 +16,8 @@ void Linear<T>::plan(Planner& planner, Index max_rows) {
 
 template <class T>
 void Linear<T>::init(RngStream& rng) {
-  // kaiming_uniform_(a=√5) on W reduces to U(±1/√fan_in); the bias uses the same bound.
-  const float bound = 1.0f / std::sqrt(static_cast<float>(cfg.in));
-  for (T& w : p.weight.value) w = static_cast<T>(rng.uniform(-bound, bound));
-  if (cfg.bias)
-    for (T& b : p.bias.value) b = static_cast<T>(rng.uniform(-bound, bound));
+  fill_uniform(p.weight.value, kaiming_uniform_bound(cfg.in), rng);
+  if (cfg.bias) fill_uniform(p.bias.value, linear_bias_bound(cfg.in), rng);
 }
 
 template <class T>

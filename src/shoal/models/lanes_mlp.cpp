@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "shoal/layers/init.h"
+
 namespace shoal::models {
 
 using kernels::kLanes;
@@ -37,12 +39,11 @@ void LanesMlp::plan(Planner& planner, Index max_rows) {
 void LanesMlp::init_lane(Index lane, RngStream& rng) {
   SHOAL_CHECK(lane >= 0 && lane < kLanes, "lane {} outside [0, {})", lane, kLanes);
   for (Layer& l : layers_) {
-    // As layers::Linear::init: W then b, U(±1/√fan_in), in row-major order.
-    const float bound = 1.0f / std::sqrt(static_cast<float>(l.in));
+    // As layers::Linear::init: W then b, in row-major order.
+    const float wb = layers::kaiming_uniform_bound(l.in), bb = layers::linear_bias_bound(l.in);
     for (Index e = 0; e < l.out * l.in; ++e)
-      l.weight.value.data[e * kLanes + lane] = rng.uniform(-bound, bound);
-    for (Index e = 0; e < l.out; ++e)
-      l.bias.value.data[e * kLanes + lane] = rng.uniform(-bound, bound);
+      l.weight.value.data[e * kLanes + lane] = rng.uniform(-wb, wb);
+    for (Index e = 0; e < l.out; ++e) l.bias.value.data[e * kLanes + lane] = rng.uniform(-bb, bb);
   }
 }
 

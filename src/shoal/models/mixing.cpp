@@ -11,6 +11,7 @@
 
 #include "shoal/kernels/gemm.h"
 #include "shoal/kernels/reduce.h"
+#include "shoal/layers/init.h"
 
 namespace shoal::models {
 namespace {
@@ -151,9 +152,8 @@ void TimeLinear<T>::plan(Planner& planner, Index max_batch) {
 
 template <class T>
 void TimeLinear<T>::init(RngStream& rng) {
-  const float bound = 1.0f / std::sqrt(static_cast<float>(cfg.in));
-  for (T& w : weight.value) w = static_cast<T>(rng.uniform(-bound, bound));
-  for (T& b : bias.value) b = static_cast<T>(rng.uniform(-bound, bound));
+  layers::fill_uniform(weight.value, layers::kaiming_uniform_bound(cfg.in), rng);
+  layers::fill_uniform(bias.value, layers::linear_bias_bound(cfg.in), rng);
 }
 
 template <class T>

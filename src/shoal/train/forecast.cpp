@@ -95,6 +95,7 @@ struct Fit {
       : model(mixer_config(panel, job, static_cast<Model*>(nullptr))),
         trainer(model, typename Trainer::Config{.max_batch = max_batch,
                                                 .seed = job.train.seed,
+                                                .init_generator = job.train.init_generator,
                                                 .adam = {.lr = job.train.learning_rate},
                                                 .loss = job.train.loss,
                                                 .huber_delta = job.train.huber_delta}) {}
