@@ -14,11 +14,14 @@ where it stopped. `shoal` runs `shoal forecast` on the same subset and seeds. `s
 sMAPE and MASE for both and for seasonal naive with one formula, so the comparison does not
 depend on either tool's metric code.
 
-`shoal --torch-init` starts shoal from torch's initial weights for each seed (neuralforecast's
-`TSMixerx(..., random_seed=S)`, saved as OUT/torch_init_<group>_seed<S>.safetensors and passed
-as `--init-weights`) with shoal's own window sampling, and writes
-OUT/shoal_torchinit_<group>_seed<S>.csv; `score` adds them as "shoal, torch init". It separates
-"which initial weights the seed draws" from "how the model trains" (docs/accuracy.md).
+Initial weights (`shoal --init`, docs/accuracy.md): `torch` (the default, as `shoal forecast`)
+draws them from shoal's replica of torch's CPU generator, so seed S starts from the weights
+neuralforecast's `TSMixerx(..., random_seed=S)` starts from; `philox` draws them from shoal's
+own stream (`--init-generator philox`, written as OUT/shoal_philox_<group>_seed<S>.csv);
+`torch-file` loads torch's weights saved by torch itself (OUT/torch_init_<group>_seed<S>
+.safetensors, `--init-weights`; written as OUT/shoal_torchinit_<group>_seed<S>.csv), a check
+that the generator and the file give the same forecasts. All three use shoal's own window
+sampling.
 
 A fit of neuralforecast's TSMixerx costs ~10 s of one core here, so the full 1,428 monthly
 series x 3 seeds is ~12 core-hours; `--every K` keeps every K-th series (a fixed, documented
@@ -104,13 +107,15 @@ def run_shoal(args, train, test, seed):
     sub_test = os.path.join(args.out, f"subset_{args.group}_test.csv")
     train.to_csv(sub_train, index=False)
     test.to_csv(sub_test, index=False)
-    tag = "shoal_torchinit" if args.torch_init else "shoal"
+    tag = {"torch": "shoal", "philox": "shoal_philox", "torch-file": "shoal_torchinit"}[args.init]
     out = os.path.join(args.out, f"{tag}_{args.group}_seed{seed}.csv")
     cmd = [args.shoal, "forecast", "--data", sub_train, "--model", "tsmixerx",
            "--h", str(g["h"]), "--input-size", str(g["input_size"]), "--seed", str(seed),
            "--threads", str(args.threads), "--seasonality", str(g["season"]),
            "--out", out, "--metrics-out", out + ".json"]
-    if args.torch_init:
+    if args.init == "philox":
+        cmd += ["--init-generator", "philox"]
+    elif args.init == "torch-file":
         cmd += ["--init-weights", torch_init(args, seed)]
     print(" ".join(cmd), file=sys.stderr)
     subprocess.run(cmd, check=True)
@@ -148,7 +153,8 @@ def run_score(args, train, test, ids):
     g = args.group
     rows = [("seasonal naive", "-", *scores(seasonal_naive(train, g), train, test, g), len(ids))]
     tools = (("neuralforecast", "nf", "TSMixerx"), ("shoal", "shoal", "tsmixerx"),
-             ("shoal, torch init", "shoal_torchinit", "tsmixerx"))
+             ("shoal, Philox init", "shoal_philox", "tsmixerx"),
+             ("shoal, torch file", "shoal_torchinit", "tsmixerx"))
     seed_scores = {}
     for tool, prefix, col in tools:
         per_seed = []
@@ -203,8 +209,8 @@ def main():
     p.add_argument("--shoal", default="build/release/shoal")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--shard", default="0/1", help="peer: fit the K-th of every N remaining series (K/N)")
-    p.add_argument("--torch-init", action="store_true",
-                   help="shoal: start from torch's initial weights for each seed")
+    p.add_argument("--init", choices=["torch", "philox", "torch-file"], default="torch",
+                   help="shoal: where the initial weights come from (see above)")
     args = p.parse_args()
     args.seeds = [int(s) for s in args.seeds.split(",")]
     os.makedirs(args.out, exist_ok=True)
