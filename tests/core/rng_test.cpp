@@ -63,5 +63,20 @@ TEST(RngStream, SameSeedSameSequence) {
   for (int i = 0; i < 100; ++i) EXPECT_EQ(a.next_u32(), b.next_u32());
 }
 
+// torch.manual_seed(1); torch.empty(8).uniform_(-0.3, 0.3) (torch 2.15, CPU), printed as doubles:
+// the torch generator must give these floats exactly, and a seed > 2^32 keeps its low word.
+TEST(RngStream, TorchCpuGeneratorDrawsTorchsUniform) {
+  const double torch_values[] = {0.15457896888256073,   -0.13241347670555115, -0.05815844610333443,
+                                 0.14081068336963654,   -0.28243106603622437, 0.179915189743042,
+                                 -0.061717595905065536, 0.15262317657470703};
+  for (const uint64_t seed : {uint64_t{1}, (uint64_t{7} << 32) | 1}) {
+    RngStream rng(seed, /*stream, ignored=*/99, Generator::kTorchCpu);
+    for (const double want : torch_values)
+      EXPECT_EQ(rng.uniform(-0.3f, 0.3f), static_cast<float>(want)) << "seed " << seed;
+  }
+  RngStream philox(1, 99);
+  EXPECT_NE(philox.uniform(-0.3f, 0.3f), static_cast<float>(torch_values[0]));
+}
+
 }  // namespace rng_test
 }  // namespace shoal
