@@ -1,11 +1,15 @@
 """Weights through safetensors: names are neuralforecast's state_dict keys, the file reads with
 the safetensors package, and a model loaded from it forecasts exactly as the one that wrote it."""
 
+import json
+import pathlib
+
 import numpy as np
+import pandas as pd
 import pytest
 
 import shoal
-from conftest import FAST
+from conftest import FAST, make_panel
 
 # neuralforecast 3.x TSMixerx(n_block=2) with future exogenous inputs, no static ones.
 NF_KEYS_PREFIX = [
@@ -93,3 +97,36 @@ def test_per_series_weights(panel, tmp_path):
     want = nf.predict()
     np.testing.assert_array_equal(got["TSMixer"].to_numpy(),
                                   want[want.unique_id == "s1"]["TSMixer"].to_numpy())
+
+
+def golden_weights(name):
+    """The "weights/<key>" arrays of a golden written by bench/peers/tsmixer_golden.py."""
+    base = pathlib.Path(__file__).resolve().parents[1] / "golden" / name
+    meta = json.loads(base.with_suffix(".json").read_text())
+    blob = base.with_suffix(".bin").read_bytes()
+    dtype = np.dtype(meta["dtype"]).newbyteorder("<")
+    out = {}
+    for key, entry in meta["arrays"].items():
+        if key.startswith("weights/"):
+            n = int(np.prod(entry["shape"]))
+            out[key[len("weights/"):]] = np.frombuffer(blob, dtype, n, entry["offset"]).reshape(
+                entry["shape"])
+    return out
+
+
+def test_random_seed_gives_neuralforecasts_initial_weights():
+    # The golden's model: neuralforecast's TSMixerx(random_seed=1) with exogenous inputs of all
+    # three kinds. One step at lr 1e-30 moves no float32 weight, so the state is the init.
+    panel = make_panel(n_series=2, length=40, exog=True, ids=["a", "b"]).rename(
+        columns={"temp": "x1", "promo": "f1"})
+    static = pd.DataFrame({"unique_id": ["a", "b"], "s1": [0.5, -1.0], "s2": [2.0, 0.0]})
+    model = shoal.TSMixerx(h=4, input_size=8, n_series=2, hist_exog_list=["x1"],
+                           futr_exog_list=["f1"], stat_exog_list=["s1", "s2"], ff_dim=4,
+                           dropout=0.0, random_seed=1, max_steps=1, learning_rate=1e-30)
+    shoal.NeuralForecast([model], freq="ME").fit(panel, static_df=static)
+    sd = model.state_dict()
+    want = golden_weights("tsmixerx_grad")
+    drawn = [k for k in want if "norm" not in k]  # the golden jitters the norms' affines
+    assert len(drawn) >= 20
+    for key in drawn:
+        np.testing.assert_array_equal(sd[key], want[key].astype(np.float32), err_msg=key)
