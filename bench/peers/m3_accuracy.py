@@ -68,11 +68,12 @@ def run_peer(args, train, ids, seed):
     g = GROUPS[args.group]
     out = os.path.join(args.out, f"nf_{args.group}_seed{seed}.csv")
     done = set(pd.read_csv(out)["unique_id"].unique()) if os.path.exists(out) else set()
-    todo = [u for u in ids if u not in done]
-    # --shard K/N: this process fits every N-th of the remaining series from the K-th, so that
-    # N processes share one seed (each fit is appended to the CSV in one write).
+    # --shard K/N: this process fits every N-th series of the subset from the K-th, so that N
+    # processes share one seed (each fit is appended to the CSV in one write). The shard is
+    # cut from the whole subset, not from what is left, so shards that start at different
+    # times never fit the same series.
     k, n = (int(x) for x in args.shard.split("/"))
-    todo = todo[k::n]
+    todo = [u for u in ids[k::n] if u not in done]
     print(f"neuralforecast seed {seed}: {len(done)} done, {len(todo)} to fit", file=sys.stderr)
     for i, uid in enumerate(todo):
         df = train[train.unique_id == uid]
