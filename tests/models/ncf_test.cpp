@@ -189,12 +189,107 @@ TEST(Ncf, FactoredShareEqualsUnfactored) {
   EXPECT_GT(largest, 1e-3);  // the gradients are not all zero
 
   // FLOPs: per instance 6·(11·6 + 6·4 + 7) for the Linears and predict, 3·3 for the GMF
-  // product. The unfactored model executes that per instance; the factored one does the first
-  // layer's 8 embedding columns per distinct row (5 users, 6 items, E = 4) instead.
+  // product. The unfactored model executes that per instance less the context columns' dX
+  // (2·3·6); the factored one does the first layer's 8 embedding columns per distinct row
+  // (5 users, 6 items, E = 4) instead.
   EXPECT_DOUBLE_EQ(b.training_flops_per_instance(), 6.0 * (11 * 6 + 6 * 4 + 7) + 3.0 * 3);
-  EXPECT_DOUBLE_EQ(b.executed_flops(), n * b.training_flops_per_instance());
-  EXPECT_DOUBLE_EQ(a.executed_flops(),
-                   n * (a.training_flops_per_instance() - 6.0 * 8 * 6) + 6.0 * (5 + 6) * 4 * 6);
+  EXPECT_DOUBLE_EQ(b.executed_flops(), n * (b.training_flops_per_instance() - 2.0 * 3 * 6));
+  EXPECT_DOUBLE_EQ(
+      a.executed_flops(),
+      n * (a.training_flops_per_instance() - 2.0 * 3 * 6 - 6.0 * 8 * 6) + 6.0 * (5 + 6) * 4 * 6);
+}
+
+// train_chunk's fused kernel (models/ncf_fused.cpp) against forward + loss + backward layer by
+// layer: the same losses, logits' effect and gradients to float rounding, over chunks of a
+// share whose sizes are not whole tiles, with repeated ids and a context width that is not a
+// whole vector, for both kernel shapes.
+void check_fused_chunk(std::vector<Index> layers, Index factors) {
+  const Index n = 45, c = 5, chunk = 20;
+  auto make = [&](bool fused) {
+    return Ncf<float>::Config{.kind = NcfKind::kNeuMf,
+                              .num_users = 9,
+                              .num_items = 13,
+                              .factors = factors,
+                              .layers = layers,
+                              .context = c,
+                              .embedding_std = 0.3,
+                              .fused_tower = fused};
+  };
+  Ncf<float> a(make(true)), b(make(false));
+  Buffer<float> ctx_a, ctx_b;
+  Planner pa, pb;
+  a.plan(pa, chunk, n);
+  b.plan(pb, chunk, n);
+  pa.buffer(ctx_a, Region::kActivations, "context", {n, c});
+  pb.buffer(ctx_b, Region::kActivations, "context", {n, c});
+  Arena arena_a(std::move(pa)), arena_b(std::move(pb));
+  RngStream ra(5, 1), rb(5, 1);
+  a.init(ra);
+  b.init(rb);
+  testing::fill_uniform(ctx_a.view.data, ctx_a.view.numel(), 8);
+  testing::fill_uniform(ctx_b.view.data, ctx_b.view.numel(), 8);
+  std::vector<int32_t> users(static_cast<size_t>(n)), items(static_cast<size_t>(n));
+  std::vector<float> labels(static_cast<size_t>(n));
+  for (Index r = 0; r < n; ++r) {
+    users[static_cast<size_t>(r)] = static_cast<int32_t>((r * 7 + r / 3) % 9);
+    items[static_cast<size_t>(r)] = static_cast<int32_t>((r * 5 + 1) % 13);
+    labels[static_cast<size_t>(r)] = r % 5 == 0 ? 1.0f : 0.0f;
+  }
+  const std::span<const int32_t> us(users), is(items);
+  Ctx ctx;
+  a.begin_share(ctx, us, is);
+  b.begin_share(ctx, us, is);
+  EXPECT_TRUE(a.fused());
+  EXPECT_FALSE(b.fused());
+  const float scale = 1.0f / static_cast<float>(n);
+  double loss_a = 0, loss_b = 0;
+  for (Index r0 = 0; r0 < n; r0 += chunk) {
+    const Index m = std::min(chunk, n - r0);
+    const auto cu = static_cast<size_t>(r0), cm = static_cast<size_t>(m);
+    loss_a += a.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
+                            ctx_a.mat().rows_block(r0, m), labels.data() + r0, scale);
+    loss_b += b.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
+                            ctx_b.mat().rows_block(r0, m), labels.data() + r0, scale);
+  }
+  a.end_share(ctx);
+  b.end_share(ctx);
+  EXPECT_NEAR(loss_a, loss_b, 1e-5 * std::abs(loss_b));
+  auto near = [](float x, float y) { return std::abs(x - y) <= 1e-6f + 1e-4f * std::abs(y); };
+  std::vector<std::pair<std::string, Param<float>*>> pa_list, pb_list;
+  a.for_each_param([&](const std::string& name, Param<float>& p) {
+    pa_list.push_back({name, &p});
+  });
+  b.for_each_param([&](const std::string& name, Param<float>& p) {
+    pb_list.push_back({name, &p});
+  });
+  ASSERT_EQ(pa_list.size(), pb_list.size());
+  float largest = 0;
+  for (size_t k = 0; k < pa_list.size(); ++k) {
+    if (pa_list[k].second->kind != ParamKind::kDense) continue;
+    const auto& ga = pa_list[k].second->grad;
+    const auto& gb = pb_list[k].second->grad;
+    for (Index i = 0; i < ga.numel(); ++i) {
+      EXPECT_PRED2(near, ga.data[i], gb.data[i]) << pa_list[k].first << " " << i;
+      largest = std::max(largest, std::abs(gb.data[i]));
+    }
+  }
+  for (size_t t = 0; t < a.tables().size(); ++t) {
+    const auto ta = a.table_grad(t), tb = b.table_grad(t);
+    for (Index r = 0; r < ta.grad.rows; ++r) {
+      EXPECT_EQ(ta.touched[r], tb.touched[r]) << a.tables()[t].name << " row " << r;
+      for (Index j = 0; j < ta.grad.cols; ++j)
+        EXPECT_PRED2(near, ta.grad(r, j), tb.grad(r, j)) << a.tables()[t].name << " " << r;
+    }
+  }
+  EXPECT_GT(largest, 1e-3f);  // the gradients are not all zero
+  EXPECT_DOUBLE_EQ(a.executed_flops(), b.executed_flops());
+}
+TEST(Ncf, FusedChunkEqualsLayerByLayer) {
+#if !(defined(__AVX2__) && defined(__FMA__))
+  GTEST_SKIP() << "no fused NCF kernel in this build (needs AVX2 and FMA)";
+#endif
+  check_fused_chunk({64, 32, 16, 8}, 8);
+  check_fused_chunk({128, 64, 32, 16}, 16);
 }
 
 TEST(Ncf, ParameterNamesAndCounts) {

@@ -92,9 +92,11 @@ inline GradcheckResult gradcheck(const std::vector<GradVar>& vars, const std::ve
 }
 
 // Fills with U(lo, hi) from a Philox stream: reproducible test data.
-inline void fill_uniform(double* p, int64_t n, uint64_t seed, double lo = -1, double hi = 1) {
+template <class T>
+inline void fill_uniform(T* p, int64_t n, uint64_t seed, double lo = -1, double hi = 1) {
   RngStream rng(seed, 1);
-  for (int64_t i = 0; i < n; ++i) p[i] = lo + (hi - lo) * static_cast<double>(rng.uniform());
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = static_cast<T>(lo + (hi - lo) * static_cast<double>(rng.uniform()));
 }
 
 }  // namespace shoal::testing

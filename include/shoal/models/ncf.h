@@ -49,6 +49,10 @@ class Ncf {
     // fewer FLOPs when ids repeat; false runs it as one Linear over [P_m[u], Q_m[i], c] (the
     // reference the tests compare with).
     bool factored_first_layer = true;
+    // train_chunk runs NeuMF's tower, predict layer and loss in one fused pass over tiles of
+    // rows (models/ncf_fused.h) where there is a kernel for the widths (float, AVX2, first
+    // layer factored); false always runs forward, the loss and backward layer by layer.
+    bool fused_tower = true;
   };
 
   explicit Ncf(Config cfg);
@@ -68,9 +72,10 @@ class Ncf {
   // forward and 2 backward per factor.
   double training_flops_per_instance() const;
   // Training FLOPs this model (replica) has executed in forward/backward/end_share since
-  // construction, by the same rules, with the factored first layer's embedding columns counted
-  // per distinct row of a share instead of per instance (fewer than
-  // training_flops_per_instance() × instances when ids repeat). Padding rows are not counted.
+  // construction, by the same rules, except that the first layer's context columns get no dX
+  // (they are data: 2·C·L1 fewer per instance) and, factored, its embedding columns count per
+  // distinct row of a share instead of per instance (fewer again when ids repeat). Padding rows
+  // are not counted.
   double executed_flops() const { return executed_flops_; }
 
   // max_rows: rows per forward/backward call; max_share_rows: rows of a share (see
@@ -97,6 +102,15 @@ class Ncf {
   // the embedding columns (the context columns are data, not parameters).
   void backward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
                 ConstMat<T> dlogits);
+
+  // One training chunk: forward, BCE-with-logits against labels [N] (loss summed in double in
+  // row order, returned) with dlogits = scale·(σ(z) − y), and backward. Within a share (or as
+  // its own, like forward) the same as forward + the loss + backward, by the fused kernel
+  // where Config::fused_tower allows (other float rounding, same function and gradients).
+  double train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
+                     ConstMat<T> context, const T* labels, T scale);
+  // Whether this share's chunks run fused (decided when the share opens).
+  bool fused() const { return fused_share_; }
 
   // A share: rows trained in several forward/backward calls (the trainer's chunks) whose
   // distinct MLP rows are projected once. begin_share takes all of the share's ids before its
@@ -167,6 +181,15 @@ class Ncf {
   Buffer<T> h_, dh_;                     // predict input [N, F + LK] and its gradient
   Buffer<T> out_;                        // logits [N, 1]
   Buffer<T> predict_dw_;                 // [F + LK] the batch's predict weight grad
+  Buffer<T> dlogits_;                    // [N, 1] train_chunk's unfused path
+  // The fused path (train_chunk): per share, the weights it reads transposed (the context
+  // columns of mlp.0 [C, L1], mlp.1 [L1, L2], mlp.2 [L2, L3]) and the context columns' dW
+  // transposed [C, L1], added into mlp.0's grad when the share ends.
+  Buffer<T> wc_t_, w2_t_, w3_t_, dwc_t_;
+  bool fused_share_ = false;
+  bool fused_widths() const;
+  double run_fused(std::span<const Id> users, std::span<const Id> items, ConstMat<T> context,
+                   const T* labels, T scale);
   int gmf_user_ = -1, gmf_item_ = -1, mlp_user_ = -1, mlp_item_ = -1;  // indexes into tables_
   double executed_flops_ = 0;
   double instance_flops(bool backward, bool factored) const;
@@ -203,6 +226,7 @@ class Ncf {
   struct Zones {
     profile::LayerZones embed, gmf, predict, share;
     profile::ZoneId share_index = profile::kStepZone;
+    profile::ZoneId loss = profile::kStepZone, fused = profile::kStepZone;
     std::vector<profile::LayerZones> tower;
   } zones_;
 };

@@ -12,9 +12,10 @@
 //   2. after one barrier in the same parallel region (one fork-join per step), one fused pass
 //      per thread: (a) dense params: the chunk's replica grads summed in replica order into
 //      replica 0's, Adam, zero; (b) embedding tables: each replica's backward left dense row
-//      grads and touched-row flags (Ncf::table_grad); every thread lists a table's touched rows
-//      by their flags (no sort, no merge) and takes an equal share of that list (of a user
-//      table, the rows its own replica touched, see 1), sums each row's grads in replica order
+//      grads and touched-row flags (Ncf::table_grad); every thread lists the touched rows it
+//      owns by their flags (no sort, no merge): of a user table, the rows its own replica
+//      touched (see 1), of an item table, rows with id % threads == thread, so that a row's
+//      weights and moments stay on one core; it sums each row's grads in replica order
 //      (a row one replica touched is read where it lies) and updates those rows only with
 //      Adam arithmetic (lazy: untouched rows and their moments are left alone, as TF's
 //      LazyAdam), or, with dense_embedding_adam, takes a slice of row ids and updates every row
@@ -149,7 +150,7 @@ class NcfTrainer {
 
   profile::Recorder* prof_ = nullptr;
   struct Zones {
-    profile::ZoneId sample, batch, loss_forward, dense, tables, wait, eval;
+    profile::ZoneId sample, batch, dense, tables, wait, eval;
   } zones_{};
 
   double compute_seconds_ = 0, update_seconds_ = 0;  // wall, summed over step() calls

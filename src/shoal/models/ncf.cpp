@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 
+#include "ncf_fused.h"
 #include "shoal/core/copy_row.h"
 #include "shoal/kernels/gemm.h"
 #include "shoal/profile/cost.h"
+#include "shoal/train/bce_fused.h"
 
 namespace shoal::models {
 
@@ -107,18 +111,21 @@ double Ncf<T>::forward_macs() const {
 
 template <class T>
 double Ncf<T>::training_flops_per_instance() const {
-  return instance_flops(/*backward=*/false, /*factored=*/false) +
-         instance_flops(/*backward=*/true, /*factored=*/false);
+  return 3.0 * instance_flops(/*backward=*/false, /*factored=*/false);
 }
 
-// One instance's forward (1×) or backward (2×: dX and dW) FLOPs; factored leaves out the first
+// One instance's executed forward or backward FLOPs (dW, and dX except for the first layer's
+// context columns: they are data, their dX is never formed); factored leaves out the first
 // layer's embedding columns (counted per distinct row in open_share / finish_share).
 template <class T>
 double Ncf<T>::instance_flops(bool backward, bool factored) const {
   const double f = has_gmf() ? static_cast<double>(cfg_.factors) : 0.0;
   double linear = forward_macs() - f;
   if (factored) linear -= static_cast<double>(cfg_.layers[0] * tower_[0].cfg.out);
-  return (backward ? 2.0 : 1.0) * (2.0 * linear + f);
+  if (!backward) return 2.0 * linear + f;
+  const double context_dx =
+      has_mlp() ? 2.0 * static_cast<double>(cfg_.context * tower_[0].cfg.out) : 0.0;
+  return 2.0 * (2.0 * linear + f) - context_dx;
 }
 
 template <class T>
@@ -154,8 +161,10 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
     planner.buffer(touched_list_[t], Region::kScratch, tables_[t].name + ".touched_list",
                    {c.num_embeddings});
   }
+  planner.buffer(dlogits_, Region::kActivationGrads, "dlogits", {max_rows, 1});
   if (has_mlp()) {
-    planner.buffer(x0_, Region::kActivations, "mlp.in", {max_rows, mlp_in()});
+    // Whole tiles of 8 rows: the fused kernel reads the context's padding rows.
+    planner.buffer(x0_, Region::kActivations, "mlp.in", {(max_rows + 7) / 8 * 8, mlp_in()});
     planner.buffer(dx0_, Region::kActivationGrads, "mlp.din", {max_rows, mlp_in()});
   }
   planner.buffer(h_, Region::kActivations, "predict.in", {max_rows, predict_in()});
@@ -179,6 +188,26 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
       planner.buffer(rs.row_grads, Region::kScratch, name + "row_grads", {padded, e});
     }
   }
+  if (fused_widths()) {
+    const Index c = std::max<Index>(cfg_.context, 1);
+    const Index l1 = cfg_.layers[1], l2 = cfg_.layers[2], l3 = cfg_.layers[3];
+    planner.buffer(wc_t_, Region::kScratch, "fused.wc_t", {c, l1});
+    planner.buffer(w2_t_, Region::kScratch, "fused.w2_t", {l1, l2});
+    planner.buffer(w3_t_, Region::kScratch, "fused.w3_t", {l2, l3});
+    planner.buffer(dwc_t_, Region::kScratch, "fused.dwc_t", {c, l1});
+  }
+}
+
+// NeuMF, three tower layers with biases, first layer factored, float, and a kernel for the
+// widths: train_chunk can run fused (models/ncf_fused.h).
+template <class T>
+bool Ncf<T>::fused_widths() const {
+  if (!std::is_same_v<T, float> || !cfg_.fused_tower || !factored() || !has_gmf() ||
+      tower_.size() != 3)
+    return false;
+  for (const auto& l : tower_)
+    if (!l.cfg.bias) return false;
+  return detail::fused_supported(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3], cfg_.factors);
 }
 
 template <class T>
@@ -271,6 +300,19 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
                                MatView<T>{});
     executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
     std::fill_n(rs.dz.view.data, padded * l1, T(0));
+  }
+  fused_share_ = fused_widths();
+  if (fused_share_) {
+    // The fused kernel reads the weights it broadcasts against transposed (see ncf_fused.h).
+    const Index c = cfg_.context;
+    auto transpose = [](ConstMat<T> src, Index col0, Index cols, T* dst) {  // dst [cols, rows]
+      for (Index r = 0; r < src.rows; ++r)
+        for (Index k = 0; k < cols; ++k) dst[k * src.rows + r] = src(r, col0 + k);
+    };
+    transpose(w, 2 * e, c, wc_t_.view.data);
+    transpose(tower_[1].p.weight.value.mat(), 0, tower_[1].cfg.in, w2_t_.view.data);
+    transpose(tower_[2].p.weight.value.mat(), 0, tower_[2].cfg.in, w3_t_.view.data);
+    std::fill_n(dwc_t_.view.data, dwc_t_.view.numel(), T(0));
   }
 }
 
@@ -408,7 +450,132 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
       mark_touched(t, list[k]);
     }
   }
+  if (fused_share_) {
+    // The context columns' dW, accumulated transposed by the fused chunks.
+    const Index c = cfg_.context;
+    const T* src = dwc_t_.view.data;
+    for (Index k = 0; k < c; ++k)
+      for (Index j = 0; j < l1; ++j) dw(j, 2 * e + k) += src[k * l1 + j];
+    fused_share_ = false;
+  }
   share_ = Share::kNone;
+}
+
+namespace {
+// BCE-with-logits over a column of logits: Σ loss (double, in order), dz = scale·(σ(z) − y).
+template <class T>
+double bce_column(const T* z, const T* y, T* dz, Index n, T scale) {
+  if constexpr (std::is_same_v<T, float>) {
+    return train::bce_logits_fused(z, y, dz, n, scale);
+  } else {
+    double sum = 0;
+    for (Index i = 0; i < n; ++i) {
+      const T e = std::exp(-std::abs(z[i]));
+      sum += static_cast<double>(std::max(z[i], T(0)) - z[i] * y[i] + std::log1p(e));
+      const T sig = z[i] >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+      dz[i] = scale * (sig - y[i]);
+    }
+    return sum;
+  }
+}
+}  // namespace
+
+template <class T>
+double Ncf<T>::train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
+                           ConstMat<T> context, const T* labels, T scale) {
+  const auto n = static_cast<Index>(users.size());
+  profile::Recorder* prof = zones_.embed.registered() ? ctx.profiler : nullptr;
+  if (fused_widths()) {
+    const bool own_share = share_ != Share::kExplicit;
+    if (own_share) {
+      open_share(ctx, users, items);
+      share_ = Share::kImplicit;
+    }
+    double loss = 0;
+    if (fused_share_) {
+      profile::Zone zone(prof, zones_.fused, n);
+      loss = run_fused(users, items, context, labels, scale);
+    }
+    if (own_share) finish_share(ctx);
+    if (fused_share_ || !own_share) return loss;
+  }
+  const MatView<T> logits = forward(ctx, users, items, context);
+  T* dl = dlogits_.view.data;
+  double loss = 0;
+  {
+    profile::Zone zone(prof, zones_.loss, n);
+    loss = bce_column<T>(logits.data, labels, dl, n, scale);
+  }
+  backward(ctx, users, items, ConstMat<T>(dl, n, 1));
+  return loss;
+}
+
+// The fused chunk (ncf_fused.h) on this model's share and buffers.
+template <class T>
+double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, ConstMat<T> context,
+                         const T* labels, T scale) {
+  if constexpr (!std::is_same_v<T, float>) {
+    SHOAL_CHECK(false, "the fused NCF chunk is float only");
+    return 0;
+  } else {
+    const auto n = static_cast<Index>(users.size());
+    const Index c = cfg_.context, f = cfg_.factors;
+    const MatView<T> slot = context_slot(n);
+    if (c > 0) {
+      SHOAL_DCHECK(context.rows == n && context.cols == c);
+      if (context.data != slot.data)
+        for (Index r = 0; r < n; ++r) copy_row(context.row(r), c, slot.row(r));
+      // The last tile's padding rows (planned: x0_ has whole tiles).
+      std::fill(slot.data + n * c, slot.data + (n + 7) / 8 * 8 * c, T(0));
+    }
+    const auto tu = static_cast<size_t>(gmf_user_), ti = static_cast<size_t>(gmf_item_);
+    detail::NcfFusedChunk a;
+    a.n = n;
+    a.c = c;
+    a.ctx = x0_.view.data;
+    a.ld_ctx = c;
+    a.users = users.data();
+    a.items = items.data();
+    a.proj_u = share_rows_[0].proj.view.data;
+    a.slot_u = share_rows_[0].slot.view.data;
+    a.proj_i = share_rows_[1].proj.view.data;
+    a.slot_i = share_rows_[1].slot.view.data;
+    a.wc_t = wc_t_.view.data;
+    a.b1 = tower_[0].p.bias.value.data;
+    a.w2 = tower_[1].p.weight.value.data;
+    a.w2_t = w2_t_.view.data;
+    a.b2 = tower_[1].p.bias.value.data;
+    a.w3 = tower_[2].p.weight.value.data;
+    a.w3_t = w3_t_.view.data;
+    a.b3 = tower_[2].p.bias.value.data;
+    a.pg = tables_[tu].layer.p.weight.value.data;
+    a.qg = tables_[ti].layer.p.weight.value.data;
+    a.wp = predict_.p.weight.value.data;
+    a.bp = predict_.p.bias.value.data[0];
+    a.labels = labels;
+    a.scale = scale;
+    a.dwc_t = dwc_t_.view.data;
+    a.db1 = tower_[0].p.bias.grad.data;
+    a.dw2 = tower_[1].p.weight.grad.data;
+    a.db2 = tower_[1].p.bias.grad.data;
+    a.dw3 = tower_[2].p.weight.grad.data;
+    a.db3 = tower_[2].p.bias.grad.data;
+    a.dwp = predict_.p.weight.grad.data;
+    a.dbp = predict_.p.bias.grad.data;
+    a.gpg = table_grads_[tu].view.data;
+    a.gqg = table_grads_[ti].view.data;
+    a.dz_u = share_rows_[0].dz.view.data;
+    a.dz_i = share_rows_[1].dz.view.data;
+    a.logits = out_.view.data;
+    const double loss = detail::fused_chunk(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3], f, a);
+    for (Index r = 0; r < n; ++r) {
+      mark_touched(tu, users[static_cast<size_t>(r)]);
+      mark_touched(ti, items[static_cast<size_t>(r)]);
+    }
+    executed_flops_ +=
+        static_cast<double>(n) * (instance_flops(false, true) + instance_flops(true, true));
+    return loss;
+  }
 }
 
 template <class T>
@@ -680,6 +847,25 @@ void Ncf<T>::register_zones(profile::Recorder& rec, int model, std::string_view 
                           profile::linear_backward_dx(m, e, l1, profile::ActKind::kNone, elem);
                  }),
                  model);
+  }
+  zones_.loss = rec.zone(p + "loss.forward", Category::kForward, AffineCost::of([&](double n) {
+                           return profile::point_loss_forward(n, 1, elem) +
+                                  profile::point_loss_backward(n, 1, elem);
+                         }),
+                         model);
+  if (fused_widths()) {
+    // train_chunk's fused pass: the context columns of mlp.0, the tower, predict, the GMF
+    // product and the loss, forward and backward, per row; bytes: the rows' context,
+    // projections and GMF rows read, their gradients read and written.
+    const double flops = instance_flops(false, true) + instance_flops(true, true);
+    const double bytes =
+        elem * static_cast<double>(cfg_.context + 2 * cfg_.layers[1] + 2 * cfg_.factors +
+                                   4 * cfg_.layers[1] + 4 * cfg_.factors + 1);
+    zones_.fused = rec.zone(p + "tower.fused", Category::kBackward,  // ⅔ of its FLOPs
+                            AffineCost::of([=](double n) {
+                              return Cost{flops * n, bytes * n};
+                            }),
+                            model);
   }
   zones_.tower.resize(tower_.size());
   for (size_t k = 0; k < tower_.size(); ++k) {

@@ -6,8 +6,6 @@
 #include <span>
 #include <thread>
 
-#include "shoal/layers/losses.h"
-#include "shoal/train/bce_fused.h"
 
 #include "shoal/core/copy_row.h"
 #include "shoal/train/checks.h"
@@ -28,7 +26,6 @@ struct NcfReplica {
   models::Ncf<float> model;
   Buffer<int32_t> users, items;            // [R] evaluation candidates
   Buffer<float> context;                   // [R, C]
-  Buffer<float> dlogits;                   // [R, 1]
   std::vector<Buffer<int32_t>> merge_ids;  // per table [U]: the step's touched rows
   std::vector<Buffer<float>> merge_grad;  // per table [min(B, U), D]: rows several replicas touched
   std::vector<const float*> grad_ptrs;    // [max over tables of min(B, U)]: the rows' gradients
@@ -37,7 +34,6 @@ struct NcfReplica {
   // (user % threads == thread), gathered from the epoch's arrays [B].
   Buffer<int32_t> share_users, share_items, share_ctx_rows;
   Buffer<float> share_labels;
-  layers::BceWithLogitsLoss<float> loss;
   Arena arena;
 
   // rows: per forward/backward chunk; share_rows: a thread's share of a batch (0: rows).
@@ -57,7 +53,6 @@ struct NcfReplica {
     planner.buffer(items, Region::kActivations, "batch.items", {rows});
     planner.buffer(context, Region::kActivations, "batch.context",
                    {rows, std::max<Index>(cfg.context, 1)});
-    planner.buffer(dlogits, Region::kActivationGrads, "batch.dlogits", {rows, 1});
     const size_t nt = model.tables().size();
     merge_ids.resize(nt);
     merge_grad.resize(nt);
@@ -321,12 +316,6 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
   zones_.sample = rec->zone("data.sample", Category::kData, {{0, 4 * 16}, {}}, model);
   // Per instance: its context row read and written, its row index.
   zones_.batch = rec->zone("data.batch", Category::kData, {{0, 8 * c + 4}, {}}, model);
-  // The fused BCE pass (loss and dlogits): one zone, loss.forward.
-  zones_.loss_forward =
-      rec->zone("loss.forward", Category::kForward, AffineCost::of([&](double n) {
-                  return profile::point_loss_forward(n, 1) + profile::point_loss_backward(n, 1);
-                }),
-                model);
   // Rows: dense parameter elements (reduce the replicas' grads, Adam, zero).
   zones_.dense =
       rec->zone("optimizer.dense", Category::kOptimizer,
@@ -445,14 +434,8 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
                  context.row(i));
       }
     }
-    const MatView<float> logits =
-        rep.model.forward(ctx, users.subspan(cu, cm), items.subspan(cu, cm), context);
-    const MatView<float> dlogits = rep.dlogits.mat().rows_block(0, m);
-    {
-      profile::Zone zone(prof_, zones_.loss_forward, m);
-      sum += bce_logits_fused(logits.data, labels + c0, dlogits.data, m, scale);
-    }
-    rep.model.backward(ctx, users.subspan(cu, cm), items.subspan(cu, cm), dlogits);
+    sum += rep.model.train_chunk(ctx, users.subspan(cu, cm), items.subspan(cu, cm), context,
+                                 labels + c0, scale);
   }
   rep.model.end_share(ctx);
   thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
@@ -569,11 +552,12 @@ void NcfTrainer::update_tables(int tid) {
       continue;
     }
     // Lazy: read only (each replica clears its own rows at its next step,
-    // Ncf::clear_table_grads). Every thread lists the table's touched rows (flagged by any
-    // replica) in ascending order and takes an equal share of that list: by count, so the
-    // threads update as many rows each wherever the touched ids fall. A row touched by one
-    // replica is updated straight from that replica's buffer; only rows touched by several
-    // are summed (in replica order) into the thread's scratch first.
+    // Ncf::clear_table_grads). A thread updates the touched rows it owns, row % threads ==
+    // thread, in ascending order: always the same rows, so a row's weights and moments stay in
+    // its owner's cache from step to step (a split of the touched list by count moved them
+    // between cores with the list). A row touched by one replica is updated straight from that
+    // replica's buffer; only rows touched by several are summed (in replica order) into the
+    // thread's scratch first.
     const Index table_rows = emb.cfg.num_embeddings;
     int32_t* ids = mine.merge_ids[t].view.data;  // [table_rows]
     Index total = 0;
@@ -589,14 +573,14 @@ void NcfTrainer::update_tables(int tid) {
         total += f[row];
       }
     } else {
-      for (Index row = 0; row < table_rows; ++row) {
+      for (Index row = tid; row < table_rows; row += nt) {
         unsigned any = 0;
         for (int r = 0; r < nt; ++r) any |= touched[r][row];
         ids[total] = static_cast<int32_t>(row);
         total += any;
       }
     }
-    const Range share = own ? Range{0, total} : split_range(total, tid, nt);
+    const Range share{0, total};
     if (share.size() == 0) continue;
     const float** ptrs = mine.grad_ptrs.data();
     if (own) {

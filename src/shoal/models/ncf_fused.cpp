@@ -1,0 +1,334 @@
+#include "ncf_fused.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "shoal/core/error.h"
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define SHOAL_NCF_FUSED 1
+#endif
+
+namespace shoal::models::detail {
+
+#if SHOAL_NCF_FUSED
+namespace {
+
+constexpr int kRows = 8;  // rows per tile: one vector holds a value of every row of a tile
+
+inline __m256 relu(__m256 x) {
+  return _mm256_max_ps(x, _mm256_setzero_ps());
+}
+// d where y > 0, else 0 (ReLU's backward from its output).
+inline __m256 relu_mask(__m256 y, __m256 d) {
+  return _mm256_and_ps(_mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_GT_OQ), d);
+}
+
+// acc[r] += Σ_{p<k} A(r, p)·B[p, 0..8) for the tile's rows, A(r, p) = a[r·lda + p]: a scalar
+// broadcast and one FMA per row against one loaded vector of B (8 accumulators).
+inline void rows_times(const float* a, Index lda, const float* b, Index ldb, Index k,
+                       __m256 (&acc)[kRows]) {
+  for (Index p = 0; p < k; ++p) {
+    const __m256 bv = _mm256_loadu_ps(b + p * ldb);
+    for (int r = 0; r < kRows; ++r)
+      acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + r * lda + p), bv, acc[r]);
+  }
+}
+
+// y[r, :] = relu(bias + x[r, :]·Wᵀ) for L outputs, wt = Wᵀ [k, L]; y is [kRows, L].
+template <int L>
+inline void layer_forward(const float* x, Index ldx, Index k, const float* wt, const float* bias,
+                          float* y) {
+  for (int v = 0; v < L / 8; ++v) {
+    __m256 acc[kRows];
+    const __m256 b = _mm256_loadu_ps(bias + 8 * v);
+    for (auto& s : acc) s = b;
+    rows_times(x, ldx, wt + 8 * v, L, k, acc);
+    for (int r = 0; r < kRows; ++r) _mm256_store_ps(y + r * L + 8 * v, relu(acc[r]));
+  }
+}
+
+// d_in[r, :] = mask(y_in > 0, d_out[r, :]·W) for L inputs, W [k, L] (k outputs); [kRows, L].
+template <int L>
+inline void layer_input_grad(const float* d_out, Index k, const float* w, const float* y_in,
+                             float* d_in) {
+  for (int v = 0; v < L / 8; ++v) {
+    __m256 acc[kRows];
+    for (auto& s : acc) s = _mm256_setzero_ps();
+    rows_times(d_out, k, w + 8 * v, L, k, acc);
+    for (int r = 0; r < kRows; ++r) {
+      const Index o = r * L + 8 * v;
+      _mm256_store_ps(d_in + o, relu_mask(_mm256_load_ps(y_in + o), acc[r]));
+    }
+  }
+}
+
+// dw[i, :] += Σ_r D(r, i)·X[r, :] for i < MR, D(r, i) = d[r·ldd + i], X [kRows, 8·NV].
+template <int NV, int MR>
+inline void grad_block(const float* d, Index ldd, const float* x, Index ldx, float* dw, Index ldw) {
+  __m256 acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_loadu_ps(dw + i * ldw + 8 * v);
+  for (int r = 0; r < kRows; ++r) {
+    __m256 xv[NV];
+    for (int v = 0; v < NV; ++v) xv[v] = _mm256_load_ps(x + r * ldx + 8 * v);
+    for (int i = 0; i < MR; ++i) {
+      const __m256 s = _mm256_broadcast_ss(d + r * ldd + i);
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(s, xv[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(dw + i * ldw + 8 * v, acc[i][v]);
+}
+
+// dw[o, :] += Σ_r D(r, o)·X[r, :] for o < m, N columns: the weight gradient of a tile
+// (dW = Dᵀ·X), in blocks of rows of dw that keep 8 accumulators in registers.
+template <int N>
+inline void grad_accumulate(const float* d, Index ldd, const float* x, Index m, float* dw,
+                            Index ldw) {
+  constexpr int kNv = N / 8;
+  constexpr int kMr = kNv >= 8 ? 1 : 8 / kNv;
+  const Index blocks = m / kMr;
+  for (Index b = 0; b < blocks; ++b)
+    grad_block<kNv, kMr>(d + b * kMr, ldd, x, N, dw + b * kMr * ldw, ldw);
+  for (Index o = blocks * kMr; o < m; ++o) grad_block<kNv, 1>(d + o, ldd, x, N, dw + o * ldw, ldw);
+}
+
+// db[:] += Σ_r d[r, :] for L columns.
+template <int L>
+inline void bias_grad(const float* d, float* db) {
+  for (int v = 0; v < L / 8; ++v) {
+    __m256 s = _mm256_loadu_ps(db + 8 * v);
+    for (int r = 0; r < kRows; ++r) s = _mm256_add_ps(s, _mm256_load_ps(d + r * L + 8 * v));
+    _mm256_storeu_ps(db + 8 * v, s);
+  }
+}
+
+// exp(x) for x ≤ 0 and log1p(e) for e ∈ [0, 1], 8 lanes: bce_fused.h's polynomials.
+inline __m256 exp_nonpositive(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+  const __m256 shifter = _mm256_set1_ps(12582912.0f);
+  const __m256 k =
+      _mm256_sub_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shifter), shifter);
+  const __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f),
+                                    _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x));
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i bits =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+inline __m256 log1p_unit(__m256 e) {
+  const __m256 s = _mm256_div_ps(e, _mm256_add_ps(_mm256_set1_ps(2.0f), e));
+  const __m256 s2 = _mm256_mul_ps(s, s);
+  __m256 p = _mm256_set1_ps(1.0f / 17);
+  for (const float c :
+       {1.0f / 15, 1.0f / 13, 1.0f / 11, 1.0f / 9, 1.0f / 7, 1.0f / 5, 1.0f / 3, 1.0f})
+    p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(c));
+  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.0f), s), p);
+}
+
+// Lane r of the result = the sum of the 8 lanes of s[r].
+inline __m256 lane_sums(const __m256 (&s)[kRows]) {
+  const __m256 t0 = _mm256_hadd_ps(s[0], s[1]);
+  const __m256 t1 = _mm256_hadd_ps(s[2], s[3]);
+  const __m256 t2 = _mm256_hadd_ps(s[4], s[5]);
+  const __m256 t3 = _mm256_hadd_ps(s[6], s[7]);
+  const __m256 u0 = _mm256_hadd_ps(t0, t1);  // per 128-bit half: rows 0..3
+  const __m256 u1 = _mm256_hadd_ps(t2, t3);  // rows 4..7
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+// One tile: rows [t0, t0 + valid) of the chunk (valid ≤ kRows; the padding rows repeat the
+// last row's ids, read the context's padding rows and get dz = 0, so they add nothing).
+template <int L1, int L2, int L3, int F>
+void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
+  alignas(32) float h1[kRows * L1], h2[kRows * L2], h3[kRows * L3], g[kRows * F];
+  alignas(32) float d1[kRows * L1], d2[kRows * L2], d3[kRows * L3];
+  alignas(32) float z[kRows], dz[kRows];
+  int32_t u[kRows], it[kRows];
+  const float *pu[kRows], *qi[kRows];
+  for (int r = 0; r < kRows; ++r) {
+    const Index row = t0 + std::min<Index>(r, valid - 1);
+    u[r] = a.users[row];
+    it[r] = a.items[row];
+    pu[r] = a.proj_u + static_cast<Index>(a.slot_u[u[r]]) * L1;
+    qi[r] = a.proj_i + static_cast<Index>(a.slot_i[it[r]]) * L1;
+  }
+  const float* ctx = a.ctx + t0 * a.ld_ctx;
+
+  // Forward: the first layer from the rows' projections and the context, then the tower.
+  for (int v = 0; v < L1 / 8; ++v) {
+    __m256 acc[kRows];
+    const __m256 b = _mm256_loadu_ps(a.b1 + 8 * v);
+    for (int r = 0; r < kRows; ++r)
+      acc[r] = _mm256_add_ps(_mm256_add_ps(b, _mm256_loadu_ps(pu[r] + 8 * v)),
+                             _mm256_loadu_ps(qi[r] + 8 * v));
+    rows_times(ctx, a.ld_ctx, a.wc_t + 8 * v, L1, a.c, acc);
+    for (int r = 0; r < kRows; ++r) _mm256_store_ps(h1 + r * L1 + 8 * v, relu(acc[r]));
+  }
+  layer_forward<L2>(h1, L1, L1, a.w2_t, a.b2, h2);
+  layer_forward<L3>(h2, L2, L2, a.w3_t, a.b3, h3);
+  // GMF product and the predict layer: z[r] = b_p + w_p · [g[r], h3[r]].
+  {
+    __m256 s[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      const float* pg = a.pg + static_cast<Index>(u[r]) * F;
+      const float* qg = a.qg + static_cast<Index>(it[r]) * F;
+      __m256 acc = _mm256_setzero_ps();
+      for (int v = 0; v < F / 8; ++v) {
+        const __m256 gv = _mm256_mul_ps(_mm256_loadu_ps(pg + 8 * v), _mm256_loadu_ps(qg + 8 * v));
+        _mm256_store_ps(g + r * F + 8 * v, gv);
+        acc = _mm256_fmadd_ps(gv, _mm256_loadu_ps(a.wp + 8 * v), acc);
+      }
+      for (int v = 0; v < L3 / 8; ++v)
+        acc = _mm256_fmadd_ps(_mm256_load_ps(h3 + r * L3 + 8 * v),
+                              _mm256_loadu_ps(a.wp + F + 8 * v), acc);
+      s[r] = acc;
+    }
+    _mm256_store_ps(z, _mm256_add_ps(lane_sums(s), _mm256_set1_ps(a.bp)));
+  }
+  // BCE-with-logits on the tile's 8 logits at once (bce_fused.h's formulas), the losses summed
+  // in row order; the padding rows get dz = 0.
+  {
+    const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid)),
+                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256 zv = _mm256_load_ps(z);
+    const __m256 yv = _mm256_maskload_ps(a.labels + t0, lanes);
+    const __m256 e = exp_nonpositive(_mm256_or_ps(zv, _mm256_set1_ps(-0.0f)));  // exp(−|z|)
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 l =
+        _mm256_add_ps(_mm256_sub_ps(_mm256_max_ps(zv, _mm256_setzero_ps()), _mm256_mul_ps(zv, yv)),
+                      log1p_unit(e));
+    const __m256 inv = _mm256_div_ps(one, _mm256_add_ps(one, e));
+    const __m256 sig = _mm256_blendv_ps(_mm256_mul_ps(e, inv), inv,
+                                        _mm256_cmp_ps(zv, _mm256_setzero_ps(), _CMP_GE_OQ));
+    const __m256 d = _mm256_mul_ps(_mm256_set1_ps(a.scale), _mm256_sub_ps(sig, yv));
+    _mm256_store_ps(dz, _mm256_and_ps(d, _mm256_castsi256_ps(lanes)));
+    alignas(32) float lv[kRows];
+    _mm256_store_ps(lv, l);
+    for (int r = 0; r < valid; ++r) {
+      loss += static_cast<double>(lv[r]);
+      if (a.logits != nullptr) a.logits[t0 + r] = z[r];
+    }
+  }
+
+  // Backward. The predict layer: dw_p += Σ dz·[g, h3], db_p += Σ dz.
+  float dbp = *a.dbp;
+  for (int r = 0; r < kRows; ++r) dbp += dz[r];
+  *a.dbp = dbp;
+  grad_block<F / 8, 1>(dz, 1, g, F, a.dwp, 0);
+  grad_block<L3 / 8, 1>(dz, 1, h3, L3, a.dwp + F, 0);
+  // GMF: d(P_g[u]) += dg ⊙ Q_g[i], d(Q_g[i]) += dg ⊙ P_g[u], dg = dz·w_p[:F], in row order.
+  for (int r = 0; r < valid; ++r) {
+    const __m256 d = _mm256_set1_ps(dz[r]);
+    const float* pg = a.pg + static_cast<Index>(u[r]) * F;
+    const float* qg = a.qg + static_cast<Index>(it[r]) * F;
+    float* gp = a.gpg + static_cast<Index>(u[r]) * F;
+    float* gq = a.gqg + static_cast<Index>(it[r]) * F;
+    for (int v = 0; v < F / 8; ++v) {
+      const __m256 dg = _mm256_mul_ps(d, _mm256_loadu_ps(a.wp + 8 * v));
+      _mm256_storeu_ps(gp + 8 * v, _mm256_fmadd_ps(dg, _mm256_loadu_ps(qg + 8 * v),
+                                                   _mm256_loadu_ps(gp + 8 * v)));
+      _mm256_storeu_ps(gq + 8 * v, _mm256_fmadd_ps(dg, _mm256_loadu_ps(pg + 8 * v),
+                                                   _mm256_loadu_ps(gq + 8 * v)));
+    }
+  }
+  // The tower, top down: d3 = mask(dz·w_p[F:]), then each layer's dW, db and input gradient.
+  for (int r = 0; r < kRows; ++r) {
+    const __m256 d = _mm256_set1_ps(dz[r]);
+    for (int v = 0; v < L3 / 8; ++v) {
+      const Index o = r * L3 + 8 * v;
+      _mm256_store_ps(d3 + o, relu_mask(_mm256_load_ps(h3 + o),
+                                        _mm256_mul_ps(d, _mm256_loadu_ps(a.wp + F + 8 * v))));
+    }
+  }
+  grad_accumulate<L2>(d3, L3, h2, L3, a.dw3, L2);
+  bias_grad<L3>(d3, a.db3);
+  layer_input_grad<L2>(d3, L3, a.w3, h2, d2);
+  grad_accumulate<L1>(d2, L2, h1, L2, a.dw2, L1);
+  bias_grad<L2>(d2, a.db2);
+  layer_input_grad<L1>(d2, L2, a.w2, h1, d1);
+  // The first layer: the context columns' dW (transposed: dWcᵀ[k, :] += Σ_r c[r, k]·d1[r, :]),
+  // the bias, and d1 summed per distinct row for the rows' GEMMs at the share's end.
+  grad_accumulate<L1>(ctx, a.ld_ctx, d1, a.c, a.dwc_t, L1);
+  bias_grad<L1>(d1, a.db1);
+  for (int r = 0; r < valid; ++r) {
+    float* au = a.dz_u + static_cast<Index>(a.slot_u[u[r]]) * L1;
+    float* ai = a.dz_i + static_cast<Index>(a.slot_i[it[r]]) * L1;
+    for (int v = 0; v < L1 / 8; ++v) {
+      const __m256 d = _mm256_load_ps(d1 + r * L1 + 8 * v);
+      _mm256_storeu_ps(au + 8 * v, _mm256_add_ps(_mm256_loadu_ps(au + 8 * v), d));
+      _mm256_storeu_ps(ai + 8 * v, _mm256_add_ps(_mm256_loadu_ps(ai + 8 * v), d));
+    }
+  }
+}
+
+// The rows a tile reads at random (projections, GMF rows) and adds into (dz sums, GMF row
+// grads): a step's tables, moments and buffers outgrow L2, so they are fetched a tile ahead.
+template <int L1, int F>
+void prefetch_tile(const NcfFusedChunk& a, Index t0) {
+  const Index end = std::min<Index>(t0 + kRows, a.n);
+  for (Index row = t0; row < end; ++row) {
+    const Index su = a.slot_u[a.users[row]], si = a.slot_i[a.items[row]];
+    for (Index j = 0; j < L1; j += 16) {
+      __builtin_prefetch(a.proj_u + su * L1 + j);
+      __builtin_prefetch(a.proj_i + si * L1 + j);
+      __builtin_prefetch(a.dz_u + su * L1 + j, 1);
+      __builtin_prefetch(a.dz_i + si * L1 + j, 1);
+    }
+    const Index u = a.users[row], i = a.items[row];
+    for (Index j = 0; j < F; j += 16) {
+      __builtin_prefetch(a.pg + u * F + j);
+      __builtin_prefetch(a.qg + i * F + j);
+      __builtin_prefetch(a.gpg + u * F + j, 1);
+      __builtin_prefetch(a.gqg + i * F + j, 1);
+    }
+  }
+}
+
+template <int L1, int L2, int L3, int F>
+double run_chunk(const NcfFusedChunk& a) {
+  double loss = 0;
+  prefetch_tile<L1, F>(a, 0);
+  for (Index t0 = 0; t0 < a.n; t0 += kRows) {
+    if (t0 + kRows < a.n) prefetch_tile<L1, F>(a, t0 + kRows);
+    tile<L1, L2, L3, F>(a, t0, std::min<Index>(kRows, a.n - t0), loss);
+  }
+  return loss;
+}
+
+}  // namespace
+
+bool fused_supported(Index l1, Index l2, Index l3, Index f) {
+  return (l1 == 32 && l2 == 16 && l3 == 8 && f == 8) ||
+         (l1 == 64 && l2 == 32 && l3 == 16 && f == 16);
+}
+
+double fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a) {
+  if (l1 == 32 && l2 == 16 && l3 == 8 && f == 8) return run_chunk<32, 16, 8, 8>(a);
+  if (l1 == 64 && l2 == 32 && l3 == 16 && f == 16) return run_chunk<64, 32, 16, 16>(a);
+  SHOAL_CHECK(false, "no fused NCF kernel for widths {}, {}, {}, factors {}", l1, l2, l3, f);
+  return 0;
+}
+
+#else
+
+bool fused_supported(Index, Index, Index, Index) {
+  return false;
+}
+double fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk&) {
+  SHOAL_CHECK(false, "no fused NCF kernel in this build (needs AVX2 and FMA): {}, {}, {}, {}", l1,
+              l2, l3, f);
+  return 0;
+}
+
+#endif
+
+}  // namespace shoal::models::detail

@@ -1,0 +1,76 @@
+// Internal to src/shoal/models: one training chunk of NeuMF with the factored first layer in a
+// single pass over tiles of 8 rows (forward, BCE-with-logits, backward), AVX2/FMA, float.
+//
+// Layer by layer, a chunk's tower made some twenty kernel calls and as many passes over its
+// activations (GEMMs through libxsmm, then the bias/ReLU, the proj adds, the masks, the GMF
+// product, the predict dot, the loss), each too narrow (16, 8, 1 outputs) to keep the FMA
+// units busy. Here a tile's activations stay in L1 from the first layer's input to its
+// gradient; every product is a register-blocked broadcast-FMA loop; the weight gradients
+// accumulate as dW[o, :] += Σ_r dz[r, o]·x[r, :] over the tile's 8 rows at once.
+//
+// Model (see models/ncf.h): h1 = relu(c·W_cᵀ + b1 + proj_u[u] + proj_i[i]),
+// h2 = relu(h1·W2ᵀ + b2), h3 = relu(h2·W3ᵀ + b3), g = P_g[u] ⊙ Q_g[i],
+// z = [g, h3]·w_pᵀ + b_p, loss = BCE-with-logits(z, y), dz = scale·(σ(z) − y).
+// Supported widths: (L1, L2, L3, F) with fused_supported() true; anything else runs the
+// layer-by-layer path.
+#pragma once
+
+#include <cstdint>
+
+#include "shoal/core/tensor.h"
+
+namespace shoal::models::detail {
+
+struct NcfFusedChunk {
+  Index n = 0;  // rows
+  Index c = 0;  // context columns
+  // Context rows [n, c] with row stride ld_ctx, readable up to round_up(n, 8) rows (the tail
+  // tile reads its padding rows; their gradients are zero).
+  const float* ctx = nullptr;
+  Index ld_ctx = 0;
+  const int32_t* users = nullptr;  // [n]
+  const int32_t* items = nullptr;  // [n]
+  // The first layer: the distinct rows' projections (row slot[id]) and the context columns'
+  // weight transposed, [c, L1].
+  const float* proj_u = nullptr;
+  const int32_t* slot_u = nullptr;
+  const float* proj_i = nullptr;
+  const int32_t* slot_i = nullptr;
+  const float* wc_t = nullptr;
+  const float* b1 = nullptr;
+  const float* w2 = nullptr;    // [L2, L1]
+  const float* w2_t = nullptr;  // [L1, L2]
+  const float* b2 = nullptr;
+  const float* w3 = nullptr;    // [L3, L2]
+  const float* w3_t = nullptr;  // [L2, L3]
+  const float* b3 = nullptr;
+  const float* pg = nullptr;  // GMF tables [users, F], [items, F]
+  const float* qg = nullptr;
+  const float* wp = nullptr;  // [F + L3]
+  float bp = 0;
+  const float* labels = nullptr;  // [n]
+  float scale = 1;                // dz = scale·(σ(z) − y)
+  // Gradients, accumulated: the context columns' dW transposed [c, L1], the dense params,
+  // the GMF tables' row grads [rows, F] (the caller flags the rows), and the first layer's dz
+  // summed per distinct row, [slots, L1].
+  float* dwc_t = nullptr;
+  float* db1 = nullptr;
+  float* dw2 = nullptr;
+  float* db2 = nullptr;
+  float* dw3 = nullptr;
+  float* db3 = nullptr;
+  float* dwp = nullptr;
+  float* dbp = nullptr;
+  float* gpg = nullptr;
+  float* gqg = nullptr;
+  float* dz_u = nullptr;
+  float* dz_i = nullptr;
+  float* logits = nullptr;  // [n], optional
+};
+
+// Whether fused_chunk has a kernel for these widths on this build (AVX2/FMA).
+bool fused_supported(Index l1, Index l2, Index l3, Index f);
+// Runs the chunk; returns Σ_n loss_n (in double, in row order). Requires fused_supported.
+double fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a);
+
+}  // namespace shoal::models::detail
