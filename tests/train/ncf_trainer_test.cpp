@@ -274,6 +274,10 @@ TEST(NcfTrainer, ProfilerZones) {
         "loss.forward", "data.batch", "optimizer.dense", "optimizer.tables", "mlp.0.rows.index",
         "mlp.0.rows.forward", "mlp.0.rows.backward"})
     EXPECT_EQ(calls(z), 2 * steps) << z;  // both threads, every step
+  // The user tables are updated before the step's barrier when shares are by user.
+  EXPECT_TRUE(t.shares_by_user());
+  EXPECT_EQ(calls("optimizer.user_tables"), 2 * steps);
+  EXPECT_EQ(calls("pool.barrier"), 2 * steps);
   EXPECT_EQ(calls("data.sample"), 2u);
   EXPECT_EQ(calls("eval"), 2u);
 }

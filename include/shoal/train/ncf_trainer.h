@@ -145,12 +145,19 @@ class NcfTrainer {
 
  private:
   void compute_share(int tid, Index begin, Index n, const Ctx& base);
-  void update_tables(int tid);
+  // Which tables update_tables updates: all; the user tables, whose touched rows are this
+  // thread's own (lazy update, shares by user, several threads: before the step's barrier);
+  // the item tables (after it).
+  enum class TableSet : uint8_t { kAll, kOwnUsers, kItems };
+  bool early_user_updates() const {
+    return split_by_user_ && !cfg_.dense_embedding_adam && pool_.size() > 1;
+  }
+  void update_tables(int tid, TableSet set);
   void barrier();  // all pool threads, inside step()'s parallel region
 
   profile::Recorder* prof_ = nullptr;
   struct Zones {
-    profile::ZoneId sample, batch, dense, tables, wait, eval;
+    profile::ZoneId sample, batch, dense, tables, user_tables, wait, barrier, eval;
   } zones_{};
 
   double compute_seconds_ = 0, update_seconds_ = 0;  // wall, summed over step() calls

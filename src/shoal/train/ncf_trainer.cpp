@@ -6,7 +6,6 @@
 #include <span>
 #include <thread>
 
-
 #include "shoal/core/copy_row.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/data_parallel.h"
@@ -322,7 +321,9 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
                 {profile::adam_update(1) + profile::grad_reduce(1, replicas), {}}, model);
   // The touched rows are known only inside: no analytic cost.
   zones_.tables = rec->zone("optimizer.tables", Category::kOptimizer, {}, model);
+  zones_.user_tables = rec->zone("optimizer.user_tables", Category::kOptimizer, {}, model);
   zones_.wait = rec->zone("pool.wait", Category::kIdle, {}, model);
+  zones_.barrier = rec->zone("pool.barrier", Category::kIdle, {}, model);
   zones_.eval = rec->zone("eval", Category::kEval, {}, model);
 }
 
@@ -467,7 +468,17 @@ void NcfTrainer::step(Index begin, Index end) {
         barrier();
         throw;
       }
-      barrier();
+      // The user tables' rows of a share by user are this thread's alone: it updates them
+      // while the others finish their shares (unless its own loss is not finite: then no
+      // thread updates anything, see below).
+      if (early_user_updates() && std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
+        profile::Zone zone(prof_, zones_.user_tables);
+        update_tables(tid, TableSet::kOwnUsers);
+      }
+      {
+        profile::Zone zone(prof_, zones_.barrier);
+        barrier();
+      }
       if (share_failed_.load(std::memory_order_relaxed)) return;
       double loss = 0;
       for (const double l : thread_loss_) loss += l;
@@ -494,7 +505,7 @@ void NcfTrainer::step(Index begin, Index end) {
         zero_grads<float>(*arenas_[0], r);
       }
       profile::Zone zone(prof_, zones_.tables);
-      update_tables(tid);
+      update_tables(tid, early_user_updates() ? TableSet::kItems : TableSet::kAll);
     });
   }
   if (!finite) throw_non_finite_loss(adam_.step_count(), arenas_);
@@ -509,7 +520,7 @@ void NcfTrainer::step(Index begin, Index end) {
 // replica clears its own rows at its next step); a user table's touched rows are the thread's
 // own (its replica alone touched them), an item table's are shared out by count;
 // dense mode takes a slice of row ids, sums into replica 0's buffer and clears what it summed.
-void NcfTrainer::update_tables(int tid) {
+void NcfTrainer::update_tables(int tid, TableSet set) {
   detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
   detail::NcfReplica& src = *replicas_[0];
   const int nt = pool_.size();
@@ -520,6 +531,9 @@ void NcfTrainer::update_tables(int tid) {
   uint8_t* touched[kMaxReplicas];
   const bool dense = cfg_.dense_embedding_adam;
   for (size_t t = 0; t < tables.size(); ++t) {
+    if ((set == TableSet::kOwnUsers && !tables[t].is_user) ||
+        (set == TableSet::kItems && tables[t].is_user))
+      continue;
     const auto& emb = tables[t].layer;
     const Index d = emb.cfg.embedding_dim;
     for (int r = 0; r < nt; ++r) {
