@@ -203,8 +203,8 @@ TEST(Ncf, FactoredShareEqualsUnfactored) {
 // layer: the same losses, logits' effect and gradients to float rounding, over chunks of a
 // share whose sizes are not whole tiles, with repeated ids and a context width that is not a
 // whole vector, for both kernel shapes.
-void check_fused_chunk(std::vector<Index> layers, Index factors) {
-  const Index n = 45, c = 5, chunk = 20;
+void check_fused_chunk(std::vector<Index> layers, Index factors, Index c) {
+  const Index n = 45, chunk = 20;
   auto make = [&](bool fused) {
     return Ncf<float>::Config{.kind = NcfKind::kNeuMf,
                               .num_users = 9,
@@ -220,8 +220,8 @@ void check_fused_chunk(std::vector<Index> layers, Index factors) {
   Planner pa, pb;
   a.plan(pa, chunk, n);
   b.plan(pb, chunk, n);
-  pa.buffer(ctx_a, Region::kActivations, "context", {n, c});
-  pb.buffer(ctx_b, Region::kActivations, "context", {n, c});
+  pa.buffer(ctx_a, Region::kActivations, "context", {n, std::max<Index>(c, 1)});
+  pb.buffer(ctx_b, Region::kActivations, "context", {n, std::max<Index>(c, 1)});
   Arena arena_a(std::move(pa)), arena_b(std::move(pb));
   RngStream ra(5, 1), rb(5, 1);
   a.init(ra);
@@ -246,10 +246,12 @@ void check_fused_chunk(std::vector<Index> layers, Index factors) {
   for (Index r0 = 0; r0 < n; r0 += chunk) {
     const Index m = std::min(chunk, n - r0);
     const auto cu = static_cast<size_t>(r0), cm = static_cast<size_t>(m);
-    loss_a += a.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
-                            ctx_a.mat().rows_block(r0, m), labels.data() + r0, scale);
-    loss_b += b.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
-                            ctx_b.mat().rows_block(r0, m), labels.data() + r0, scale);
+    loss_a +=
+        a.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
+                      ConstMat<float>(ctx_a.view.data + r0 * c, m, c), labels.data() + r0, scale);
+    loss_b +=
+        b.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
+                      ConstMat<float>(ctx_b.view.data + r0 * c, m, c), labels.data() + r0, scale);
   }
   a.end_share(ctx);
   b.end_share(ctx);
@@ -288,8 +290,9 @@ TEST(Ncf, FusedChunkEqualsLayerByLayer) {
 #if !(defined(__AVX2__) && defined(__FMA__))
   GTEST_SKIP() << "no fused NCF kernel in this build (needs AVX2 and FMA)";
 #endif
-  check_fused_chunk({64, 32, 16, 8}, 8);
-  check_fused_chunk({128, 64, 32, 16}, 16);
+  check_fused_chunk({64, 32, 16, 8}, 8, 5);
+  check_fused_chunk({64, 32, 16, 8}, 8, 0);
+  check_fused_chunk({128, 64, 32, 16}, 16, 3);
 }
 
 TEST(Ncf, ParameterNamesAndCounts) {
