@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "shoal/core/file_io.h"
 #include "shoal/core/measure.h"
+#include "shoal/core/thread_pool.h"
 #include "shoal/data/ncf.h"
 #include "shoal/kernels/bench.h"
 #include "shoal/train/ncf_trainer.h"
@@ -113,9 +114,16 @@ void run_bench(const BenchArgs& b) {
       flops_per_instance, peak1);
   fmt::print(
       "{:>7} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>8} {:>8} {:>7} {:>8} {:>8} "
-      "{:>8} {:>7}\n",
+      "{:>8} {:>7} {:>6}\n",
       "threads", "epoch", "wall_s", "cpu_s", "sample_w", "sample_c", "compute", "update", "inst/s",
-      "mGFLOP/s", "GFLOP/s", "%peak", "steps", "p10_us", "p50_us", "%pk_p50");
+      "mGFLOP/s", "GFLOP/s", "%peak", "steps", "p10_us", "p50_us", "%pk_p50", "rt_ns");
+  // Two threads' step is bound by cache lines moving between the cores (the items' rows, the
+  // barrier): the cores' round trip, measured before each epoch, says which regime it ran in.
+  const std::vector<int> cpus = allowed_cpus();
+  auto round_trip_ns = [&](int threads) {
+    return threads > 1 && cpus.size() > 1 ? kernels::measure_core_round_trip_ns(cpus[0], cpus[1])
+                                          : 0.0;
+  };
   nlohmann::json runs = nlohmann::json::array();
   std::vector<double> step_times;
   step_times.reserve(static_cast<size_t>(b.positives * (1 + b.neg) / batch + 2));
@@ -131,6 +139,7 @@ void run_bench(const BenchArgs& b) {
     const Index n = trainer.instances_per_epoch();
     double best_ips = 0;
     for (int e = 1; e <= b.epochs; ++e) {
+      const double rt_ns = round_trip_ns(t);
       const double w0 = wall_seconds(), c0 = process_cpu_seconds();
       const double comp0 = trainer.compute_seconds(), upd0 = trainer.update_seconds();
       trainer.draw_epoch(e);
@@ -167,10 +176,11 @@ void run_bench(const BenchArgs& b) {
       if (t == 1) best_cpu1 = std::max(best_cpu1, static_cast<double>(n) / (c2 - c0));
       fmt::print(
           "{:>7} {:>5} {:>9.2f} {:>9.2f} {:>9.3f} {:>9.3f} {:>9.2f} {:>9.2f} {:>12.0f} "
-          "{:>8.1f} {:>8.1f} {:>6.1f}% {:>8} {:>8.1f} {:>8.1f} {:>6.1f}%\n",
+          "{:>8.1f} {:>8.1f} {:>6.1f}% {:>8} {:>8.1f} {:>8.1f} {:>6.1f}% {:>6}\n",
           t, e, wall, c2 - c0, w1 - w0, c1 - c0, trainer.compute_seconds() - comp0,
           trainer.update_seconds() - upd0, ips, model_gflops, gflops, 100.0 * gflops / peak, steps,
-          p10 * 1e6, p50 * 1e6, 100.0 * p50_gflops / peak);
+          p10 * 1e6, p50 * 1e6, 100.0 * p50_gflops / peak,
+          rt_ns > 0 ? fmt::format("{:.0f}", rt_ns) : std::string("-"));
       runs.push_back({{"threads", t},
                       {"epoch", e},
                       {"wall_s", wall},
@@ -191,7 +201,8 @@ void run_bench(const BenchArgs& b) {
                       {"peak_fraction", gflops / peak},
                       {"step_p10_s", p10},
                       {"step_p50_s", p50},
-                      {"step_p50_peak_fraction", p50_gflops / peak}});
+                      {"step_p50_peak_fraction", p50_gflops / peak},
+                      {"core_round_trip_ns", rt_ns}});
     }
     if (t == 1) best1 = best_ips;
     best_all = std::max(best_all, best_ips);

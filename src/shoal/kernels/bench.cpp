@@ -5,11 +5,14 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
 
 #include "shoal/core/arena.h"
 #include "shoal/core/file_io.h"
@@ -164,6 +167,40 @@ void add_shape(BenchReport& rep, int reps, Index n, Index i, Index o) {
 }
 
 }  // namespace
+
+double measure_core_round_trip_ns(int cpu_a, int cpu_b, int round_trips) {
+  SHOAL_CHECK(round_trips > 0, "round trips must be > 0, got {}", round_trips);
+  struct alignas(64) Line {
+    std::atomic<int> v{0};
+  };
+  Line ping, pong;
+  std::atomic<bool> pinned_b{true};
+  constexpr int kRounds = 9;
+  std::thread partner([&] {
+    if (!pin_current_thread(cpu_b)) pinned_b.store(false);
+    for (int k = 1; k <= kRounds * round_trips; ++k) {
+      while (ping.v.load(std::memory_order_acquire) != k) _mm_pause();
+      pong.v.store(k, std::memory_order_release);
+    }
+  });
+  std::vector<double> ns;
+  {
+    ScopedPin pin(cpu_a);
+    int k = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < round_trips; ++i) {
+        ping.v.store(++k, std::memory_order_release);
+        while (pong.v.load(std::memory_order_acquire) != k) _mm_pause();
+      }
+      ns.push_back(seconds_since(t0) * 1e9 / round_trips);
+    }
+  }
+  partner.join();
+  SHOAL_CHECK(pinned_b.load(), "cannot pin a thread to CPU {}", cpu_b);
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
+}
 
 double measure_peak_gflops() {
   double best = 0;
