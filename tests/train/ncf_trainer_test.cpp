@@ -277,6 +277,7 @@ TEST(NcfTrainer, ProfilerZones) {
   // The user tables are updated before the step's barrier when shares are by user.
   EXPECT_TRUE(t.shares_by_user());
   EXPECT_EQ(calls("optimizer.user_tables"), 2 * steps);
+  EXPECT_EQ(calls("optimizer.own_rows"), 2 * steps);  // the MLP user rows, at the share's end
   EXPECT_EQ(calls("pool.barrier"), 2 * steps);
   EXPECT_EQ(calls("data.sample"), 2u);
   EXPECT_EQ(calls("eval"), 2u);

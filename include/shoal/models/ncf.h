@@ -120,6 +120,18 @@ class Ncf {
   // factored.
   void begin_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items);
   void end_share(const Ctx& ctx);
+  // Hand-over of the MLP tables' row gradients (factored first layer; side s: 0 users,
+  // 1 items): when set, the share's end leaves its distinct rows and their gradients in
+  // share_row_grads(s), valid until the next share opens, instead of adding them into the
+  // table's grad buffer (table_grad: those rows stay untouched there). For a caller that alone
+  // updates those rows (no other replica touched them): it applies the gradients where they
+  // were formed, with no scatter into the buffer, flags or clearing.
+  void set_hand_over(int s, bool on) { hand_over_[s] = on; }
+  struct RowGrads {
+    std::span<const Id> rows;
+    ConstMat<T> grads;  // [rows, L0/2]
+  };
+  RowGrads share_row_grads(int s) const;
 
   // Table t's gradient after backward: a dense [rows, D] buffer (this model's, not shared
   // with replicas), zero except the rows the batch touched, and one flag per row (1 where some
@@ -166,6 +178,8 @@ class Ncf {
     layers::Embedding<T> layer;
   };
   std::vector<Table>& tables() { return tables_; }
+  // The MLP embedding table of side s (0 users, 1 items).
+  Table& mlp_table(int s) { return tables_[static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_)]; }
 
  private:
   Config cfg_;
@@ -206,7 +220,9 @@ class Ncf {
     Buffer<T> dz;         // [capacity, L1]: Σ of dz over the share's instances of the row
     Buffer<T> row_grads;  // [capacity, E]: dZ·W_part, the rows' table gradients
     Index count = 0;
+    Index handed = 0;  // rows whose gradients the last share handed over (see set_hand_over)
   };
+  bool hand_over_[2] = {false, false};
   ShareRows share_rows_[2];
   Share share_ = Share::kNone;
   void open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items);

@@ -157,7 +157,7 @@ class NcfTrainer {
 
   profile::Recorder* prof_ = nullptr;
   struct Zones {
-    profile::ZoneId sample, batch, dense, tables, user_tables, wait, barrier, eval;
+    profile::ZoneId sample, batch, dense, tables, user_tables, own_rows, wait, barrier, eval;
   } zones_{};
 
   double compute_seconds_ = 0, update_seconds_ = 0;  // wall, summed over step() calls

@@ -276,7 +276,10 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
   {
     profile::Zone zone(prof, zones_.share_index, users.size());
-    for (int s = 0; s < 2; ++s) list_distinct(share_rows_[s], s == 0 ? users : items);
+    for (int s = 0; s < 2; ++s) {
+      share_rows_[s].handed = 0;
+      list_distinct(share_rows_[s], s == 0 ? users : items);
+    }
   }
   profile::Zone zone(prof, zones_.share.forward, share_rows_[0].count + share_rows_[1].count);
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
@@ -314,6 +317,13 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
     transpose(tower_[2].p.weight.value.mat(), 0, tower_[2].cfg.in, w3_t_.view.data);
     std::fill_n(dwc_t_.view.data, dwc_t_.view.numel(), T(0));
   }
+}
+
+template <class T>
+typename Ncf<T>::RowGrads Ncf<T>::share_row_grads(int s) const {
+  const ShareRows& rs = share_rows_[s];
+  return {std::span<const Id>(rs.list.view.data, static_cast<size_t>(rs.handed)),
+          ConstMat<T>(rs.row_grads.view.data, rs.handed, cfg_.layers[0] / 2)};
 }
 
 // rs.list[0, count) = the distinct ids in first-seen order, rs.slot[id] = an id's index there.
@@ -440,6 +450,10 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
         ConstMat<T>{}, kernels::Act::kNone, ConstMat<T>(rs.dz.view.data, padded, l1), MatView<T>{},
         MatView<T>(rg, padded, e), dw.cols_block(col, e), nullptr, /*accumulate=*/true);
     executed_flops_ += 4.0 * static_cast<double>(m * e * l1);
+    if (hand_over_[s]) {
+      rs.handed = m;
+      continue;
+    }
     const auto t = static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_);
     const MatView<T> tg = table_grads_[t].mat();
     const Id* list = rs.list.view.data;

@@ -243,6 +243,14 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
     const Index most = *std::max_element(per_thread.begin(), per_thread.end());
     split_by_user_ = static_cast<double>(most) * t <= 1.05 * static_cast<double>(train.size());
   }
+  // Rows one replica alone touches are updated by its thread as soon as its share ends
+  // (Ncf::set_hand_over, lazy update only): with shares by user, the MLP user rows; on one
+  // thread, every MLP row.
+  for (auto& r : replicas_) {
+    const bool lazy = !cfg.dense_embedding_adam && r->model.has_mlp();
+    r->model.set_hand_over(0, lazy && (t == 1 || split_by_user_));
+    r->model.set_hand_over(1, lazy && t == 1);
+  }
   const Index c = model.context;
   if (c > 0) {
     user_context_.assign(static_cast<size_t>(model.num_users * c), 0.0f);
@@ -322,6 +330,7 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
   // The touched rows are known only inside: no analytic cost.
   zones_.tables = rec->zone("optimizer.tables", Category::kOptimizer, {}, model);
   zones_.user_tables = rec->zone("optimizer.user_tables", Category::kOptimizer, {}, model);
+  zones_.own_rows = rec->zone("optimizer.own_rows", Category::kOptimizer, {}, model);
   zones_.wait = rec->zone("pool.wait", Category::kIdle, {}, model);
   zones_.barrier = rec->zone("pool.barrier", Category::kIdle, {}, model);
   zones_.eval = rec->zone("eval", Category::kEval, {}, model);
@@ -440,6 +449,16 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   }
   rep.model.end_share(ctx);
   thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
+  // The MLP rows only this replica touched, updated where their gradients were formed (see
+  // the constructor); not when this share's loss is not finite (the step then throws).
+  if (!std::isfinite(thread_loss_[static_cast<size_t>(tid)])) return;
+  profile::Zone zone(prof_, zones_.own_rows);
+  for (int s = 0; s < 2; ++s) {
+    const auto g = rep.model.share_row_grads(s);
+    if (!g.rows.empty())
+      sparse_adam_.update_rows(replicas_[0]->arena, rep.model.mlp_table(s).layer.p.weight, g.rows,
+                               g.grads);
+  }
 }
 
 // One parallel region per step: compute, one barrier (every share's loss and gradients are
