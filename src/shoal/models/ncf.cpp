@@ -163,8 +163,9 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
   }
   planner.buffer(dlogits_, Region::kActivationGrads, "dlogits", {max_rows, 1});
   if (has_mlp()) {
-    // Whole tiles of 8 rows: the fused kernel reads the context's padding rows.
-    planner.buffer(x0_, Region::kActivations, "mlp.in", {(max_rows + 7) / 8 * 8, mlp_in()});
+    // Whole tiles: the fused kernel reads the context's padding rows.
+    planner.buffer(x0_, Region::kActivations, "mlp.in",
+                   {detail::fused_padded_rows(max_rows), mlp_in()});
     planner.buffer(dx0_, Region::kActivationGrads, "mlp.din", {max_rows, mlp_in()});
   }
   planner.buffer(h_, Region::kActivations, "predict.in", {max_rows, predict_in()});
@@ -540,7 +541,7 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
       if (context.data != slot.data)
         for (Index r = 0; r < n; ++r) copy_row(context.row(r), c, slot.row(r));
       // The last tile's padding rows (planned: x0_ has whole tiles).
-      std::fill(slot.data + n * c, slot.data + (n + 7) / 8 * 8 * c, T(0));
+      std::fill(slot.data + n * c, slot.data + detail::fused_padded_rows(n) * c, T(0));
     }
     const auto tu = static_cast<size_t>(gmf_user_), ti = static_cast<size_t>(gmf_item_);
     detail::NcfFusedChunk a;

@@ -1,12 +1,12 @@
 // Internal to src/shoal/models: one training chunk of NeuMF with the factored first layer in a
-// single pass over tiles of 8 rows (forward, BCE-with-logits, backward), AVX2/FMA, float.
+// single pass over tiles of rows (forward, BCE-with-logits, backward), AVX2/FMA, float.
 //
 // Layer by layer, a chunk's tower made some twenty kernel calls and as many passes over its
 // activations (GEMMs through libxsmm, then the bias/ReLU, the proj adds, the masks, the GMF
 // product, the predict dot, the loss), each too narrow (16, 8, 1 outputs) to keep the FMA
 // units busy. Here a tile's activations stay in L1 from the first layer's input to its
 // gradient; every product is a register-blocked broadcast-FMA loop; the weight gradients
-// accumulate as dW[o, :] += Σ_r dz[r, o]·x[r, :] over the tile's 8 rows at once.
+// accumulate as dW[o, :] += Σ_r dz[r, o]·x[r, :] over the tile's rows at once.
 //
 // Model (see models/ncf.h): h1 = relu(c·W_cᵀ + b1 + proj_u[u] + proj_i[i]),
 // h2 = relu(h1·W2ᵀ + b2), h3 = relu(h2·W3ᵀ + b3), g = P_g[u] ⊙ Q_g[i],
@@ -21,11 +21,18 @@
 
 namespace shoal::models::detail {
 
+// Rows per tile of the fused pass.
+inline constexpr Index kFusedTileRows = 6;
+// Rows a chunk of n rows reads: whole tiles.
+inline constexpr Index fused_padded_rows(Index n) {
+  return (n + kFusedTileRows - 1) / kFusedTileRows * kFusedTileRows;
+}
+
 struct NcfFusedChunk {
   Index n = 0;  // rows
   Index c = 0;  // context columns
-  // Context rows [n, c] with row stride ld_ctx, readable up to round_up(n, 8) rows (the tail
-  // tile reads its padding rows; their gradients are zero).
+  // Context rows [n, c] with row stride ld_ctx, readable up to fused_padded_rows(n) rows (the
+  // tail tile reads its padding rows; their gradients are zero).
   const float* ctx = nullptr;
   Index ld_ctx = 0;
   const int32_t* users = nullptr;  // [n]
