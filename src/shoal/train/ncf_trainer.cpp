@@ -421,7 +421,15 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   const auto scale = static_cast<float>(share / rows);
   const float* table = train_.context.data();
   double sum = 0;
-  // The share's distinct MLP rows are projected once for all its chunks (Ncf::begin_share).
+  // The first chunk's context rows are fetched while the share's distinct MLP rows are
+  // projected (once for all its chunks, Ncf::begin_share); each later chunk's while the one
+  // before it computes (train_chunk's `next`).
+  if (c > 0)
+    for (Index i = 0; i < std::min(count, kComputeChunkRows); ++i) {
+      const float* row = table + static_cast<Index>(ctx_rows[static_cast<size_t>(i)]) * c;
+      __builtin_prefetch(row);
+      __builtin_prefetch(row + c - 1);
+    }
   rep.model.begin_share(ctx, users, items);
   for (Index c0 = 0; c0 < count; c0 += kComputeChunkRows) {
     const Index m = std::min(kComputeChunkRows, count - c0);
@@ -444,8 +452,15 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
                  context.row(i));
       }
     }
+    models::Ncf<float>::RowPrefetch next;
+    if (c > 0 && c0 + m < count) {
+      next.base = table;
+      next.rows = ctx_rows.subspan(
+          cu + cm, static_cast<size_t>(std::min(kComputeChunkRows, count - c0 - m)));
+      next.width = c;
+    }
     sum += rep.model.train_chunk(ctx, users.subspan(cu, cm), items.subspan(cu, cm), context,
-                                 labels + c0, scale);
+                                 labels + c0, scale, next);
   }
   rep.model.end_share(ctx);
   thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
