@@ -31,20 +31,23 @@ inline __m256 relu_mask(__m256 y, __m256 d) {
   return _mm256_and_ps(_mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_GT_OQ), d);
 }
 
-// acc[r][v] += Σ_{p<k} A(r, p)·B[p, 8v..8v+8) for the tile's rows, A(r, p) = a[r·lda + p]: a
-// scalar broadcast per row against NV loaded vectors of B.
-template <int NV>
-inline void rows_times(const float* a, Index lda, const float* b, Index ldb, Index k,
-                       __m256 (&acc)[kRows][NV]) {
+// acc[i][v] += Σ_{p<k} A(i, p)·B[p, 8v..8v+8) for i < MR, A(i, p) = a[i·a_rs + p·a_ks]: per p,
+// one scalar broadcast per row of acc against NV loaded vectors of B. The tiles' products
+// (A = the tile's rows, a_ks = 1) and their weight gradients (A = dzᵀ: a_rs = 1, a_ks = the
+// row stride of dz, B = the layer's input, k = the tile's rows) are both this loop.
+template <int MR, int NV>
+inline void bcast_fma(const float* a, Index a_rs, Index a_ks, const float* b, Index ldb, Index k,
+                      __m256 (&acc)[MR][NV]) {
   for (Index p = 0; p < k; ++p) {
     __m256 bv[NV];
     for (int v = 0; v < NV; ++v) bv[v] = _mm256_loadu_ps(b + p * ldb + 8 * v);
-    for (int r = 0; r < kRows; ++r) {
-      const __m256 x = _mm256_broadcast_ss(a + r * lda + p);
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(x, bv[v], acc[r][v]);
+    for (int i = 0; i < MR; ++i) {
+      const __m256 x = _mm256_broadcast_ss(a + i * a_rs + p * a_ks);
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(x, bv[v], acc[i][v]);
     }
   }
 }
+
 // Vectors of outputs per pass over k: 2 where the width allows (12 accumulators).
 template <int L>
 constexpr int vecs_per_pass() {
@@ -62,7 +65,7 @@ inline void layer_forward(const float* x, Index ldx, Index k, const float* wt, c
       const __m256 b = _mm256_loadu_ps(bias + 8 * (v0 + v));
       for (int r = 0; r < kRows; ++r) acc[r][v] = b;
     }
-    rows_times<NV>(x, ldx, wt + 8 * v0, L, k, acc);
+    bcast_fma<kRows, NV>(x, ldx, 1, wt + 8 * v0, L, k, acc);
     for (int r = 0; r < kRows; ++r)
       for (int v = 0; v < NV; ++v) _mm256_store_ps(y + r * L + 8 * (v0 + v), relu(acc[r][v]));
   }
@@ -76,7 +79,7 @@ inline void layer_input_grad(const float* d_out, Index k, const float* w, const 
     __m256 acc[kRows][NV];
     for (auto& row : acc)
       for (auto& x : row) x = _mm256_setzero_ps();
-    rows_times<NV>(d_out, k, w + 8 * v0, L, k, acc);
+    bcast_fma<kRows, NV>(d_out, k, 1, w + 8 * v0, L, k, acc);
     for (int r = 0; r < kRows; ++r)
       for (int v = 0; v < NV; ++v) {
         const Index o = r * L + 8 * (v0 + v);
@@ -91,14 +94,7 @@ inline void grad_block(const float* d, Index ldd, const float* x, Index ldx, flo
   __m256 acc[MR][NV];
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_loadu_ps(dw + i * ldw + 8 * v);
-  for (int r = 0; r < kRows; ++r) {
-    __m256 xv[NV];
-    for (int v = 0; v < NV; ++v) xv[v] = _mm256_load_ps(x + r * ldx + 8 * v);
-    for (int i = 0; i < MR; ++i) {
-      const __m256 s = _mm256_broadcast_ss(d + r * ldd + i);
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(s, xv[v], acc[i][v]);
-    }
-  }
+  bcast_fma<MR, NV>(d, 1, ldd, x, ldx, kRows, acc);
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < NV; ++v) _mm256_storeu_ps(dw + i * ldw + 8 * v, acc[i][v]);
 }
@@ -194,7 +190,7 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
         acc[r][v] = _mm256_add_ps(_mm256_add_ps(b, _mm256_loadu_ps(pu[r] + 8 * (v0 + v))),
                                   _mm256_loadu_ps(qi[r] + 8 * (v0 + v)));
     }
-    rows_times<2>(ctx, a.ld_ctx, a.wc_t + 8 * v0, L1, a.c, acc);
+    bcast_fma<kRows, 2>(ctx, a.ld_ctx, 1, a.wc_t + 8 * v0, L1, a.c, acc);
     for (int r = 0; r < kRows; ++r)
       for (int v = 0; v < 2; ++v) _mm256_store_ps(h1 + r * L1 + 8 * (v0 + v), relu(acc[r][v]));
   }
