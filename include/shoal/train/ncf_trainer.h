@@ -8,13 +8,17 @@
 //      instead when that would split the data's positives unevenly: > 5% over 1/T for some
 //      thread); BCE-with-logits,
 //      each thread's mean weighted by its share so that the sum of the replicas' gradients is
-//      the gradient of the batch mean;
+//      the gradient of the batch mean. Rows its replica alone touched are then updated by the
+//      thread before the barrier (lazy update): the MLP rows straight from the share's row
+//      gradients (Ncf::set_hand_over; every MLP row on one thread, the users' with shares by
+//      user), the GMF user rows from the grad buffer (shares by user, several threads);
 //   2. after one barrier in the same parallel region (one fork-join per step), one fused pass
 //      per thread: (a) dense params: the chunk's replica grads summed in replica order into
 //      replica 0's, Adam, zero; (b) embedding tables: each replica's backward left dense row
 //      grads and touched-row flags (Ncf::table_grad); every thread lists the touched rows it
-//      owns by their flags (no sort, no merge): of a user table, the rows its own replica
-//      touched (see 1), of an item table, rows with id % threads == thread, so that a row's
+//      owns by their flags (no sort, no merge; none left in a table step 1 updated): of a
+//      user table, the rows its own replica touched, of an item table, rows with id % threads
+//      == thread, so that a row's
 //      weights and moments stay on one core; it sums each row's grads in replica order
 //      (a row one replica touched is read where it lies) and updates those rows only with
 //      Adam arithmetic (lazy: untouched rows and their moments are left alone, as TF's
@@ -24,8 +28,9 @@
 //      at the start of its next share, so the lazy update only reads other threads' buffers.
 //      The sums have a fixed order, so a given thread count is bitwise deterministic. No
 //      allocation after construction.
-// A share runs in chunks of 256 rows (forward, loss, backward each); the model's first tower
-// layer is factored by distinct rows over the whole share (Ncf::begin_share / end_share).
+// A share runs in chunks of 256 rows (Ncf::train_chunk: forward, loss, backward, fused where
+// the model has a kernel); the model's first tower layer is factored by distinct rows over the
+// whole share (Ncf::begin_share / end_share).
 // Evaluation: for each test user the candidates are the K negatives in file order, then the
 // positive unless it already appears among them (the authors' evaluate.py keys scores by
 // item). rank = #{c: s_c > s_pos} + #{c before pos: s_c = s_pos} (heapq.nlargest keeps the

@@ -503,8 +503,8 @@ void NcfTrainer::step(Index begin, Index end) {
         throw;
       }
       // The user tables' rows of a share by user are this thread's alone: it updates them
-      // while the others finish their shares (unless its own loss is not finite: then no
-      // thread updates anything, see below).
+      // while the others finish their shares. Not when its own loss is not finite; if another
+      // share's is not, the step throws after the barrier with these rows already updated.
       if (early_user_updates() && std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
         profile::Zone zone(prof_, zones_.user_tables);
         update_tables(tid, TableSet::kOwnUsers);
