@@ -39,6 +39,7 @@ struct NcfArgs {
   Index num_users = -1, num_items = -1;
   int top_k = 10;
   std::string embedding_adam = "lazy";
+  bool fused = true;  // Ncf::Config::fused_tower
   ProfileOptions profile;
 };
 
@@ -56,7 +57,8 @@ models::Ncf<float>::Config model_config(const NcfArgs& a, Index users, Index ite
           .num_items = items,
           .factors = a.factors,
           .layers = a.layers,
-          .context = ctx};
+          .context = ctx,
+          .fused_tower = a.fused};
 }
 
 void run_train(const NcfArgs& a) {
@@ -265,6 +267,11 @@ void register_ncf(CLI::App& app) {
   train
       ->add_option("--embedding-adam", a.embedding_adam,
                    "lazy: Adam on touched rows only; dense: torch.optim.Adam on whole tables")
+      ->capture_default_str();
+  train
+      ->add_flag("--fused,!--layer-by-layer", a.fused,
+                 "Train each chunk in one fused pass where the model has a kernel (the "
+                 "default), or layer by layer (the profiler then shows every layer's zones)")
       ->capture_default_str();
   add_profile_options(*train, a.profile);
   train->callback([] { run_train(a); });

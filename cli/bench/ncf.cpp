@@ -46,6 +46,7 @@ struct BenchArgs {
   int peer_steps = 300;
   std::vector<int> peer_threads = {1, 2};
   bool factored_first_layer = true;  // Ncf::Config::factored_first_layer
+  bool fused = true;                 // Ncf::Config::fused_tower
 };
 
 // The peer's copy of the bench data: every positive's user and item (int32, for the rejection
@@ -96,7 +97,8 @@ void run_bench(const BenchArgs& b) {
                                         .factors = 8,
                                         .layers = {64, 32, 16, 8},
                                         .context = b.context,
-                                        .factored_first_layer = b.factored_first_layer};
+                                        .factored_first_layer = b.factored_first_layer,
+                                        .fused_tower = b.fused};
   const Index batch = b.batch_positives * (1 + b.neg);
   // Two FLOP counts: the model's (what an unfactored implementation executes per instance,
   // Ncf::training_flops_per_instance: "model GFLOP/s", the work rate a user compares) and the
@@ -110,7 +112,10 @@ void run_bench(const BenchArgs& b) {
       "first tower layer {}; model training FLOPs/instance {:.0f}; single-core FP32 peak "
       "{:.1f} GFLOP/s\n",
       b.context, b.positives, b.neg, b.positives * (1 + b.neg), batch, b.batch_positives, b.users,
-      b.items, b.factored_first_layer ? "factored by distinct rows" : "unfactored",
+      b.items,
+      b.factored_first_layer ? (b.fused ? "factored by distinct rows, chunks fused"
+                                        : "factored by distinct rows, layer by layer")
+                             : "unfactored",
       flops_per_instance, peak1);
   fmt::print(
       "{:>7} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>8} {:>8} {:>7} {:>8} {:>8} "
@@ -277,6 +282,7 @@ void run_bench(const BenchArgs& b) {
                                {"negatives", b.neg},
                                {"batch", batch},
                                {"first_layer_factored", b.factored_first_layer},
+                               {"fused_tower", b.fused},
                                {"flops_per_instance", flops_per_instance},
                                {"peak_gflops_per_core", peak1},
                                {"runs", runs}});
@@ -310,6 +316,9 @@ void register_bench_ncf(CLI::App& bench) {
   bn->add_flag("--factored-first-layer,!--unfactored-first-layer", ba.factored_first_layer,
                "The first tower layer by distinct user/item rows (the default) or as one Linear "
                "over every instance's concatenated input")
+      ->capture_default_str();
+  bn->add_flag("--fused,!--layer-by-layer", ba.fused,
+               "Train each chunk in one fused pass (the default) or layer by layer")
       ->capture_default_str();
   bn->callback([] { run_bench(bench_args); });
 }
