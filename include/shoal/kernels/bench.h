@@ -33,9 +33,9 @@ double measure_peak_gflops();
 // Median cache-line round trip between two CPUs, in ns: two threads pinned to cpu_a and cpu_b
 // hand a counter back and forth `round_trips` times, in 9 rounds. What a barrier or a cache
 // line written on one core and read on the other costs. On the 2-vCPU VM shoal is developed
-// on it alternates between ~150-250 ns and ~500-700 ns from second to second (the host moves
-// the vCPUs), which decides how well two threads of one model scale. Throws if a CPU cannot
-// be pinned.
+// on it moves between ~60 and ~700 ns from second to second (the host moves the vCPUs), one
+// of the things that decide how well two threads of one model scale there (docs/ncf.md,
+// Session 8). Throws if a CPU cannot be pinned.
 double measure_core_round_trip_ns(int cpu_a, int cpu_b, int round_trips = 20000);
 
 // Pins the calling thread to the CPU it runs on, measures the peak, then times every case:
