@@ -117,8 +117,8 @@ class Ncf {
   };
   double train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
                      ConstMat<T> context, const T* labels, T scale, RowPrefetch next = {});
-  // Whether this share's chunks run fused (decided when the share opens).
-  bool fused() const { return fused_share_; }
+  // Whether a share's chunks run fused (Config::fused_tower and a kernel for the widths).
+  bool fused() const { return fused_widths(); }
 
   // A share: rows trained in several forward/backward calls (the trainer's chunks) whose
   // distinct MLP rows are projected once. begin_share takes all of the share's ids before its
@@ -208,7 +208,6 @@ class Ncf {
   // columns of mlp.0 [C, L1], mlp.1 [L1, L2], mlp.2 [L2, L3]) and the context columns' dW
   // transposed [C, L1], added into mlp.0's grad when the share ends.
   Buffer<T> wc_t_, w2_t_, w3_t_, dwc_t_;
-  bool fused_share_ = false;
   bool fused_widths() const;
   double run_fused(std::span<const Id> users, std::span<const Id> items, ConstMat<T> context,
                    const T* labels, T scale, const RowPrefetch& next);

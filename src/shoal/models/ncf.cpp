@@ -9,6 +9,7 @@
 #include "ncf_fused.h"
 #include "shoal/core/copy_row.h"
 #include "shoal/kernels/gemm.h"
+#include "shoal/layers/losses.h"
 #include "shoal/profile/cost.h"
 #include "shoal/train/bce_fused.h"
 
@@ -305,8 +306,7 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
     executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
     std::fill_n(rs.dz.view.data, padded * l1, T(0));
   }
-  fused_share_ = fused_widths();
-  if (fused_share_) {
+  if (fused_widths()) {
     // The fused kernel reads the weights it broadcasts against transposed (see ncf_fused.h).
     const Index c = cfg_.context;
     auto transpose = [](ConstMat<T> src, Index col0, Index cols, T* dst) {  // dst [cols, rows]
@@ -465,31 +465,30 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
       mark_touched(t, list[k]);
     }
   }
-  if (fused_share_) {
-    // The context columns' dW, accumulated transposed by the fused chunks.
+  if (fused_widths()) {
+    // The context columns' dW, accumulated transposed by the fused chunks (zero when the
+    // share's chunks ran forward and backward instead).
     const Index c = cfg_.context;
     const T* src = dwc_t_.view.data;
     for (Index k = 0; k < c; ++k)
       for (Index j = 0; j < l1; ++j) dw(j, 2 * e + k) += src[k * l1 + j];
-    fused_share_ = false;
   }
   share_ = Share::kNone;
 }
 
 namespace {
-// BCE-with-logits over a column of logits: Σ loss (double, in order), dz = scale·(σ(z) − y).
+// BCE-with-logits over a column of logits: Σ loss (double, in order), dz = scale·(σ(z) − y);
+// float by the trainer's fused pass (train/bce_fused.h), double by the reference loss (its
+// mean times n, and dloss = scale·n).
 template <class T>
 double bce_column(const T* z, const T* y, T* dz, Index n, T scale) {
   if constexpr (std::is_same_v<T, float>) {
     return train::bce_logits_fused(z, y, dz, n, scale);
   } else {
-    double sum = 0;
-    for (Index i = 0; i < n; ++i) {
-      const T e = std::exp(-std::abs(z[i]));
-      sum += static_cast<double>(std::max(z[i], T(0)) - z[i] * y[i] + std::log1p(e));
-      const T sig = z[i] >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
-      dz[i] = scale * (sig - y[i]);
-    }
+    const layers::BceWithLogitsLoss<T> bce;
+    const ConstMat<T> zm(z, n, 1), ym(y, n, 1);
+    const double sum = bce.forward(zm, ym) * static_cast<double>(n);
+    bce.backward(zm, ym, MatView<T>(dz, n, 1), {}, static_cast<double>(scale * T(n)));
     return sum;
   }
 }
@@ -507,12 +506,12 @@ double Ncf<T>::train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<
       share_ = Share::kImplicit;
     }
     double loss = 0;
-    if (fused_share_) {
+    {
       profile::Zone zone(prof, zones_.fused, n);
       loss = run_fused(users, items, context, labels, scale, next);
     }
     if (own_share) finish_share(ctx);
-    if (fused_share_ || !own_share) return loss;
+    return loss;
   }
   const MatView<T> logits = forward(ctx, users, items, context);
   T* dl = dlogits_.view.data;

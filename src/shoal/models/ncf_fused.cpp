@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "shoal/core/error.h"
+#include "shoal/train/bce_fused.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -17,8 +18,8 @@ namespace {
 
 // Rows per tile: 6 rows × 2 vectors keep 12 independent FMA chains in registers against 2
 // loads and 6 broadcasts per step (8 rows × 1 vector: 8 chains against 9 loads; 6–8% slower
-// for the whole pass on its own). kLanes: the per-row values the predict layer and the loss
-// handle 8 at a time, one per lane (the last two lanes idle).
+// for the whole pass on its own). kLanes: the predict layer sums a tile's rows 8 at a time,
+// one per lane (the last two lanes idle), into logits the loss reads.
 constexpr int kRows = static_cast<int>(kFusedTileRows);
 constexpr int kLanes = 8;
 static_assert(kRows <= kLanes);
@@ -122,35 +123,6 @@ inline void bias_grad(const float* d, float* db) {
   }
 }
 
-// exp(x) for x ≤ 0 and log1p(e) for e ∈ [0, 1], 8 lanes: bce_fused.h's polynomials.
-inline __m256 exp_nonpositive(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-  const __m256 shifter = _mm256_set1_ps(12582912.0f);
-  const __m256 k =
-      _mm256_sub_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shifter), shifter);
-  const __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f),
-                                    _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x));
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-}
-inline __m256 log1p_unit(__m256 e) {
-  const __m256 s = _mm256_div_ps(e, _mm256_add_ps(_mm256_set1_ps(2.0f), e));
-  const __m256 s2 = _mm256_mul_ps(s, s);
-  __m256 p = _mm256_set1_ps(1.0f / 17);
-  for (const float c :
-       {1.0f / 15, 1.0f / 13, 1.0f / 11, 1.0f / 9, 1.0f / 7, 1.0f / 5, 1.0f / 3, 1.0f})
-    p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(c));
-  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.0f), s), p);
-}
-
 // Lane r of the result = the sum of the 8 lanes of s[r].
 inline __m256 lane_sums(const __m256 (&s)[kLanes]) {
   const __m256 t0 = _mm256_hadd_ps(s[0], s[1]);
@@ -216,30 +188,11 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
     }
     _mm256_store_ps(z, _mm256_add_ps(lane_sums(s), _mm256_set1_ps(a.bp)));
   }
-  // BCE-with-logits on the tile's 8 logits at once (bce_fused.h's formulas), the losses summed
-  // in row order; the padding rows get dz = 0.
-  {
-    const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid)),
-                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m256 zv = _mm256_load_ps(z);
-    const __m256 yv = _mm256_maskload_ps(a.labels + t0, lanes);
-    const __m256 e = exp_nonpositive(_mm256_or_ps(zv, _mm256_set1_ps(-0.0f)));  // exp(−|z|)
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256 l =
-        _mm256_add_ps(_mm256_sub_ps(_mm256_max_ps(zv, _mm256_setzero_ps()), _mm256_mul_ps(zv, yv)),
-                      log1p_unit(e));
-    const __m256 inv = _mm256_div_ps(one, _mm256_add_ps(one, e));
-    const __m256 sig = _mm256_blendv_ps(_mm256_mul_ps(e, inv), inv,
-                                        _mm256_cmp_ps(zv, _mm256_setzero_ps(), _CMP_GE_OQ));
-    const __m256 d = _mm256_mul_ps(_mm256_set1_ps(a.scale), _mm256_sub_ps(sig, yv));
-    _mm256_store_ps(dz, _mm256_and_ps(d, _mm256_castsi256_ps(lanes)));
-    alignas(32) float lv[kLanes];
-    _mm256_store_ps(lv, l);
-    for (int r = 0; r < valid; ++r) {
-      loss += static_cast<double>(lv[r]);
-      if (a.logits != nullptr) a.logits[t0 + r] = z[r];
-    }
-  }
+  // BCE-with-logits on the tile's rows by bce_fused.h's pass, as the layer-by-layer path; the
+  // padding rows get dz = 0.
+  loss += train::bce_logits_fused(z, a.labels + t0, dz, valid, a.scale);
+  for (Index r = valid; r < kLanes; ++r) dz[r] = 0.0f;
+  if (a.logits != nullptr) std::copy_n(z, valid, a.logits + t0);
 
   // Backward. The predict layer: dw_p += Σ dz·[g, h3], db_p += Σ dz.
   float dbp = *a.dbp;
