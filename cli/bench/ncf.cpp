@@ -122,8 +122,9 @@ void run_bench(const BenchArgs& b) {
       "{:>8} {:>7} {:>6}\n",
       "threads", "epoch", "wall_s", "cpu_s", "sample_w", "sample_c", "compute", "update", "inst/s",
       "mGFLOP/s", "GFLOP/s", "%peak", "steps", "p10_us", "p50_us", "%pk_p50", "rt_ns");
-  // Two threads' step is bound by cache lines moving between the cores (the items' rows, the
-  // barrier): the cores' round trip, measured before each epoch, says which regime it ran in.
+  // Two threads move cache lines between the cores every step (the items' rows, the barrier):
+  // the cores' round trip, measured before each epoch, is one of the things that set their
+  // pace on a VM (docs/ncf.md, Session 8).
   const std::vector<int> cpus = allowed_cpus();
   auto round_trip_ns = [&](int threads) {
     return threads > 1 && cpus.size() > 1 ? kernels::measure_core_round_trip_ns(cpus[0], cpus[1])

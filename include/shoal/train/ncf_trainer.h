@@ -18,8 +18,8 @@
 //      grads and touched-row flags (Ncf::table_grad); every thread lists the touched rows it
 //      owns by their flags (no sort, no merge; none left in a table step 1 updated): of a
 //      user table, the rows its own replica touched, of an item table, rows with id % threads
-//      == thread, so that a row's
-//      weights and moments stay on one core; it sums each row's grads in replica order
+//      == thread, so that a row's weights and moments stay on one core; it sums each row's
+//      grads in replica order
 //      (a row one replica touched is read where it lies) and updates those rows only with
 //      Adam arithmetic (lazy: untouched rows and their moments are left alone, as TF's
 //      LazyAdam), or, with dense_embedding_adam, takes a slice of row ids and updates every row
