@@ -26,7 +26,8 @@ struct BenchReport {
   std::vector<BenchRow> cases;
 };
 
-// Single-core FP32 peak in GFLOP/s: 12 independent ymm FMA chains, five runs of ~0.2 s, the
+// Single-core FP32 peak in GFLOP/s: 12 independent FMA chains of the widest vector the build
+// targets (ymm on x86-64-v3, zmm with AVX-512), five runs of ~0.2 s, the
 // best ~60 µs chunk of them (robust to time slices lost on a shared machine).
 double measure_peak_gflops();
 
