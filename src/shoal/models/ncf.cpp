@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <type_traits>
 
@@ -183,6 +184,7 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
       const Index padded = round_up_rows(cap);
       const std::string name = s == 0 ? "mlp.0.user_rows." : "mlp.0.item_rows.";
       planner.buffer(rs.slot, Region::kScratch, name + "slot", {table_rows});
+      planner.buffer(rs.stamp, Region::kScratch, name + "stamp", {table_rows});
       planner.buffer(rs.list, Region::kScratch, name + "list", {cap + 1});
       planner.buffer(rs.gathered, Region::kScratch, name + "gathered", {padded, e});
       planner.buffer(rs.proj, Region::kScratch, name + "proj", {cap, l1});
@@ -335,16 +337,22 @@ void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
   SHOAL_CHECK(static_cast<Index>(ids.size()) <= cap || cap == table_rows,
               "NCF share of {} rows, planned for {}", ids.size(), cap);
   Id* slot = rs.slot.view.data;
+  Id* stamp = rs.stamp.view.data;
   Id* list = rs.list.view.data;
+  if (rs.generation == std::numeric_limits<Id>::max() || rs.generation == 0) {
+    std::fill_n(stamp, table_rows, Id(0));
+    rs.generation = 0;
+  }
+  const Id gen = ++rs.generation;
   Index m = 0;
   for (const Id id : ids) {
     SHOAL_DCHECK(id >= 0 && id < table_rows);
-    // Branch-free (about half the ids are new, at random): the id is written at list[m]
-    // (capacity + 1 entries) and kept only when it was not listed yet.
-    const Id k = slot[id];
-    const bool in_range = static_cast<uint64_t>(k) < static_cast<uint64_t>(m);
-    const bool seen = in_range & (list[in_range ? k : 0] == id);
-    slot[id] = seen ? k : static_cast<Id>(m);
+    // Branch-free (about half the ids are new, at random). Whether an id was seen is read
+    // from its stamp, not from the list, so the only chain from one id to the next is m's
+    // add: the loads of consecutive ids overlap.
+    const bool seen = stamp[id] == gen;
+    stamp[id] = gen;
+    slot[id] = seen ? slot[id] : static_cast<Id>(m);
     list[m] = id;
     m += seen ? 0 : 1;
   }
