@@ -229,7 +229,7 @@ class Ncf {
     Buffer<T> row_grads;  // [capacity, E]: dZ·W_part, the rows' table gradients
     Index count = 0;
     Id generation = 0;  // 0: stamps not yet cleared
-    Index handed = 0;  // rows whose gradients the last share handed over (see set_hand_over)
+    Index handed = 0;   // rows whose gradients the last share handed over (see set_hand_over)
   };
   bool hand_over_[2] = {false, false};
   ShareRows share_rows_[2];

@@ -37,13 +37,23 @@ double seconds_since(Clock::time_point t0) {
 // a -march with AVX-512: zmm).
 #if defined(__AVX512F__)
 using PeakVec = __m512;
-inline PeakVec peak_set1(float x) { return _mm512_set1_ps(x); }
-inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) { return _mm512_fmadd_ps(a, b, c); }
-inline float peak_sum(PeakVec v) { return _mm512_reduce_add_ps(v); }
+inline PeakVec peak_set1(float x) {
+  return _mm512_set1_ps(x);
+}
+inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) {
+  return _mm512_fmadd_ps(a, b, c);
+}
+inline float peak_sum(PeakVec v) {
+  return _mm512_reduce_add_ps(v);
+}
 #else
 using PeakVec = __m256;
-inline PeakVec peak_set1(float x) { return _mm256_set1_ps(x); }
-inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) { return _mm256_fmadd_ps(a, b, c); }
+inline PeakVec peak_set1(float x) {
+  return _mm256_set1_ps(x);
+}
+inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) {
+  return _mm256_fmadd_ps(a, b, c);
+}
 inline float peak_sum(PeakVec v) {
   alignas(32) float out[8];
   _mm256_store_ps(out, v);

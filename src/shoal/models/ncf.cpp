@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "ncf_fused.h"
