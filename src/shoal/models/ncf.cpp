@@ -447,6 +447,15 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
   auto& lin = tower_[0];
   const ConstMat<T> w = lin.p.weight.value.mat();
   const MatView<T> dw = lin.p.weight.grad.mat();
+  if (fused_widths()) {
+    // The fused chunks added into the GMF rows of the share's users and items, its distinct
+    // rows: flagged once per row here rather than once per instance.
+    for (int s = 0; s < 2; ++s) {
+      const auto t = static_cast<size_t>(s == 0 ? gmf_user_ : gmf_item_);
+      const ShareRows& rs = share_rows_[s];
+      for (Index k = 0; k < rs.count; ++k) mark_touched(t, rs.list.view.data[k]);
+    }
+  }
   for (int s = 0; s < 2; ++s) {
     ShareRows& rs = share_rows_[s];
     const Index m = rs.count;
@@ -593,11 +602,8 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.prefetch_rows = next.rows.data();
     a.prefetch_count = static_cast<Index>(next.rows.size());
     a.prefetch_width = next.width;
+    // The GMF rows the chunk added into are flagged when the share ends (finish_share).
     const double loss = detail::fused_chunk(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3], f, a);
-    for (Index r = 0; r < n; ++r) {
-      mark_touched(tu, users[static_cast<size_t>(r)]);
-      mark_touched(ti, items[static_cast<size_t>(r)]);
-    }
     executed_flops_ +=
         static_cast<double>(n) * (instance_flops(false, true) + instance_flops(true, true));
     return loss;
