@@ -350,11 +350,14 @@ void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
     // Branch-free (about half the ids are new, at random). Whether an id was seen is read
     // from its stamp, not from the list, so the only chain from one id to the next is m's
     // add: the loads of consecutive ids overlap.
-    const bool seen = stamp[id] == gen;
+    // The select by a mask: written as `seen ? slot : m`, gcc branches on seen, and the
+    // branch mispredicts on every other id.
+    const Id seen = static_cast<Id>(stamp[id] == gen);
     stamp[id] = gen;
-    slot[id] = seen ? slot[id] : static_cast<Id>(m);
+    const Id keep = -seen;
+    slot[id] = (slot[id] & keep) | (static_cast<Id>(m) & ~keep);
     list[m] = id;
-    m += seen ? 0 : 1;
+    m += 1 - seen;
   }
   rs.count = m;
 }
