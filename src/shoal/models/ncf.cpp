@@ -349,9 +349,8 @@ void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
     SHOAL_DCHECK(id >= 0 && id < table_rows);
     // Branch-free (about half the ids are new, at random). Whether an id was seen is read
     // from its stamp, not from the list, so the only chain from one id to the next is m's
-    // add: the loads of consecutive ids overlap.
-    // The select by a mask: written as `seen ? slot : m`, gcc branches on seen, and the
-    // branch mispredicts on every other id.
+    // add and the loads of consecutive ids overlap. The slot is selected by a mask: written
+    // as `seen ? slot : m`, gcc branched on seen, mispredicting on every other id.
     const Id seen = static_cast<Id>(stamp[id] == gen);
     stamp[id] = gen;
     const Id keep = -seen;
