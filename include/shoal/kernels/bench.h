@@ -27,8 +27,8 @@ struct BenchReport {
 };
 
 // Single-core FP32 peak in GFLOP/s: 12 independent FMA chains of the widest vector the build
-// targets (ymm on x86-64-v3, zmm with AVX-512), five runs of ~0.2 s, the
-// best ~60 µs chunk of them (robust to time slices lost on a shared machine).
+// targets (ymm on x86-64-v3, zmm with AVX-512), five runs of ~0.2 s, the best ~60 µs chunk of
+// them (robust to time slices lost on a shared machine).
 double measure_peak_gflops();
 
 // Median cache-line round trip between two CPUs, in ns: two threads pinned to cpu_a and cpu_b
