@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -168,6 +169,34 @@ TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
     skewed.context.insert(skewed.context.end(), {0.5f, -0.5f});
   }
   expect_thread_counts_agree(skewed, p, 2, /*by_user=*/false);
+}
+
+TEST(NcfTrainer, RowOwnersDealEvenBlocks) {
+  using train::detail::RowOwners;
+  for (const Index rows : {1, 5, 7, 30, 64, 129, 654, 1127, 6040, 100000}) {
+    for (const int threads : {1, 2, 3, 4, 8}) {
+      const RowOwners owners(rows, threads);
+      SCOPED_TRACE(::testing::Message() << rows << " rows, " << threads << " threads");
+      EXPECT_GE(owners.block, 1);
+      EXPECT_LE(owners.block, RowOwners::kMaxBlock);
+      // Blocks no smaller than needed: an equal number per thread is within one block.
+      if (rows >= threads * RowOwners::kMaxBlock) {
+        EXPECT_GT(owners.block, RowOwners::kMaxBlock / 2);
+      }
+      std::vector<Index> per_thread(static_cast<size_t>(threads), 0);
+      for (Index id = 0; id < rows; ++id) {
+        const int t = owners.of(static_cast<int32_t>(id));
+        ASSERT_GE(t, 0);
+        ASSERT_LT(t, threads);
+        ++per_thread[static_cast<size_t>(t)];
+        if (id % owners.block != 0) {
+          EXPECT_EQ(t, owners.of(static_cast<int32_t>(id - 1)));
+        }
+      }
+      const auto [lo, hi] = std::minmax_element(per_thread.begin(), per_thread.end());
+      EXPECT_LE(*hi - *lo, owners.block);
+    }
+  }
 }
 
 TEST(NcfTrainer, LazyAdamLeavesUntouchedRowsAlone) {

@@ -3,8 +3,9 @@
 //
 // Step (batch of B instances of the shuffled epoch, see data/ncf_sampler.h):
 //   1. each thread runs forward/backward on its share of the batch on its own replica (shared
-//      params): with T threads, the batch's instances whose user % T is the thread's index, so
-//      that a user's table rows are used, and updated, by one thread only (contiguous shares
+//      params): with T threads, the batch's instances of the users the thread owns (blocks of
+//      consecutive user ids), so that a user's table rows are used, and updated, by one thread
+//      only (contiguous shares
 //      instead when that would split the data's positives unevenly: > 5% over 1/T for some
 //      thread); BCE-with-logits,
 //      each thread's mean weighted by its share so that the sum of the replicas' gradients is
@@ -17,8 +18,8 @@
 //      replica 0's, Adam, zero; (b) embedding tables: each replica's backward left dense row
 //      grads and touched-row flags (Ncf::table_grad); every thread lists the touched rows it
 //      owns by their flags (no sort, no merge; none left in a table step 1 updated): of a
-//      user table, the rows its own replica touched, of an item table, rows with id % threads
-//      == thread, so that a row's weights and moments stay on one core; it sums each row's
+//      user table, the rows its own replica touched, of an item table, the rows in its blocks
+//      of item ids, so that a row's weights and moments stay on one core; it sums each row's
 //      grads in replica order
 //      (a row one replica touched is read where it lies) and updates those rows only with
 //      Adam arithmetic (lazy: untouched rows and their moments are left alone, as TF's
@@ -84,7 +85,19 @@ struct NcfMetrics {
 
 namespace detail {
 struct NcfReplica;  // one thread's model, batch buffers and arena (ncf_trainer.cpp)
-}
+
+// Which of `threads` threads owns each of a table's `rows` rows: blocks of at most kMaxBlock
+// consecutive ids, dealt round-robin, every thread holding the same number of blocks (the
+// last one shorter). Why blocks and not id % threads: ncf_trainer.cpp.
+struct RowOwners {
+  static constexpr Index kMaxBlock = 64;
+  Index block = 1;
+  int threads = 1;
+  RowOwners() = default;
+  RowOwners(Index rows, int threads);
+  int of(int32_t id) const { return static_cast<int>((id / block) % threads); }
+};
+}  // namespace detail
 
 // Evaluation without training (pretrained weights): one replica per thread, shared params.
 // `rows` (≥ 1 + K) is the rows per chunk and thread.
@@ -177,7 +190,9 @@ class NcfTrainer {
   optim::SparseAdam<float> sparse_adam_;
   std::vector<float> user_context_;
   std::vector<double> thread_loss_;
-  bool split_by_user_ = false;  // shares by user id % threads (see compute_share)
+  detail::RowOwners user_owners_;  // a user's instances go to its owner's share (split_by_user_)
+  detail::RowOwners item_owners_;  // an item's rows are updated by its owner (lazy update)
+  bool split_by_user_ = false;     // shares by user_owners_ (see compute_share)
   int epoch_ = 0;
   alignas(64) std::atomic<int> barrier_count_{0};
   alignas(64) std::atomic<uint32_t> barrier_phase_{0};
