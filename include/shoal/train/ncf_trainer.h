@@ -190,9 +190,12 @@ class NcfTrainer {
   optim::SparseAdam<float> sparse_adam_;
   std::vector<float> user_context_;
   std::vector<double> thread_loss_;
-  detail::RowOwners user_owners_;  // a user's instances go to its owner's share (split_by_user_)
+  // [num_users]: the thread owning each user (detail::RowOwners), whose share gets the user's
+  // instances (split_by_user_); a table, since the rule's two divisions per instance cost more
+  // than a load.
+  std::vector<uint16_t> user_owner_;
   detail::RowOwners item_owners_;  // an item's rows are updated by its owner (lazy update)
-  bool split_by_user_ = false;     // shares by user_owners_ (see compute_share)
+  bool split_by_user_ = false;     // shares by user_owner_ (see compute_share)
   int epoch_ = 0;
   alignas(64) std::atomic<int> barrier_count_{0};
   alignas(64) std::atomic<uint32_t> barrier_phase_{0};

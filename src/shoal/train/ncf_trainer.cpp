@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <thread>
 
@@ -30,7 +31,7 @@ struct NcfReplica {
   std::vector<const float*> grad_ptrs;    // [max over tables of min(B, U)]: the rows' gradients
   std::vector<Buffer<int32_t>> all_ids;   // per table [U] = 0..U-1, dense_embedding_adam
   // With several threads: this thread's share of a batch, the instances of the users it owns
-  // (NcfTrainer::user_owners_), gathered from the epoch's arrays [B].
+  // (NcfTrainer::user_owner_), gathered from the epoch's arrays [B].
   Buffer<int32_t> share_users, share_items, share_ctx_rows;
   Buffer<float> share_labels;
   Arena arena;
@@ -246,14 +247,20 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   RngStream init_rng(cfg.seed, /*stream=*/0);
   replicas_[0]->model.init(init_rng);
   thread_loss_.assign(static_cast<size_t>(t), 0.0);
-  user_owners_ = detail::RowOwners(model.num_users, t);
+  SHOAL_CHECK(t <= std::numeric_limits<uint16_t>::max(), "NcfTrainer: {} threads, at most {}", t,
+              std::numeric_limits<uint16_t>::max());
+  const detail::RowOwners user_owners(model.num_users, t);
+  user_owner_.resize(static_cast<size_t>(model.num_users));
+  for (Index u = 0; u < model.num_users; ++u)
+    user_owner_[static_cast<size_t>(u)] =
+        static_cast<uint16_t>(user_owners.of(static_cast<int32_t>(u)));
   item_owners_ = detail::RowOwners(model.num_items, t);
   // Shares by user (see compute_share) when the users spread evenly over the threads: no
   // thread's users hold more than 5% over an equal part of the positives (few users, or one
   // very active user, would leave a thread with most of every batch: contiguous shares then).
   if (t > 1) {
     std::vector<Index> per_thread(static_cast<size_t>(t), 0);
-    for (const int32_t u : train.users) ++per_thread[static_cast<size_t>(user_owners_.of(u))];
+    for (const int32_t u : train.users) ++per_thread[user_owner_[static_cast<size_t>(u)]];
     const Index most = *std::max_element(per_thread.begin(), per_thread.end());
     split_by_user_ = static_cast<double>(most) * t <= 1.05 * static_cast<double>(train.size());
   }
@@ -402,7 +409,7 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
     labels += r.begin;
     count = r.size();
   } else {
-    // The share: the batch's instances of the users this thread owns (user_owners_), in
+    // The share: the batch's instances of the users this thread owns (user_owner_), in
     // batch order. A user's table rows are then touched by one replica only, and update_tables
     // updates them on this thread: they never move between cores (the items still do).
     int32_t* su = rep.share_users.view.data;
@@ -416,7 +423,7 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
       si[m] = items[k];
       if (c > 0) sc[m] = ctx_rows[k];
       sl[m] = labels[k];
-      m += user_owners_.of(u) == tid ? 1 : 0;
+      m += user_owner_[static_cast<size_t>(u)] == tid ? 1 : 0;
     }
     count = m;
     const auto cm = static_cast<size_t>(m);
