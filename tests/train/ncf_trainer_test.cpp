@@ -163,7 +163,7 @@ TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
   expect_thread_counts_agree(p.train, p, 3, /*by_user=*/true);
   expect_thread_counts_agree(p.train, p, 2, /*by_user=*/true);
   data::NcfPositives skewed = p.train;
-  for (int k = 0; k < 75; ++k) {  // user 0: 80 of 225 positives
+  for (int k = 0; k < 200; ++k) {  // user 0: 205 of 350 positives
     skewed.users.push_back(0);
     skewed.items.push_back(static_cast<int32_t>(k % 40));  // 8 items stay negatives
     skewed.context.insert(skewed.context.end(), {0.5f, -0.5f});
@@ -171,32 +171,61 @@ TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
   expect_thread_counts_agree(skewed, p, 2, /*by_user=*/false);
 }
 
-TEST(NcfTrainer, RowOwnersDealEvenBlocks) {
-  using train::detail::RowOwners;
+// Owners of rows `weights` on `threads` threads: each thread's weight within its blocks'
+// rounding of an equal part. Returns the lengths of the runs of rows with the same owner.
+std::vector<Index> expect_block_owners(const std::vector<double>& weights, int threads) {
+  const std::vector<uint16_t> owner = train::detail::block_owners(weights, threads);
+  EXPECT_EQ(owner.size(), weights.size());
+  std::vector<Index> runs;
+  std::vector<double> per_thread(static_cast<size_t>(threads), 0.0);
+  double total = 0, heaviest = 0;
+  for (size_t r = 0; r < owner.size(); ++r) {
+    EXPECT_LT(owner[r], threads);
+    if (r == 0 || owner[r] != owner[r - 1]) {
+      runs.push_back(0);
+    }
+    ++runs.back();
+    per_thread[owner[r]] += weights[r];
+    total += weights[r];
+    heaviest = std::max(heaviest, weights[r]);
+  }
+  // Each block overshoots its cut by less than one row's weight.
+  const auto blocks_per_thread =
+      static_cast<double>((owner.size() + train::detail::kOwnerBlock * threads - 1) /
+                          static_cast<size_t>(train::detail::kOwnerBlock * threads));
+  for (const double w : per_thread)
+    EXPECT_LE(std::abs(w - total / threads), blocks_per_thread * heaviest + 1e-9 * total);
+  return runs;
+}
+
+TEST(NcfTrainer, BlockOwnersDealEvenBlocks) {
+  using train::detail::kOwnerBlock;
   for (const Index rows : {1, 5, 7, 30, 64, 129, 654, 1127, 6040, 100000}) {
     for (const int threads : {1, 2, 3, 4, 8}) {
-      const RowOwners owners(rows, threads);
       SCOPED_TRACE(::testing::Message() << rows << " rows, " << threads << " threads");
-      EXPECT_GE(owners.block, 1);
-      EXPECT_LE(owners.block, RowOwners::kMaxBlock);
-      // Blocks no smaller than needed: an equal number per thread is within one block.
-      if (rows >= threads * RowOwners::kMaxBlock) {
-        EXPECT_GT(owners.block, RowOwners::kMaxBlock / 2);
+      const std::vector<Index> runs =
+          expect_block_owners(std::vector<double>(static_cast<size_t>(rows), 1.0), threads);
+      if (threads == 1) {
+        EXPECT_EQ(runs, std::vector<Index>{rows});
+        continue;
       }
-      std::vector<Index> per_thread(static_cast<size_t>(threads), 0);
-      for (Index id = 0; id < rows; ++id) {
-        const int t = owners.of(static_cast<int32_t>(id));
-        ASSERT_GE(t, 0);
-        ASSERT_LT(t, threads);
-        ++per_thread[static_cast<size_t>(t)];
-        if (id % owners.block != 0) {
-          EXPECT_EQ(t, owners.of(static_cast<int32_t>(id - 1)));
-        }
+      // Equal weights: blocks of at most kOwnerBlock rows, and at least half of that when
+      // there are rows enough, all of them within one row of each other.
+      const auto [shortest, longest] = std::minmax_element(runs.begin(), runs.end());
+      EXPECT_LE(*longest, kOwnerBlock);
+      EXPECT_LE(*longest - *shortest, 1);
+      if (rows >= threads * kOwnerBlock) {
+        EXPECT_GE(*shortest, kOwnerBlock / 2);
       }
-      const auto [lo, hi] = std::minmax_element(per_thread.begin(), per_thread.end());
-      EXPECT_LE(*hi - *lo, owners.block);
     }
   }
+  // Uneven weights (positives per user): blocks cut by weight, not by rows. Weights growing
+  // with the id would give blocks of equal rows ≈ 5× the allowed imbalance.
+  std::vector<double> growing(654);
+  for (size_t r = 0; r < growing.size(); ++r) growing[r] = 1.0 + static_cast<double>(r);
+  for (const int threads : {2, 3, 4}) expect_block_owners(growing, threads);
+  growing[3] = 1e5;  // a user heavier than a block
+  for (const int threads : {2, 3, 4}) expect_block_owners(growing, threads);
 }
 
 TEST(NcfTrainer, LazyAdamLeavesUntouchedRowsAlone) {

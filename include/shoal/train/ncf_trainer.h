@@ -42,6 +42,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "shoal/core/thread_pool.h"
@@ -86,17 +87,12 @@ struct NcfMetrics {
 namespace detail {
 struct NcfReplica;  // one thread's model, batch buffers and arena (ncf_trainer.cpp)
 
-// Which of `threads` threads owns each of a table's `rows` rows: blocks of at most kMaxBlock
-// consecutive ids, dealt round-robin, every thread holding the same number of blocks (the
-// last one shorter). Why blocks and not id % threads: ncf_trainer.cpp.
-struct RowOwners {
-  static constexpr Index kMaxBlock = 64;
-  Index block = 1;
-  int threads = 1;
-  RowOwners() = default;
-  RowOwners(Index rows, int threads);
-  int of(int32_t id) const { return static_cast<int>((id / block) % threads); }
-};
+// The thread owning each row of a table: the rows, in id order, cut into threads·k blocks of
+// near-equal total weight, block b owned by thread b % threads, with k = ⌈rows / (threads ·
+// kOwnerBlock)⌉ (blocks of ≈ kOwnerBlock rows when the weights are equal). Why blocks of
+// consecutive ids and not id % threads: ncf_trainer.cpp.
+inline constexpr Index kOwnerBlock = 64;
+std::vector<uint16_t> block_owners(std::span<const double> weights, int threads);
 }  // namespace detail
 
 // Evaluation without training (pretrained weights): one replica per thread, shared params.
@@ -190,12 +186,14 @@ class NcfTrainer {
   optim::SparseAdam<float> sparse_adam_;
   std::vector<float> user_context_;
   std::vector<double> thread_loss_;
-  // [num_users]: the thread owning each user (detail::RowOwners), whose share gets the user's
-  // instances (split_by_user_); a table, since the rule's two divisions per instance cost more
-  // than a load.
+  // The thread owning each user, by blocks of equal positives (detail::block_owners): its share
+  // gets the user's instances (split_by_user_). A table, since the rule's two divisions per
+  // instance cost more than a load.
   std::vector<uint16_t> user_owner_;
-  detail::RowOwners item_owners_;  // an item's rows are updated by its owner (lazy update)
-  bool split_by_user_ = false;     // shares by user_owner_ (see compute_share)
+  // [thread]: the user and item ids each thread owns, ascending; a table row that several
+  // replicas touched is summed and updated by its owner (blocks of equal rows for items).
+  std::vector<std::vector<int32_t>> owned_users_, owned_items_;
+  bool split_by_user_ = false;  // shares by user_owner_ (see compute_share)
   int epoch_ = 0;
   alignas(64) std::atomic<int> barrier_count_{0};
   alignas(64) std::atomic<uint32_t> barrier_phase_{0};

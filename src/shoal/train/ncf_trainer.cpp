@@ -214,11 +214,29 @@ NcfMetrics NcfEvaluator::evaluate(const data::NcfTestSet& test, Index k,
 // updated pulled in lines of the neighbouring rows, which the other thread was writing, and
 // those lines went back and forth between the cores. Two threads on the user-shaped data:
 // 82 ns per MLP user row updated against 24 ns on one thread; with blocks of ≈ 64 rows
-// (8 KiB of a 32-float table) a step is 15–20% faster (docs/ncf.md).
-detail::RowOwners::RowOwners(Index rows, int n_threads) : threads(n_threads) {
+// (8 KiB of a 32-float table) a step is 12% faster (docs/ncf.md).
+std::vector<uint16_t> detail::block_owners(std::span<const double> weights, int threads) {
+  SHOAL_CHECK(threads >= 1 && threads <= std::numeric_limits<uint16_t>::max(),
+              "block_owners: {} threads", threads);
+  const auto rows = static_cast<Index>(weights.size());
   const Index per_thread =
-      std::max<Index>(1, (rows + kMaxBlock * threads - 1) / (kMaxBlock * threads));
-  block = std::max<Index>(1, (rows + per_thread * threads - 1) / (per_thread * threads));
+      std::max<Index>(1, (rows + kOwnerBlock * threads - 1) / (kOwnerBlock * threads));
+  const Index blocks = per_thread * threads;
+  double total = 0;
+  for (const double w : weights) total += w;
+  std::vector<uint16_t> owner(weights.size());
+  // Block b ends at the row where the running weight reaches (b + 1)/blocks of the total
+  // (equal weights: at ⌈(b + 1)·rows/blocks⌉ rows).
+  double running = 0;
+  Index b = 0;
+  for (Index r = 0; r < rows; ++r) {
+    owner[static_cast<size_t>(r)] = static_cast<uint16_t>(b % threads);
+    running += weights[static_cast<size_t>(r)];
+    while (b + 1 < blocks &&
+           running * static_cast<double>(blocks) >= static_cast<double>(b + 1) * total)
+      ++b;
+  }
+  return owner;
 }
 
 NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainConfig& cfg,
@@ -247,14 +265,19 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   RngStream init_rng(cfg.seed, /*stream=*/0);
   replicas_[0]->model.init(init_rng);
   thread_loss_.assign(static_cast<size_t>(t), 0.0);
-  SHOAL_CHECK(t <= std::numeric_limits<uint16_t>::max(), "NcfTrainer: {} threads, at most {}", t,
-              std::numeric_limits<uint16_t>::max());
-  const detail::RowOwners user_owners(model.num_users, t);
-  user_owner_.resize(static_cast<size_t>(model.num_users));
-  for (Index u = 0; u < model.num_users; ++u)
-    user_owner_[static_cast<size_t>(u)] =
-        static_cast<uint16_t>(user_owners.of(static_cast<int32_t>(u)));
-  item_owners_ = detail::RowOwners(model.num_items, t);
+  {
+    std::vector<double> positives(static_cast<size_t>(model.num_users), 0.0);
+    for (const int32_t u : train.users) positives[static_cast<size_t>(u)] += 1;
+    user_owner_ = detail::block_owners(positives, t);
+    const std::vector<uint16_t> item_owner =
+        detail::block_owners(std::vector<double>(static_cast<size_t>(model.num_items), 1.0), t);
+    owned_users_.assign(static_cast<size_t>(t), {});
+    owned_items_.assign(static_cast<size_t>(t), {});
+    for (size_t u = 0; u < user_owner_.size(); ++u)
+      owned_users_[user_owner_[u]].push_back(static_cast<int32_t>(u));
+    for (size_t i = 0; i < item_owner.size(); ++i)
+      owned_items_[item_owner[i]].push_back(static_cast<int32_t>(i));
+  }
   // Shares by user (see compute_share) when the users spread evenly over the threads: no
   // thread's users hold more than 5% over an equal part of the positives (few users, or one
   // very active user, would leave a thread with most of every batch: contiguous shares then).
@@ -621,7 +644,7 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
       continue;
     }
     // Lazy: read only (each replica clears its own rows at its next step,
-    // Ncf::clear_table_grads). A thread updates the touched rows it owns (item_owners_), in
+    // Ncf::clear_table_grads). A thread updates the touched rows it owns (owned_items_), in
     // ascending order: always the same rows, so a row's weights and moments stay in
     // its owner's cache from step to step (a split of the touched list by count moved them
     // between cores with the list). A row touched by one replica is updated straight from that
@@ -642,14 +665,13 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
         total += f[row];
       }
     } else {
-      const Index block = item_owners_.block;
-      for (Index first = tid * block; first < table_rows; first += nt * block)
-        for (Index row = first; row < std::min(first + block, table_rows); ++row) {
-          unsigned any = 0;
-          for (int r = 0; r < nt; ++r) any |= touched[r][row];
-          ids[total] = static_cast<int32_t>(row);
-          total += any;
-        }
+      for (const int32_t row :
+           (tables[t].is_user ? owned_users_ : owned_items_)[static_cast<size_t>(tid)]) {
+        unsigned any = 0;
+        for (int r = 0; r < nt; ++r) any |= touched[r][row];
+        ids[total] = row;
+        total += any;
+      }
     }
     const Range share{0, total};
     if (share.size() == 0) continue;
