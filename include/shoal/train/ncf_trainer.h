@@ -4,10 +4,9 @@
 // Step (batch of B instances of the shuffled epoch, see data/ncf_sampler.h):
 //   1. each thread runs forward/backward on its share of the batch on its own replica (shared
 //      params): with T threads, the batch's instances of the users the thread owns (blocks of
-//      consecutive user ids), so that a user's table rows are used, and updated, by one thread
-//      only (contiguous shares
-//      instead when that would split the data's positives unevenly: > 5% over 1/T for some
-//      thread); BCE-with-logits,
+//      consecutive user ids, detail::block_owners), so that a user's table rows are used, and
+//      updated, by one thread only (contiguous shares instead when that would split the data's
+//      positives unevenly: > 5% over 1/T for some thread); BCE-with-logits,
 //      each thread's mean weighted by its share so that the sum of the replicas' gradients is
 //      the gradient of the batch mean. Rows its replica alone touched are then updated by the
 //      thread before the barrier (lazy update): the MLP rows straight from the share's row
@@ -186,9 +185,8 @@ class NcfTrainer {
   optim::SparseAdam<float> sparse_adam_;
   std::vector<float> user_context_;
   std::vector<double> thread_loss_;
-  // The thread owning each user, by blocks of equal positives (detail::block_owners): its share
-  // gets the user's instances (split_by_user_). A table, since the rule's two divisions per
-  // instance cost more than a load.
+  // [num_users]: the thread owning each user, by blocks of equal positives
+  // (detail::block_owners); its share gets the user's instances (split_by_user_).
   std::vector<uint16_t> user_owner_;
   // [thread]: the user and item ids each thread owns, ascending; a table row that several
   // replicas touched is summed and updated by its owner (blocks of equal rows for items).

@@ -644,12 +644,12 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
       continue;
     }
     // Lazy: read only (each replica clears its own rows at its next step,
-    // Ncf::clear_table_grads). A thread updates the touched rows it owns (owned_items_), in
-    // ascending order: always the same rows, so a row's weights and moments stay in
-    // its owner's cache from step to step (a split of the touched list by count moved them
-    // between cores with the list). A row touched by one replica is updated straight from that
-    // replica's buffer; only rows touched by several are summed (in replica order) into the
-    // thread's scratch first.
+    // Ncf::clear_table_grads). A thread updates the touched rows it owns (owned_users_,
+    // owned_items_), in ascending order: always the same rows, so a row's weights and moments
+    // stay in its owner's cache from step to step (a split of the touched list by count moved
+    // them between cores with the list). A row touched by one replica is updated straight from
+    // that replica's buffer; only rows touched by several are summed (in replica order) into
+    // the thread's scratch first.
     const Index table_rows = emb.cfg.num_embeddings;
     int32_t* ids = mine.merge_ids[t].view.data;  // [table_rows]
     Index total = 0;
