@@ -209,17 +209,18 @@ TEST(NcfSampler, UniformOverAllowedItems) {
   for (int i = 1; i < 5; ++i) EXPECT_NEAR(counts[static_cast<size_t>(i)], 2000, 150) << i;
 }
 
-// The 8-lane Philox (AVX2 when built for it) against the scalar blocks, on counters and keys
-// whose words exercise every bit.
-TEST(NcfSampler, PhiloxX8MatchesScalarBlocks) {
+// The many-lane Philox (AVX2 when built for it) against the scalar blocks, on counters and
+// keys whose words exercise every bit.
+TEST(NcfSampler, PhiloxLanesMatchScalarBlocks) {
+  constexpr size_t kLanes = data::detail::kPhiloxLanes;
   RngStream rng(11, 1);
   for (int rep = 0; rep < 64; ++rep) {
     const uint64_t seed = (static_cast<uint64_t>(rng.next_u32()) << 32) | rng.next_u32();
-    uint32_t ctr[4][8], out[4][8];
+    uint32_t ctr[4][kLanes], out[4][kLanes];
     for (auto& word : ctr)
       for (auto& x : word) x = rng.next_u32();
-    data::detail::philox4x32_x8(seed, ctr, out);
-    for (size_t l = 0; l < 8; ++l) {
+    data::detail::philox4x32_lanes(seed, ctr, out);
+    for (size_t l = 0; l < kLanes; ++l) {
       const auto b = Philox(seed, ctr[3][l])
                          .block(ctr[0][l] | (static_cast<uint64_t>(ctr[1][l]) << 32), ctr[2][l]);
       for (size_t w = 0; w < 4; ++w) EXPECT_EQ(out[w][l], b[w]) << rep << " lane " << l;
@@ -228,8 +229,8 @@ TEST(NcfSampler, PhiloxX8MatchesScalarBlocks) {
 }
 
 // Each positive's negatives in a drawn epoch are exactly its canonical instances' items
-// (instances p·(1 + k) + j, j = 1..k) as a multiset: the batched draws of draw_epoch (8
-// instances per vector of blocks, a scalar fallback after 4 rejections) give the documented
+// (instances p·(1 + k) + j, j = 1..k) as a multiset: the batched draws of draw_epoch
+// (kPhiloxLanes instances per call, a scalar fallback after 4 rejections) give the documented
 // (seed, epoch, instance) → item map.
 TEST(NcfSampler, DrawnNegativesAreTheCanonicalItems) {
   const NcfPositives p = synth_ncf_positives(40000, 300, 200, 0, 9);

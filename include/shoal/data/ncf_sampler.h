@@ -21,6 +21,7 @@
 // Legend: P positives, k negatives per positive, N = P·(1 + k) instances, V items, B buckets.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -32,11 +33,14 @@
 namespace shoal::data {
 
 namespace detail {
-// Philox-4x32-10 (Random123's, as shoal::Philox::block) of 8 counters at once: ctr[w][l] is word
-// w of lane l's counter, out[w][l] word w of lane l's block; key = (seed low, seed high) as
-// Philox. With AVX2 the 8 lanes run in vector registers (the sampler's negatives, buckets and
-// shuffles draw tens of millions of blocks per epoch); bitwise equal to the scalar blocks.
-void philox4x32_x8(uint64_t seed, const uint32_t (&ctr)[4][8], uint32_t (&out)[4][8]);
+// Philox-4x32-10 (Random123's, as shoal::Philox::block) of kPhiloxLanes counters at once:
+// ctr[w][l] is word w of lane l's counter, out[w][l] word w of lane l's block; key = (seed low,
+// seed high) as Philox. With AVX2 the lanes run in vector registers (the sampler's negatives,
+// buckets and shuffles draw tens of millions of blocks per epoch); bitwise equal to the
+// scalar blocks.
+inline constexpr size_t kPhiloxLanes = 32;
+void philox4x32_lanes(uint64_t seed, const uint32_t (&ctr)[4][kPhiloxLanes],
+                      uint32_t (&out)[4][kPhiloxLanes]);
 }  // namespace detail
 
 class NcfSampler {
