@@ -90,7 +90,7 @@ struct NcfReplica;  // one thread's model, batch buffers and arena (ncf_trainer.
 // near-equal total weight, block b owned by thread b % threads, with k = ⌈rows / (threads ·
 // kOwnerBlock)⌉ (blocks of ≈ kOwnerBlock rows when the weights are equal). Why blocks of
 // consecutive ids and not id % threads: ncf_trainer.cpp.
-inline constexpr Index kOwnerBlock = 64;
+inline constexpr Index kOwnerBlock = 256;
 std::vector<uint16_t> block_owners(std::span<const double> weights, int threads);
 }  // namespace detail
 
