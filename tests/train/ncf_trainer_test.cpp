@@ -181,9 +181,7 @@ std::vector<Index> expect_block_owners(const std::vector<double>& weights, int t
   double total = 0, heaviest = 0;
   for (size_t r = 0; r < owner.size(); ++r) {
     EXPECT_LT(owner[r], threads);
-    if (r == 0 || owner[r] != owner[r - 1]) {
-      runs.push_back(0);
-    }
+    if (r == 0 || owner[r] != owner[r - 1]) runs.push_back(0);
     ++runs.back();
     per_thread[owner[r]] += weights[r];
     total += weights[r];
@@ -220,7 +218,7 @@ TEST(NcfTrainer, BlockOwnersDealEvenBlocks) {
     }
   }
   // Uneven weights (positives per user): blocks cut by weight, not by rows. Weights growing
-  // with the id would give blocks of equal rows ≈ 5× the allowed imbalance.
+  // with the id would give blocks of equal rows many times the allowed imbalance.
   std::vector<double> growing(654);
   for (size_t r = 0; r < growing.size(); ++r) growing[r] = 1.0 + static_cast<double>(r);
   for (const int threads : {2, 3, 4}) expect_block_owners(growing, threads);

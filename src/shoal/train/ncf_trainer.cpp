@@ -266,27 +266,25 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   RngStream init_rng(cfg.seed, /*stream=*/0);
   replicas_[0]->model.init(init_rng);
   thread_loss_.assign(static_cast<size_t>(t), 0.0);
-  {
-    std::vector<double> positives(static_cast<size_t>(model.num_users), 0.0);
-    for (const int32_t u : train.users) positives[static_cast<size_t>(u)] += 1;
-    user_owner_ = detail::block_owners(positives, t);
-    const std::vector<uint16_t> item_owner =
-        detail::block_owners(std::vector<double>(static_cast<size_t>(model.num_items), 1.0), t);
-    owned_users_.assign(static_cast<size_t>(t), {});
-    owned_items_.assign(static_cast<size_t>(t), {});
-    for (size_t u = 0; u < user_owner_.size(); ++u)
-      owned_users_[user_owner_[u]].push_back(static_cast<int32_t>(u));
-    for (size_t i = 0; i < item_owner.size(); ++i)
-      owned_items_[item_owner[i]].push_back(static_cast<int32_t>(i));
-  }
+  std::vector<double> positives(static_cast<size_t>(model.num_users), 0.0);
+  for (const int32_t u : train.users) positives[static_cast<size_t>(u)] += 1;
+  user_owner_ = detail::block_owners(positives, t);
+  const auto owned = [t](const std::vector<uint16_t>& owner) {
+    std::vector<std::vector<int32_t>> ids(static_cast<size_t>(t));
+    for (size_t r = 0; r < owner.size(); ++r) ids[owner[r]].push_back(static_cast<int32_t>(r));
+    return ids;
+  };
+  owned_users_ = owned(user_owner_);
+  owned_items_ = owned(
+      detail::block_owners(std::vector<double>(static_cast<size_t>(model.num_items), 1.0), t));
   // Shares by user (see compute_share) when the users spread evenly over the threads: no
   // thread's users hold more than 5% over an equal part of the positives (few users, or one
   // very active user, would leave a thread with most of every batch: contiguous shares then).
   if (t > 1) {
-    std::vector<Index> per_thread(static_cast<size_t>(t), 0);
-    for (const int32_t u : train.users) ++per_thread[user_owner_[static_cast<size_t>(u)]];
-    const Index most = *std::max_element(per_thread.begin(), per_thread.end());
-    split_by_user_ = static_cast<double>(most) * t <= 1.05 * static_cast<double>(train.size());
+    std::vector<double> per_thread(static_cast<size_t>(t), 0.0);
+    for (size_t u = 0; u < positives.size(); ++u) per_thread[user_owner_[u]] += positives[u];
+    const double most = *std::max_element(per_thread.begin(), per_thread.end());
+    split_by_user_ = most * t <= 1.05 * static_cast<double>(train.size());
   }
   // Rows one replica alone touches are updated by its thread as soon as its share ends
   // (Ncf::set_hand_over, lazy update only): with shares by user, the MLP user rows; on one
