@@ -209,6 +209,36 @@ TEST(NcfSampler, UniformOverAllowedItems) {
   for (int i = 1; i < 5; ++i) EXPECT_NEAR(counts[static_cast<size_t>(i)], 2000, 150) << i;
 }
 
+// A user with positives among half the items or more draws from the list of its other items:
+// uniform over them, never a positive; a user below half still uses rejection.
+TEST(NcfSampler, DenseUserDrawsUniformlyFromItsOtherItems) {
+  NcfPositives p;
+  // user 0: 5 of 9 items (from its list); user 1: 4 of 9 (rejection).
+  p.users = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
+  p.items = {7, 0, 2, 4, 5, 2, 1, 3, 6, 8};
+  p.num_users = 2;
+  p.num_items = 9;
+  NcfSampler s(p, 4, 5);
+  EXPECT_TRUE(s.draws_from_complement(0));
+  EXPECT_FALSE(s.draws_from_complement(1));
+  std::vector<int> counts(9, 0);
+  constexpr int kEpochs = 2000;
+  for (int e = 0; e < kEpochs; ++e)
+    for (Index c = 1; c < 5; ++c) ++counts[static_cast<size_t>(s.canonical_item(e, c))];
+  // 4 allowed items, 8000 draws: 2000 each (sd ≈ 39).
+  for (const int positive : {0, 2, 4, 5, 7}) EXPECT_EQ(counts[static_cast<size_t>(positive)], 0);
+  for (const int other : {1, 3, 6, 8}) EXPECT_NEAR(counts[static_cast<size_t>(other)], 2000, 200);
+  // The drawn epoch agrees with the canonical items, and its negatives avoid the positives.
+  ThreadPool pool(2);
+  s.draw_epoch(7, pool);
+  for (Index i = 0; i < s.instances(); ++i) {
+    const auto k = static_cast<size_t>(i);
+    if (s.labels()[k] == 0.0f) {
+      EXPECT_FALSE(s.is_positive(s.users()[k], s.items()[k]));
+    }
+  }
+}
+
 // The many-lane Philox (AVX2 when built for it) against the scalar blocks, on counters and
 // keys whose words exercise every bit.
 TEST(NcfSampler, PhiloxLanesMatchScalarBlocks) {
@@ -230,11 +260,27 @@ TEST(NcfSampler, PhiloxLanesMatchScalarBlocks) {
 
 // Each positive's negatives in a drawn epoch are exactly its canonical instances' items
 // (instances p·(1 + k) + j, j = 1..k) as a multiset: the batched draws of draw_epoch
-// (kPhiloxLanes instances per call, a scalar fallback after 4 rejections) give the documented
+// (kPhiloxLanes instances per call, a scalar fallback after 4 rejections, the complement
+// lists of the users with positives among half the items or more) give the documented
 // (seed, epoch, instance) → item map.
 TEST(NcfSampler, DrawnNegativesAreTheCanonicalItems) {
-  const NcfPositives p = synth_ncf_positives(40000, 300, 200, 0, 9);
+  // User u has each of the 200 items as a positive with probability 0.9·u / 300 (at least
+  // one): from none to 90% of the items.
+  NcfPositives p;
+  p.num_users = 300;
+  p.num_items = 200;
+  RngStream pick(9, 0);
+  for (int32_t u = 0; u < 300; ++u)
+    for (int32_t item = 0; item < 200; ++item)
+      if (item == u % 200 || pick.next_u32() < static_cast<uint32_t>(0.9 * u / 300 * 0x1p32)) {
+        p.users.push_back(u);
+        p.items.push_back(item);
+      }
   NcfSampler s(p, 4, 21);
+  int from_lists = 0;
+  for (int32_t u = 0; u < 300; ++u) from_lists += s.draws_from_complement(u) ? 1 : 0;
+  EXPECT_GT(from_lists, 0);
+  EXPECT_LT(from_lists, 300);
   ThreadPool two(2);
   s.draw_epoch(3, two);
   std::vector<std::vector<int32_t>> drawn(static_cast<size_t>(p.size()));
@@ -253,7 +299,7 @@ TEST(NcfSampler, DrawnNegativesAreTheCanonicalItems) {
     ASSERT_EQ(got, want) << "positive " << q;
     // Count negatives whose first block's 4 candidates were all the user's positives.
     const Philox rng(21, NcfSampler::kNegativeStream);
-    for (Index j = 1; j <= 4; ++j) {
+    for (Index j = 1; j <= 4 && !s.draws_from_complement(p.users[static_cast<size_t>(q)]); ++j) {
       const auto block = rng.block(uint64_t{3} << 32, static_cast<uint64_t>(q * 5 + j));
       bool all_positive = true;
       for (uint32_t w : block)

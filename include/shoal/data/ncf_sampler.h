@@ -1,11 +1,19 @@
 // Per-epoch NCF training instances: each positive p contributes 1 + k instances, the positive
-// (label 1) and k negatives (label 0) drawn uniformly from [0, V) with rejection of the user's
-// training positives (NCF's get_train_instances). A negative's context row is its positive's.
+// (label 1) and k negatives (label 0) drawn uniformly from the items that are not the user's
+// training positives (NCF's get_train_instances: uniform over [0, V) with rejection, the same
+// distribution). A negative's context row is its positive's.
 //
 // Determinism: the draws of instance c = p·(1 + k) + j (j ≥ 1) come from
-// Philox(seed, kNegativeStream).block(epoch·2^32 + t, c) for t = 0, 1, ... (lanes in order),
-// so an instance's item depends only on (seed, epoch, c), never on threads. Rejection uses a
-// per-user bitset of positives when U·V bits fit in kMaxBitsetBytes (binary search otherwise).
+// Philox(seed, kNegativeStream).block(epoch·2^32 + t, c), so an instance's item depends only
+// on (seed, epoch, c), never on threads. Two ways, by user:
+//   - most users: rejection. Candidates ⌊w·V / 2^32⌋ for the words w of blocks t = 0, 1, ...
+//     (lanes in order), the first that is not a positive; positives looked up in a per-user
+//     bitset when U·V bits fit in kMaxBitsetBytes (binary search otherwise);
+//   - a user with positives among half the items or more (draws_from_complement): the sorted
+//     list of the n other items, entry ⌊w·n / 2^32⌋ for block t = 0's first word w. On data of
+//     the contextual user's shape every user has 63–72% of the items as positives: rejection
+//     tried 3.1 candidates per negative, a fifth of the negatives needed a second block, and
+//     an epoch's sampling took 0.8 s on one core, against 0.53 s with the lists.
 //
 // The epoch's order is a uniform random permutation drawn in parallel, identical for every
 // thread count (a two-level "scatter, then shuffle each bucket" permutation, Rao/Sandelius):
@@ -78,6 +86,11 @@ class NcfSampler {
     }
     return is_positive_sorted(u, i);
   }
+  // Whether user u's negatives are drawn from the list of its non-positive items (see above).
+  bool draws_from_complement(int32_t u) const {
+    const auto cu = static_cast<size_t>(u);
+    return complement_offsets_[cu + 1] > complement_offsets_[cu];
+  }
   Index buckets() const { return buckets_; }
   // The item of canonical instance c for this (seed, epoch): exposed for tests.
   int32_t canonical_item(int epoch, Index c) const;
@@ -95,6 +108,10 @@ class NcfSampler {
   std::vector<int64_t> user_offsets_;  // [U + 1] into user_items_
   std::vector<int32_t> user_items_;    // sorted per user
   std::vector<uint64_t> bits_;         // [U, words_] positives bitset (empty: too large)
+  // The non-positive items of the users with positives among half the items or more, sorted
+  // per user; [U + 1] offsets into it (an empty range: the user's negatives use rejection).
+  std::vector<int32_t> complement_;
+  std::vector<int64_t> complement_offsets_;
   size_t words_ = 0;
   Index buckets_ = 1;
   // The epoch's arrays (N = 18.2M instances at the user's scale) are written and read at

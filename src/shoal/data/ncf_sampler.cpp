@@ -130,6 +130,7 @@ NcfSampler::NcfSampler(const NcfPositives& positives, int negatives, uint64_t se
   for (size_t u = 0; u < nu; ++u) user_offsets_[u + 1] += user_offsets_[u];
   user_items_.resize(static_cast<size_t>(p));
   std::vector<int64_t> fill(user_offsets_.begin(), user_offsets_.end() - 1);
+  complement_offsets_.assign(nu + 1, 0);
   for (Index i = 0; i < p; ++i) {
     const auto u = static_cast<size_t>(positives.users[static_cast<size_t>(i)]);
     user_items_[static_cast<size_t>(fill[u]++)] = positives.items[static_cast<size_t>(i)];
@@ -146,6 +147,19 @@ NcfSampler::NcfSampler(const NcfPositives& positives, int negatives, uint64_t se
                 "{}: user {} has every one of the {} items as a positive; no negative can be "
                 "sampled",
                 positives.source, u, positives.num_items);
+    // A user with positives among half the items or more draws from the list of the others
+    // (no more entries than the user's positives, so the lists hold at most P ids).
+    if (2 * distinct >= positives.num_items) {
+      auto next = b;
+      for (int32_t item = 0; item < positives.num_items; ++item) {
+        if (next != last && *next == item) {
+          ++next;
+          continue;
+        }
+        complement_.push_back(item);
+      }
+    }
+    complement_offsets_[u + 1] = static_cast<int64_t>(complement_.size());
   }
   const auto nv = static_cast<size_t>(positives.num_items);
   words_ = (nv + 63) / 64;
@@ -180,7 +194,9 @@ size_t NcfSampler::planned_bytes(const NcfPositives& positives, int negatives) {
   const size_t per_instance =
       sizeof(uint16_t) + sizeof(uint32_t) + 3 * sizeof(int32_t) +
       sizeof(float);  // bucket_of_, order_, users_/items_/ctx_rows_, labels_
-  return n * per_instance + p * sizeof(int32_t) + (nu + 1) * sizeof(int64_t) +
+  // user_items_ and its offsets, the complements (at most P ids, see the constructor) and
+  // theirs.
+  return n * per_instance + 2 * p * sizeof(int32_t) + 2 * (nu + 1) * sizeof(int64_t) +
          (bits <= kMaxBitsetBytes ? bits : 0) + (chunks * buckets + buckets + 1) * sizeof(int64_t);
 }
 
@@ -198,6 +214,12 @@ int32_t NcfSampler::canonical_item(int epoch, Index c) const {
 
 int32_t NcfSampler::negative_item(int epoch, Index c, int32_t u, uint64_t first_block) const {
   const Philox rng(seed_, kNegativeStream);
+  const auto cu = static_cast<size_t>(u);
+  const int64_t c0 = complement_offsets_[cu], cn = complement_offsets_[cu + 1] - c0;
+  if (cn > 0) {
+    const uint32_t w = rng.block(static_cast<uint64_t>(epoch) << 32, static_cast<uint64_t>(c))[0];
+    return complement_[static_cast<size_t>(c0 + ((static_cast<int64_t>(w) * cn) >> 32))];
+  }
   const auto v = static_cast<uint64_t>(pos_.num_items);
   for (uint64_t t = first_block;; ++t) {
     const auto block =
@@ -319,8 +341,14 @@ void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
           const bool positive = c - p * group32 == 0;
           const int32_t u = pos_.users[p];
           int32_t item = -1;
+          const auto pu = static_cast<size_t>(u);
+          const int64_t c0 = complement_offsets_[pu], cn = complement_offsets_[pu + 1] - c0;
           if (positive) {
             item = pos_.items[p];
+          } else if (cn > 0) {
+            // negative_item's pick from the user's complement: block t = 0's first word.
+            item = complement_[static_cast<size_t>(c0 +
+                                                   ((static_cast<int64_t>(out[0][l]) * cn) >> 32))];
           } else if (!bits_.empty()) {
             // negative_item's multiply-shift on block t = 0's words; the first candidate that
             // is not a positive, found without a branch per candidate (about 2 in 3 are
