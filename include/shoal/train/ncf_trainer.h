@@ -170,7 +170,8 @@ class NcfTrainer {
 
   profile::Recorder* prof_ = nullptr;
   struct Zones {
-    profile::ZoneId sample, batch, dense, tables, user_tables, own_rows, wait, barrier, eval;
+    profile::ZoneId sample, batch, dense, tables, user_tables, own_rows, wait, barrier, eval, share,
+        zero_grad;
   } zones_{};
 
   double compute_seconds_ = 0, update_seconds_ = 0;  // wall, summed over step() calls

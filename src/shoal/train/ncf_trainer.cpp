@@ -366,6 +366,12 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
   zones_.sample = rec->zone("data.sample", Category::kData, {{0, 4 * 16}, {}}, model);
   // Per instance: its context row read and written, its row index.
   zones_.batch = rec->zone("data.batch", Category::kData, {{0, 8 * c + 4}, {}}, model);
+  // Per batch instance (shares by user): its four fields and its user's owner read, the
+  // fields written to the share.
+  zones_.share = rec->zone("data.share", Category::kData, {{0, 4 * 4 + 2 + 4 * 4}, {}}, model);
+  // The replica's table row grads of the last step's touched rows, zeroed (and, on threads
+  // >= 1, its dense grads): lines the update on another core may just have read.
+  zones_.zero_grad = rec->zone("optimizer.zero_grad", Category::kOptimizer, {}, model);
   // Rows: dense parameter elements (reduce the replicas' grads, Adam, zero).
   zones_.dense =
       rec->zone("optimizer.dense", Category::kOptimizer,
@@ -412,8 +418,11 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   thread_loss_[static_cast<size_t>(tid)] = 0.0;
   // The last step's table row grads, which the update only read: zeroed by this thread; so
   // are a replica's dense grads (replica 0's were cleared by the update).
-  rep.model.clear_table_grads();
-  if (tid > 0) std::fill_n(rep.arena.grads<float>(), rep.arena.dense_param_elems(), 0.0f);
+  {
+    profile::Zone zone(prof_, zones_.zero_grad);
+    rep.model.clear_table_grads();
+    if (tid > 0) std::fill_n(rep.arena.grads<float>(), rep.arena.dense_param_elems(), 0.0f);
+  }
   const Index c = train_.context_cols();
   const auto off = static_cast<size_t>(begin), len = static_cast<size_t>(n);
   std::span<const int32_t> users = sampler_.users().subspan(off, len);
@@ -434,6 +443,7 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
     // The share: the batch's instances of the users this thread owns (user_owner_), in
     // batch order. A user's table rows are then touched by one replica only, and update_tables
     // updates them on this thread: they never move between cores (the items still do).
+    profile::Zone zone(prof_, zones_.share, n);
     int32_t* su = rep.share_users.view.data;
     int32_t* si = rep.share_items.view.data;
     int32_t* sc = rep.share_ctx_rows.view.data;
