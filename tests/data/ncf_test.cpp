@@ -228,7 +228,8 @@ TEST(NcfSampler, DenseUserDrawsUniformlyFromItsOtherItems) {
   // 4 allowed items, 8000 draws: 2000 each (sd ≈ 39).
   for (const int positive : {0, 2, 4, 5, 7}) EXPECT_EQ(counts[static_cast<size_t>(positive)], 0);
   for (const int other : {1, 3, 6, 8}) EXPECT_NEAR(counts[static_cast<size_t>(other)], 2000, 200);
-  // The drawn epoch agrees with the canonical items, and its negatives avoid the positives.
+  // A drawn epoch's negatives avoid the positives too (that they are the canonical items:
+  // DrawnNegativesAreTheCanonicalItems).
   ThreadPool pool(2);
   s.draw_epoch(7, pool);
   for (Index i = 0; i < s.instances(); ++i) {

@@ -98,7 +98,8 @@ class NcfSampler {
  private:
   bool is_positive_sorted(int32_t u, int32_t i) const;
   // The item of negative instance c of user u (canonical_item without the lookups), trying
-  // the candidates of blocks t = first_block, first_block + 1, ...
+  // the candidates of blocks t = first_block, first_block + 1, ... (a user drawing from its
+  // list of other items: block t = 0's first word, whatever first_block).
   int32_t negative_item(int epoch, Index c, int32_t u, uint64_t first_block = 0) const;
 
   const NcfPositives& pos_;
