@@ -78,7 +78,7 @@ std::vector<float> params(const NcfTrainer& t) {
 }
 
 // The fused BCE pass against its reference twin (libm exp/log1p, two passes), over logits
-// from tiny to saturated, both labels.
+// from tiny to saturated, hard and soft labels.
 TEST(NcfTrainer, FusedBceMatchesReference) {
   std::vector<float> z, y;
   for (float v = -100.0f; v <= 100.0f; v += 0.0371f) {
@@ -92,6 +92,14 @@ TEST(NcfTrainer, FusedBceMatchesReference) {
       z.push_back(v);
       y.push_back(label);
     }
+  // Small logits, where a rounding more or less in log1p(e) with e near 1 shows in the loss's
+  // last bits (a scalar form and the lanes can differ there).
+  for (float v = 1e-8f; v < 1.0f; v *= 1.07f)
+    for (float sign : {1.0f, -1.0f})
+      for (float label : {0.0f, 1.0f, 0.5f}) {
+        z.push_back(sign * v);
+        y.push_back(label);
+      }
   const auto n = static_cast<Index>(z.size());
   std::vector<float> d(z.size()), d_ref(z.size());
   const float scale = 0.37f / static_cast<float>(n);
@@ -106,9 +114,16 @@ TEST(NcfTrainer, FusedBceMatchesReference) {
     EXPECT_NEAR(d[i], d_ref[i], 4e-7f * std::abs(d_ref[i]) + 2.5e-7f * scale) << "z " << z[i];
     // Each element's loss too: the sum alone could hide compensating errors.
     std::vector<float> one(1);
-    const double li = train::bce_logits_fused(&z[i], &y[i], one.data(), 1, 1.0f);
+    const double li = train::bce_logits_fused(&z[i], &y[i], one.data(), 1, scale);
     const double li_ref = ref.forward(ConstMat<float>(&z[i], 1, 1), ConstMat<float>(&y[i], 1, 1));
     EXPECT_NEAR(li, li_ref, 4e-7 * li_ref + 1e-30) << "z " << z[i] << " y " << y[i];
+    // A row alone (a column's tail) gets the bits it got inside the column.
+    EXPECT_EQ(std::memcmp(&one[0], &d[i], sizeof(float)), 0) << "z " << z[i] << " y " << y[i];
+    // The scalar form (the path of a build without AVX2) to the same accuracy.
+    float d_scalar = 0;
+    const double li_scalar = train::bce_logit(z[i], y[i], scale, d_scalar);
+    EXPECT_NEAR(li_scalar, li_ref, 4e-7 * li_ref + 1e-30) << "z " << z[i] << " y " << y[i];
+    EXPECT_NEAR(d_scalar, d_ref[i], 4e-7f * std::abs(d_ref[i]) + 2.5e-7f * scale) << "z " << z[i];
   }
 }
 
