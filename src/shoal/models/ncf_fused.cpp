@@ -141,7 +141,7 @@ template <int L1, int L2, int L3, int F>
 void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
   alignas(32) float h1[kRows * L1], h2[kRows * L2], h3[kRows * L3], g[kRows * F];
   alignas(32) float d1[kRows * L1], d2[kRows * L2], d3[kRows * L3];
-  alignas(32) float z[kLanes], dz[kLanes];
+  alignas(32) float dz[kLanes];
   int32_t u[kRows], it[kRows];
   const float *pu[kRows], *qi[kRows];
   for (int r = 0; r < kRows; ++r) {
@@ -169,6 +169,7 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
   layer_forward<L2>(h1, L1, L1, a.w2_t, a.b2, h2);
   layer_forward<L3>(h2, L2, L2, a.w3_t, a.b3, h3);
   // GMF product and the predict layer: z[r] = b_p + w_p · [g[r], h3[r]].
+  __m256 zv;
   {
     __m256 s[kLanes];
     for (int r = kRows; r < kLanes; ++r) s[r] = _mm256_setzero_ps();
@@ -186,13 +187,30 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
                               _mm256_loadu_ps(a.wp + F + 8 * v), acc);
       s[r] = acc;
     }
-    _mm256_store_ps(z, _mm256_add_ps(lane_sums(s), _mm256_set1_ps(a.bp)));
+    zv = _mm256_add_ps(lane_sums(s), _mm256_set1_ps(a.bp));
   }
-  // BCE-with-logits on the tile's rows by bce_fused.h's pass, as the layer-by-layer path; the
-  // padding rows get dz = 0.
-  loss += train::bce_logits_fused(z, a.labels + t0, dz, valid, a.scale);
-  for (Index r = valid; r < kLanes; ++r) dz[r] = 0.0f;
-  if (a.logits != nullptr) std::copy_n(z, valid, a.logits + t0);
+  // BCE-with-logits on the logits' lanes by bce_fused.h's lanes, as the layer-by-layer path
+  // (bitwise the same per row); the padding rows' labels and dz are 0. The logits stay in a
+  // register and the labels are a masked load: through bce_logits_fused, the padded copies
+  // (scalar stores read back as a vector, which the store buffer cannot forward) cost 3% of
+  // the pass.
+  {
+    const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid)),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256 d;
+    alignas(32) float l[kLanes];
+    _mm256_store_ps(l, train::bce_logit8(zv, _mm256_maskload_ps(a.labels + t0, live),
+                                         _mm256_set1_ps(a.scale), d));
+    _mm256_store_ps(dz, _mm256_and_ps(d, _mm256_castsi256_ps(live)));
+    double sum = 0;  // in row order, as bce_logits_fused
+    for (Index r = 0; r < valid; ++r) sum += static_cast<double>(l[r]);
+    loss += sum;
+  }
+  if (a.logits != nullptr) {
+    alignas(32) float z[kLanes];
+    _mm256_store_ps(z, zv);
+    std::copy_n(z, valid, a.logits + t0);
+  }
 
   // Backward. The predict layer: dw_p += Σ dz·[g, h3], db_p += Σ dz.
   float dbp = *a.dbp;
