@@ -7,9 +7,9 @@
 //   dz_n   = scale · (σ(z_n) − y_n)
 // gcc does not vectorise the scalar form (the select and the max are control flow it may not
 // if-convert under -ftrapping-math), so the lanes are written out; every row, a column's tail
-// included, goes through them, so a row's loss and dz do not depend on where it sits in the
-// column (tested). The scalar form is the build's path without AVX2.
-// Accuracy (tests/train/ncf_trainer_test.cpp): a few float ulps against the reference.
+// included (masked loads and stores), goes through them, so a row's loss and dz do not depend on
+// where it sits in the column (tested). The scalar form is the build's path without AVX2. Accuracy
+// (tests/train/ncf_trainer_test.cpp): a few float ulps against the reference.
 #pragma once
 
 #include <algorithm>
@@ -115,19 +115,18 @@ inline double bce_logits_fused(const float* z, const float* y, float* dz, Index 
 #if SHOAL_BCE_LANES
   alignas(32) float loss[8];
   const __m256 sv = _mm256_set1_ps(scale);
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (Index i = 0; i < n; i += 8) {
     const Index m = std::min<Index>(8, n - i);
     __m256 d;
     if (m == 8) {
       _mm256_store_ps(loss, bce_logit8(_mm256_loadu_ps(z + i), _mm256_loadu_ps(y + i), sv, d));
       _mm256_storeu_ps(dz + i, d);
-    } else {  // the tail through the same lanes, padded with zeros
-      alignas(32) float zt[8] = {}, yt[8] = {}, dt[8];
-      std::copy_n(z + i, m, zt);
-      std::copy_n(y + i, m, yt);
-      _mm256_store_ps(loss, bce_logit8(_mm256_load_ps(zt), _mm256_load_ps(yt), sv, d));
-      _mm256_store_ps(dt, d);
-      std::copy_n(dt, m, dz + i);
+    } else {  // the tail through the same lanes, the missing rows masked (read as 0)
+      const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(m)), lane);
+      _mm256_store_ps(loss, bce_logit8(_mm256_maskload_ps(z + i, live),
+                                       _mm256_maskload_ps(y + i, live), sv, d));
+      _mm256_maskstore_ps(dz + i, live, d);
     }
     for (Index l = 0; l < m; ++l) sum += static_cast<double>(loss[l]);
   }
