@@ -92,8 +92,8 @@ TEST(NcfTrainer, FusedBceMatchesReference) {
       z.push_back(v);
       y.push_back(label);
     }
-  // Small logits, where a rounding more or less in log1p(e) with e near 1 shows in the loss's
-  // last bits (a scalar form and the lanes can differ there).
+  // Small logits (e near 1), where the polynomials' last roundings show most in the loss, and
+  // where the lanes and the scalar form differ in the last bit for some rows.
   for (float v = 1e-8f; v < 1.0f; v *= 1.07f)
     for (float sign : {1.0f, -1.0f})
       for (float label : {0.0f, 1.0f, 0.5f}) {

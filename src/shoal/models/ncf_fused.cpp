@@ -192,8 +192,8 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
   // BCE-with-logits on the logits' lanes by bce_fused.h's lanes, as the layer-by-layer path
   // (bitwise the same per row); the padding rows' labels and dz are 0. The logits stay in a
   // register and the labels are a masked load: through bce_logits_fused, the padded copies
-  // (scalar stores read back as a vector, which the store buffer cannot forward) cost 3% of
-  // the pass.
+  // (scalar stores read back as a vector, which the store buffer cannot forward) cost about 3%
+  // of the pass.
   {
     const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid)),
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
