@@ -288,14 +288,26 @@ void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
     }
   }
   bucket_start_[static_cast<size_t>(nb)] = off;
+  // The scatter carries each instance's user and its positive's item along: read here in
+  // canonical order (each positive's pair five times in a row), they are streamed, where
+  // step 3's shuffled order made them two random lines of the P-sized arrays per instance.
+  const auto group = static_cast<Index>(1 + k_);
   pool.run([&](int tid) {
     const Range cr = split_range(chunks, tid, nt);
     for (Index ch = cr.begin; ch < cr.end; ++ch) {
       int64_t* pos = chunk_counts_.data() + ch * nb;
       const Index b0 = ch * kChunk, b1 = std::min(n_, b0 + kChunk);
-      for (Index c = b0; c < b1; ++c)
-        order_[static_cast<size_t>(pos[bucket_of_[static_cast<size_t>(c)]]++)] =
-            static_cast<uint32_t>(c);
+      Index p = b0 / group, r = b0 % group;
+      for (Index c = b0; c < b1; ++c) {
+        const auto dst = static_cast<size_t>(pos[bucket_of_[static_cast<size_t>(c)]]++);
+        order_[dst] = static_cast<uint32_t>(c);
+        users_[dst] = pos_.users[static_cast<size_t>(p)];
+        items_[dst] = pos_.items[static_cast<size_t>(p)];  // a negative's is drawn in step 3
+        if (++r == group) {
+          r = 0;
+          ++p;
+        }
+      }
     }
   });
   // 3. Shuffle each bucket on its own stream, then materialise its instances.
@@ -310,13 +322,17 @@ void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
       const auto s0 = static_cast<size_t>(bucket_start_[static_cast<size_t>(b)]);
       const auto s1 = static_cast<size_t>(bucket_start_[static_cast<size_t>(b) + 1]);
       uint32_t* ord = order_.data() + s0;
-      for (size_t i = s1 - s0; i > 1; --i)
-        std::swap(ord[i - 1], ord[rng.below(static_cast<uint32_t>(i))]);
-      // The instances' positives are random rows of the P-sized arrays (tens of MB at the
-      // user's scale): prefetch a few instances ahead. The first block of candidates of
-      // kPhiloxLanes instances at a time (a positive's lane is wasted); a negative whose 4
-      // candidates are all positives goes on with the scalar blocks t = 1, 2, ...
-      constexpr size_t kAhead = 16;
+      int32_t* us = users_.data() + s0;
+      int32_t* its = items_.data() + s0;
+      for (size_t i = s1 - s0; i > 1; --i) {
+        const uint32_t j = rng.below(static_cast<uint32_t>(i));
+        std::swap(ord[i - 1], ord[j]);
+        std::swap(us[i - 1], us[j]);
+        std::swap(its[i - 1], its[j]);
+      }
+      // The first block of candidates of kPhiloxLanes instances at a time (a positive's lane
+      // is wasted); a negative whose 4 candidates are all positives goes on with the scalar
+      // blocks t = 1, 2, ...
       constexpr auto kLanes = detail::kPhiloxLanes;
       uint32_t ctr[4][kLanes], out[4][kLanes];
       for (size_t l = 0; l < kLanes; ++l) {
@@ -330,21 +346,16 @@ void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
         detail::philox4x32_lanes(seed_, ctr, out);
         for (size_t l = 0; l < lanes; ++l) {
           const size_t i = i0 + l;
-          if (i + kAhead < s1) {
-            const auto pa = static_cast<size_t>(order_[i + kAhead] / group32);
-            __builtin_prefetch(pos_.users.data() + pa);
-            __builtin_prefetch(pos_.items.data() + pa);
-          }
-          // One 32-bit division per instance (N < 2^32, checked) instead of three 64-bit ones.
+          // The positive and whether c is it from one 32-bit division (N < 2^32, checked).
           const uint32_t c = order_[i];
           const uint32_t p = c / group32;
           const bool positive = c - p * group32 == 0;
-          const int32_t u = pos_.users[p];
+          const int32_t u = users_[i];
           int32_t item = -1;
           const auto pu = static_cast<size_t>(u);
           const int64_t c0 = complement_offsets_[pu], cn = complement_offsets_[pu + 1] - c0;
           if (positive) {
-            item = pos_.items[p];
+            item = items_[i];
           } else if (cn > 0) {
             // negative_item's pick from the user's complement: block t = 0's first word.
             item = complement_[static_cast<size_t>(c0 +
@@ -367,7 +378,6 @@ void NcfSampler::draw_epoch(int epoch, ThreadPool& pool) {
             }
             if (item < 0) item = negative_item(epoch, c, u, 1);
           }
-          users_[i] = u;
           items_[i] = item;
           ctx_rows_[i] = static_cast<int32_t>(p);
           labels_[i] = positive ? 1.0f : 0.0f;
