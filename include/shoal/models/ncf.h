@@ -107,16 +107,8 @@ class Ncf {
   // row order, returned) with dlogits = scale·(σ(z) − y), and backward. Within a share (or as
   // its own, like forward) the same as forward + the loss + backward, by the fused kernel
   // where Config::fused_tower allows (other float rounding, same function and gradients).
-  // `next`: rows of a table the caller reads after this chunk (the trainer: the next chunk's
-  // context rows, random rows of a table far larger than the caches); the fused pass
-  // prefetches a few of them per tile, so that their memory latency hides behind its compute.
-  struct RowPrefetch {
-    const T* base = nullptr;
-    std::span<const Id> rows;
-    Index width = 0;  // elements per row (the row stride)
-  };
   double train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
-                     ConstMat<T> context, const T* labels, T scale, RowPrefetch next = {});
+                     ConstMat<T> context, const T* labels, T scale);
   // Whether a share's chunks run fused (Config::fused_tower and a kernel for the widths).
   bool fused() const { return fused_widths(); }
 
@@ -210,7 +202,7 @@ class Ncf {
   Buffer<T> wc_t_, w2_t_, w3_t_, dwc_t_;
   bool fused_widths() const;
   double run_fused(std::span<const Id> users, std::span<const Id> items, ConstMat<T> context,
-                   const T* labels, T scale, const RowPrefetch& next);
+                   const T* labels, T scale);
   int gmf_user_ = -1, gmf_item_ = -1, mlp_user_ = -1, mlp_item_ = -1;  // indexes into tables_
   double executed_flops_ = 0;
   double instance_flops(bool backward, bool factored) const;

@@ -515,7 +515,7 @@ double bce_column(const T* z, const T* y, T* dz, Index n, T scale) {
 
 template <class T>
 double Ncf<T>::train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
-                           ConstMat<T> context, const T* labels, T scale, RowPrefetch next) {
+                           ConstMat<T> context, const T* labels, T scale) {
   const auto n = static_cast<Index>(users.size());
   profile::Recorder* prof = zones_.embed.registered() ? ctx.profiler : nullptr;
   if (fused_widths()) {
@@ -527,7 +527,7 @@ double Ncf<T>::train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<
     double loss = 0;
     {
       profile::Zone zone(prof, zones_.fused, n);
-      loss = run_fused(users, items, context, labels, scale, next);
+      loss = run_fused(users, items, context, labels, scale);
     }
     if (own_share) finish_share(ctx);
     return loss;
@@ -546,7 +546,7 @@ double Ncf<T>::train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<
 // The fused chunk (ncf_fused.h) on this model's share and buffers.
 template <class T>
 double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, ConstMat<T> context,
-                         const T* labels, T scale, const RowPrefetch& next) {
+                         const T* labels, T scale) {
   if constexpr (!std::is_same_v<T, float>) {
     SHOAL_CHECK(false, "the fused NCF chunk is float only");
     return 0;
@@ -600,10 +600,6 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.dz_u = share_rows_[0].dz.view.data;
     a.dz_i = share_rows_[1].dz.view.data;
     a.logits = out_.view.data;
-    a.prefetch_base = next.base;
-    a.prefetch_rows = next.rows.data();
-    a.prefetch_count = static_cast<Index>(next.rows.size());
-    a.prefetch_width = next.width;
     // The GMF rows the chunk added into are flagged when the share ends (finish_share).
     const double loss = detail::fused_chunk(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3], f, a);
     executed_flops_ +=

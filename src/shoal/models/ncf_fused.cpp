@@ -286,27 +286,14 @@ void prefetch_tile(const NcfFusedChunk& a, Index t0) {
   }
 }
 
-// Tile k of `tiles` prefetches its part of the caller's next rows (both ends of each row:
-// a row may span two cache lines), into L2: in L1 they would only push out the tiles' data.
-inline void prefetch_next(const NcfFusedChunk& a, Index k, Index tiles) {
-  const Index r0 = a.prefetch_count * k / tiles, r1 = a.prefetch_count * (k + 1) / tiles;
-  for (Index r = r0; r < r1; ++r) {
-    const float* row = a.prefetch_base + static_cast<Index>(a.prefetch_rows[r]) * a.prefetch_width;
-    __builtin_prefetch(row, 0, 2);
-    __builtin_prefetch(row + a.prefetch_width - 1, 0, 2);
-  }
-}
-
 template <int L1, int L2, int L3, int F>
 double run_chunk(const NcfFusedChunk& a) {
   double loss = 0;
   const Index tiles = (a.n + kRows - 1) / kRows;
-  const bool next = a.prefetch_count > 0 && a.prefetch_width > 0;
   prefetch_tile<L1, F>(a, 0);
   for (Index k = 0; k < tiles; ++k) {
     const Index t0 = k * kRows;
     if (t0 + kRows < a.n) prefetch_tile<L1, F>(a, t0 + kRows);
-    if (next) prefetch_next(a, k, tiles);
     tile<L1, L2, L3, F>(a, t0, std::min<Index>(kRows, a.n - t0), loss);
   }
   return loss;

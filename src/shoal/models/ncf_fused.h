@@ -73,12 +73,6 @@ struct NcfFusedChunk {
   float* dz_u = nullptr;
   float* dz_i = nullptr;
   float* logits = nullptr;  // [n], optional
-  // Rows the caller reads next, prefetched a few per tile: prefetch_base + row·prefetch_width
-  // for row in prefetch_rows[0, prefetch_count) (optional).
-  const float* prefetch_base = nullptr;
-  const int32_t* prefetch_rows = nullptr;
-  Index prefetch_count = 0;
-  Index prefetch_width = 0;
 };
 
 // Whether fused_chunk has a kernel for these widths on this build (AVX2/FMA).

@@ -475,8 +475,9 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   const float* table = train_.context.data();
   double sum = 0;
   // The first chunk's context rows are fetched while the share's distinct MLP rows are
-  // projected (once for all its chunks, Ncf::begin_share); each later chunk's while the one
-  // before it computes (train_chunk's `next`).
+  // projected (once for all its chunks, Ncf::begin_share). Later chunks' are not prefetched
+  // during the chunk before them: from inside the fused pass, those prefetches cost the pass
+  // more than they saved the gather (docs/ncf.md, Session 12).
   if (c > 0)
     for (Index i = 0; i < std::min(count, kComputeChunkRows); ++i) {
       const float* row = table + static_cast<Index>(ctx_rows[static_cast<size_t>(i)]) * c;
@@ -505,15 +506,8 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
                  context.row(i));
       }
     }
-    models::Ncf<float>::RowPrefetch next;
-    if (c > 0 && c0 + m < count) {
-      next.base = table;
-      next.rows = ctx_rows.subspan(
-          cu + cm, static_cast<size_t>(std::min(kComputeChunkRows, count - c0 - m)));
-      next.width = c;
-    }
     sum += rep.model.train_chunk(ctx, users.subspan(cu, cm), items.subspan(cu, cm), context,
-                                 labels + c0, scale, next);
+                                 labels + c0, scale);
   }
   rep.model.end_share(ctx);
   thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
