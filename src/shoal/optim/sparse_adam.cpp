@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "adam_math.h"
+#include "shoal/core/prefetch.h"
 
 namespace shoal::optim {
 
@@ -48,22 +49,6 @@ namespace {
 // another core wrote last).
 constexpr size_t kRowsAhead = 4;
 
-template <class T>
-inline void prefetch_span(const T* p, Index n, bool write) {
-  constexpr Index kLine = 64 / static_cast<Index>(sizeof(T));
-  for (Index j = 0; j < n; j += kLine) {
-    if (write)
-      __builtin_prefetch(p + j, 1);
-    else
-      __builtin_prefetch(p + j);
-  }
-  // A row that does not start on a line boundary ends in one more line.
-  if (write)
-    __builtin_prefetch(p + n - 1, 1);
-  else
-    __builtin_prefetch(p + n - 1);
-}
-
 }  // namespace
 
 template <class T>
@@ -91,10 +76,10 @@ void SparseAdam<T>::update_impl(const Arena& arena, const Param<T>& table,
   for (size_t k = 0; k < rows.size(); ++k) {
     if (k + kRowsAhead < rows.size()) {
       const Index o = static_cast<Index>(rows[k + kRowsAhead]) * width;
-      prefetch_span(value + o, width, true);
-      prefetch_span(m + o, width, true);
-      prefetch_span(v + o, width, true);
-      prefetch_span(grad_of(k + kRowsAhead), width, false);
+      prefetch_span<true>(value + o, width);
+      prefetch_span<true>(m + o, width);
+      prefetch_span<true>(v + o, width);
+      prefetch_span(grad_of(k + kRowsAhead), width);
     }
     const Index r = rows[k];
     SHOAL_DCHECK(r >= 0 && r < n_rows);

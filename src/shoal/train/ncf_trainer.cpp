@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "shoal/core/copy_row.h"
+#include "shoal/core/prefetch.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/data_parallel.h"
 
@@ -479,11 +480,8 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   // during the chunk before them: from inside the fused pass, those prefetches cost the pass
   // more than they saved the gather (docs/ncf.md, Session 12).
   if (c > 0)
-    for (Index i = 0; i < std::min(count, kComputeChunkRows); ++i) {
-      const float* row = table + static_cast<Index>(ctx_rows[static_cast<size_t>(i)]) * c;
-      __builtin_prefetch(row);
-      __builtin_prefetch(row + c - 1);
-    }
+    for (Index i = 0; i < std::min(count, kComputeChunkRows); ++i)
+      prefetch_span(table + static_cast<Index>(ctx_rows[static_cast<size_t>(i)]) * c, c);
   rep.model.begin_share(ctx, users, items);
   for (Index c0 = 0; c0 < count; c0 += kComputeChunkRows) {
     const Index m = std::min(kComputeChunkRows, count - c0);
@@ -493,15 +491,13 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
     if (c > 0) {
       profile::Zone zone(prof_, zones_.batch, m);
       // The rows are random positives of a large table: prefetch ahead, across the chunk's
-      // end (a context row spans up to two cache lines at C = 21).
+      // end, every line of a row (at C = 21 a quarter of the rows span three lines; prefetching
+      // two of them left the third to a demand miss: the gather took 15-20% longer).
       constexpr Index kAhead = 32;
       for (Index i = 0; i < m; ++i) {
         const Index ahead = c0 + i + kAhead;
-        if (ahead < count) {
-          const float* next = table + static_cast<Index>(ctx_rows[static_cast<size_t>(ahead)]) * c;
-          __builtin_prefetch(next);
-          __builtin_prefetch(next + c - 1);
-        }
+        if (ahead < count)
+          prefetch_span(table + static_cast<Index>(ctx_rows[static_cast<size_t>(ahead)]) * c, c);
         copy_row(table + static_cast<Index>(ctx_rows[cu + static_cast<size_t>(i)]) * c, c,
                  context.row(i));
       }
