@@ -492,7 +492,7 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
       profile::Zone zone(prof_, zones_.batch, m);
       // The rows are random positives of a large table: prefetch ahead, across the chunk's
       // end, every line of a row (at C = 21 a quarter of the rows span three lines; prefetching
-      // two of them left the third to a demand miss: the gather took 15-20% longer).
+      // two of them left the third to a demand miss: the gather took 10-20% longer).
       constexpr Index kAhead = 32;
       for (Index i = 0; i < m; ++i) {
         const Index ahead = c0 + i + kAhead;
