@@ -71,6 +71,12 @@ inline float bce_logit(float z, float y, float scale, float& dz) {
 }
 
 #if SHOAL_BCE_LANES
+// Lanes [0, n) set (n ≤ 8): the mask of a column's tail, or of a tile's valid rows.
+inline __m256i lanes_below(Index n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 // bce_logit on eight lanes: returns the losses and writes dz. The same operations; where the
 // scalar form leaves a product and an add to the compiler's contraction, the lanes may round
 // once less or more (a few ulps at most, within the tested accuracy).
@@ -115,7 +121,6 @@ inline double bce_logits_fused(const float* z, const float* y, float* dz, Index 
 #if SHOAL_BCE_LANES
   alignas(32) float loss[8];
   const __m256 sv = _mm256_set1_ps(scale);
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (Index i = 0; i < n; i += 8) {
     const Index m = std::min<Index>(8, n - i);
     __m256 d;
@@ -123,7 +128,7 @@ inline double bce_logits_fused(const float* z, const float* y, float* dz, Index 
       _mm256_store_ps(loss, bce_logit8(_mm256_loadu_ps(z + i), _mm256_loadu_ps(y + i), sv, d));
       _mm256_storeu_ps(dz + i, d);
     } else {  // the tail through the same lanes, the missing rows masked (read as 0)
-      const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(m)), lane);
+      const __m256i live = lanes_below(m);
       _mm256_store_ps(loss, bce_logit8(_mm256_maskload_ps(z + i, live),
                                        _mm256_maskload_ps(y + i, live), sv, d));
       _mm256_maskstore_ps(dz + i, live, d);

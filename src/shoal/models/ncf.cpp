@@ -9,6 +9,7 @@
 
 #include "ncf_fused.h"
 #include "shoal/core/copy_row.h"
+#include "shoal/core/prefetch.h"
 #include "shoal/kernels/gemm.h"
 #include "shoal/layers/losses.h"
 #include "shoal/profile/cost.h"
@@ -227,16 +228,6 @@ namespace {
 // sparse update of its slice of rows): prefetch the rows of the instance kAhead positions on.
 constexpr Index kRowsAhead = 8;
 
-template <class T>
-inline void prefetch_row(const T* row, Index width) {
-  for (Index j = 0; j < width; j += 64 / static_cast<Index>(sizeof(T))) __builtin_prefetch(row + j);
-}
-template <class T>
-inline void prefetch_row_for_write(T* row, Index width) {
-  for (Index j = 0; j < width; j += 64 / static_cast<Index>(sizeof(T)))
-    __builtin_prefetch(row + j, 1);
-}
-
 }  // namespace
 
 template <class T>
@@ -296,7 +287,7 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
         tables_[static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_)].layer.p.weight.value.mat();
     T* g = rs.gathered.view.data;
     for (Index k = 0; k < m; ++k) {
-      if (k + kRowsAhead < m) prefetch_row(table.row(list[k + kRowsAhead]), e);
+      if (k + kRowsAhead < m) prefetch_span(table.row(list[k + kRowsAhead]), e);
       copy_row(table.row(list[k]), e, g + k * e);
     }
     // Zero rows pad the distinct rows to whole blocks for finish_share (see round_up_rows).
@@ -644,8 +635,8 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
     } else {
       for (Index r = 0; r < n; ++r) {
         if (r + kRowsAhead < n) {
-          prefetch_row(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
-          prefetch_row(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
+          prefetch_span(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
+          prefetch_span(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
         }
         const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
         SHOAL_DCHECK(u >= 0 && u < cfg_.num_users && i >= 0 && i < cfg_.num_items);
@@ -664,8 +655,8 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
     const ConstMat<T> qi = tables_[static_cast<size_t>(gmf_item_)].layer.p.weight.value.mat();
     for (Index r = 0; r < n; ++r) {
       if (r + kRowsAhead < n) {
-        prefetch_row(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), f);
-        prefetch_row(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), f);
+        prefetch_span(pu.row(users[static_cast<size_t>(r + kRowsAhead)]), f);
+        prefetch_span(qi.row(items[static_cast<size_t>(r + kRowsAhead)]), f);
       }
       const T* __restrict a = pu.row(users[static_cast<size_t>(r)]);
       const T* __restrict b = qi.row(items[static_cast<size_t>(r)]);
@@ -749,10 +740,10 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
       if (r + kRowsAhead < n) {
         const Id ua = users[static_cast<size_t>(r + kRowsAhead)];
         const Id ia = items[static_cast<size_t>(r + kRowsAhead)];
-        prefetch_row(pu.row(ua), f);
-        prefetch_row(qi.row(ia), f);
-        prefetch_row_for_write(gu.row(ua), f);
-        prefetch_row_for_write(gi.row(ia), f);
+        prefetch_span(pu.row(ua), f);
+        prefetch_span(qi.row(ia), f);
+        prefetch_span<true>(gu.row(ua), f);
+        prefetch_span<true>(gi.row(ia), f);
       }
       const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
       const T* __restrict d = dh.row(r);
@@ -810,8 +801,8 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
   const MatView<T> gu = table_grads_[tu].mat(), gi = table_grads_[ti].mat();
   for (Index r = 0; r < n; ++r) {
     if (r + kRowsAhead < n) {
-      prefetch_row_for_write(gu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
-      prefetch_row_for_write(gi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
+      prefetch_span<true>(gu.row(users[static_cast<size_t>(r + kRowsAhead)]), e);
+      prefetch_span<true>(gi.row(items[static_cast<size_t>(r + kRowsAhead)]), e);
     }
     const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
     const T* __restrict d = dx0.row(r);

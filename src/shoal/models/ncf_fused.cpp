@@ -195,8 +195,7 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
   // (scalar stores read back as a vector, which the store buffer cannot forward) cost about 3%
   // of the pass.
   {
-    const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid)),
-                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i live = train::lanes_below(valid);
     __m256 d;
     alignas(32) float l[kLanes];
     _mm256_store_ps(l, train::bce_logit8(zv, _mm256_maskload_ps(a.labels + t0, live),

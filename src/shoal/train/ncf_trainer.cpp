@@ -685,10 +685,7 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
         if (k + kAhead < share.end) {
           const int32_t ahead = ids[k + kAhead];
           for (int r = 0; r < nt; ++r)
-            if (touched[r][ahead]) {
-              __builtin_prefetch(grads[r].row(ahead));
-              __builtin_prefetch(grads[r].row(ahead) + d - 1);
-            }
+            if (touched[r][ahead]) prefetch_span(grads[r].row(ahead), d);
         }
         const int32_t row = ids[k];
         const float* single = nullptr;
