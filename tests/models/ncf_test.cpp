@@ -290,7 +290,10 @@ TEST(Ncf, FusedChunkEqualsLayerByLayer) {
 #if !(defined(__AVX2__) && defined(__FMA__))
   GTEST_SKIP() << "no fused NCF kernel in this build (needs AVX2 and FMA)";
 #endif
+  // Context widths 5, 6, 3: every tail (1, 2, 3 rows) of the context weight gradient's
+  // 4-row blocks.
   check_fused_chunk({64, 32, 16, 8}, 8, 5);
+  check_fused_chunk({64, 32, 16, 8}, 8, 6);
   check_fused_chunk({64, 32, 16, 8}, 8, 0);
   check_fused_chunk({128, 64, 32, 16}, 16, 3);
 }

@@ -200,6 +200,8 @@ class Ncf {
   // columns of mlp.0 [C, L1], mlp.1 [L1, L2], mlp.2 [L2, L3]) and the context columns' dW
   // transposed [C, L1], added into mlp.0's grad when the share ends.
   Buffer<T> wc_t_, w2_t_, w3_t_, dwc_t_;
+  // The chunk's h1, h2 and pre-activation gradients d1, d2, d3 (ncf_fused.h), [rows, width].
+  Buffer<T> fused_h1_, fused_h2_, fused_d1_, fused_d2_, fused_d3_;
   bool fused_widths() const;
   double run_fused(std::span<const Id> users, std::span<const Id> items, ConstMat<T> context,
                    const T* labels, T scale);

@@ -200,6 +200,12 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
     planner.buffer(w2_t_, Region::kScratch, "fused.w2_t", {l1, l2});
     planner.buffer(w3_t_, Region::kScratch, "fused.w3_t", {l2, l3});
     planner.buffer(dwc_t_, Region::kScratch, "fused.dwc_t", {c, l1});
+    const Index rows = detail::fused_padded_rows(max_rows);
+    planner.buffer(fused_h1_, Region::kActivations, "fused.h1", {rows, l1});
+    planner.buffer(fused_h2_, Region::kActivations, "fused.h2", {rows, l2});
+    planner.buffer(fused_d1_, Region::kActivationGrads, "fused.d1", {rows, l1});
+    planner.buffer(fused_d2_, Region::kActivationGrads, "fused.d2", {rows, l2});
+    planner.buffer(fused_d3_, Region::kActivationGrads, "fused.d3", {rows, l3});
   }
 }
 
@@ -591,6 +597,11 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.dz_u = share_rows_[0].dz.view.data;
     a.dz_i = share_rows_[1].dz.view.data;
     a.logits = out_.view.data;
+    a.h1 = fused_h1_.view.data;
+    a.h2 = fused_h2_.view.data;
+    a.d1 = fused_d1_.view.data;
+    a.d2 = fused_d2_.view.data;
+    a.d3 = fused_d3_.view.data;
     // The GMF rows the chunk added into are flagged when the share ends (finish_share).
     const double loss = detail::fused_chunk(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3], f, a);
     executed_flops_ +=

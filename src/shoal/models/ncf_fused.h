@@ -5,8 +5,10 @@
 // activations (GEMMs through libxsmm, then the bias/ReLU, the proj adds, the masks, the GMF
 // product, the predict dot, the loss), each too narrow (16, 8, 1 outputs) to keep the FMA
 // units busy. Here a tile's activations stay in L1 from the first layer's input to its
-// gradient; every product is a register-blocked broadcast-FMA loop; the weight gradients
-// accumulate as dW[o, :] += Σ_r dz[r, o]·x[r, :] over the tile's rows at once.
+// gradient; every product is a register-blocked broadcast-FMA loop. The tiles keep their
+// activations and gradients in chunk-sized scratch, and the weight gradients
+// dW[o, :] += Σ_r dz[r, o]·x[r, :] run once per chunk over all its rows: accumulated per
+// 6-row tile, each block of dW was loaded and stored for 6 rows of FMAs.
 //
 // Model (see models/ncf.h): h1 = relu(c·W_cᵀ + b1 + proj_u[u] + proj_i[i]),
 // h2 = relu(h1·W2ᵀ + b2), h3 = relu(h2·W3ᵀ + b3), g = P_g[u] ⊙ Q_g[i],
@@ -73,6 +75,14 @@ struct NcfFusedChunk {
   float* dz_u = nullptr;
   float* dz_i = nullptr;
   float* logits = nullptr;  // [n], optional
+  // Scratch, [fused_padded_rows(n), width] each, 32-byte aligned: the tiles' activations h1,
+  // h2 and the gradients d1, d2, d3 of the three layers' pre-activations, which the chunk's
+  // weight gradients read after the last tile.
+  float* h1 = nullptr;
+  float* h2 = nullptr;
+  float* d1 = nullptr;
+  float* d2 = nullptr;
+  float* d3 = nullptr;
 };
 
 // Whether fused_chunk has a kernel for these widths on this build (AVX2/FMA).
