@@ -134,6 +134,7 @@ void run_bench(const BenchArgs& b) {
   std::vector<double> step_times;
   step_times.reserve(static_cast<size_t>(b.positives * (1 + b.neg) / batch + 2));
   double best1 = 0, best_all = 0, best_cpu1 = 0;  // best_cpu1: 1 thread, per CPU-second
+  double best_p10_1 = 0;                          // 1 thread: the epochs' fastest step p10
   for (int t : b.threads) {
     train::NcfTrainConfig cfg;
     cfg.batch_size = batch;
@@ -143,7 +144,7 @@ void run_bench(const BenchArgs& b) {
     cfg.pinning = Pinning::kAll;
     train::NcfTrainer trainer(mcfg, cfg, tr);
     const Index n = trainer.instances_per_epoch();
-    double best_ips = 0;
+    double best_ips = 0, best_p10 = 0;
     for (int e = 1; e <= b.epochs; ++e) {
       const double rt_ns = round_trip_ns(t);
       const double w0 = wall_seconds(), c0 = process_cpu_seconds();
@@ -179,6 +180,7 @@ void run_bench(const BenchArgs& b) {
       const double gflops = executed / step_wall * 1e-9;
       const double peak = peak1 * t;
       best_ips = std::max(best_ips, ips);
+      if (p10 > 0) best_p10 = best_p10 > 0 ? std::min(best_p10, p10) : p10;
       if (t == 1) best_cpu1 = std::max(best_cpu1, static_cast<double>(n) / (c2 - c0));
       fmt::print(
           "{:>7} {:>5} {:>9.2f} {:>9.2f} {:>9.3f} {:>9.3f} {:>9.2f} {:>9.2f} {:>12.0f} "
@@ -210,11 +212,19 @@ void run_bench(const BenchArgs& b) {
                       {"step_p50_peak_fraction", p50_gflops / peak},
                       {"core_round_trip_ns", rt_ns}});
     }
-    if (t == 1) best1 = best_ips;
+    if (t == 1) {
+      best1 = best_ips;
+      best_p10_1 = best_p10;
+    }
     best_all = std::max(best_all, best_ips);
+    // The epochs' ratio moves with a VM's slow spells on either side; the fastest steps' ratio
+    // (a step's instances are the same for every thread count) is what the threads gain when
+    // both run at full speed.
     if (t > 1 && best1 > 0)
-      fmt::print("scaling {} threads vs 1: {:.2f}x (best epoch instances/s)\n", t,
-                 best_ips / best1);
+      fmt::print(
+          "scaling {} threads vs 1: {:.2f}x (best epoch instances/s), {:.2f}x (fastest steps: "
+          "best p10)\n",
+          t, best_ips / best1, best_p10 > 0 ? best_p10_1 / best_p10 : 0.0);
   }
   nlohmann::json peers = nlohmann::json::array();
   if (!b.peer_python.empty()) {
