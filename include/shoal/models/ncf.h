@@ -216,13 +216,14 @@ class Ncf {
   struct ShareRows {
     Buffer<Id> slot;      // [table rows]: row r is list[slot[r]] when stamp[r] == generation
     Buffer<Id> stamp;     // [table rows]: the generation of the share that last listed row r
-    Buffer<Id> list;      // [capacity + 1]: the distinct rows, in first-seen order
+    Buffer<Id> list;      // [capacity + 1]: the distinct rows (see list_distinct)
     Buffer<T> gathered;   // [capacity, E]: their embeddings (capacity padded, see ncf.cpp)
     Buffer<T> proj;       // [capacity, L1]: gathered · W_partᵀ
     Buffer<T> dz;         // [capacity, L1]: Σ of dz over the share's instances of the row
     Buffer<T> row_grads;  // [capacity, E]: dZ·W_part, the rows' table gradients
     Index count = 0;
-    Id generation = 0;  // 0: stamps not yet cleared
+    bool ascending = false;  // list is in ascending order (a sweep of the table)
+    Id generation = 0;       // 0: stamps not yet cleared
     Index handed = 0;   // rows whose gradients the last share handed over (see set_hand_over)
   };
   bool hand_over_[2] = {false, false};

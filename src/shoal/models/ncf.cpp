@@ -293,7 +293,8 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
         tables_[static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_)].layer.p.weight.value.mat();
     T* g = rs.gathered.view.data;
     for (Index k = 0; k < m; ++k) {
-      if (k + kRowsAhead < m) prefetch_span(table.row(list[k + kRowsAhead]), e);
+      // Rows in ascending order sweep the table: the hardware prefetchers follow them.
+      if (!rs.ascending && k + kRowsAhead < m) prefetch_span(table.row(list[k + kRowsAhead]), e);
       copy_row(table.row(list[k]), e, g + k * e);
     }
     // Zero rows pad the distinct rows to whole blocks for finish_share (see round_up_rows).
@@ -326,9 +327,14 @@ typename Ncf<T>::RowGrads Ncf<T>::share_row_grads(int s) const {
           ConstMat<T>(rs.row_grads.view.data, rs.handed, cfg_.layers[0] / 2)};
 }
 
-// rs.list[0, count) = the distinct ids in first-seen order, rs.slot[id] = an id's index there.
+// rs.list[0, count) = the distinct ids, rs.slot[id] = an id's index there. In ascending order
+// when the table has at most kSweepRowsPerId rows per id of the share (the ids are marked,
+// then the table's rows swept): the rows' gathers and updates then walk the tables forward,
+// where the hardware prefetchers follow them. Otherwise in first-seen order (a sweep of a
+// large table would cost more than the share).
 template <class T>
 void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
+  constexpr Index kSweepRowsPerId = 4;
   const Index cap = rs.list.view.numel() - 1;
   const Index table_rows = rs.slot.view.numel();
   SHOAL_CHECK(static_cast<Index>(ids.size()) <= cap || cap == table_rows,
@@ -342,6 +348,21 @@ void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
   }
   const Id gen = ++rs.generation;
   Index m = 0;
+  if (table_rows <= kSweepRowsPerId * static_cast<Index>(ids.size())) {
+    for (const Id id : ids) {
+      SHOAL_DCHECK(id >= 0 && id < table_rows);
+      stamp[id] = gen;
+    }
+    // Branch-free: list[m] is overwritten until a listed row keeps it (list has a spare slot).
+    for (Index r = 0; r < table_rows; ++r) {
+      list[m] = static_cast<Id>(r);
+      slot[r] = static_cast<Id>(m);
+      m += stamp[r] == gen ? 1 : 0;
+    }
+    rs.count = m;
+    rs.ascending = true;
+    return;
+  }
   for (const Id id : ids) {
     SHOAL_DCHECK(id >= 0 && id < table_rows);
     // Branch-free (about half the ids are new, at random). Whether an id was seen is read
@@ -356,6 +377,7 @@ void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
     m += 1 - seen;
   }
   rs.count = m;
+  rs.ascending = false;
 }
 
 // y = relu(c·W_cᵀ + b + proj_u[u] + proj_i[i]) for the call's rows.

@@ -656,6 +656,8 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
     // a batch by user, so this thread updates the rows its own replica touched, from its own
     // buffer; the same holds trivially on one thread.
     const bool own = nt == 1 || (split_by_user_ && tables[t].is_user);
+    const std::vector<int32_t>& owned =
+        (tables[t].is_user ? owned_users_ : owned_items_)[static_cast<size_t>(tid)];
     // Branch-free: most rows are touched, at random.
     if (own) {
       const uint8_t* f = touched[tid];
@@ -664,8 +666,7 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
         total += f[row];
       }
     } else {
-      for (const int32_t row :
-           (tables[t].is_user ? owned_users_ : owned_items_)[static_cast<size_t>(tid)]) {
+      for (const int32_t row : owned) {
         unsigned any = 0;
         for (int r = 0; r < nt; ++r) any |= touched[r][row];
         ids[total] = row;
@@ -680,9 +681,12 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
         ptrs[k - share.begin] = grads[tid].row(ids[k]);
     } else {
       const MatView<float> merged = mine.merge_grad[t].mat();
+      // The rows ascend through the thread's blocks: where they are dense, the hardware
+      // prefetchers follow them and software prefetches only slowed the merge (Session 15).
       constexpr Index kAhead = 8;
+      const bool prefetch = share.size() * 4 < static_cast<Index>(owned.size());
       for (Index k = share.begin; k < share.end; ++k) {
-        if (k + kAhead < share.end) {
+        if (prefetch && k + kAhead < share.end) {
           const int32_t ahead = ids[k + kAhead];
           for (int r = 0; r < nt; ++r)
             if (touched[r][ahead]) prefetch_span(grads[r].row(ahead), d);
