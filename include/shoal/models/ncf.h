@@ -224,7 +224,7 @@ class Ncf {
     Index count = 0;
     bool ascending = false;  // list is in ascending order (a sweep of the table)
     Id generation = 0;       // 0: stamps not yet cleared
-    Index handed = 0;   // rows whose gradients the last share handed over (see set_hand_over)
+    Index handed = 0;        // rows whose gradients the last share handed over (see set_hand_over)
   };
   bool hand_over_[2] = {false, false};
   ShareRows share_rows_[2];
