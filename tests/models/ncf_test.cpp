@@ -110,13 +110,16 @@ TEST(Ncf, OneLayerTowerGradients) {
 }
 
 // The factored first layer against the one-Linear form: the same logits and gradients (to
-// double rounding) over several calls into one share, as the trainer runs its chunks.
-TEST(Ncf, FactoredShareEqualsUnfactored) {
+// double rounding) over several calls into one share, as the trainer runs its chunks. The ids
+// and tables are scaled by `scale`: at 1 the share's 12 ids cover the tables (their distinct
+// rows are listed in ascending order, a sweep of the table), at 10 the tables have more than
+// 4 rows per id (first-seen order, Ncf::list_distinct).
+void factored_share_equals_unfactored(int32_t scale) {
   const Index n = 12, c = 3;
   auto make = [&](bool factored) {
     return Ncf<double>::Config{.kind = NcfKind::kNeuMf,
-                               .num_users = 5,
-                               .num_items = 7,
+                               .num_users = 5 * scale,
+                               .num_items = 7 * scale,
                                .factors = 3,
                                .layers = {8, 6, 4},
                                .context = c,
@@ -140,8 +143,10 @@ TEST(Ncf, FactoredShareEqualsUnfactored) {
   testing::fill_uniform(ctx_b.view.data, ctx_b.view.numel(), 8);
   testing::fill_uniform(dout_a.view.data, dout_a.view.numel(), 9);
   testing::fill_uniform(dout_b.view.data, dout_b.view.numel(), 9);
-  const std::vector<int32_t> users = {1, 3, 1, 0, 3, 4, 4, 1, 2, 3, 0, 1};
-  const std::vector<int32_t> items = {5, 0, 2, 5, 6, 0, 1, 2, 5, 5, 3, 0};
+  std::vector<int32_t> users = {1, 3, 1, 0, 3, 4, 4, 1, 2, 3, 0, 1};
+  std::vector<int32_t> items = {5, 0, 2, 5, 6, 0, 1, 2, 5, 5, 3, 0};
+  for (int32_t& u : users) u *= scale;
+  for (int32_t& i : items) i *= scale;
   const std::span<const int32_t> us(users), is(items);
   Ctx ctx;
   a.begin_share(ctx, us, is);
@@ -197,6 +202,13 @@ TEST(Ncf, FactoredShareEqualsUnfactored) {
   EXPECT_DOUBLE_EQ(
       a.executed_flops(),
       n * (a.training_flops_per_instance() - 2.0 * 3 * 6 - 6.0 * 8 * 6) + 6.0 * (5 + 6) * 4 * 6);
+}
+
+TEST(Ncf, FactoredShareEqualsUnfactored) {
+  factored_share_equals_unfactored(1);
+}
+TEST(Ncf, FactoredShareEqualsUnfactoredLargeTables) {
+  factored_share_equals_unfactored(10);
 }
 
 // train_chunk's fused kernel (models/ncf_fused.cpp) against forward + loss + backward layer by

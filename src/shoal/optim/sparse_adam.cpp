@@ -52,7 +52,7 @@ constexpr size_t kRowsAhead = 4;
 
 // Rows that sweep the table forward (ascending, at least 1 in kSweepRows of its rows) are
 // fetched by the hardware prefetchers: software prefetches on top of them only cost issue
-// slots and fill buffers (the NCF trainer's table updates ran 40% faster without them,
+// slots and fill buffers (the NCF trainer's `optimizer.tables` zone ran 40% faster without them,
 // docs/ncf.md, Session 15). Random or sparse rows are prefetched kRowsAhead rows ahead.
 constexpr size_t kSweepRows = 4;
 
