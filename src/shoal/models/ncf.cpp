@@ -328,13 +328,12 @@ typename Ncf<T>::RowGrads Ncf<T>::share_row_grads(int s) const {
 }
 
 // rs.list[0, count) = the distinct ids, rs.slot[id] = an id's index there. In ascending order
-// when the table has at most kSweepRowsPerId rows per id of the share (the ids are marked,
-// then the table's rows swept): the rows' gathers and updates then walk the tables forward,
-// where the hardware prefetchers follow them. Otherwise in first-seen order (a sweep of a
-// large table would cost more than the share).
+// when the share's ids could walk the table densely (dense_rows: the ids are marked, then the
+// table's rows swept): the rows' gathers and updates then walk the tables forward, where the
+// hardware prefetchers follow them. Otherwise in first-seen order (a sweep of a large table
+// would cost more than the share).
 template <class T>
 void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
-  constexpr Index kSweepRowsPerId = 4;
   const Index cap = rs.list.view.numel() - 1;
   const Index table_rows = rs.slot.view.numel();
   SHOAL_CHECK(static_cast<Index>(ids.size()) <= cap || cap == table_rows,
@@ -348,7 +347,7 @@ void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
   }
   const Id gen = ++rs.generation;
   Index m = 0;
-  if (table_rows <= kSweepRowsPerId * static_cast<Index>(ids.size())) {
+  if (dense_rows(static_cast<Index>(ids.size()), table_rows)) {
     for (const Id id : ids) {
       SHOAL_DCHECK(id >= 0 && id < table_rows);
       stamp[id] = gen;

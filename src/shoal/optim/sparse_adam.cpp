@@ -50,14 +50,10 @@ namespace {
 // another core wrote last).
 constexpr size_t kRowsAhead = 4;
 
-// Rows that sweep the table forward (ascending, at least 1 in kSweepRows of its rows) are
-// fetched by the hardware prefetchers: software prefetches on top of them only cost issue
-// slots and fill buffers (the NCF trainer's `optimizer.tables` zone ran 40% faster without them,
-// docs/ncf.md, Session 15). Random or sparse rows are prefetched kRowsAhead rows ahead.
-constexpr size_t kSweepRows = 4;
-
+// Rows that sweep the table forward (ascending and dense_rows) are left to the hardware
+// prefetchers; random or sparse rows are prefetched kRowsAhead rows ahead.
 bool sweeps(std::span<const int32_t> rows, Index table_rows) {
-  return rows.size() * kSweepRows >= static_cast<size_t>(table_rows) &&
+  return dense_rows(static_cast<Index>(rows.size()), table_rows) &&
          std::is_sorted(rows.begin(), rows.end());
 }
 

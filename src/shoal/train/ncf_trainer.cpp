@@ -682,9 +682,9 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
     } else {
       const MatView<float> merged = mine.merge_grad[t].mat();
       // The rows ascend through the thread's blocks: where they are dense, the hardware
-      // prefetchers follow them and software prefetches only slowed the merge (Session 15).
+      // prefetchers follow them (core/prefetch.h).
       constexpr Index kAhead = 8;
-      const bool prefetch = share.size() * 4 < static_cast<Index>(owned.size());
+      const bool prefetch = !dense_rows(share.size(), static_cast<Index>(owned.size()));
       for (Index k = share.begin; k < share.end; ++k) {
         if (prefetch && k + kAhead < share.end) {
           const int32_t ahead = ids[k + kAhead];
