@@ -213,14 +213,14 @@ TEST(Ncf, FactoredShareEqualsUnfactoredLargeTables) {
 
 // train_chunk's fused kernel (models/ncf_fused.cpp) against forward + loss + backward layer by
 // layer: the same losses, logits' effect and gradients to float rounding, over chunks of a
-// share whose sizes are not whole tiles, with repeated ids and a context width that is not a
-// whole vector, for both kernel shapes.
+// share whose sizes are not whole tiles, with repeated ids, unused ids between them and a
+// context width that is not a whole vector, for both kernel shapes.
 void check_fused_chunk(std::vector<Index> layers, Index factors, Index c) {
   const Index n = 45, chunk = 20;
   auto make = [&](bool fused) {
     return Ncf<float>::Config{.kind = NcfKind::kNeuMf,
-                              .num_users = 9,
-                              .num_items = 13,
+                              .num_users = 19,
+                              .num_items = 27,
                               .factors = factors,
                               .layers = layers,
                               .context = c,
@@ -243,8 +243,9 @@ void check_fused_chunk(std::vector<Index> layers, Index factors, Index c) {
   std::vector<int32_t> users(static_cast<size_t>(n)), items(static_cast<size_t>(n));
   std::vector<float> labels(static_cast<size_t>(n));
   for (Index r = 0; r < n; ++r) {
-    users[static_cast<size_t>(r)] = static_cast<int32_t>((r * 7 + r / 3) % 9);
-    items[static_cast<size_t>(r)] = static_cast<int32_t>((r * 5 + 1) % 13);
+    // Even ids only: a row's place among the share's distinct rows is not its id.
+    users[static_cast<size_t>(r)] = static_cast<int32_t>(2 * ((r * 7 + r / 3) % 9));
+    items[static_cast<size_t>(r)] = static_cast<int32_t>(2 * ((r * 5 + 1) % 13));
     labels[static_cast<size_t>(r)] = r % 5 == 0 ? 1.0f : 0.0f;
   }
   const std::span<const int32_t> us(users), is(items);
@@ -308,6 +309,110 @@ TEST(Ncf, FusedChunkEqualsLayerByLayer) {
   check_fused_chunk({64, 32, 16, 8}, 8, 6);
   check_fused_chunk({64, 32, 16, 8}, 8, 0);
   check_fused_chunk({128, 64, 32, 16}, 16, 3);
+}
+
+// Hand-over (Ncf::set_hand_over) moves a side's MLP and GMF row gradients out of the tables'
+// buffers into share_row_grads, unchanged: against a model without hand-over, the handed rows
+// are the rows it flagged and their gradients its buffers' rows, bitwise (both are one sum per
+// row from zero, in the same order); a side not handed over stays in the buffers. For the
+// fused chunk and the layer-by-layer path, both sides handed over (one thread) and the users
+// only (shares by user).
+void check_hand_over(bool fused, bool items_too) {
+  const Index n = 30, chunk = 12, c = 5;
+  auto make = [&] {
+    return Ncf<float>::Config{.kind = NcfKind::kNeuMf,
+                              .num_users = 17,
+                              .num_items = 27,
+                              .factors = 8,
+                              .layers = {64, 32, 16, 8},
+                              .context = c,
+                              .embedding_std = 0.3,
+                              .fused_tower = fused};
+  };
+  Ncf<float> a(make()), b(make());
+  a.set_hand_over(0, true);
+  a.set_hand_over(1, items_too);
+  Buffer<float> context;
+  Planner pa, pb;
+  a.plan(pa, chunk, n);
+  b.plan(pb, chunk, n);
+  pa.buffer(context, Region::kActivations, "context", {n, c});
+  Arena arena_a(std::move(pa)), arena_b(std::move(pb));
+  RngStream ra(7, 1), rb(7, 1);
+  a.init(ra);
+  b.init(rb);
+  testing::fill_uniform(context.view.data, context.view.numel(), 4);
+  std::vector<int32_t> users(static_cast<size_t>(n)), items(static_cast<size_t>(n));
+  std::vector<float> labels(static_cast<size_t>(n));
+  for (Index r = 0; r < n; ++r) {
+    // Even ids only: a row's place among the share's distinct rows is not its id.
+    users[static_cast<size_t>(r)] = static_cast<int32_t>(2 * ((r * 5 + r / 4) % 8));
+    items[static_cast<size_t>(r)] = static_cast<int32_t>(2 * ((r * 7 + 2) % 13));
+    labels[static_cast<size_t>(r)] = r % 4 == 0 ? 1.0f : 0.0f;
+  }
+  const std::span<const int32_t> us(users), is(items);
+  Ctx ctx;
+  for (Ncf<float>* m : {&a, &b}) {
+    EXPECT_EQ(m->fused(), fused);
+    m->begin_share(ctx, us, is);
+    for (Index r0 = 0; r0 < n; r0 += chunk) {
+      const Index k = std::min(chunk, n - r0);
+      const auto cu = static_cast<size_t>(r0), ck = static_cast<size_t>(k);
+      m->train_chunk(ctx, us.subspan(cu, ck), is.subspan(cu, ck),
+                     ConstMat<float>(context.view.data + r0 * c, k, c), labels.data() + r0,
+                     1.0f / static_cast<float>(n));
+    }
+    m->end_share(ctx);
+  }
+  Index handed_rows = 0;
+  float largest = 0;
+  for (size_t t = 0; t < a.tables().size(); ++t) {
+    const auto& table = a.tables()[t];
+    const int side = table.is_user ? 0 : 1;
+    const bool handed = side == 0 || items_too;
+    EXPECT_EQ(a.hands_over_table(t), handed) << table.name;
+    EXPECT_FALSE(b.hands_over_table(t)) << table.name;
+    const auto ta = a.table_grad(t), tb = b.table_grad(t);
+    if (!handed) {
+      for (Index r = 0; r < tb.grad.rows; ++r) {
+        EXPECT_EQ(ta.touched[r], tb.touched[r]) << table.name << " row " << r;
+        for (Index j = 0; j < tb.grad.cols; ++j)
+          EXPECT_EQ(ta.grad(r, j), tb.grad(r, j)) << table.name << " row " << r;
+      }
+      continue;
+    }
+    const auto g = a.share_row_grads(side);
+    const bool gmf = table.name.find("gmf") != std::string::npos;
+    const ConstMat<float> grads = gmf ? g.gmf_grads : g.grads;
+    ASSERT_EQ(grads.rows, static_cast<Index>(g.rows.size()));
+    ASSERT_EQ(grads.cols, tb.grad.cols);
+    Index flagged = 0;
+    for (Index r = 0; r < tb.grad.rows; ++r) {
+      EXPECT_EQ(ta.touched[r], 0) << table.name << " row " << r << ": handed over, yet flagged";
+      flagged += tb.touched[r];
+    }
+    EXPECT_EQ(flagged, static_cast<Index>(g.rows.size())) << table.name;
+    for (size_t k = 0; k < g.rows.size(); ++k) {
+      const int32_t row = g.rows[k];
+      EXPECT_EQ(tb.touched[row], 1) << table.name << " row " << row;
+      for (Index j = 0; j < grads.cols; ++j) {
+        EXPECT_EQ(grads(static_cast<Index>(k), j), tb.grad(row, j)) << table.name << " " << row;
+        largest = std::max(largest, std::abs(tb.grad(row, j)));
+      }
+    }
+    handed_rows += static_cast<Index>(g.rows.size());
+  }
+  EXPECT_EQ(handed_rows, 2 * 8 + (items_too ? 2 * 13 : 0));  // MLP and GMF tables
+  EXPECT_GT(largest, 1e-4f);                                 // the gradients are not all zero
+}
+TEST(Ncf, HandOverMovesTheRowGradientsUnchanged) {
+  for (const bool fused : {true, false}) {
+#if !(defined(__AVX2__) && defined(__FMA__))
+    if (fused) continue;  // no fused NCF kernel in this build
+#endif
+    check_hand_over(fused, /*items_too=*/true);
+    check_hand_over(fused, /*items_too=*/false);
+  }
 }
 
 TEST(Ncf, ParameterNamesAndCounts) {

@@ -120,18 +120,23 @@ class Ncf {
   // factored.
   void begin_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items);
   void end_share(const Ctx& ctx);
-  // Hand-over of the MLP tables' row gradients (factored first layer; side s: 0 users,
-  // 1 items): when set, the share's end leaves its distinct rows and their gradients in
-  // share_row_grads(s), valid until the next share opens, instead of adding them into the
-  // table's grad buffer (table_grad: those rows stay untouched there). For a caller that alone
-  // updates those rows (no other replica touched them): it applies the gradients where they
-  // were formed, with no scatter into the buffer, flags or clearing.
+  // Hand-over of side s's row gradients (factored first layer; s: 0 users, 1 items): a share
+  // sums them per distinct row, the MLP table's (dZ·W_part) and, NeuMF, the GMF table's (Σ of
+  // dh ⊙ the other side's row over the share's instances of the row). When set, the share's
+  // end leaves its distinct rows and both tables' gradients in share_row_grads(s), valid until
+  // the next share opens, instead of adding them into the tables' grad buffers (table_grad:
+  // those rows stay untouched there; hands_over_table(t) is then true). For a caller that
+  // alone updates those rows (no other replica touched them): it applies the gradients where
+  // they were formed, with no scatter into the buffers, flags or clearing.
   void set_hand_over(int s, bool on) { hand_over_[s] = on; }
   struct RowGrads {
     std::span<const Id> rows;
-    ConstMat<T> grads;  // [rows, L0/2]
+    ConstMat<T> grads;      // [rows, L0/2]: the MLP table's
+    ConstMat<T> gmf_grads;  // [rows, F]: the GMF table's (empty without GMF)
   };
   RowGrads share_row_grads(int s) const;
+  // Whether table t's row gradients go to share_row_grads rather than table_grad(t).
+  bool hands_over_table(size_t t) const;
 
   // Table t's gradient after backward: a dense [rows, D] buffer (this model's, not shared
   // with replicas), zero except the rows the batch touched, and one flag per row (1 where some
@@ -180,6 +185,8 @@ class Ncf {
   std::vector<Table>& tables() { return tables_; }
   // The MLP embedding table of side s (0 users, 1 items).
   Table& mlp_table(int s) { return tables_[static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_)]; }
+  // The GMF embedding table of side s (NeuMF, GMF).
+  Table& gmf_table(int s) { return tables_[static_cast<size_t>(s == 0 ? gmf_user_ : gmf_item_)]; }
 
  private:
   Config cfg_;
@@ -221,6 +228,7 @@ class Ncf {
     Buffer<T> proj;       // [capacity, L1]: gathered · W_partᵀ
     Buffer<T> dz;         // [capacity, L1]: Σ of dz over the share's instances of the row
     Buffer<T> row_grads;  // [capacity, E]: dZ·W_part, the rows' table gradients
+    Buffer<T> gmf_grads;  // [capacity, F]: the rows' GMF table gradients (NeuMF)
     Index count = 0;
     bool ascending = false;  // list is in ascending order (a sweep of the table)
     Id generation = 0;       // 0: stamps not yet cleared
@@ -236,6 +244,7 @@ class Ncf {
                            ConstMat<T> context, MatView<T> y);
   void first_layer_backward(ConstMat<T> context, ConstMat<T> y, MatView<T> dy);
   void first_layer_aggregate(std::span<const Id> users, std::span<const Id> items, ConstMat<T> dz);
+  void add_row_grads(size_t t, const Id* list, Index m, const T* grads);
   void mark_touched(size_t t, Id row) {
     uint8_t& f = table_touched_[t].view.data[row];
     if (f == 0) {

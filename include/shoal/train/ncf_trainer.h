@@ -9,9 +9,10 @@
 //      positives unevenly: > 5% over 1/T for some thread); BCE-with-logits,
 //      each thread's mean weighted by its share so that the sum of the replicas' gradients is
 //      the gradient of the batch mean. Rows its replica alone touched are then updated by the
-//      thread before the barrier (lazy update): the MLP rows straight from the share's row
-//      gradients (Ncf::set_hand_over; every MLP row on one thread, the users' with shares by
-//      user), the GMF user rows from the grad buffer (shares by user, several threads);
+//      thread before the barrier (lazy update): the MLP and GMF rows straight from the share's
+//      row gradients (Ncf::set_hand_over; every row on one thread, the users' with shares by
+//      user), or, without a factored first layer (GMF), the user rows from the grad buffer
+//      (shares by user, several threads);
 //   2. after one barrier in the same parallel region (one fork-join per step), one fused pass
 //      per thread: (a) dense params: the chunk's replica grads summed in replica order into
 //      replica 0's, Adam, zero; (b) embedding tables: each replica's backward left dense row

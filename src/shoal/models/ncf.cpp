@@ -177,7 +177,7 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
   planner.buffer(predict_dw_, Region::kScratch, "predict.dw_sum", {predict_in()});
   if (factored()) {
     const Index share = std::max(max_rows, max_share_rows);
-    const Index e = cfg_.layers[0] / 2, l1 = cfg_.layers[1];
+    const Index e = cfg_.layers[0] / 2, l1 = cfg_.layers[1], f = cfg_.factors;
     for (int s = 0; s < 2; ++s) {
       ShareRows& rs = share_rows_[s];
       const Index table_rows = s == 0 ? cfg_.num_users : cfg_.num_items;
@@ -191,6 +191,7 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
       planner.buffer(rs.proj, Region::kScratch, name + "proj", {cap, l1});
       planner.buffer(rs.dz, Region::kScratch, name + "dz", {padded, l1});
       planner.buffer(rs.row_grads, Region::kScratch, name + "row_grads", {padded, e});
+      if (has_gmf()) planner.buffer(rs.gmf_grads, Region::kScratch, name + "gmf_grads", {cap, f});
     }
   }
   if (fused_widths()) {
@@ -271,7 +272,7 @@ void Ncf<T>::end_share(const Ctx& ctx) {
 
 // Lists the distinct users and items (zone mlp.0.rows.index), gathers their MLP rows and
 // projects them through their columns of the first layer's weight (mlp.0.rows.forward, costed
-// by the distinct rows); clears their dz sums.
+// by the distinct rows); clears their dz and GMF gradient sums.
 template <class T>
 void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items) {
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
@@ -305,6 +306,7 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
                                MatView<T>{});
     executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
     std::fill_n(rs.dz.view.data, padded * l1, T(0));
+    if (has_gmf()) std::fill_n(rs.gmf_grads.view.data, m * cfg_.factors, T(0));
   }
   if (fused_widths()) {
     // The fused kernel reads the weights it broadcasts against transposed (see ncf_fused.h).
@@ -324,7 +326,17 @@ template <class T>
 typename Ncf<T>::RowGrads Ncf<T>::share_row_grads(int s) const {
   const ShareRows& rs = share_rows_[s];
   return {std::span<const Id>(rs.list.view.data, static_cast<size_t>(rs.handed)),
-          ConstMat<T>(rs.row_grads.view.data, rs.handed, cfg_.layers[0] / 2)};
+          ConstMat<T>(rs.row_grads.view.data, rs.handed, cfg_.layers[0] / 2),
+          has_gmf() ? ConstMat<T>(rs.gmf_grads.view.data, rs.handed, cfg_.factors) : ConstMat<T>{}};
+}
+
+template <class T>
+bool Ncf<T>::hands_over_table(size_t t) const {
+  if (!factored()) return false;
+  const auto ti = static_cast<int>(t);
+  if (ti == mlp_user_ || ti == gmf_user_) return hand_over_[0];
+  if (ti == mlp_item_ || ti == gmf_item_) return hand_over_[1];
+  return false;
 }
 
 // rs.list[0, count) = the distinct ids, rs.slot[id] = an id's index there. In ascending order
@@ -456,9 +468,22 @@ void Ncf<T>::first_layer_aggregate(std::span<const Id> users, std::span<const Id
   }
 }
 
+// Table t's grad rows list[k] += grads[k] (compact [m, D]), the rows flagged.
+template <class T>
+void Ncf<T>::add_row_grads(size_t t, const Id* list, Index m, const T* grads) {
+  const MatView<T> tg = table_grads_[t].mat();
+  const Index d = tg.cols;
+  for (Index k = 0; k < m; ++k) {
+    T* __restrict dst = tg.row(list[k]);
+    const T* __restrict src = grads + k * d;
+    for (Index j = 0; j < d; ++j) dst[j] += src[j];
+    mark_touched(t, list[k]);
+  }
+}
+
 // The distinct rows' part of the backward: dW_part += dZᵀ·rows and the rows' table gradients
-// dZ·W_part in one Linear backward (added into the tables' row grads, rows flagged), then the
-// share is closed.
+// dZ·W_part in one Linear backward, then the share is closed. The rows' MLP and GMF gradients
+// are handed over (set_hand_over) or added into the tables' row grads, the rows flagged.
 template <class T>
 void Ncf<T>::finish_share(const Ctx& ctx) {
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
@@ -467,15 +492,6 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
   auto& lin = tower_[0];
   const ConstMat<T> w = lin.p.weight.value.mat();
   const MatView<T> dw = lin.p.weight.grad.mat();
-  if (fused_widths()) {
-    // The fused chunks added into the GMF rows of the share's users and items, its distinct
-    // rows: flagged once per row here rather than once per instance.
-    for (int s = 0; s < 2; ++s) {
-      const auto t = static_cast<size_t>(s == 0 ? gmf_user_ : gmf_item_);
-      const ShareRows& rs = share_rows_[s];
-      for (Index k = 0; k < rs.count; ++k) mark_touched(t, rs.list.view.data[k]);
-    }
-  }
   for (int s = 0; s < 2; ++s) {
     ShareRows& rs = share_rows_[s];
     const Index m = rs.count;
@@ -492,15 +508,10 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
       rs.handed = m;
       continue;
     }
-    const auto t = static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_);
-    const MatView<T> tg = table_grads_[t].mat();
-    const Id* list = rs.list.view.data;
-    for (Index k = 0; k < m; ++k) {
-      T* __restrict dst = tg.row(list[k]);
-      const T* __restrict src = rg + k * e;
-      for (Index j = 0; j < e; ++j) dst[j] += src[j];
-      mark_touched(t, list[k]);
-    }
+    add_row_grads(static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_), rs.list.view.data, m, rg);
+    if (has_gmf())
+      add_row_grads(static_cast<size_t>(s == 0 ? gmf_user_ : gmf_item_), rs.list.view.data, m,
+                    rs.gmf_grads.view.data);
   }
   if (fused_widths()) {
     // The context columns' dW, accumulated transposed by the fused chunks (zero when the
@@ -613,8 +624,8 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.db3 = tower_[2].p.bias.grad.data;
     a.dwp = predict_.p.weight.grad.data;
     a.dbp = predict_.p.bias.grad.data;
-    a.gpg = table_grads_[tu].view.data;
-    a.gqg = table_grads_[ti].view.data;
+    a.gpg = share_rows_[0].gmf_grads.view.data;
+    a.gqg = share_rows_[1].gmf_grads.view.data;
     a.dz_u = share_rows_[0].dz.view.data;
     a.dz_i = share_rows_[1].dz.view.data;
     a.logits = out_.view.data;
@@ -623,7 +634,6 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.d1 = fused_d1_.view.data;
     a.d2 = fused_d2_.view.data;
     a.d3 = fused_d3_.view.data;
-    // The GMF rows the chunk added into are flagged when the share ends (finish_share).
     const double loss = detail::fused_chunk(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3], f, a);
     executed_flops_ +=
         static_cast<double>(n) * (instance_flops(false, true) + instance_flops(true, true));
@@ -762,31 +772,40 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
   const Index f = has_gmf() ? cfg_.factors : 0;
   if (has_gmf()) {
     // The product's backward fused with the GMF tables' row sums: d(P[u]) += dh ⊙ Q[i] and
-    // d(Q[i]) += dh ⊙ P[u], in ascending position order.
+    // d(Q[i]) += dh ⊙ P[u], in ascending position order; into the open share's per distinct
+    // row sums when the first layer is factored (finish_share passes them on), else into
+    // the tables' grad buffers.
     profile::Zone zone(prof, zones_.gmf.backward, n);
     const auto tu = static_cast<size_t>(gmf_user_), ti = static_cast<size_t>(gmf_item_);
     const ConstMat<T> pu = tables_[tu].layer.p.weight.value.mat();
     const ConstMat<T> qi = tables_[ti].layer.p.weight.value.mat();
-    const MatView<T> gu = table_grads_[tu].mat(), gi = table_grads_[ti].mat();
+    const bool per_share = factored();
+    const MatView<T> gu = per_share ? share_rows_[0].gmf_grads.mat() : table_grads_[tu].mat();
+    const MatView<T> gi = per_share ? share_rows_[1].gmf_grads.mat() : table_grads_[ti].mat();
+    const auto grad_row = [&](int s, Id id) {
+      return per_share ? share_rows_[s].slot.view.data[id] : id;
+    };
     for (Index r = 0; r < n; ++r) {
       if (r + kRowsAhead < n) {
         const Id ua = users[static_cast<size_t>(r + kRowsAhead)];
         const Id ia = items[static_cast<size_t>(r + kRowsAhead)];
         prefetch_span(pu.row(ua), f);
         prefetch_span(qi.row(ia), f);
-        prefetch_span<true>(gu.row(ua), f);
-        prefetch_span<true>(gi.row(ia), f);
+        prefetch_span<true>(gu.row(grad_row(0, ua)), f);
+        prefetch_span<true>(gi.row(grad_row(1, ia)), f);
       }
       const Id u = users[static_cast<size_t>(r)], i = items[static_cast<size_t>(r)];
       const T* __restrict d = dh.row(r);
       const T* __restrict a = pu.row(u);
       const T* __restrict b = qi.row(i);
-      T* __restrict da = gu.row(u);
-      T* __restrict db = gi.row(i);
+      T* __restrict da = gu.row(grad_row(0, u));
+      T* __restrict db = gi.row(grad_row(1, i));
       for (Index j = 0; j < f; ++j) da[j] += d[j] * b[j];
       for (Index j = 0; j < f; ++j) db[j] += d[j] * a[j];
-      mark_touched(tu, u);
-      mark_touched(ti, i);
+      if (!per_share) {
+        mark_touched(tu, u);
+        mark_touched(ti, i);
+      }
     }
   }
   if (!has_mlp()) return;

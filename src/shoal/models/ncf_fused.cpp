@@ -235,8 +235,8 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
     const __m256 d = _mm256_set1_ps(dz[r]);
     const float* pg = a.pg + static_cast<Index>(u[r]) * F;
     const float* qg = a.qg + static_cast<Index>(it[r]) * F;
-    float* gp = a.gpg + static_cast<Index>(u[r]) * F;
-    float* gq = a.gqg + static_cast<Index>(it[r]) * F;
+    float* gp = a.gpg + static_cast<Index>(a.slot_u[u[r]]) * F;
+    float* gq = a.gqg + static_cast<Index>(a.slot_i[it[r]]) * F;
     for (int v = 0; v < F / 8; ++v) {
       const __m256 dg = _mm256_mul_ps(d, _mm256_loadu_ps(a.wp + 8 * v));
       _mm256_storeu_ps(gp + 8 * v, _mm256_fmadd_ps(dg, _mm256_loadu_ps(qg + 8 * v),
@@ -290,8 +290,8 @@ void prefetch_tile(const NcfFusedChunk& a, Index t0) {
     for (Index j = 0; j < F; j += 16) {
       __builtin_prefetch(a.pg + u * F + j);
       __builtin_prefetch(a.qg + i * F + j);
-      __builtin_prefetch(a.gpg + u * F + j, 1);
-      __builtin_prefetch(a.gqg + i * F + j, 1);
+      __builtin_prefetch(a.gpg + su * F + j, 1);
+      __builtin_prefetch(a.gqg + si * F + j, 1);
     }
   }
 }

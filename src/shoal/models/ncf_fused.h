@@ -60,8 +60,8 @@ struct NcfFusedChunk {
   const float* labels = nullptr;  // [n]
   float scale = 1;                // dz = scale·(σ(z) − y)
   // Gradients, accumulated: the context columns' dW transposed [c, L1], the dense params,
-  // the GMF tables' row grads [rows, F] (the caller flags the rows), and the first layer's dz
-  // summed per distinct row, [slots, L1].
+  // and per distinct row of the share (row slot_u[id] / slot_i[id]) the GMF tables' row grads
+  // [slots, F] and the first layer's dz [slots, L1].
   float* dwc_t = nullptr;
   float* db1 = nullptr;
   float* dw2 = nullptr;

@@ -288,8 +288,8 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
     split_by_user_ = most * t <= 1.05 * static_cast<double>(train.size());
   }
   // Rows one replica alone touches are updated by its thread as soon as its share ends
-  // (Ncf::set_hand_over, lazy update only): with shares by user, the MLP user rows; on one
-  // thread, every MLP row.
+  // (Ncf::set_hand_over, lazy update only, MLP or NeuMF): with shares by user, the user rows;
+  // on one thread, every row.
   for (auto& r : replicas_) {
     const bool lazy = !cfg.dense_embedding_adam && r->model.has_mlp();
     r->model.set_hand_over(0, lazy && (t == 1 || split_by_user_));
@@ -507,15 +507,18 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   }
   rep.model.end_share(ctx);
   thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
-  // The MLP rows only this replica touched, updated where their gradients were formed (see
-  // the constructor); not when this share's loss is not finite (the step then throws).
+  // The MLP and GMF rows only this replica touched, updated where their gradients were formed
+  // (see the constructor); not when this share's loss is not finite (the step then throws).
   if (!std::isfinite(thread_loss_[static_cast<size_t>(tid)])) return;
   profile::Zone zone(prof_, zones_.own_rows);
   for (int s = 0; s < 2; ++s) {
     const auto g = rep.model.share_row_grads(s);
-    if (!g.rows.empty())
-      sparse_adam_.update_rows(replicas_[0]->arena, rep.model.mlp_table(s).layer.p.weight, g.rows,
-                               g.grads);
+    if (g.rows.empty()) continue;
+    sparse_adam_.update_rows(replicas_[0]->arena, rep.model.mlp_table(s).layer.p.weight, g.rows,
+                             g.grads);
+    if (rep.model.has_gmf())
+      sparse_adam_.update_rows(replicas_[0]->arena, rep.model.gmf_table(s).layer.p.weight, g.rows,
+                               g.gmf_grads);
   }
 }
 
@@ -609,7 +612,7 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
   const bool dense = cfg_.dense_embedding_adam;
   for (size_t t = 0; t < tables.size(); ++t) {
     if ((set == TableSet::kOwnUsers && !tables[t].is_user) ||
-        (set == TableSet::kItems && tables[t].is_user))
+        (set == TableSet::kItems && tables[t].is_user) || src.model.hands_over_table(t))
       continue;
     const auto& emb = tables[t].layer;
     const Index d = emb.cfg.embedding_dim;
