@@ -61,7 +61,7 @@ class Adam {
  private:
   struct Scalars {  // this step's constants, rounded to T once
     T lerp_w = 0, beta2 = 0, one_minus_beta2 = 0, weight_decay = 0, decay = 1;
-    T neg_step_size = 0, bias2_sqrt = 1, eps = 0;
+    T neg_step_size = 0, inv_bias2_sqrt = 1, eps = 0;
   };
   Config cfg_;
   bool decoupled_ = false;

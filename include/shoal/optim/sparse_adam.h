@@ -67,7 +67,7 @@ class SparseAdam {
 
   Config cfg_;
   int64_t step_ = 0;
-  T lerp_w1_ = 0, lerp_w2_ = 0, beta2_ = 0, neg_step_size_ = 0, bias2_sqrt_ = 1, eps_ = 0;
+  T lerp_w1_ = 0, lerp_w2_ = 0, beta2_ = 0, neg_step_size_ = 0, inv_bias2_sqrt_ = 1, eps_ = 0;
 };
 
 extern template class SparseAdam<float>;

@@ -43,7 +43,7 @@ void Adam<T>::begin_step() {
   s_.weight_decay = static_cast<T>(cfg_.weight_decay);
   s_.decay = static_cast<T>(1.0 - cfg_.lr * cfg_.weight_decay);
   s_.neg_step_size = static_cast<T>(-(cfg_.lr / bias1));
-  s_.bias2_sqrt = static_cast<T>(std::sqrt(bias2));
+  s_.inv_bias2_sqrt = static_cast<T>(1.0 / std::sqrt(bias2));
   s_.eps = static_cast<T>(cfg_.eps);
 }
 
@@ -67,7 +67,7 @@ void adam_pass(Index n, T* p, const T* g, T* m, T* v, T* vmax, const S& s) {
     detail::adam_moments<T>(gd, mv, vv, s.lerp_w, s.beta2, s.one_minus_beta2);
   };
   const auto apply = [&](V& pv, const V& mv, const V& vv) {
-    detail::adam_apply<T>(pv, mv, vv, s.neg_step_size, s.bias2_sqrt, s.eps);
+    detail::adam_apply<T>(pv, mv, vv, s.neg_step_size, s.inv_bias2_sqrt, s.eps);
   };
   if constexpr (kAmsgrad) {
     detail::simd_map<T>(

@@ -36,10 +36,10 @@ void SparseAdam<T>::begin_step() {
   eps_ = static_cast<T>(cfg_.eps);
   if (cfg_.dense_eps) {  // torch.optim.Adam's scalars
     neg_step_size_ = static_cast<T>(-(cfg_.lr / bias1));
-    bias2_sqrt_ = static_cast<T>(std::sqrt(bias2));
+    inv_bias2_sqrt_ = static_cast<T>(1.0 / std::sqrt(bias2));
   } else {  // SparseAdam: step_size = lr * sqrt(bias2) / bias1, in Python's order
     neg_step_size_ = static_cast<T>(-(cfg_.lr * std::sqrt(bias2) / bias1));
-    bias2_sqrt_ = T(1);
+    inv_bias2_sqrt_ = T(1);
   }
 }
 
@@ -99,7 +99,7 @@ void SparseAdam<T>::update_impl(const Arena& arena, const Param<T>& table,
           width,
           [&](V& pv, const V& gv, V& mv, V& vv) {
             detail::adam_moments<T>(gv, mv, vv, lerp_w1_, beta2_, lerp_w2_);
-            detail::adam_apply<T>(pv, mv, vv, neg_step_size_, bias2_sqrt_, eps_);
+            detail::adam_apply<T>(pv, mv, vv, neg_step_size_, inv_bias2_sqrt_, eps_);
           },
           value + o, g, m + o, v + o);
     } else {

@@ -145,7 +145,8 @@ void LanesMlpTrainer::adam_per_lane() {
   const double bias1 = 1.0 - std::pow(c.beta1, t), bias2 = 1.0 - std::pow(c.beta2, t);
   const auto lerp_w = static_cast<float>(1.0 - c.beta1), beta2 = static_cast<float>(c.beta2);
   const auto one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
-  const auto bias2_sqrt = static_cast<float>(std::sqrt(bias2)), eps = static_cast<float>(c.eps);
+  const auto inv_bias2_sqrt = static_cast<float>(1.0 / std::sqrt(bias2)),
+             eps = static_cast<float>(c.eps);
   float neg_step[kLanes];
   for (Index l = 0; l < kLanes; ++l) neg_step[l] = static_cast<float>(-(lane_lr_[l] / bias1));
   float* p = arena_.params<float>();
@@ -159,7 +160,7 @@ void LanesMlpTrainer::adam_per_lane() {
       const Index i = e + l;
       m[i] = m[i] + lerp_w * (g[i] - m[i]);
       v[i] = v[i] * beta2 + one_minus_beta2 * g[i] * g[i];
-      p[i] = p[i] + (neg_step[l] * m[i]) / (std::sqrt(v[i]) / bias2_sqrt + eps);
+      p[i] = p[i] + (neg_step[l] * m[i]) / (std::sqrt(v[i]) * inv_bias2_sqrt + eps);
     }
 }
 
