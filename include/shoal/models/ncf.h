@@ -224,8 +224,7 @@ class Ncf {
     Buffer<Id> slot;      // [table rows]: row r is list[slot[r]] when stamp[r] == generation
     Buffer<Id> stamp;     // [table rows]: the generation of the share that last listed row r
     Buffer<Id> list;      // [capacity + 1]: the distinct rows (see list_distinct)
-    Buffer<T> gathered;   // [capacity, E]: their embeddings (capacity padded, see ncf.cpp)
-    Buffer<T> proj;       // [capacity, L1]: gathered · W_partᵀ
+    Buffer<T> proj;       // [capacity, L1]: their embeddings · W_partᵀ
     Buffer<T> dz;         // [capacity, L1]: Σ of dz over the share's instances of the row
     Buffer<T> row_grads;  // [capacity, E]: dZ·W_part, the rows' table gradients
     Buffer<T> gmf_grads;  // [capacity, F]: the rows' GMF table gradients (NeuMF)
@@ -236,6 +235,7 @@ class Ncf {
   };
   bool hand_over_[2] = {false, false};
   ShareRows share_rows_[2];
+  Buffer<T> rows_wt_;  // [E, L1]: W_partᵀ of the side being projected
   Share share_ = Share::kNone;
   void open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items);
   void list_distinct(ShareRows& rs, std::span<const Id> ids);

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ncf_fused.h"
+#include "ncf_rows.h"
 #include "shoal/core/copy_row.h"
 #include "shoal/core/prefetch.h"
 #include "shoal/kernels/gemm.h"
@@ -18,14 +19,15 @@
 namespace shoal::models {
 
 namespace {
-// The factored first layer's distinct rows, padded with zero rows to a multiple of this: the
-// Linear backward over them (row blocks of 96) then runs blocks of 32, 64 or 96 rows only, so
-// its JIT kernels take three shapes whatever the share's distinct count (a count-shaped kernel
-// would be compiled, and allocated, for every new count).
+// The factored first layer's dz sums (and the rows' table gradients) are padded with zero rows
+// to a multiple of this, and their input-gradient GEMM runs in blocks of kShareGemmRows: its
+// JIT kernels then take three shapes (32, 64, 96 rows) whatever the share's distinct count (a
+// count-shaped kernel would be compiled, and allocated, for every new count).
 constexpr Index kShareRowBlock = 32;
 inline Index round_up_rows(Index m) {
   return (m + kShareRowBlock - 1) / kShareRowBlock * kShareRowBlock;
 }
+constexpr Index kShareGemmRows = 3 * kShareRowBlock;
 }  // namespace
 
 const char* ncf_kind_name(NcfKind k) {
@@ -187,13 +189,15 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
       planner.buffer(rs.slot, Region::kScratch, name + "slot", {table_rows});
       planner.buffer(rs.stamp, Region::kScratch, name + "stamp", {table_rows});
       planner.buffer(rs.list, Region::kScratch, name + "list", {cap + 1});
-      planner.buffer(rs.gathered, Region::kScratch, name + "gathered", {padded, e});
       planner.buffer(rs.proj, Region::kScratch, name + "proj", {cap, l1});
       planner.buffer(rs.dz, Region::kScratch, name + "dz", {padded, l1});
       planner.buffer(rs.row_grads, Region::kScratch, name + "row_grads", {padded, e});
       if (has_gmf()) planner.buffer(rs.gmf_grads, Region::kScratch, name + "gmf_grads", {cap, f});
     }
   }
+  if (factored())
+    planner.buffer(rows_wt_, Region::kScratch, "mlp.0.rows_wt",
+                   {cfg_.layers[0] / 2, cfg_.layers[1]});
   if (fused_widths()) {
     const Index c = std::max<Index>(cfg_.context, 1);
     const Index l1 = cfg_.layers[1], l2 = cfg_.layers[2], l3 = cfg_.layers[3];
@@ -234,6 +238,30 @@ namespace {
 // Table rows are random and, with several threads, often last written by another core (the
 // sparse update of its slice of rows): prefetch the rows of the instance kAhead positions on.
 constexpr Index kRowsAhead = 8;
+
+// The factored first layer's products over a share's distinct rows, read in place from the
+// table (ncf_rows.h): the vector kernels for float where the widths allow, else the plain loops.
+// Rows in random order of a large table are prefetched a tile ahead.
+template <class T>
+void project_distinct(ConstMat<T> table, const int32_t* list, Index m, Index e, const T* wt,
+                      Index l1, T* proj, bool prefetch) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (detail::rows_kernels_supported(e, l1))
+      return detail::project_rows(table.data, table.ld, list, m, e, wt, l1, proj, prefetch);
+  }
+  detail::project_rows_ref<T>(table.data, table.ld, list, m, e, wt, l1, proj);
+}
+
+template <class T>
+void weight_grad_distinct(ConstMat<T> table, const int32_t* list, Index m, Index e, const T* dz,
+                          Index l1, MatView<T> dw, bool prefetch) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (detail::rows_kernels_supported(e, l1))
+      return detail::rows_weight_grad(table.data, table.ld, list, m, e, dz, l1, dw.data, dw.ld,
+                                      prefetch);
+  }
+  detail::rows_weight_grad_ref<T>(table.data, table.ld, list, m, e, dz, l1, dw.data, dw.ld);
+}
 
 }  // namespace
 
@@ -286,26 +314,18 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
   profile::Zone zone(prof, zones_.share.forward, share_rows_[0].count + share_rows_[1].count);
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
   const ConstMat<T> w = tower_[0].p.weight.value.mat();
+  T* wt = rows_wt_.view.data;
   for (int s = 0; s < 2; ++s) {
     ShareRows& rs = share_rows_[s];
     const Index m = rs.count;
-    const Id* list = rs.list.view.data;
-    const ConstMat<T> table =
-        tables_[static_cast<size_t>(s == 0 ? mlp_user_ : mlp_item_)].layer.p.weight.value.mat();
-    T* g = rs.gathered.view.data;
-    for (Index k = 0; k < m; ++k) {
-      // Rows in ascending order sweep the table: the hardware prefetchers follow them.
-      if (!rs.ascending && k + kRowsAhead < m) prefetch_span(table.row(list[k + kRowsAhead]), e);
-      copy_row(table.row(list[k]), e, g + k * e);
-    }
-    // Zero rows pad the distinct rows to whole blocks for finish_share (see round_up_rows).
-    const Index padded = round_up_rows(m);
-    std::fill(g + m * e, g + padded * e, T(0));
-    kernels::linear_forward<T>(ConstMat<T>(g, m, e), ConstMat<T>(w.data + s * e, l1, e, w.ld),
-                               nullptr, kernels::Act::kNone, MatView<T>(rs.proj.view.data, m, l1),
-                               MatView<T>{});
+    const ConstMat<T> table = mlp_table(s).layer.p.weight.value.mat();
+    // W_partᵀ [E, L1]: the kernels load vectors of outputs.
+    for (Index j = 0; j < l1; ++j)
+      for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, s * e + p);
+    project_distinct<T>(table, rs.list.view.data, m, e, wt, l1, rs.proj.view.data, !rs.ascending);
     executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
-    std::fill_n(rs.dz.view.data, padded * l1, T(0));
+    // Zero rows pad the dz sums to whole blocks for finish_share (see round_up_rows).
+    std::fill_n(rs.dz.view.data, round_up_rows(m) * l1, T(0));
     if (has_gmf()) std::fill_n(rs.gmf_grads.view.data, m * cfg_.factors, T(0));
   }
   if (fused_widths()) {
@@ -498,11 +518,17 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
     rs.count = 0;
     if (m == 0) continue;
     const Index col = s * e, padded = round_up_rows(m);
+    const T* dz = rs.dz.view.data;
     T* rg = rs.row_grads.view.data;
-    kernels::linear_backward<T>(
-        ConstMat<T>(rs.gathered.view.data, padded, e), ConstMat<T>(w.data + col, l1, e, w.ld),
-        ConstMat<T>{}, kernels::Act::kNone, ConstMat<T>(rs.dz.view.data, padded, l1), MatView<T>{},
-        MatView<T>(rg, padded, e), dw.cols_block(col, e), nullptr, /*accumulate=*/true);
+    // The rows' table gradients dZ·W_part over the padded rows, in blocks of a few shapes (see
+    // round_up_rows), then dW_part += dZᵀ·X with X read in place.
+    for (Index r0 = 0; r0 < padded; r0 += kShareGemmRows) {
+      const Index rb = std::min(kShareGemmRows, padded - r0);
+      kernels::gemm<T>(kernels::GemmBackend::kXsmm, kernels::Trans::kNo, kernels::Trans::kNo, rb, e,
+                       l1, T(1), dz + r0 * l1, l1, w.data + col, w.ld, T(0), rg + r0 * e, e);
+    }
+    weight_grad_distinct<T>(mlp_table(s).layer.p.weight.value.mat(), rs.list.view.data, m, e, dz,
+                            l1, dw.cols_block(col, e), !rs.ascending);
     executed_flops_ += 4.0 * static_cast<double>(m * e * l1);
     if (hand_over_[s]) {
       rs.handed = m;

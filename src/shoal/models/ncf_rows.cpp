@@ -1,0 +1,225 @@
+#include "ncf_rows.h"
+
+#include <algorithm>
+
+#include "shoal/core/error.h"
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define SHOAL_NCF_ROWS 1
+#endif
+
+namespace shoal::models::detail {
+
+template <class T>
+void project_rows_ref(const T* table, Index ld, const int32_t* list, Index m, Index e, const T* wt,
+                      Index l1, T* proj) {
+  for (Index k = 0; k < m; ++k) {
+    const T* x = table + static_cast<Index>(list[k]) * ld;
+    T* y = proj + k * l1;
+    std::fill_n(y, l1, T(0));
+    for (Index p = 0; p < e; ++p)
+      for (Index j = 0; j < l1; ++j) y[j] += x[p] * wt[p * l1 + j];
+  }
+}
+
+template <class T>
+void rows_weight_grad_ref(const T* table, Index ld, const int32_t* list, Index m, Index e,
+                          const T* dz, Index l1, T* dw, Index ldw) {
+  for (Index k = 0; k < m; ++k) {
+    const T* x = table + static_cast<Index>(list[k]) * ld;
+    for (Index j = 0; j < l1; ++j)
+      for (Index p = 0; p < e; ++p) dw[j * ldw + p] += dz[k * l1 + j] * x[p];
+  }
+}
+
+template void project_rows_ref<float>(const float*, Index, const int32_t*, Index, Index,
+                                      const float*, Index, float*);
+template void project_rows_ref<double>(const double*, Index, const int32_t*, Index, Index,
+                                       const double*, Index, double*);
+template void rows_weight_grad_ref<float>(const float*, Index, const int32_t*, Index, Index,
+                                          const float*, Index, float*, Index);
+template void rows_weight_grad_ref<double>(const double*, Index, const int32_t*, Index, Index,
+                                           const double*, Index, double*, Index);
+
+#if SHOAL_NCF_ROWS
+namespace {
+
+// Every tile keeps 12 accumulators (or fewer in a tail): enough independent FMA chains for the
+// 4-cycle latency on two pipes. NV vectors of outputs per row, MR rows.
+template <int NV>
+constexpr int tile_rows() {
+  return NV == 4 ? 3 : NV == 2 ? 6 : 12;
+}
+
+// proj[r, 8v..] = Σ_p x_r[p]·wt[p, 8v..] for the MR rows x_r of a tile, one panel of NV
+// vectors: per p, NV loads of wt against MR broadcasts of the rows' elements, read in place.
+template <int MR, int NV>
+__attribute__((always_inline)) inline void project_tile(const float* const (&x)[MR], Index e,
+                                                        const float* wt, Index l1, float* y) {
+  __m256 acc[MR][NV];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+  for (Index p = 0; p < e; ++p) {
+    __m256 b[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) b[v] = _mm256_loadu_ps(wt + p * l1 + 8 * v);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      const __m256 a = _mm256_broadcast_ss(x[r] + p);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(y + r * l1 + 8 * v, acc[r][v]);
+}
+
+// Rows [k0, k0 + MR) of one output panel.
+template <int MR, int NV>
+inline void project_rows_at(const float* table, Index ld, const int32_t* list, Index k0, Index e,
+                            const float* wt, Index l1, float* proj) {
+  const float* x[MR];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) x[r] = table + static_cast<Index>(list[k0 + r]) * ld;
+  project_tile<MR, NV>(x, e, wt, l1, proj + k0 * l1);
+}
+
+template <int NV, int MR = tile_rows<NV>()>
+inline void project_tail(const float* table, Index ld, const int32_t* list, Index k0, Index rows,
+                         Index e, const float* wt, Index l1, float* proj) {
+  if constexpr (MR > 0) {
+    if (rows == MR) return project_rows_at<MR, NV>(table, ld, list, k0, e, wt, l1, proj);
+    project_tail<NV, MR - 1>(table, ld, list, k0, rows, e, wt, l1, proj);
+  }
+}
+
+template <int NV>
+void project_panel(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                   const float* wt, Index l1, float* proj, bool prefetch) {
+  constexpr int kMr = tile_rows<NV>();
+  Index k0 = 0;
+  for (; k0 + kMr <= m; k0 += kMr) {
+    if (prefetch)
+      for (Index r = k0 + 2 * kMr; r < std::min<Index>(k0 + 3 * kMr, m); ++r)
+        for (Index p = 0; p < e; p += 16) __builtin_prefetch(table + list[r] * ld + p);
+    project_rows_at<kMr, NV>(table, ld, list, k0, e, wt, l1, proj);
+  }
+  if (k0 < m) project_tail<NV>(table, ld, list, k0, m - k0, e, wt, l1, proj);
+}
+
+// dw[j0 + i, 8v..] += Σ_{k<rows} dz[k, j0 + i]·x_k[8v..] for i < MR, one panel of NV vectors
+// of the rows' elements (x_k = table row list[k], read in place).
+template <int MR, int NV>
+__attribute__((always_inline)) inline void grad_tile(const float* table, Index ld,
+                                                     const int32_t* list, Index rows,
+                                                     const float* dz, Index l1, float* dw,
+                                                     Index ldw) {
+  __m256 acc[MR][NV];
+#pragma GCC unroll 12
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_loadu_ps(dw + i * ldw + 8 * v);
+  for (Index k = 0; k < rows; ++k) {
+    const float* x = table + static_cast<Index>(list[k]) * ld;
+    __m256 b[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) b[v] = _mm256_loadu_ps(x + 8 * v);
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; ++i) {
+      const __m256 a = _mm256_broadcast_ss(dz + k * l1 + i);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(a, b[v], acc[i][v]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(dw + i * ldw + 8 * v, acc[i][v]);
+}
+
+template <int NV, int MR = tile_rows<NV>()>
+inline void grad_tail(const float* table, Index ld, const int32_t* list, Index rows, Index tail,
+                      const float* dz, Index l1, float* dw, Index ldw) {
+  if constexpr (MR > 0) {
+    if (tail == MR) return grad_tile<MR, NV>(table, ld, list, rows, dz, l1, dw, ldw);
+    grad_tail<NV, MR - 1>(table, ld, list, rows, tail, dz, l1, dw, ldw);
+  }
+}
+
+// One panel of NV vectors of the rows' elements (offset p0) over all l1 rows of dw, for the
+// block of `rows` table rows.
+template <int NV>
+void grad_panel(const float* table, Index ld, const int32_t* list, Index rows, Index p0,
+                const float* dz, Index l1, float* dw, Index ldw) {
+  constexpr int kMr = tile_rows<NV>();
+  Index j0 = 0;
+  for (; j0 + kMr <= l1; j0 += kMr)
+    grad_tile<kMr, NV>(table + p0, ld, list, rows, dz + j0, l1, dw + j0 * ldw + p0, ldw);
+  if (j0 < l1)
+    grad_tail<NV>(table + p0, ld, list, rows, l1 - j0, dz + j0, l1, dw + j0 * ldw + p0, ldw);
+}
+
+// Rows per block of the weight gradient: the block's table rows and dz rows stay in L1 while
+// every tile of dw runs over them.
+constexpr Index kGradRowBlock = 96;
+
+}  // namespace
+
+bool rows_kernels_supported(Index e, Index l1) {
+  return e > 0 && l1 > 0 && e % 8 == 0 && l1 % 8 == 0;
+}
+
+void project_rows(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                  const float* wt, Index l1, float* proj, bool prefetch) {
+  SHOAL_DCHECK(rows_kernels_supported(e, l1));
+  Index j0 = 0;
+  for (; j0 + 32 <= l1; j0 += 32)
+    project_panel<4>(table, ld, list, m, e, wt + j0, l1, proj + j0, prefetch);
+  if (j0 + 16 <= l1) {
+    project_panel<2>(table, ld, list, m, e, wt + j0, l1, proj + j0, prefetch);
+    j0 += 16;
+  }
+  if (j0 < l1) project_panel<1>(table, ld, list, m, e, wt + j0, l1, proj + j0, prefetch);
+}
+
+void rows_weight_grad(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                      const float* dz, Index l1, float* dw, Index ldw, bool prefetch) {
+  SHOAL_DCHECK(rows_kernels_supported(e, l1));
+  for (Index k0 = 0; k0 < m; k0 += kGradRowBlock) {
+    const Index rows = std::min(kGradRowBlock, m - k0);
+    const int32_t* lb = list + k0;
+    const float* db = dz + k0 * l1;
+    if (prefetch)
+      for (Index k = 0; k < rows; ++k)
+        for (Index p = 0; p < e; p += 16) __builtin_prefetch(table + lb[k] * ld + p);
+    // Panels of 16 elements (6 × 2 tiles): with 4 vectors per row (3 × 4 tiles) the loads of
+    // B, addressed through the list, took the registers the forward's folded into its FMAs,
+    // and gcc spilled an accumulator.
+    Index p0 = 0;
+    for (; p0 + 16 <= e; p0 += 16) grad_panel<2>(table, ld, lb, rows, p0, db, l1, dw, ldw);
+    if (p0 < e) grad_panel<1>(table, ld, lb, rows, p0, db, l1, dw, ldw);
+  }
+}
+
+#else
+
+bool rows_kernels_supported(Index, Index) {
+  return false;
+}
+void project_rows(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                  const float* wt, Index l1, float* proj, bool) {
+  project_rows_ref<float>(table, ld, list, m, e, wt, l1, proj);
+}
+void rows_weight_grad(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                      const float* dz, Index l1, float* dw, Index ldw, bool) {
+  rows_weight_grad_ref<float>(table, ld, list, m, e, dz, l1, dw, ldw);
+}
+
+#endif
+
+}  // namespace shoal::models::detail

@@ -1,0 +1,41 @@
+// Internal to src/shoal/models: the factored first layer's two products over a share's distinct
+// table rows, reading the rows in place through the share's list.
+//
+// The first layer's embedding columns are applied once per distinct row of a share (see
+// Ncf::open_share): proj = X·W_partᵀ forward and dW_part += dZᵀ·X backward, X the rows
+// table[list[k]]. Until session 17 the rows were first copied into a compact X (≈ 1,330 rows
+// of 128 bytes per one-thread step of the user's model); these kernels broadcast or load each
+// row's elements straight from the table instead, so the copy and its buffer are gone.
+//
+// The float kernels are AVX2/FMA register-blocked loops (widths multiples of 8); the _ref twins
+// are plain loops for any T, which the double model and builds without AVX2 run, and which the
+// tests compare the float kernels against.
+#pragma once
+
+#include <cstdint>
+
+#include "shoal/core/tensor.h"
+
+namespace shoal::models::detail {
+
+// Whether project_rows / rows_weight_grad have a vector kernel for e inputs, l1 outputs.
+bool rows_kernels_supported(Index e, Index l1);
+
+// proj[k, :] = table[list[k], 0:e] · wt for k < m; wt = W_partᵀ [e, l1] row-major, proj
+// [m, l1] row-major. With `prefetch` the rows a few ahead are prefetched (rows in random order
+// of a large table; a sweep in ascending order is left to the hardware prefetchers).
+void project_rows(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                  const float* wt, Index l1, float* proj, bool prefetch);
+template <class T>
+void project_rows_ref(const T* table, Index ld, const int32_t* list, Index m, Index e, const T* wt,
+                      Index l1, T* proj);
+
+// dw[j, p] += Σ_{k<m} dz[k, j] · table[list[k], p] for j < l1, p < e; dz [m, l1] row-major,
+// dw row stride ldw. The sums run over k in ascending order for every element.
+void rows_weight_grad(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                      const float* dz, Index l1, float* dw, Index ldw, bool prefetch);
+template <class T>
+void rows_weight_grad_ref(const T* table, Index ld, const int32_t* list, Index m, Index e,
+                          const T* dz, Index l1, T* dw, Index ldw);
+
+}  // namespace shoal::models::detail
