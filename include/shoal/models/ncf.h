@@ -230,6 +230,7 @@ class Ncf {
     Buffer<T> gmf_grads;  // [capacity, F]: the rows' GMF table gradients (NeuMF)
     Index count = 0;
     bool ascending = false;  // list is in ascending order (a sweep of the table)
+    bool dz_clear = false;   // dz is all zeros (see open_share)
     Id generation = 0;       // 0: stamps not yet cleared
     Index handed = 0;        // rows whose gradients the last share handed over (see set_hand_over)
   };

@@ -324,8 +324,11 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
       for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, s * e + p);
     project_distinct<T>(table, rs.list.view.data, m, e, wt, l1, rs.proj.view.data, !rs.ascending);
     executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
-    // Zero rows pad the dz sums to whole blocks for finish_share (see round_up_rows).
-    std::fill_n(rs.dz.view.data, round_up_rows(m) * l1, T(0));
+    // The dz sums start at zero: finish_share clears the rows it used (the padding rows up to
+    // whole blocks are never written). Only after a share that added into them and did not
+    // finish is the whole buffer cleared here.
+    if (!rs.dz_clear) std::fill_n(rs.dz.view.data, rs.dz.view.numel(), T(0));
+    rs.dz_clear = true;
     if (has_gmf()) std::fill_n(rs.gmf_grads.view.data, m * cfg_.factors, T(0));
   }
   if (fused_widths()) {
@@ -479,6 +482,7 @@ void Ncf<T>::first_layer_aggregate(std::span<const Id> users, std::span<const Id
   const Id* slot_i = share_rows_[1].slot.view.data;
   T* dz_u = share_rows_[0].dz.view.data;
   T* dz_i = share_rows_[1].dz.view.data;
+  share_rows_[0].dz_clear = share_rows_[1].dz_clear = false;
   for (Index r = 0; r < dz.rows; ++r) {
     const T* __restrict d = dz.row(r);
     T* __restrict au = dz_u + static_cast<Index>(slot_u[users[static_cast<size_t>(r)]]) * l1;
@@ -529,6 +533,9 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
     }
     weight_grad_distinct<T>(mlp_table(s).layer.p.weight.value.mat(), rs.list.view.data, m, e, dz,
                             l1, dw.cols_block(col, e), !rs.ascending);
+    // Cleared for the next share while the lines are near (see open_share).
+    std::fill_n(rs.dz.view.data, m * l1, T(0));
+    rs.dz_clear = true;
     executed_flops_ += 4.0 * static_cast<double>(m * e * l1);
     if (hand_over_[s]) {
       rs.handed = m;
@@ -654,6 +661,7 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.gqg = share_rows_[1].gmf_grads.view.data;
     a.dz_u = share_rows_[0].dz.view.data;
     a.dz_i = share_rows_[1].dz.view.data;
+    share_rows_[0].dz_clear = share_rows_[1].dz_clear = false;
     a.logits = out_.view.data;
     a.h1 = fused_h1_.view.data;
     a.h2 = fused_h2_.view.data;
