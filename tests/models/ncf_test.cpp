@@ -415,6 +415,82 @@ TEST(Ncf, HandOverMovesTheRowGradientsUnchanged) {
   }
 }
 
+// A share whose rows added into the dz sums and that never finished (a step abandoned midway)
+// leaves no trace: the next share's gradients are bitwise those of a model that never ran it
+// (finish_share clears the sums it used; open_share clears the rest after an unfinished one).
+void check_abandoned_share(bool fused) {
+  const Index n = 30, chunk = 12, c = 5;
+  const Ncf<float>::Config cfg{.kind = NcfKind::kNeuMf,
+                               .num_users = 17,
+                               .num_items = 27,
+                               .factors = 8,
+                               .layers = {64, 32, 16, 8},
+                               .context = c,
+                               .embedding_std = 0.3,
+                               .fused_tower = fused};
+  Ncf<float> a(cfg), b(cfg);
+  Buffer<float> context;
+  Planner pa, pb;
+  a.plan(pa, chunk, n);
+  b.plan(pb, chunk, n);
+  pa.buffer(context, Region::kActivations, "context", {n, c});
+  Arena arena_a(std::move(pa)), arena_b(std::move(pb));
+  RngStream ra(9, 1), rb(9, 1);
+  a.init(ra);
+  b.init(rb);
+  testing::fill_uniform(context.view.data, context.view.numel(), 6);
+  std::vector<int32_t> users(static_cast<size_t>(n)), items(static_cast<size_t>(n));
+  std::vector<float> labels(static_cast<size_t>(n));
+  for (Index r = 0; r < n; ++r) {
+    users[static_cast<size_t>(r)] = static_cast<int32_t>((r * 5 + r / 4) % 17);
+    items[static_cast<size_t>(r)] = static_cast<int32_t>((r * 7 + 2) % 27);
+    labels[static_cast<size_t>(r)] = r % 4 == 0 ? 1.0f : 0.0f;
+  }
+  const std::span<const int32_t> us(users), is(items);
+  const float scale = 1.0f / static_cast<float>(n);
+  Ctx ctx;
+  auto run_chunk = [&](Ncf<float>& m, Index r0) {
+    const Index k = std::min(chunk, n - r0);
+    const auto cu = static_cast<size_t>(r0), ck = static_cast<size_t>(k);
+    m.train_chunk(ctx, us.subspan(cu, ck), is.subspan(cu, ck),
+                  ConstMat<float>(context.view.data + r0 * c, k, c), labels.data() + r0, scale);
+  };
+  // The abandoned share: one chunk, no end_share; then every gradient it left is zeroed.
+  a.begin_share(ctx, us, is);
+  run_chunk(a, 0);
+  a.for_each_param([](const std::string&, Param<float>& p) {
+    if (p.kind == ParamKind::kDense) std::fill(p.grad.begin(), p.grad.end(), 0.0f);
+  });
+  a.clear_table_grads();
+  for (Ncf<float>* m : {&a, &b}) {
+    m->begin_share(ctx, us, is);
+    for (Index r0 = 0; r0 < n; r0 += chunk) run_chunk(*m, r0);
+    m->end_share(ctx);
+  }
+  std::vector<std::vector<float>> ga, gb;
+  a.for_each_param([&](const std::string&, Param<float>& p) {
+    if (p.kind == ParamKind::kDense) ga.emplace_back(p.grad.begin(), p.grad.end());
+  });
+  b.for_each_param([&](const std::string&, Param<float>& p) {
+    if (p.kind == ParamKind::kDense) gb.emplace_back(p.grad.begin(), p.grad.end());
+  });
+  EXPECT_EQ(ga, gb);
+  for (size_t t = 0; t < a.tables().size(); ++t) {
+    const auto ta = a.table_grad(t), tb = b.table_grad(t);
+    for (Index r = 0; r < tb.grad.rows; ++r)
+      for (Index j = 0; j < tb.grad.cols; ++j)
+        ASSERT_EQ(ta.grad(r, j), tb.grad(r, j)) << a.tables()[t].name << " row " << r;
+  }
+}
+TEST(Ncf, AbandonedShareLeavesNoTrace) {
+  for (const bool fused : {true, false}) {
+#if !(defined(__AVX2__) && defined(__FMA__))
+    if (fused) continue;  // no fused NCF kernel in this build
+#endif
+    check_abandoned_share(fused);
+  }
+}
+
 TEST(Ncf, ParameterNamesAndCounts) {
   // The target user's contextual NeuMF: 654 users, 1127 items, factors 8, MLP 85->32->16->8.
   Ncf<float> model({.kind = NcfKind::kNeuMf,
