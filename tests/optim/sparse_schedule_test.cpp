@@ -164,6 +164,58 @@ TEST(SparseAdam, DenseEpsEqualsDenseAdamWhenAllRowsTouchedDouble) {
   dense_eps_equals_dense_adam<double>();
 }
 
+// Several tables in one pass (update_rows over TableRows, as the NCF trainer updates a side's
+// MLP and GMF rows) update every table bitwise as one update_rows call per table, in both
+// arithmetic modes, with rows in ascending and in scattered order.
+TEST(SparseAdam, TablesInOnePassEqualOnePassPerTable) {
+  struct Two {
+    Param<float> a, b;
+    Arena arena;
+    Two() {
+      Planner planner;
+      planner.param(a, "a", {kRows, 5}, ParamKind::kSparseRows);
+      planner.param(b, "b", {kRows, 9}, ParamKind::kSparseRows);
+      planner.set_optim_slots(2);
+      arena = Arena(std::move(planner));
+      int k = 0;
+      for (Param<float>* p : {&a, &b})
+        for (float& x : p->value) x = static_cast<float>(0.3 * std::cos(0.23 * ++k));
+    }
+  };
+  for (bool dense_eps : {false, true}) {
+    SparseAdam<float> one({.lr = 0.05, .dense_eps = dense_eps});
+    SparseAdam<float> each({.lr = 0.05, .dense_eps = dense_eps});
+    Two x, y;
+    for (int s = 1; s <= 7; ++s) {
+      const auto rows = rows_at(s);
+      const auto r = static_cast<Index>(rows.size());
+      std::vector<float> ga, gb;
+      for (int32_t row : rows) {
+        for (Index j = 0; j < 5; ++j) ga.push_back(static_cast<float>(row_grad(row, j, s)));
+        for (Index j = 0; j < 9; ++j) gb.push_back(static_cast<float>(row_grad(row, j + 5, s)));
+      }
+      one.begin_step();
+      each.begin_step();
+      using Rows = SparseAdam<float>::TableRows;
+      const Rows tables[] = {{&x.a, ConstMat<float>(ga.data(), r, 5)},
+                             {&x.b, ConstMat<float>(gb.data(), r, 9)}};
+      one.update_rows(x.arena, rows, std::span<const Rows>(tables));
+      each.update_rows(y.arena, y.a, rows, ConstMat<float>(ga.data(), r, 5));
+      each.update_rows(y.arena, y.b, rows, ConstMat<float>(gb.data(), r, 9));
+    }
+    for (auto [p, q] : {std::pair{&x.a, &y.a}, std::pair{&x.b, &y.b}}) {
+      const size_t bytes = static_cast<size_t>(p->value.numel()) * sizeof(float);
+      EXPECT_EQ(std::memcmp(p->value.data, q->value.data, bytes), 0) << dense_eps;
+      for (int slot = 0; slot < 2; ++slot)
+        EXPECT_EQ(std::memcmp(x.arena.optim_state<float>(slot) + p->offset,
+                              y.arena.optim_state<float>(slot) + q->offset, bytes),
+                  0)
+            << dense_eps << " slot " << slot;
+    }
+    EXPECT_NE(std::memcmp(x.b.value.data, Two().b.value.data, 9 * kRows * sizeof(float)), 0);
+  }
+}
+
 // The row-pointer overload (each row's gradient where it lies, rows in any order) updates
 // values and moments bitwise as the compact-matrix one, in both arithmetic modes.
 TEST(SparseAdam, RowPointersEqualCompactRows) {

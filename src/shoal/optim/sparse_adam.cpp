@@ -73,10 +73,34 @@ Index SparseAdam<T>::checked_width(const Arena& arena, const Param<T>& table) co
 }
 
 template <class T>
+void SparseAdam<T>::update_row(T* p, const T* g, T* m, T* v, Index width) const {
+  using V = detail::Vec<T>;
+  if (cfg_.dense_eps) {
+    detail::simd_map<T>(
+        width,
+        [&](V& pv, const V& gv, V& mv, V& vv) {
+          detail::adam_moments<T>(gv, mv, vv, lerp_w1_, beta2_, lerp_w2_);
+          detail::adam_apply<T>(pv, mv, vv, neg_step_size_, inv_bias2_sqrt_, eps_);
+        },
+        p, g, m, v);
+  } else {
+    // torch.optim.SparseAdam: old += (1 - b)·(new - old) for both moments, then
+    // p += (-step_size) · (m / (sqrt(v) + eps)).
+    detail::simd_map<T>(
+        width,
+        [&](V& pv, const V& gv, V& mv, V& vv) {
+          mv = mv + V((gv - mv) * lerp_w1_);
+          vv = vv + V((gv * gv - vv) * lerp_w2_);
+          pv = pv + neg_step_size_ * V(mv / (detail::stdx::sqrt(vv) + eps_));
+        },
+        p, g, m, v);
+  }
+}
+
+template <class T>
 template <class GradOf>
 void SparseAdam<T>::update_impl(const Arena& arena, const Param<T>& table,
                                 std::span<const int32_t> rows, Index width, GradOf grad_of) const {
-  using V = detail::Vec<T>;
   const Index n_rows = table.shape.rank == 0 ? 1 : table.shape[0];
   T* value = table.value.data;
   T* m = arena.optim_state<T>(0) + table.offset;
@@ -93,27 +117,7 @@ void SparseAdam<T>::update_impl(const Arena& arena, const Param<T>& table,
     const Index r = rows[k];
     SHOAL_DCHECK(r >= 0 && r < n_rows);
     const Index o = r * width;
-    const T* g = grad_of(k);
-    if (cfg_.dense_eps) {
-      detail::simd_map<T>(
-          width,
-          [&](V& pv, const V& gv, V& mv, V& vv) {
-            detail::adam_moments<T>(gv, mv, vv, lerp_w1_, beta2_, lerp_w2_);
-            detail::adam_apply<T>(pv, mv, vv, neg_step_size_, inv_bias2_sqrt_, eps_);
-          },
-          value + o, g, m + o, v + o);
-    } else {
-      // torch.optim.SparseAdam: old += (1 - b)·(new - old) for both moments, then
-      // p += (-step_size) · (m / (sqrt(v) + eps)).
-      detail::simd_map<T>(
-          width,
-          [&](V& pv, const V& gv, V& mv, V& vv) {
-            mv = mv + V((gv - mv) * lerp_w1_);
-            vv = vv + V((gv * gv - vv) * lerp_w2_);
-            pv = pv + neg_step_size_ * V(mv / (detail::stdx::sqrt(vv) + eps_));
-          },
-          value + o, g, m + o, v + o);
-    }
+    update_row(value + o, grad_of(k), m + o, v + o, width);
   }
 }
 
@@ -136,6 +140,51 @@ void SparseAdam<T>::update_rows(const Arena& arena, const Param<T>& table,
   SHOAL_CHECK(row_grads.size() == rows.size(), "SparseAdam: {} row gradients for {} rows",
               row_grads.size(), rows.size());
   update_impl(arena, table, rows, width, [&](size_t k) { return row_grads[k]; });
+}
+
+template <class T>
+void SparseAdam<T>::update_rows(const Arena& arena, std::span<const int32_t> rows,
+                                std::span<const TableRows> tables) const {
+  struct Table {
+    T *value, *m, *v;
+    const T* g;
+    Index width, ldg;
+  };
+  constexpr size_t kMaxTables = 4;
+  SHOAL_CHECK(tables.size() <= kMaxTables, "SparseAdam: {} tables in one pass, at most {}",
+              tables.size(), kMaxTables);
+  Table t[kMaxTables];
+  bool prefetch = false;
+  for (size_t j = 0; j < tables.size(); ++j) {
+    const Param<T>& table = *tables[j].table;
+    const ConstMat<T> grads = tables[j].row_grads;
+    const Index width = checked_width(arena, table);
+    SHOAL_CHECK(grads.rows == static_cast<Index>(rows.size()) && grads.cols == width,
+                "SparseAdam: row_grads of table {} is [{}, {}], expected [{}, {}]", j, grads.rows,
+                grads.cols, rows.size(), width);
+    t[j] = {table.value.data,
+            arena.optim_state<T>(0) + table.offset,
+            arena.optim_state<T>(1) + table.offset,
+            grads.data,
+            width,
+            grads.ld};
+    prefetch = prefetch || !sweeps(rows, table.shape.rank == 0 ? 1 : table.shape[0]);
+  }
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const Index r = rows[k];
+    for (size_t j = 0; j < tables.size(); ++j) {
+      const Table& tj = t[j];
+      if (prefetch && k + kRowsAhead < rows.size()) {
+        const Index o = static_cast<Index>(rows[k + kRowsAhead]) * tj.width;
+        prefetch_span<true>(tj.value + o, tj.width);
+        prefetch_span<true>(tj.m + o, tj.width);
+        prefetch_span<true>(tj.v + o, tj.width);
+        prefetch_span(tj.g + static_cast<Index>(k + kRowsAhead) * tj.ldg, tj.width);
+      }
+      const Index o = r * tj.width;
+      update_row(tj.value + o, tj.g + static_cast<Index>(k) * tj.ldg, tj.m + o, tj.v + o, tj.width);
+    }
+  }
 }
 
 template class SparseAdam<float>;

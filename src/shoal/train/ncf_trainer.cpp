@@ -514,11 +514,12 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   for (int s = 0; s < 2; ++s) {
     const auto g = rep.model.share_row_grads(s);
     if (g.rows.empty()) continue;
-    sparse_adam_.update_rows(replicas_[0]->arena, rep.model.mlp_table(s).layer.p.weight, g.rows,
-                             g.grads);
-    if (rep.model.has_gmf())
-      sparse_adam_.update_rows(replicas_[0]->arena, rep.model.gmf_table(s).layer.p.weight, g.rows,
-                               g.gmf_grads);
+    using Rows = optim::SparseAdam<float>::TableRows;
+    const Rows tables[] = {
+        {&rep.model.mlp_table(s).layer.p.weight, g.grads},
+        {rep.model.has_gmf() ? &rep.model.gmf_table(s).layer.p.weight : nullptr, g.gmf_grads}};
+    sparse_adam_.update_rows(replicas_[0]->arena, g.rows,
+                             std::span<const Rows>(tables, rep.model.has_gmf() ? 2 : 1));
   }
 }
 
