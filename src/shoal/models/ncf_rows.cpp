@@ -156,12 +156,16 @@ inline void grad_tail(const float* table, Index ld, const int32_t* list, Index r
 template <int NV>
 void grad_panel(const float* table, Index ld, const int32_t* list, Index rows, Index p0,
                 const float* dz, Index l1, float* dw, Index ldw) {
+  // The l1 rows of dw in tiles split evenly (32 as 6,6,5,5,5,5, not 6,6,6,6,6,2: a 2-row tile
+  // has too few FMA chains to cover the latency, and it streams the block's rows like a full one).
   constexpr int kMr = tile_rows<NV>();
+  const Index tiles = (l1 + kMr - 1) / kMr, base = l1 / tiles, extra = l1 % tiles;
   Index j0 = 0;
-  for (; j0 + kMr <= l1; j0 += kMr)
-    grad_tile<kMr, NV>(table + p0, ld, list, rows, dz + j0, l1, dw + j0 * ldw + p0, ldw);
-  if (j0 < l1)
-    grad_tail<NV>(table + p0, ld, list, rows, l1 - j0, dz + j0, l1, dw + j0 * ldw + p0, ldw);
+  for (Index t = 0; t < tiles; ++t) {
+    const Index mr = base + (t < extra ? 1 : 0);
+    grad_tail<NV>(table + p0, ld, list, rows, mr, dz + j0, l1, dw + j0 * ldw + p0, ldw);
+    j0 += mr;
+  }
 }
 
 // Rows per block of the weight gradient: the block's table rows and dz rows stay in L1 while
