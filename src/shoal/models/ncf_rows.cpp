@@ -52,6 +52,29 @@ constexpr int tile_rows() {
   return NV == 4 ? 3 : NV == 2 ? 6 : 12;
 }
 
+// Calls f.template operator()<R>(i0) for tiles [i0, i0 + R) covering [0, count), at most MR rows
+// each and split evenly (32 as 6,6,5,5,5,5, not 6,6,6,6,6,2: a 2-row tile has too few FMA
+// chains to cover the latency, and streams its operand like a full one).
+template <int MR, int R = MR, class F>
+inline void tile_call(Index rows, Index i0, F& f) {
+  if constexpr (R > 1) {
+    if (rows != R) return tile_call<MR, R - 1>(rows, i0, f);
+  }
+  f.template operator()<R>(i0);
+}
+template <int MR, class F>
+inline void for_even_tiles(Index count, F&& f) {
+  const Index tiles = (count + MR - 1) / MR;
+  if (tiles == 0) return;
+  const Index base = count / tiles, extra = count % tiles;
+  Index i0 = 0;
+  for (Index t = 0; t < tiles; ++t) {
+    const Index rows = base + (t < extra ? 1 : 0);
+    tile_call<MR>(rows, i0, f);
+    i0 += rows;
+  }
+}
+
 // proj[r, 8v..] = Σ_p x_r[p]·wt[p, 8v..] for the MR rows x_r of a tile, one panel of NV
 // vectors: per p, NV loads of wt against MR broadcasts of the rows' elements, read in place.
 template <int MR, int NV>
@@ -79,37 +102,19 @@ __attribute__((always_inline)) inline void project_tile(const float* const (&x)[
     for (int v = 0; v < NV; ++v) _mm256_storeu_ps(y + r * l1 + 8 * v, acc[r][v]);
 }
 
-// Rows [k0, k0 + MR) of one output panel.
-template <int MR, int NV>
-inline void project_rows_at(const float* table, Index ld, const int32_t* list, Index k0, Index e,
-                            const float* wt, Index l1, float* proj) {
-  const float* x[MR];
-#pragma GCC unroll 12
-  for (int r = 0; r < MR; ++r) x[r] = table + static_cast<Index>(list[k0 + r]) * ld;
-  project_tile<MR, NV>(x, e, wt, l1, proj + k0 * l1);
-}
-
-template <int NV, int MR = tile_rows<NV>()>
-inline void project_tail(const float* table, Index ld, const int32_t* list, Index k0, Index rows,
-                         Index e, const float* wt, Index l1, float* proj) {
-  if constexpr (MR > 0) {
-    if (rows == MR) return project_rows_at<MR, NV>(table, ld, list, k0, e, wt, l1, proj);
-    project_tail<NV, MR - 1>(table, ld, list, k0, rows, e, wt, l1, proj);
-  }
-}
-
 template <int NV>
 void project_panel(const float* table, Index ld, const int32_t* list, Index m, Index e,
                    const float* wt, Index l1, float* proj, bool prefetch) {
   constexpr int kMr = tile_rows<NV>();
-  Index k0 = 0;
-  for (; k0 + kMr <= m; k0 += kMr) {
+  for_even_tiles<kMr>(m, [&]<int R>(Index k0) {
     if (prefetch)
       for (Index r = k0 + 2 * kMr; r < std::min<Index>(k0 + 3 * kMr, m); ++r)
         for (Index p = 0; p < e; p += 16) __builtin_prefetch(table + list[r] * ld + p);
-    project_rows_at<kMr, NV>(table, ld, list, k0, e, wt, l1, proj);
-  }
-  if (k0 < m) project_tail<NV>(table, ld, list, k0, m - k0, e, wt, l1, proj);
+    const float* x[R];
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) x[r] = table + static_cast<Index>(list[k0 + r]) * ld;
+    project_tile<R, NV>(x, e, wt, l1, proj + k0 * l1);
+  });
 }
 
 // dw[j0 + i, 8v..] += Σ_{k<rows} dz[k, j0 + i]·x_k[8v..] for i < MR, one panel of NV vectors
@@ -142,30 +147,14 @@ __attribute__((always_inline)) inline void grad_tile(const float* table, Index l
     for (int v = 0; v < NV; ++v) _mm256_storeu_ps(dw + i * ldw + 8 * v, acc[i][v]);
 }
 
-template <int NV, int MR = tile_rows<NV>()>
-inline void grad_tail(const float* table, Index ld, const int32_t* list, Index rows, Index tail,
-                      const float* dz, Index l1, float* dw, Index ldw) {
-  if constexpr (MR > 0) {
-    if (tail == MR) return grad_tile<MR, NV>(table, ld, list, rows, dz, l1, dw, ldw);
-    grad_tail<NV, MR - 1>(table, ld, list, rows, tail, dz, l1, dw, ldw);
-  }
-}
-
 // One panel of NV vectors of the rows' elements (offset p0) over all l1 rows of dw, for the
 // block of `rows` table rows.
 template <int NV>
 void grad_panel(const float* table, Index ld, const int32_t* list, Index rows, Index p0,
                 const float* dz, Index l1, float* dw, Index ldw) {
-  // The l1 rows of dw in tiles split evenly (32 as 6,6,5,5,5,5, not 6,6,6,6,6,2: a 2-row tile
-  // has too few FMA chains to cover the latency, and it streams the block's rows like a full one).
-  constexpr int kMr = tile_rows<NV>();
-  const Index tiles = (l1 + kMr - 1) / kMr, base = l1 / tiles, extra = l1 % tiles;
-  Index j0 = 0;
-  for (Index t = 0; t < tiles; ++t) {
-    const Index mr = base + (t < extra ? 1 : 0);
-    grad_tail<NV>(table + p0, ld, list, rows, mr, dz + j0, l1, dw + j0 * ldw + p0, ldw);
-    j0 += mr;
-  }
+  for_even_tiles<tile_rows<NV>()>(l1, [&]<int R>(Index j0) {
+    grad_tile<R, NV>(table + p0, ld, list, rows, dz + j0, l1, dw + j0 * ldw + p0, ldw);
+  });
 }
 
 // Rows per block of the weight gradient: the block's table rows and dz rows stay in L1 while
