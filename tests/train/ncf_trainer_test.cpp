@@ -186,6 +186,42 @@ TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
   expect_thread_counts_agree(skewed, p, 2, /*by_user=*/false);
 }
 
+// A thread whose share of a batch is empty opens no share, so its replica's handed-over lists
+// are still the last step's: the owners' merge (update_shared_rows) must skip them. Batches of
+// 5 instances on 2 threads with shares by user often fall to one thread's users alone; the
+// weights must still agree with one thread's.
+TEST(NcfTrainer, EmptySharesAddNothing) {
+  const Planted p = planted(30, 48, 5, 2, 2);
+  constexpr Index kBatch = 5, kSteps = 140;
+  NcfTrainConfig cfg{.batch_size = kBatch, .seed = 4, .threads = 1};
+  NcfTrainer one(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
+  cfg.threads = 2;
+  NcfTrainer two(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
+  ASSERT_TRUE(two.shares_by_user());
+  one.draw_epoch(1);
+  two.draw_epoch(1);
+  // The trainer's user owners (blocks of equal positives), to count the one-sided batches.
+  std::vector<double> positives(30, 0.0);
+  for (const int32_t u : p.train.users) positives[static_cast<size_t>(u)] += 1;
+  const std::vector<uint16_t> owner = train::detail::block_owners(positives, 2);
+  Index one_sided = 0;
+  for (Index b = 0; b < kSteps * kBatch; b += kBatch) {
+    bool same = true;
+    for (Index i = b; i < b + kBatch; ++i)
+      same = same && owner[static_cast<size_t>(two.sampler().users()[static_cast<size_t>(i)])] ==
+                         owner[static_cast<size_t>(two.sampler().users()[static_cast<size_t>(b)])];
+    one_sided += same ? 1 : 0;
+    one.step(b, b + kBatch);
+    two.step(b, b + kBatch);
+  }
+  EXPECT_GE(one_sided, 2);  // the case this test is for happened
+  const auto w1 = params(one), w2 = params(two);
+  double max_diff = 0;
+  for (size_t i = 0; i < w1.size(); ++i)
+    max_diff = std::max(max_diff, static_cast<double>(std::abs(w1[i] - w2[i])));
+  EXPECT_LT(max_diff, 2e-6);
+}
+
 // Owners of rows `weights` on `threads` threads: each thread's weight within its blocks'
 // rounding of an equal part. Returns the lengths of the runs of rows with the same owner.
 std::vector<Index> expect_block_owners(const std::vector<double>& weights, int threads) {

@@ -126,9 +126,12 @@ class Ncf {
   // end leaves its distinct rows and both tables' gradients in share_row_grads(s), valid until
   // the next share opens, instead of adding them into the tables' grad buffers (table_grad:
   // those rows stay untouched there; hands_over_table(t) is then true). For a caller that
-  // alone updates those rows (no other replica touched them): it applies the gradients where
-  // they were formed, with no scatter into the buffers, flags or clearing.
+  // updates those rows from the compact lists: where they were formed when no other replica
+  // touched them, else by merging the replicas' lists; no scatter into the buffers, flags or
+  // clearing either way.
   void set_hand_over(int s, bool on) { hand_over_[s] = on; }
+  // Whether side s's rows are handed over (set_hand_over, and the first layer factored).
+  bool hands_over(int s) const { return factored() && hand_over_[s]; }
   struct RowGrads {
     std::span<const Id> rows;
     ConstMat<T> grads;      // [rows, L0/2]: the MLP table's

@@ -58,14 +58,15 @@ class SparseAdam {
   void update_rows(const Arena& arena, const Param<T>& table, std::span<const int32_t> rows,
                    std::span<const T* const> row_grads) const;
   // Several tables (at most 4) indexed by the same rows, in one pass: row rows[k] of every
-  // table in turn, its gradient row k of that table's row_grads [R, D_table]. For tables whose
-  // gradients arrive together, such as NCF's MLP and GMF tables of one side: one walk over the
-  // rows instead of one per table (narrow rows, e.g. 8 floats, cost about 1.4x per element
-  // more when updated in a pass of their own). Each table's rows get the same arithmetic as
-  // from update_rows.
+  // table in turn, its gradient row k of that table's row_grads [R, D_table] (or, when
+  // row_ptrs is not empty, at row_ptrs[k]). For tables whose gradients arrive together, such
+  // as NCF's MLP and GMF tables of one side: one walk over the rows instead of one per table
+  // (narrow rows, e.g. 8 floats, cost about 1.4x per element more when updated in a pass of
+  // their own). Each table's rows get the same arithmetic as from update_rows.
   struct TableRows {
     const Param<T>* table = nullptr;
     ConstMat<T> row_grads;
+    std::span<const T* const> row_ptrs;
   };
   void update_rows(const Arena& arena, std::span<const int32_t> rows,
                    std::span<const TableRows> tables) const;

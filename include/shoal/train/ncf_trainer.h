@@ -167,6 +167,13 @@ class NcfTrainer {
     return split_by_user_ && !cfg_.dense_embedding_adam && pool_.size() > 1;
   }
   void update_tables(int tid, TableSet set);
+  // Whether side s's rows (0 users, 1 items) are touched by one replica only: every row on one
+  // thread, the users' with shares by user. Handed-over rows of such a side are updated by the
+  // thread that formed them (compute_share); the others by update_shared_rows.
+  bool own_side(int s) const { return pool_.size() == 1 || (s == 0 && split_by_user_); }
+  void update_shared_rows(int tid);
+  // The index in the model's tables of side s's MLP or GMF table.
+  int table_index(int s, bool gmf) const;
   void barrier();  // all pool threads, inside step()'s parallel region
 
   profile::Recorder* prof_ = nullptr;
@@ -190,6 +197,8 @@ class NcfTrainer {
   // [num_users]: the thread owning each user, by blocks of equal positives
   // (detail::block_owners); its share gets the user's instances (split_by_user_).
   std::vector<uint16_t> user_owner_;
+  // [num_items]: the thread owning each item, by blocks of equal rows.
+  std::vector<uint16_t> item_owner_;
   // [thread]: the user and item ids each thread owns, ascending; a table row that several
   // replicas touched is summed and updated by its owner (blocks of equal rows for items).
   std::vector<std::vector<int32_t>> owned_users_, owned_items_;

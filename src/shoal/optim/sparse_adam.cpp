@@ -148,7 +148,9 @@ void SparseAdam<T>::update_rows(const Arena& arena, std::span<const int32_t> row
   struct Table {
     T *value, *m, *v;
     const T* g;
+    const T* const* ptrs;
     Index width, ldg;
+    const T* grad(size_t k) const { return ptrs ? ptrs[k] : g + static_cast<Index>(k) * ldg; }
   };
   constexpr size_t kMaxTables = 4;
   SHOAL_CHECK(tables.size() <= kMaxTables, "SparseAdam: {} tables in one pass, at most {}",
@@ -158,14 +160,21 @@ void SparseAdam<T>::update_rows(const Arena& arena, std::span<const int32_t> row
   for (size_t j = 0; j < tables.size(); ++j) {
     const Param<T>& table = *tables[j].table;
     const ConstMat<T> grads = tables[j].row_grads;
+    const std::span<const T* const> ptrs = tables[j].row_ptrs;
     const Index width = checked_width(arena, table);
-    SHOAL_CHECK(grads.rows == static_cast<Index>(rows.size()) && grads.cols == width,
-                "SparseAdam: row_grads of table {} is [{}, {}], expected [{}, {}]", j, grads.rows,
-                grads.cols, rows.size(), width);
+    if (ptrs.empty())
+      SHOAL_CHECK(grads.rows == static_cast<Index>(rows.size()) && grads.cols == width,
+                  "SparseAdam: row_grads of table {} is [{}, {}], expected [{}, {}]", j, grads.rows,
+                  grads.cols, rows.size(), width);
+    else
+      SHOAL_CHECK(ptrs.size() == rows.size(),
+                  "SparseAdam: {} row gradients of table {} for {} rows", ptrs.size(), j,
+                  rows.size());
     t[j] = {table.value.data,
             arena.optim_state<T>(0) + table.offset,
             arena.optim_state<T>(1) + table.offset,
             grads.data,
+            ptrs.empty() ? nullptr : ptrs.data(),
             width,
             grads.ld};
     prefetch = prefetch || !sweeps(rows, table.shape.rank == 0 ? 1 : table.shape[0]);
@@ -179,10 +188,10 @@ void SparseAdam<T>::update_rows(const Arena& arena, std::span<const int32_t> row
         prefetch_span<true>(tj.value + o, tj.width);
         prefetch_span<true>(tj.m + o, tj.width);
         prefetch_span<true>(tj.v + o, tj.width);
-        prefetch_span(tj.g + static_cast<Index>(k + kRowsAhead) * tj.ldg, tj.width);
+        prefetch_span(tj.grad(k + kRowsAhead), tj.width);
       }
       const Index o = r * tj.width;
-      update_row(tj.value + o, tj.g + static_cast<Index>(k) * tj.ldg, tj.m + o, tj.v + o, tj.width);
+      update_row(tj.value + o, tj.grad(k), tj.m + o, tj.v + o, tj.width);
     }
   }
 }

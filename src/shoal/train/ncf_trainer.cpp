@@ -31,6 +31,18 @@ struct NcfReplica {
   std::vector<Buffer<float>> merge_grad;  // per table [min(B, U), D]: rows several replicas touched
   std::vector<const float*> grad_ptrs;    // [max over tables of min(B, U)]: the rows' gradients
   std::vector<Buffer<int32_t>> all_ids;   // per table [U] = 0..U-1, dense_embedding_adam
+  // The merge of a side's handed-over rows (NcfTrainer::update_shared_rows), per table row of
+  // side s: the merge that last saw it (stamp, against gen), its MLP and GMF gradient rows, and
+  // its row in merge_grad once several replicas' gradients are summed (-1 until then).
+  struct SharedRows {
+    std::vector<int32_t> stamp, merged;
+    std::vector<const float*> mlp, gmf;
+    int32_t gen = 0;
+  } shared[2];
+  std::vector<const float*> gmf_ptrs;  // [U of the side]: beside grad_ptrs, the GMF rows'
+  // Whether share_row_grads holds this step's share (a thread with no instances in a batch
+  // opens no share; its lists are then the last step's).
+  bool handed_valid = false;
   // With several threads: this thread's share of a batch, the instances of the users it owns
   // (NcfTrainer::user_owner_), gathered from the epoch's arrays [B].
   Buffer<int32_t> share_users, share_items, share_ctx_rows;
@@ -66,6 +78,18 @@ struct NcfReplica {
         planner.buffer(merge_grad[t], Region::kScratch, e.name + ".merge_grad",
                        {m, e.layer.cfg.embedding_dim});
         grad_ptrs.resize(std::max(grad_ptrs.size(), static_cast<size_t>(m)));
+      }
+    }
+    if (merge_rows > 0 && !dense_tables && model.has_mlp() && cfg.factored_first_layer) {
+      for (int side = 0; side < 2; ++side) {
+        const auto rows_of_side = static_cast<size_t>(side == 0 ? cfg.num_users : cfg.num_items);
+        SharedRows& sr = shared[side];
+        sr.stamp.assign(rows_of_side, 0);
+        sr.merged.assign(rows_of_side, -1);
+        sr.mlp.assign(rows_of_side, nullptr);
+        sr.gmf.assign(rows_of_side, nullptr);
+        grad_ptrs.resize(std::max(grad_ptrs.size(), rows_of_side));
+        gmf_ptrs.resize(std::max(gmf_ptrs.size(), rows_of_side));
       }
     }
     if (dense_tables && source == nullptr) {
@@ -276,8 +300,9 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
     return ids;
   };
   owned_users_ = owned(user_owner_);
-  owned_items_ = owned(
-      detail::block_owners(std::vector<double>(static_cast<size_t>(model.num_items), 1.0), t));
+  item_owner_ =
+      detail::block_owners(std::vector<double>(static_cast<size_t>(model.num_items), 1.0), t);
+  owned_items_ = owned(item_owner_);
   // Shares by user (see compute_share) when the users spread evenly over the threads: no
   // thread's users hold more than 5% over an equal part of the positives (few users, or one
   // very active user, would leave a thread with most of every batch: contiguous shares then).
@@ -287,13 +312,15 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
     const double most = *std::max_element(per_thread.begin(), per_thread.end());
     split_by_user_ = most * t <= 1.05 * static_cast<double>(train.size());
   }
-  // Rows one replica alone touches are updated by its thread as soon as its share ends
-  // (Ncf::set_hand_over, lazy update only, MLP or NeuMF): with shares by user, the user rows;
-  // on one thread, every row.
+  // Lazy update, MLP or NeuMF: every share hands its rows' gradients over in compact lists
+  // (Ncf::set_hand_over). Rows one replica alone touches (every row on one thread, the user
+  // rows with shares by user: own_side) are updated by its thread as soon as its share ends;
+  // the others by their owners after the barrier, from the replicas' lists
+  // (update_shared_rows).
   for (auto& r : replicas_) {
     const bool lazy = !cfg.dense_embedding_adam && r->model.has_mlp();
-    r->model.set_hand_over(0, lazy && (t == 1 || split_by_user_));
-    r->model.set_hand_over(1, lazy && t == 1);
+    r->model.set_hand_over(0, lazy);
+    r->model.set_hand_over(1, lazy);
   }
   const Index c = model.context;
   if (c > 0) {
@@ -417,6 +444,7 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
   const int nt = pool_.size();
   thread_loss_[static_cast<size_t>(tid)] = 0.0;
+  rep.handed_valid = false;
   // The last step's table row grads, which the update only read: zeroed by this thread; so
   // are a replica's dense grads (replica 0's were cleared by the update).
   {
@@ -509,9 +537,11 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
   // The MLP and GMF rows only this replica touched, updated where their gradients were formed
   // (see the constructor); not when this share's loss is not finite (the step then throws).
+  rep.handed_valid = true;
   if (!std::isfinite(thread_loss_[static_cast<size_t>(tid)])) return;
   profile::Zone zone(prof_, zones_.own_rows);
   for (int s = 0; s < 2; ++s) {
+    if (!own_side(s)) continue;
     const auto g = rep.model.share_row_grads(s);
     if (g.rows.empty()) continue;
     using Rows = optim::SparseAdam<float>::TableRows;
@@ -586,6 +616,7 @@ void NcfTrainer::step(Index begin, Index end) {
         zero_grads<float>(*arenas_[0], r);
       }
       profile::Zone zone(prof_, zones_.tables);
+      update_shared_rows(tid);
       update_tables(tid, early_user_updates() ? TableSet::kItems : TableSet::kAll);
     });
   }
@@ -717,6 +748,100 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
     sparse_adam_.update_rows(src.arena, emb.p.weight,
                              std::span<const int32_t>(ids + share.begin, count),
                              std::span<const float* const>(ptrs, count));
+  }
+}
+
+int NcfTrainer::table_index(int s, bool gmf) const {
+  auto& model = replicas_[0]->model;
+  const auto& table = gmf ? model.gmf_table(s) : model.mlp_table(s);
+  return static_cast<int>(&table - model.tables().data());
+}
+
+// The handed-over rows of the sides several replicas touch (several threads: the items, and the
+// users unless shares are by user). Each thread takes the rows it owns from every replica's
+// compact lists, sums a row's gradients in replica order (a row one replica touched is read in
+// place), and updates the MLP and GMF rows in one pass, in ascending order. The lists are only
+// read; each replica overwrites its own at its next share. The sums are those update_tables
+// forms from the tables' grad buffers, in the same order, so the weights are the same bits.
+void NcfTrainer::update_shared_rows(int tid) {
+  detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
+  auto& model = replicas_[0]->model;
+  for (int s = 0; s < 2; ++s) {
+    if (own_side(s) || !model.hands_over(s)) continue;
+    const std::vector<uint16_t>& owner = s == 0 ? user_owner_ : item_owner_;
+    detail::NcfReplica::SharedRows& sr = mine.shared[s];
+    if (sr.gen == std::numeric_limits<int32_t>::max()) {
+      std::fill(sr.stamp.begin(), sr.stamp.end(), 0);
+      sr.gen = 0;
+    }
+    const int32_t gen = ++sr.gen;
+    const bool gmf = model.has_gmf();
+    const auto& mlp_table = model.mlp_table(s).layer;
+    const Index dm = mlp_table.cfg.embedding_dim,
+                dg = gmf ? model.gmf_table(s).layer.cfg.embedding_dim : 0;
+    const MatView<float> merged_mlp =
+        mine.merge_grad[static_cast<size_t>(table_index(s, false))].mat();
+    const MatView<float> merged_gmf =
+        gmf ? mine.merge_grad[static_cast<size_t>(table_index(s, true))].mat() : MatView<float>{};
+    int32_t summed = 0;
+    for (const auto& rep : replicas_) {
+      if (!rep->handed_valid) continue;
+      const auto g = rep->model.share_row_grads(s);
+      for (size_t k = 0; k < g.rows.size(); ++k) {
+        const auto row = static_cast<size_t>(g.rows[k]);
+        if (owner[row] != tid) continue;
+        const float* gm = g.grads.row(static_cast<Index>(k));
+        const float* gg = gmf ? g.gmf_grads.row(static_cast<Index>(k)) : nullptr;
+        if (sr.stamp[row] != gen) {
+          sr.stamp[row] = gen;
+          sr.mlp[row] = gm;
+          sr.gmf[row] = gg;
+          sr.merged[row] = -1;
+          continue;
+        }
+        // A second replica's row: the first one's copied into this thread's scratch and summed
+        // there; a third adds to it.
+        if (sr.merged[row] < 0) {
+          float* __restrict dst = merged_mlp.row(summed);
+          for (Index j = 0; j < dm; ++j) dst[j] = sr.mlp[row][j] + gm[j];
+          sr.mlp[row] = dst;
+          if (gmf) {
+            float* __restrict dgm = merged_gmf.row(summed);
+            for (Index j = 0; j < dg; ++j) dgm[j] = sr.gmf[row][j] + gg[j];
+            sr.gmf[row] = dgm;
+          }
+          sr.merged[row] = summed++;
+          continue;
+        }
+        float* __restrict dst = merged_mlp.row(sr.merged[row]);
+        for (Index j = 0; j < dm; ++j) dst[j] += gm[j];
+        if (gmf) {
+          float* __restrict dgm = merged_gmf.row(sr.merged[row]);
+          for (Index j = 0; j < dg; ++j) dgm[j] += gg[j];
+        }
+      }
+    }
+    // The thread's rows in ascending order (a sweep of its blocks of the table).
+    int32_t* ids = mine.merge_ids[static_cast<size_t>(table_index(s, false))].view.data;
+    const float** pm = mine.grad_ptrs.data();
+    const float** pg = mine.gmf_ptrs.data();
+    Index count = 0;
+    for (const int32_t row : (s == 0 ? owned_users_ : owned_items_)[static_cast<size_t>(tid)]) {
+      const auto r = static_cast<size_t>(row);
+      ids[count] = row;
+      pm[count] = sr.mlp[r];
+      pg[count] = sr.gmf[r];
+      count += sr.stamp[r] == gen ? 1 : 0;
+    }
+    if (count == 0) continue;
+    const auto n = static_cast<size_t>(count);
+    using Rows = optim::SparseAdam<float>::TableRows;
+    const Rows tables[] = {
+        {.table = &mlp_table.p.weight, .row_ptrs = std::span<const float* const>(pm, n)},
+        {.table = gmf ? &model.gmf_table(s).layer.p.weight : nullptr,
+         .row_ptrs = std::span<const float* const>(pg, n)}};
+    sparse_adam_.update_rows(replicas_[0]->arena, std::span<const int32_t>(ids, n),
+                             std::span<const Rows>(tables, gmf ? 2 : 1));
   }
 }
 
