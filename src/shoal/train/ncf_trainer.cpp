@@ -535,9 +535,9 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   }
   rep.model.end_share(ctx);
   thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
+  rep.handed_valid = true;
   // The MLP and GMF rows only this replica touched, updated where their gradients were formed
   // (see the constructor); not when this share's loss is not finite (the step then throws).
-  rep.handed_valid = true;
   if (!std::isfinite(thread_loss_[static_cast<size_t>(tid)])) return;
   profile::Zone zone(prof_, zones_.own_rows);
   for (int s = 0; s < 2; ++s) {
