@@ -75,9 +75,6 @@ class SparseAdam {
   // Checks the table and returns its row width.
   Index checked_width(const Arena& arena, const Param<T>& table) const;
   void update_row(T* p, const T* g, T* m, T* v, Index width) const;
-  template <class GradOf>
-  void update_impl(const Arena& arena, const Param<T>& table, std::span<const int32_t> rows,
-                   Index width, GradOf grad_of) const;
 
   Config cfg_;
   int64_t step_ = 0;

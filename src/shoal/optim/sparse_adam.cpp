@@ -50,13 +50,6 @@ namespace {
 // another core wrote last).
 constexpr size_t kRowsAhead = 4;
 
-// Rows that sweep the table forward (ascending and dense_rows) are left to the hardware
-// prefetchers; random or sparse rows are prefetched kRowsAhead rows ahead.
-bool sweeps(std::span<const int32_t> rows, Index table_rows) {
-  return dense_rows(static_cast<Index>(rows.size()), table_rows) &&
-         std::is_sorted(rows.begin(), rows.end());
-}
-
 }  // namespace
 
 template <class T>
@@ -97,49 +90,20 @@ void SparseAdam<T>::update_row(T* p, const T* g, T* m, T* v, Index width) const 
   }
 }
 
-template <class T>
-template <class GradOf>
-void SparseAdam<T>::update_impl(const Arena& arena, const Param<T>& table,
-                                std::span<const int32_t> rows, Index width, GradOf grad_of) const {
-  const Index n_rows = table.shape.rank == 0 ? 1 : table.shape[0];
-  T* value = table.value.data;
-  T* m = arena.optim_state<T>(0) + table.offset;
-  T* v = arena.optim_state<T>(1) + table.offset;
-  const bool prefetch = !sweeps(rows, n_rows);
-  for (size_t k = 0; k < rows.size(); ++k) {
-    if (prefetch && k + kRowsAhead < rows.size()) {
-      const Index o = static_cast<Index>(rows[k + kRowsAhead]) * width;
-      prefetch_span<true>(value + o, width);
-      prefetch_span<true>(m + o, width);
-      prefetch_span<true>(v + o, width);
-      prefetch_span(grad_of(k + kRowsAhead), width);
-    }
-    const Index r = rows[k];
-    SHOAL_DCHECK(r >= 0 && r < n_rows);
-    const Index o = r * width;
-    update_row(value + o, grad_of(k), m + o, v + o, width);
-  }
-}
-
+// The single-table forms are the one-pass update with one table.
 template <class T>
 void SparseAdam<T>::update_rows(const Arena& arena, const Param<T>& table,
                                 std::span<const int32_t> rows, ConstMat<T> row_grads) const {
-  const Index width = checked_width(arena, table);
-  SHOAL_CHECK(row_grads.rows == static_cast<Index>(rows.size()) && row_grads.cols == width,
-              "SparseAdam: row_grads is [{}, {}], expected [{}, {}]", row_grads.rows,
-              row_grads.cols, rows.size(), width);
-  update_impl(arena, table, rows, width,
-              [&](size_t k) { return row_grads.row(static_cast<Index>(k)); });
+  const TableRows one[] = {{.table = &table, .row_grads = row_grads}};
+  update_rows(arena, rows, one);
 }
 
 template <class T>
 void SparseAdam<T>::update_rows(const Arena& arena, const Param<T>& table,
                                 std::span<const int32_t> rows,
                                 std::span<const T* const> row_grads) const {
-  const Index width = checked_width(arena, table);
-  SHOAL_CHECK(row_grads.size() == rows.size(), "SparseAdam: {} row gradients for {} rows",
-              row_grads.size(), rows.size());
-  update_impl(arena, table, rows, width, [&](size_t k) { return row_grads[k]; });
+  const TableRows one[] = {{.table = &table, .row_ptrs = row_grads}};
+  update_rows(arena, rows, one);
 }
 
 template <class T>
@@ -149,13 +113,15 @@ void SparseAdam<T>::update_rows(const Arena& arena, std::span<const int32_t> row
     T *value, *m, *v;
     const T* g;
     const T* const* ptrs;
-    Index width, ldg;
+    Index width, ldg, rows = 0;
     const T* grad(size_t k) const { return ptrs ? ptrs[k] : g + static_cast<Index>(k) * ldg; }
   };
   constexpr size_t kMaxTables = 4;
   SHOAL_CHECK(tables.size() <= kMaxTables, "SparseAdam: {} tables in one pass, at most {}",
               tables.size(), kMaxTables);
   Table t[kMaxTables];
+  // Rows that sweep every table forward are left to the hardware prefetchers.
+  const bool ascending = std::is_sorted(rows.begin(), rows.end());
   bool prefetch = false;
   for (size_t j = 0; j < tables.size(); ++j) {
     const Param<T>& table = *tables[j].table;
@@ -177,7 +143,8 @@ void SparseAdam<T>::update_rows(const Arena& arena, std::span<const int32_t> row
             ptrs.empty() ? nullptr : ptrs.data(),
             width,
             grads.ld};
-    prefetch = prefetch || !sweeps(rows, table.shape.rank == 0 ? 1 : table.shape[0]);
+    t[j].rows = table.shape.rank == 0 ? 1 : table.shape[0];
+    prefetch = prefetch || !ascending || !dense_rows(static_cast<Index>(rows.size()), t[j].rows);
   }
   for (size_t k = 0; k < rows.size(); ++k) {
     const Index r = rows[k];
@@ -190,6 +157,7 @@ void SparseAdam<T>::update_rows(const Arena& arena, std::span<const int32_t> row
         prefetch_span<true>(tj.v + o, tj.width);
         prefetch_span(tj.grad(k + kRowsAhead), tj.width);
       }
+      SHOAL_DCHECK(r >= 0 && r < tj.rows);
       const Index o = r * tj.width;
       update_row(tj.value + o, tj.grad(k), tj.m + o, tj.v + o, tj.width);
     }

@@ -17,6 +17,11 @@ namespace shoal::train {
 namespace {
 // Rows per forward/backward chunk of a thread's share (see compute_share).
 constexpr Index kComputeChunkRows = 256;
+
+// dst[0, n) += src[0, n): a row gradient summed into another (the replicas' sums).
+void add_row(float* __restrict dst, const float* __restrict src, Index n) {
+  for (Index j = 0; j < n; ++j) dst[j] += src[j];
+}
 }  // namespace
 
 namespace detail {
@@ -664,7 +669,7 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
           if (!touched[r][row]) continue;
           float* __restrict dst = g0.row(row);
           float* __restrict g = grads[r].row(row);
-          for (Index j = 0; j < d; ++j) dst[j] += g[j];
+          add_row(dst, g, d);
           std::fill_n(g, d, 0.0f);
           touched[r][row] = 0;
         }
@@ -733,7 +738,7 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
           if (!touched[r][row]) continue;
           const float* __restrict g = grads[r].row(row);
           if (dst != nullptr) {
-            for (Index j = 0; j < d; ++j) dst[j] += g[j];
+            add_row(dst, g, d);
           } else if (single == nullptr) {
             single = g;
           } else {
@@ -799,26 +804,21 @@ void NcfTrainer::update_shared_rows(int tid) {
           sr.merged[row] = -1;
           continue;
         }
-        // A second replica's row: the first one's copied into this thread's scratch and summed
-        // there; a third adds to it.
+        // Seen in an earlier replica: on the second sighting the first replica's gradients are
+        // copied into this thread's scratch; every later replica's are added there, in order.
         if (sr.merged[row] < 0) {
-          float* __restrict dst = merged_mlp.row(summed);
-          for (Index j = 0; j < dm; ++j) dst[j] = sr.mlp[row][j] + gm[j];
+          sr.merged[row] = summed++;
+          float* dst = merged_mlp.row(sr.merged[row]);
+          std::copy_n(sr.mlp[row], dm, dst);
           sr.mlp[row] = dst;
           if (gmf) {
-            float* __restrict dgm = merged_gmf.row(summed);
-            for (Index j = 0; j < dg; ++j) dgm[j] = sr.gmf[row][j] + gg[j];
-            sr.gmf[row] = dgm;
+            float* dst_gmf = merged_gmf.row(sr.merged[row]);
+            std::copy_n(sr.gmf[row], dg, dst_gmf);
+            sr.gmf[row] = dst_gmf;
           }
-          sr.merged[row] = summed++;
-          continue;
         }
-        float* __restrict dst = merged_mlp.row(sr.merged[row]);
-        for (Index j = 0; j < dm; ++j) dst[j] += gm[j];
-        if (gmf) {
-          float* __restrict dgm = merged_gmf.row(sr.merged[row]);
-          for (Index j = 0; j < dg; ++j) dgm[j] += gg[j];
-        }
+        add_row(merged_mlp.row(sr.merged[row]), gm, dm);
+        if (gmf) add_row(merged_gmf.row(sr.merged[row]), gg, dg);
       }
     }
     // The thread's rows in ascending order (a sweep of its blocks of the table).
