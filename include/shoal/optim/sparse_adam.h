@@ -52,9 +52,10 @@ class SparseAdam {
                    ConstMat<T> row_grads) const;
   // The same update with the gradient of row rows[k] at row_grads[k] (D contiguous elements):
   // a caller whose row gradients live in a dense [rows, D] buffer (or in several) points at
-  // them instead of copying them into a compact matrix first. Rows come in any order; the
+  // them instead of copying them into a compact matrix first. Rows come in any order; unless
+  // they sweep the table (ascending, at least a quarter of its rows: core/prefetch.h), the
   // rows a few positions ahead are prefetched (value, moments, gradient), since touched rows
-  // are random lines of tables too big for L1.
+  // are then random lines of tables too big for L1.
   void update_rows(const Arena& arena, const Param<T>& table, std::span<const int32_t> rows,
                    std::span<const T* const> row_grads) const;
   // Several tables (at most 4) indexed by the same rows, in one pass: row rows[k] of every
@@ -62,7 +63,8 @@ class SparseAdam {
   // row_ptrs is not empty, at row_ptrs[k]). For tables whose gradients arrive together, such
   // as NCF's MLP and GMF tables of one side: one walk over the rows instead of one per table
   // (narrow rows, e.g. 8 floats, cost about 1.4x per element more when updated in a pass of
-  // their own). Each table's rows get the same arithmetic as from update_rows.
+  // their own). Each table's rows get the same arithmetic as from update_rows (which is this
+  // pass over one table).
   struct TableRows {
     const Param<T>* table = nullptr;
     ConstMat<T> row_grads;
