@@ -316,7 +316,7 @@ TEST(Ncf, FusedChunkEqualsLayerByLayer) {
 // are the rows it flagged and their gradients its buffers' rows, bitwise (both are one sum per
 // row from zero, in the same order); a side not handed over stays in the buffers. For the
 // fused chunk and the layer-by-layer path, both sides handed over (one thread) and the users
-// only (shares by user). RowGrads::find locates every handed row and no other.
+// only (shares by user).
 void check_hand_over(bool fused, bool items_too) {
   const Index n = 30, chunk = 12, c = 5;
   auto make = [&] {
@@ -392,17 +392,6 @@ void check_hand_over(bool fused, bool items_too) {
       flagged += tb.touched[r];
     }
     EXPECT_EQ(flagged, static_cast<Index>(g.rows.size())) << table.name;
-    // find: a handed row's place in the list, -1 for every other row of the table.
-    for (Index r = 0; r < tb.grad.rows; ++r) {
-      const Index k = g.find(static_cast<int32_t>(r));
-      if (tb.touched[r] == 0) {
-        EXPECT_EQ(k, -1) << table.name << " row " << r;
-        continue;
-      }
-      ASSERT_GE(k, 0) << table.name << " row " << r;
-      ASSERT_LT(k, static_cast<Index>(g.rows.size())) << table.name << " row " << r;
-      EXPECT_EQ(g.rows[static_cast<size_t>(k)], r) << table.name;
-    }
     for (size_t k = 0; k < g.rows.size(); ++k) {
       const int32_t row = g.rows[k];
       EXPECT_EQ(tb.touched[row], 1) << table.name << " row " << row;

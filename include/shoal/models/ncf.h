@@ -136,14 +136,6 @@ class Ncf {
     std::span<const Id> rows;
     ConstMat<T> grads;      // [rows, L0/2]: the MLP table's
     ConstMat<T> gmf_grads;  // [rows, F]: the GMF table's (empty without GMF)
-    // Where table row `row` is in rows, or -1 when the share did not hand it over: a lookup in
-    // the share's index (O(1), in any list order).
-    Index find(Id row) const {
-      return !rows.empty() && stamp[row] == generation ? static_cast<Index>(slot[row]) : -1;
-    }
-    const Id* slot = nullptr;   // [table rows]
-    const Id* stamp = nullptr;  // [table rows]
-    Id generation = 0;
   };
   RowGrads share_row_grads(int s) const;
   // Whether table t's row gradients go to share_row_grads rather than table_grad(t).

@@ -350,10 +350,7 @@ typename Ncf<T>::RowGrads Ncf<T>::share_row_grads(int s) const {
   const ShareRows& rs = share_rows_[s];
   return {std::span<const Id>(rs.list.view.data, static_cast<size_t>(rs.handed)),
           ConstMat<T>(rs.row_grads.view.data, rs.handed, cfg_.layers[0] / 2),
-          has_gmf() ? ConstMat<T>(rs.gmf_grads.view.data, rs.handed, cfg_.factors) : ConstMat<T>{},
-          rs.slot.view.data,
-          rs.stamp.view.data,
-          rs.generation};
+          has_gmf() ? ConstMat<T>(rs.gmf_grads.view.data, rs.handed, cfg_.factors) : ConstMat<T>{}};
 }
 
 template <class T>

@@ -36,10 +36,15 @@ struct NcfReplica {
   std::vector<Buffer<float>> merge_grad;  // per table [min(B, U), D]: rows several replicas touched
   std::vector<const float*> grad_ptrs;    // [max over tables of min(B, U)]: the rows' gradients
   std::vector<Buffer<int32_t>> all_ids;   // per table [U] = 0..U-1, dense_embedding_adam
-  std::vector<const float*> gmf_ptrs;     // [U of the side]: beside grad_ptrs, the GMF rows'
-  // NcfTrainer::update_shared_rows: the replicas' handed-over lists of one side (capacity: the
-  // replica count, reserved by the trainer).
-  std::vector<models::Ncf<float>::RowGrads> handed;
+  // The merge of a side's handed-over rows (NcfTrainer::update_shared_rows), per table row of
+  // side s: the merge that last saw it (stamp, against gen), its MLP and GMF gradient rows, and
+  // its row in merge_grad once several replicas' gradients are summed (-1 until then).
+  struct SharedRows {
+    std::vector<int32_t> stamp, merged;
+    std::vector<const float*> mlp, gmf;
+    int32_t gen = 0;
+  } shared[2];
+  std::vector<const float*> gmf_ptrs;  // [U of the side]: beside grad_ptrs, the GMF rows'
   // Whether share_row_grads holds this step's share (a thread with no instances in a batch
   // opens no share; its lists are then the last step's).
   bool handed_valid = false;
@@ -83,6 +88,11 @@ struct NcfReplica {
     if (merge_rows > 0 && !dense_tables && model.has_mlp() && cfg.factored_first_layer) {
       for (int side = 0; side < 2; ++side) {
         const auto rows_of_side = static_cast<size_t>(side == 0 ? cfg.num_users : cfg.num_items);
+        SharedRows& sr = shared[side];
+        sr.stamp.assign(rows_of_side, 0);
+        sr.merged.assign(rows_of_side, -1);
+        sr.mlp.assign(rows_of_side, nullptr);
+        sr.gmf.assign(rows_of_side, nullptr);
         grad_ptrs.resize(std::max(grad_ptrs.size(), rows_of_side));
         gmf_ptrs.resize(std::max(gmf_ptrs.size(), rows_of_side));
       }
@@ -283,7 +293,6 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
         r == 0 ? nullptr : &replicas_[0]->arena, cfg.batch_size));
     arenas_.push_back(&replicas_.back()->arena);
   }
-  for (auto& r : replicas_) r->handed.reserve(static_cast<size_t>(t));
   RngStream init_rng(cfg.seed, /*stream=*/0);
   replicas_[0]->model.init(init_rng);
   thread_loss_.assign(static_cast<size_t>(t), 0.0);
@@ -754,22 +763,24 @@ int NcfTrainer::table_index(int s, bool gmf) const {
 }
 
 // The handed-over rows of the sides several replicas touch (several threads: the items, and the
-// users unless shares are by user). Each thread sweeps the rows it owns in ascending order and
-// finds each in every replica's share index (Ncf::RowGrads::find): a row one replica touched is
-// read in place from that replica's list; a row several touched is summed in replica order into
-// this thread's scratch. Then the MLP and GMF rows are updated in one pass. The lists are only
+// users unless shares are by user). Each thread takes the rows it owns from every replica's
+// compact lists, sums a row's gradients in replica order (a row one replica touched is read in
+// place), and updates the MLP and GMF rows in one pass, in ascending order. The lists are only
 // read; each replica overwrites its own at its next share. The sums are those update_tables
 // forms from the tables' grad buffers, in the same order, so the weights are the same bits.
 void NcfTrainer::update_shared_rows(int tid) {
   detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
   auto& model = replicas_[0]->model;
-  const bool gmf = model.has_gmf();
-  std::vector<models::Ncf<float>::RowGrads>& handed = mine.handed;
   for (int s = 0; s < 2; ++s) {
     if (own_side(s) || !model.hands_over(s)) continue;
-    handed.clear();
-    for (const auto& rep : replicas_)
-      if (rep->handed_valid) handed.push_back(rep->model.share_row_grads(s));
+    const std::vector<uint16_t>& owner = s == 0 ? user_owner_ : item_owner_;
+    detail::NcfReplica::SharedRows& sr = mine.shared[s];
+    if (sr.gen == std::numeric_limits<int32_t>::max()) {
+      std::fill(sr.stamp.begin(), sr.stamp.end(), 0);
+      sr.gen = 0;
+    }
+    const int32_t gen = ++sr.gen;
+    const bool gmf = model.has_gmf();
     const auto& mlp_table = model.mlp_table(s).layer;
     const Index dm = mlp_table.cfg.embedding_dim,
                 dg = gmf ? model.gmf_table(s).layer.cfg.embedding_dim : 0;
@@ -777,41 +788,50 @@ void NcfTrainer::update_shared_rows(int tid) {
         mine.merge_grad[static_cast<size_t>(table_index(s, false))].mat();
     const MatView<float> merged_gmf =
         gmf ? mine.merge_grad[static_cast<size_t>(table_index(s, true))].mat() : MatView<float>{};
+    int32_t summed = 0;
+    for (const auto& rep : replicas_) {
+      if (!rep->handed_valid) continue;
+      const auto g = rep->model.share_row_grads(s);
+      for (size_t k = 0; k < g.rows.size(); ++k) {
+        const auto row = static_cast<size_t>(g.rows[k]);
+        if (owner[row] != tid) continue;
+        const float* gm = g.grads.row(static_cast<Index>(k));
+        const float* gg = gmf ? g.gmf_grads.row(static_cast<Index>(k)) : nullptr;
+        if (sr.stamp[row] != gen) {
+          sr.stamp[row] = gen;
+          sr.mlp[row] = gm;
+          sr.gmf[row] = gg;
+          sr.merged[row] = -1;
+          continue;
+        }
+        // Seen in an earlier replica: on the second sighting the first replica's gradients are
+        // copied into this thread's scratch; every later replica's are added there, in order.
+        if (sr.merged[row] < 0) {
+          sr.merged[row] = summed++;
+          float* dst = merged_mlp.row(sr.merged[row]);
+          std::copy_n(sr.mlp[row], dm, dst);
+          sr.mlp[row] = dst;
+          if (gmf) {
+            float* dst_gmf = merged_gmf.row(sr.merged[row]);
+            std::copy_n(sr.gmf[row], dg, dst_gmf);
+            sr.gmf[row] = dst_gmf;
+          }
+        }
+        add_row(merged_mlp.row(sr.merged[row]), gm, dm);
+        if (gmf) add_row(merged_gmf.row(sr.merged[row]), gg, dg);
+      }
+    }
+    // The thread's rows in ascending order (a sweep of its blocks of the table).
     int32_t* ids = mine.merge_ids[static_cast<size_t>(table_index(s, false))].view.data;
     const float** pm = mine.grad_ptrs.data();
     const float** pg = mine.gmf_ptrs.data();
-    Index count = 0, summed = 0;
+    Index count = 0;
     for (const int32_t row : (s == 0 ? owned_users_ : owned_items_)[static_cast<size_t>(tid)]) {
-      int seen = 0;
-      float *sum_m = nullptr, *sum_g = nullptr;
-      for (const auto& g : handed) {
-        const Index k = g.find(row);
-        if (k < 0) continue;
-        const float* gm = g.grads.row(k);
-        const float* gg = gmf ? g.gmf_grads.row(k) : nullptr;
-        if (seen++ == 0) {
-          ids[count] = row;
-          pm[count] = gm;
-          pg[count] = gg;
-          continue;
-        }
-        // A second replica's: the first's copied into this thread's scratch, then every later
-        // one added there, in order.
-        if (seen == 2) {
-          sum_m = merged_mlp.row(summed);
-          std::copy_n(pm[count], dm, sum_m);
-          pm[count] = sum_m;
-          if (gmf) {
-            sum_g = merged_gmf.row(summed);
-            std::copy_n(pg[count], dg, sum_g);
-            pg[count] = sum_g;
-          }
-          ++summed;
-        }
-        add_row(sum_m, gm, dm);
-        if (gmf) add_row(sum_g, gg, dg);
-      }
-      count += seen > 0 ? 1 : 0;
+      const auto r = static_cast<size_t>(row);
+      ids[count] = row;
+      pm[count] = sr.mlp[r];
+      pg[count] = sr.gmf[r];
+      count += sr.stamp[r] == gen ? 1 : 0;
     }
     if (count == 0) continue;
     const auto n = static_cast<size_t>(count);
