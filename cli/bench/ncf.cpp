@@ -124,7 +124,7 @@ void run_bench(const BenchArgs& b) {
       "mGFLOP/s", "GFLOP/s", "%peak", "steps", "p10_us", "p50_us", "%pk_p50", "rt_ns");
   // Two threads move cache lines between the cores every step (the items' rows, the barrier):
   // the cores' round trip, measured before each epoch, is one of the things that set their
-  // pace on a VM (docs/ncf.md, Session 8).
+  // pace on a VM (docs/ncf-speed-log.md, Session 8).
   const std::vector<int> cpus = allowed_cpus();
   auto round_trip_ns = [&](int threads) {
     return threads > 1 && cpus.size() > 1 ? kernels::measure_core_round_trip_ns(cpus[0], cpus[1])

@@ -35,7 +35,7 @@ double measure_peak_gflops();
 // hand a counter back and forth `round_trips` times, in 9 rounds. What a barrier or a cache
 // line written on one core and read on the other costs. On the 2-vCPU VM shoal is developed
 // on it moves between ~60 and ~700 ns from second to second (the host moves the vCPUs), one
-// of the things that decide how well two threads of one model scale there (docs/ncf.md,
+// of the things that decide how well two threads of one model scale there (docs/ncf-speed-log.md,
 // Session 8). Throws if a CPU cannot be pinned.
 double measure_core_round_trip_ns(int cpu_a, int cpu_b, int round_trips = 20000);
 

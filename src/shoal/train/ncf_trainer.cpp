@@ -245,7 +245,7 @@ NcfMetrics NcfEvaluator::evaluate(const data::NcfTestSet& test, Index k,
 // those lines went back and forth between the cores. Two threads on the user-shaped data:
 // 82 ns per MLP user row updated against 24 ns on one thread; with blocks of ≈ 64 rows a step
 // was 12% faster, and blocks of up to 256 rows (≈ 160 users, ≈ 190 items at the user's scale)
-// gained 3% more (docs/ncf.md).
+// gained 3% more (docs/ncf-speed-log.md, Session 10).
 std::vector<uint16_t> detail::block_owners(std::span<const double> weights, int threads) {
   SHOAL_CHECK(threads >= 1 && threads <= std::numeric_limits<uint16_t>::max(),
               "block_owners: {} threads", threads);
@@ -511,7 +511,7 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
   // The first chunk's context rows are fetched while the share's distinct MLP rows are
   // projected (once for all its chunks, Ncf::begin_share). Later chunks' are not prefetched
   // during the chunk before them: from inside the fused pass, those prefetches cost the pass
-  // more than they saved the gather (docs/ncf.md, Session 12).
+  // more than they saved the gather (docs/ncf-speed-log.md, Session 12).
   if (c > 0)
     for (Index i = 0; i < std::min(count, kComputeChunkRows); ++i)
       prefetch_span(table + static_cast<Index>(ctx_rows[static_cast<size_t>(i)]) * c, c);
