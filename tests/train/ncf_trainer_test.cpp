@@ -143,15 +143,16 @@ TEST(NcfTrainer, SameSeedAndThreadsGiveBitwiseSameWeights) {
   }
 }
 
-// The merged sparse updates must equal the single-thread ones up to float summation order,
-// with shares by user (users spread evenly over the threads) and contiguous shares (one user
-// holds a third of the positives).
+// The merged sparse updates, and the items projected and back-propagated by their owners,
+// must equal the single-thread ones up to float summation order, with shares by user (users
+// spread evenly over the threads) and contiguous shares (one user holds a third of the
+// positives); NeuMF runs the fused pass, MLP the layer-by-layer one.
 void expect_thread_counts_agree(const data::NcfPositives& train, const Planted& p, int threads,
-                                bool by_user) {
+                                bool by_user, NcfKind kind = NcfKind::kNeuMf) {
   NcfTrainConfig cfg{.batch_size = 64, .seed = 3, .threads = 1};
-  NcfTrainer one(model_config(p, NcfKind::kNeuMf, 2), cfg, train);
+  NcfTrainer one(model_config(p, kind, 2), cfg, train);
   cfg.threads = threads;
-  NcfTrainer many(model_config(p, NcfKind::kNeuMf, 2), cfg, train);
+  NcfTrainer many(model_config(p, kind, 2), cfg, train);
   EXPECT_EQ(many.shares_by_user(), by_user);
   EXPECT_FALSE(one.shares_by_user());
   one.draw_epoch(1);
@@ -165,10 +166,9 @@ void expect_thread_counts_agree(const data::NcfPositives& train, const Planted& 
   for (size_t i = 0; i < w1.size(); ++i)
     max_diff = std::max(max_diff, static_cast<double>(std::abs(w1[i] - wn[i])));
   EXPECT_LT(max_diff, 2e-6) << threads << " threads";
-  EXPECT_NE(std::memcmp(
-                w1.data(),
-                params(NcfTrainer(model_config(p, NcfKind::kNeuMf, 2), {.seed = 3}, train)).data(),
-                w1.size() * sizeof(float)),
+  EXPECT_NE(std::memcmp(w1.data(),
+                        params(NcfTrainer(model_config(p, kind, 2), {.seed = 3}, train)).data(),
+                        w1.size() * sizeof(float)),
             0)
       << "training did not change the weights";
 }
@@ -177,6 +177,7 @@ TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
   const Planted p = planted(30, 48, 5, 2, 2);  // 5 positives per user
   expect_thread_counts_agree(p.train, p, 3, /*by_user=*/true);
   expect_thread_counts_agree(p.train, p, 2, /*by_user=*/true);
+  expect_thread_counts_agree(p.train, p, 2, /*by_user=*/true, NcfKind::kMlp);
   data::NcfPositives skewed = p.train;
   for (int k = 0; k < 200; ++k) {  // user 0: 205 of 350 positives
     skewed.users.push_back(0);
@@ -385,7 +386,13 @@ TEST(NcfTrainer, ProfilerZones) {
   EXPECT_TRUE(t.shares_by_user());
   EXPECT_EQ(calls("optimizer.user_tables"), 2 * steps);
   EXPECT_EQ(calls("optimizer.own_rows"), 2 * steps);  // the MLP user rows, at the share's end
-  EXPECT_EQ(calls("pool.barrier"), 2 * steps);
+  // Items by owner: each thread lists, projects and back-propagates the items it owns, with
+  // four barriers per step (the shares opened, the items projected, the shares trained, the
+  // items' dW formed).
+  for (const char* z : {"mlp.0.item_rows.index", "mlp.0.item_rows.forward",
+                        "mlp.0.item_rows.backward"})
+    EXPECT_EQ(calls(z), 2 * steps) << z;
+  EXPECT_EQ(calls("pool.barrier"), 8 * steps);
   EXPECT_EQ(calls("data.sample"), 2u);
   EXPECT_EQ(calls("eval"), 2u);
 }

@@ -80,7 +80,9 @@ class Ncf {
 
   // max_rows: rows per forward/backward call; max_share_rows: rows of a share (see
   // begin_share), 0 = max_rows.
-  void plan(Planner& planner, Index max_rows, Index max_share_rows = 0);
+  // items_by_owner: also plan the buffers of share_item_rows (an item table's rows).
+  void plan(Planner& planner, Index max_rows, Index max_share_rows = 0,
+            bool items_by_owner = false);
   void init(RngStream& rng);
   // Returns the logits [N, 1]. context is [N, C] (ignored when C = 0).
   //
@@ -140,6 +142,30 @@ class Ncf {
   RowGrads share_row_grads(int s) const;
   // Whether table t's row gradients go to share_row_grads rather than table_grad(t).
   bool hands_over_table(size_t t) const;
+
+  // Items by owner: several replicas training one batch (NcfTrainer's threads, each a share of
+  // it) project and back-propagate each of the batch's item rows once, on the replica that owns
+  // the item, instead of once per share that has it. With the planned item-owner buffers (plan's
+  // items_by_owner) and share_item_rows(holder) set, an explicit share (begin_share) lists its
+  // items without projecting them, and its chunks read the items' projections from the
+  // holder's table, which project_owned_items fills; end_share then leaves the items' dz and
+  // GMF sums in the share (handed over, not formed into row gradients), and
+  // backward_owned_items sums them over the replicas for the items the caller owns. The step:
+  //   every replica: begin_share        (users projected, items listed)
+  //   barrier; every replica: project_owned_items(its owned items)
+  //   barrier; every replica: the share's chunks, end_share
+  //   barrier; every replica: backward_owned_items (dW of the items' columns into its own
+  //            grads; returns the owned rows' MLP and GMF gradients for the caller's update)
+  //   barrier before the replicas' dense grads are summed.
+  // Implicit shares (forward alone: evaluation) are unaffected. holder may be this model.
+  void share_item_rows(Ncf* holder);
+  bool items_by_owner() const { return item_holder_ != nullptr; }
+  // sharers: the replicas whose shares are open this step (begin_share ran), in replica order;
+  // owned: the item ids this replica owns, ascending; first_row: their first row in the
+  // holder's table (the number of items the replicas before this one own).
+  void project_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers,
+                           std::span<const Id> owned, Index first_row);
+  RowGrads backward_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers);
 
   // Table t's gradient after backward: a dense [rows, D] buffer (this model's, not shared
   // with replicas), zero except the rows the batch touched, and one flag per row (1 where some
@@ -236,12 +262,30 @@ class Ncf {
     bool dz_clear = false;   // dz is all zeros (see open_share)
     Id generation = 0;       // 0: stamps not yet cleared
     Index handed = 0;        // rows whose gradients the last share handed over (see set_hand_over)
+    Index dz_pending = 0;    // dz rows the owners read (items by owner), cleared at the next open
   };
+  // The open share's item projections and each item's row there: the share's own (proj, slot)
+  // or, items by owner, the holder's table.
+  const T* proj_i_ = nullptr;
+  const Id* pslot_i_ = nullptr;
+  // Items by owner (share_item_rows): the holder's table of projections [V, L1] with each
+  // item's row in it, and, per replica, the owned items a step touched with their summed dz
+  // [padded, L1], row gradients [padded, E] and GMF gradients [V, F].
+  Ncf* item_holder_ = nullptr;
+  bool explicit_items_by_owner_ = false;  // the open share's items are by owner
+  Buffer<T> owned_proj_;                  // holder: [V, L1]
+  Buffer<Id> owned_pslot_;                // holder: [V]
+  struct OwnedItems {
+    Buffer<Id> list;  // [V + 1]
+    Buffer<T> dz, row_grads, gmf_grads;
+    Index count = 0;
+  } owned_;
   bool hand_over_[2] = {false, false};
   ShareRows share_rows_[2];
   Buffer<T> rows_wt_;  // [E, L1]: W_partᵀ of the side being projected
   Share share_ = Share::kNone;
-  void open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items);
+  void open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
+                  bool items_by_owner);
   void list_distinct(ShareRows& rs, std::span<const Id> ids);
   void finish_share(const Ctx& ctx);
   void first_layer_forward(std::span<const Id> users, std::span<const Id> items,
@@ -257,8 +301,8 @@ class Ncf {
     }
   }
   struct Zones {
-    profile::LayerZones embed, gmf, predict, share;
-    profile::ZoneId share_index = profile::kStepZone;
+    profile::LayerZones embed, gmf, predict, share, owned_items;
+    profile::ZoneId share_index = profile::kStepZone, owned_index = profile::kStepZone;
     profile::ZoneId loss = profile::kStepZone, fused = profile::kStepZone;
     std::vector<profile::LayerZones> tower;
   } zones_;

@@ -158,7 +158,9 @@ class NcfTrainer {
   void set_profiler(profile::Recorder* rec, int model = 0);
 
  private:
-  void compute_share(int tid, Index begin, Index n, const Ctx& base);
+  void open_share(int tid, Index begin, Index n, const Ctx& base);
+  void train_share(int tid, const Ctx& base);
+  void update_rows(int s, const models::Ncf<float>::RowGrads& g);
   // Which tables update_tables updates: all; the user tables, whose touched rows are this
   // thread's own (lazy update, shares by user, several threads: before the step's barrier);
   // the item tables (after it).
@@ -169,7 +171,7 @@ class NcfTrainer {
   void update_tables(int tid, TableSet set);
   // Whether side s's rows (0 users, 1 items) are touched by one replica only: every row on one
   // thread, the users' with shares by user. Handed-over rows of such a side are updated by the
-  // thread that formed them (compute_share); the others by update_shared_rows.
+  // thread that formed them (train_share); the others by update_shared_rows.
   bool own_side(int s) const { return pool_.size() == 1 || (s == 0 && split_by_user_); }
   void update_shared_rows(int tid);
   // The index in the model's tables of side s's MLP or GMF table.
@@ -202,7 +204,11 @@ class NcfTrainer {
   // [thread]: the user and item ids each thread owns, ascending; a table row that several
   // replicas touched is summed and updated by its owner (blocks of equal rows for items).
   std::vector<std::vector<int32_t>> owned_users_, owned_items_;
-  bool split_by_user_ = false;  // shares by user_owner_ (see compute_share)
+  bool split_by_user_ = false;  // shares by user_owner_ (see open_share)
+  // Items by owner (Ncf::share_item_rows): several threads, item rows handed over. Thread t's
+  // owned items take the rows from item_first_row_[t] on in replica 0's projection table.
+  bool items_by_owner_ = false;
+  std::vector<Index> item_first_row_;
   int epoch_ = 0;
   alignas(64) std::atomic<int> barrier_count_{0};
   alignas(64) std::atomic<uint32_t> barrier_phase_{0};

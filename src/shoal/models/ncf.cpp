@@ -134,7 +134,7 @@ double Ncf<T>::instance_flops(bool backward, bool factored) const {
 }
 
 template <class T>
-void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
+void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows, bool items_by_owner) {
   // Dense params first (tower, predict), then the tables: the arena orders them anyway.
   for (size_t k = 0; k < tower_.size(); ++k) {
     planner.push_scope("mlp." + std::to_string(k) + ".");
@@ -198,6 +198,18 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows) {
   if (factored())
     planner.buffer(rows_wt_, Region::kScratch, "mlp.0.rows_wt",
                    {cfg_.layers[0] / 2, cfg_.layers[1]});
+  if (factored() && items_by_owner) {
+    const Index v = cfg_.num_items, padded = round_up_rows(v);
+    const Index e = cfg_.layers[0] / 2, l1 = cfg_.layers[1];
+    planner.buffer(owned_proj_, Region::kScratch, "mlp.0.owned_items.proj", {v, l1});
+    planner.buffer(owned_pslot_, Region::kScratch, "mlp.0.owned_items.proj_slot", {v});
+    planner.buffer(owned_.list, Region::kScratch, "mlp.0.owned_items.list", {v + 1});
+    planner.buffer(owned_.dz, Region::kScratch, "mlp.0.owned_items.dz", {padded, l1});
+    planner.buffer(owned_.row_grads, Region::kScratch, "mlp.0.owned_items.row_grads", {padded, e});
+    if (has_gmf())
+      planner.buffer(owned_.gmf_grads, Region::kScratch, "mlp.0.owned_items.gmf_grads",
+                     {v, cfg_.factors});
+  }
   if (fused_widths()) {
     const Index c = std::max<Index>(cfg_.context, 1);
     const Index l1 = cfg_.layers[1], l2 = cfg_.layers[2], l3 = cfg_.layers[3];
@@ -287,7 +299,7 @@ void Ncf<T>::clear_table_grads() {
 template <class T>
 void Ncf<T>::begin_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items) {
   if (!factored()) return;
-  open_share(ctx, users, items);
+  open_share(ctx, users, items, items_by_owner());
   share_ = Share::kExplicit;
 }
 
@@ -300,30 +312,42 @@ void Ncf<T>::end_share(const Ctx& ctx) {
 
 // Lists the distinct users and items (zone mlp.0.rows.index), gathers their MLP rows and
 // projects them through their columns of the first layer's weight (mlp.0.rows.forward, costed
-// by the distinct rows); clears their dz and GMF gradient sums.
+// by the distinct rows); clears their dz and GMF gradient sums. With items_by_owner the items
+// are listed only (their owners project them: project_owned_items).
 template <class T>
-void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items) {
+void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
+                        bool items_by_owner) {
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
+  const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
   {
     profile::Zone zone(prof, zones_.share_index, users.size());
     for (int s = 0; s < 2; ++s) {
-      share_rows_[s].handed = 0;
-      list_distinct(share_rows_[s], s == 0 ? users : items);
+      ShareRows& rs = share_rows_[s];
+      // The dz rows the last share left to the items' owners.
+      std::fill_n(rs.dz.view.data, rs.dz_pending * l1, T(0));
+      rs.dz_pending = 0;
+      rs.handed = 0;
+      list_distinct(rs, s == 0 ? users : items);
     }
   }
-  profile::Zone zone(prof, zones_.share.forward, share_rows_[0].count + share_rows_[1].count);
-  const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
+  explicit_items_by_owner_ = items_by_owner;
+  const int sides = items_by_owner ? 1 : 2;
+  profile::Zone zone(prof, zones_.share.forward,
+                     share_rows_[0].count + (items_by_owner ? 0 : share_rows_[1].count));
   const ConstMat<T> w = tower_[0].p.weight.value.mat();
   T* wt = rows_wt_.view.data;
   for (int s = 0; s < 2; ++s) {
     ShareRows& rs = share_rows_[s];
     const Index m = rs.count;
-    const ConstMat<T> table = mlp_table(s).layer.p.weight.value.mat();
-    // W_partᵀ [E, L1]: the kernels load vectors of outputs.
-    for (Index j = 0; j < l1; ++j)
-      for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, s * e + p);
-    project_distinct<T>(table, rs.list.view.data, m, e, wt, l1, rs.proj.view.data, !rs.ascending);
-    executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
+    if (s < sides) {
+      const ConstMat<T> table = mlp_table(s).layer.p.weight.value.mat();
+      // W_partᵀ [E, L1]: the kernels load vectors of outputs.
+      for (Index j = 0; j < l1; ++j)
+        for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, s * e + p);
+      project_distinct<T>(table, rs.list.view.data, m, e, wt, l1, rs.proj.view.data,
+                          !rs.ascending);
+      executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
+    }
     // The dz sums start at zero: finish_share clears the rows it used (the padding rows up to
     // whole blocks are never written). Only after a share that added into them and did not
     // finish is the whole buffer cleared here.
@@ -331,6 +355,8 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
     rs.dz_clear = true;
     if (has_gmf()) std::fill_n(rs.gmf_grads.view.data, m * cfg_.factors, T(0));
   }
+  proj_i_ = items_by_owner ? item_holder_->owned_proj_.view.data : share_rows_[1].proj.view.data;
+  pslot_i_ = items_by_owner ? item_holder_->owned_pslot_.view.data : share_rows_[1].slot.view.data;
   if (fused_widths()) {
     // The fused kernel reads the weights it broadcasts against transposed (see ncf_fused.h).
     const Index c = cfg_.context;
@@ -433,9 +459,9 @@ void Ncf<T>::first_layer_forward(std::span<const Id> users, std::span<const Id> 
         for (Index j = 0; j < l1; ++j) y(r, j) += b[j];
   }
   const Id* slot_u = share_rows_[0].slot.view.data;
-  const Id* slot_i = share_rows_[1].slot.view.data;
+  const Id* slot_i = pslot_i_;
   const T* proj_u = share_rows_[0].proj.view.data;
-  const T* proj_i = share_rows_[1].proj.view.data;
+  const T* proj_i = proj_i_;
   for (Index r = 0; r < n; ++r) {
     const T* __restrict pu =
         proj_u + static_cast<Index>(slot_u[users[static_cast<size_t>(r)]]) * l1;
@@ -511,7 +537,8 @@ void Ncf<T>::add_row_grads(size_t t, const Id* list, Index m, const T* grads) {
 template <class T>
 void Ncf<T>::finish_share(const Ctx& ctx) {
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
-  profile::Zone zone(prof, zones_.share.backward, share_rows_[0].count + share_rows_[1].count);
+  profile::Zone zone(prof, zones_.share.backward,
+                     share_rows_[0].count + (explicit_items_by_owner_ ? 0 : share_rows_[1].count));
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
   auto& lin = tower_[0];
   const ConstMat<T> w = lin.p.weight.value.mat();
@@ -521,6 +548,12 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
     const Index m = rs.count;
     rs.count = 0;
     if (m == 0) continue;
+    if (s == 1 && explicit_items_by_owner_) {
+      // The items' dz and GMF sums stay for their owners (backward_owned_items).
+      rs.dz_pending = m;
+      rs.dz_clear = true;
+      continue;
+    }
     const Index col = s * e, padded = round_up_rows(m);
     const T* dz = rs.dz.view.data;
     T* rg = rs.row_grads.view.data;
@@ -557,6 +590,103 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
   share_ = Share::kNone;
 }
 
+template <class T>
+void Ncf<T>::share_item_rows(Ncf* holder) {
+  SHOAL_CHECK(holder == nullptr || (factored() && owned_.list.view.data != nullptr &&
+                                    holder->owned_proj_.view.data != nullptr &&
+                                    holder->cfg_.num_items == cfg_.num_items),
+              "Ncf::share_item_rows needs both models planned with items_by_owner");
+  item_holder_ = holder;
+}
+
+// The owned items some share listed (ascending: a sweep of the owner's blocks of the table),
+// projected into the holder's table from first_row on; each one's row there noted.
+template <class T>
+void Ncf<T>::project_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers,
+                                 std::span<const Id> owned, Index first_row) {
+  SHOAL_CHECK(items_by_owner(), "Ncf::project_owned_items without share_item_rows");
+  profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
+  Id* list = owned_.list.view.data;
+  Index m = 0;
+  {
+    profile::Zone zone(prof, zones_.owned_index, owned.size());
+    Id* pslot = item_holder_->owned_pslot_.view.data;
+    // Branch-free; an item no share listed gets a row it never reads.
+    for (const Id id : owned) {
+      Id listed = 0;
+      for (const Ncf* r : sharers) {
+        const ShareRows& rs = r->share_rows_[1];
+        listed |= static_cast<Id>(rs.stamp.view.data[id] == rs.generation);
+      }
+      list[m] = id;
+      pslot[id] = static_cast<Id>(first_row + m);
+      m += listed;
+    }
+    owned_.count = m;
+  }
+  profile::Zone zone(prof, zones_.owned_items.forward, m);
+  const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
+  const ConstMat<T> w = tower_[0].p.weight.value.mat();
+  T* wt = rows_wt_.view.data;
+  for (Index j = 0; j < l1; ++j)
+    for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, e + p);
+  project_distinct<T>(mlp_table(1).layer.p.weight.value.mat(), list, m, e, wt, l1,
+                      item_holder_->owned_proj_.view.data + first_row * l1, /*prefetch=*/false);
+  executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
+}
+
+// The owned items' dz and GMF sums over the sharers' shares (in replica order), then, as
+// finish_share does for a share's rows: dW_i += dZᵀ·rows into this model's grads and the rows'
+// table gradients dZ·W_i.
+template <class T>
+typename Ncf<T>::RowGrads Ncf<T>::backward_owned_items(const Ctx& ctx,
+                                                       std::span<Ncf* const> sharers) {
+  SHOAL_CHECK(items_by_owner(), "Ncf::backward_owned_items without share_item_rows");
+  const Index m = owned_.count;
+  profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
+  profile::Zone zone(prof, zones_.owned_items.backward, m);
+  const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out, f = has_gmf() ? cfg_.factors : 0;
+  const Id* list = owned_.list.view.data;
+  T* dz = owned_.dz.view.data;
+  T* gmf = owned_.gmf_grads.view.data;
+  for (Index k = 0; k < m; ++k) {
+    const Id id = list[k];
+    T* __restrict dst = dz + k * l1;
+    T* __restrict dst_gmf = gmf + k * f;
+    bool first = true;
+    for (const Ncf* r : sharers) {
+      const ShareRows& rs = r->share_rows_[1];
+      if (rs.stamp.view.data[id] != rs.generation) continue;
+      const Index slot = rs.slot.view.data[id];
+      const T* __restrict src = rs.dz.view.data + slot * l1;
+      const T* __restrict src_gmf = rs.gmf_grads.view.data + slot * f;
+      if (first) {
+        std::copy_n(src, l1, dst);
+        std::copy_n(src_gmf, f, dst_gmf);
+      } else {
+        for (Index j = 0; j < l1; ++j) dst[j] += src[j];
+        for (Index j = 0; j < f; ++j) dst_gmf[j] += src_gmf[j];
+      }
+      first = false;
+    }
+  }
+  auto& lin = tower_[0];
+  const ConstMat<T> w = lin.p.weight.value.mat();
+  T* rg = owned_.row_grads.view.data;
+  const Index padded = round_up_rows(m);
+  // Padding rows of dz hold anything: their row gradients are never read.
+  for (Index r0 = 0; r0 < padded; r0 += kShareGemmRows) {
+    const Index rb = std::min(kShareGemmRows, padded - r0);
+    kernels::gemm<T>(kernels::GemmBackend::kXsmm, kernels::Trans::kNo, kernels::Trans::kNo, rb, e,
+                     l1, T(1), dz + r0 * l1, l1, w.data + e, w.ld, T(0), rg + r0 * e, e);
+  }
+  weight_grad_distinct<T>(mlp_table(1).layer.p.weight.value.mat(), list, m, e, dz, l1,
+                          lin.p.weight.grad.mat().cols_block(e, e), /*prefetch=*/false);
+  executed_flops_ += 4.0 * static_cast<double>(m * e * l1);
+  return {std::span<const Id>(list, static_cast<size_t>(m)), ConstMat<T>(rg, m, e),
+          has_gmf() ? ConstMat<T>(gmf, m, f) : ConstMat<T>{}};
+}
+
 namespace {
 // BCE-with-logits over a column of logits: Σ loss (double, in order), dz = scale·(σ(z) − y);
 // float by the trainer's fused pass (train/bce_fused.h), double by the reference loss (its
@@ -583,7 +713,7 @@ double Ncf<T>::train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<
   if (fused_widths()) {
     const bool own_share = share_ != Share::kExplicit;
     if (own_share) {
-      open_share(ctx, users, items);
+      open_share(ctx, users, items, false);
       share_ = Share::kImplicit;
     }
     double loss = 0;
@@ -633,7 +763,8 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.items = items.data();
     a.proj_u = share_rows_[0].proj.view.data;
     a.slot_u = share_rows_[0].slot.view.data;
-    a.proj_i = share_rows_[1].proj.view.data;
+    a.proj_i = proj_i_;
+    a.pslot_i = pslot_i_;
     a.slot_i = share_rows_[1].slot.view.data;
     a.wc_t = wc_t_.view.data;
     a.b1 = tower_[0].p.bias.value.data;
@@ -742,7 +873,7 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
   }
   if (factored() && share_ != Share::kExplicit) {
     // This call is its own share (evaluation, tests); the backward that follows closes it.
-    open_share(ctx, users, items);
+    open_share(ctx, users, items, false);
     share_ = Share::kImplicit;
   }
   if (has_mlp()) {
@@ -947,12 +1078,22 @@ void Ncf<T>::register_zones(profile::Recorder& rec, int model, std::string_view 
                    return c;
                  }),
                  model);
+    const auto rows_backward = AffineCost::of([&](double m) {
+      return profile::linear_backward_dw(m, e, l1, false, elem) +
+             profile::linear_backward_dx(m, e, l1, profile::ActKind::kNone, elem);
+    });
     zones_.share.backward =
-        rec.zone(p + "mlp.0.rows.backward", Category::kBackward, AffineCost::of([&](double m) {
-                   return profile::linear_backward_dw(m, e, l1, false, elem) +
-                          profile::linear_backward_dx(m, e, l1, profile::ActKind::kNone, elem);
-                 }),
-                 model);
+        rec.zone(p + "mlp.0.rows.backward", Category::kBackward, rows_backward, model);
+    // Items by owner (share_item_rows): the owned items listed, projected, and their dz
+    // summed over the replicas with the same backward.
+    zones_.owned_index = rec.zone(p + "mlp.0.item_rows.index", Category::kForward, {}, model);
+    zones_.owned_items.forward = rec.zone(
+        p + "mlp.0.item_rows.forward", Category::kForward, AffineCost::of([&](double m) {
+          return profile::linear_forward(m, e, l1, false, profile::ActKind::kNone, elem);
+        }),
+        model);
+    zones_.owned_items.backward =
+        rec.zone(p + "mlp.0.item_rows.backward", Category::kBackward, rows_backward, model);
   }
   zones_.loss = rec.zone(p + "loss.forward", Category::kForward, AffineCost::of([&](double n) {
                            return profile::point_loss_forward(n, 1, elem) +

@@ -15,7 +15,7 @@
 namespace shoal::train {
 
 namespace {
-// Rows per forward/backward chunk of a thread's share (see compute_share).
+// Rows per forward/backward chunk of a thread's share (see train_share).
 constexpr Index kComputeChunkRows = 256;
 
 // dst[0, n) += src[0, n): a row gradient summed into another (the replicas' sums).
@@ -52,15 +52,25 @@ struct NcfReplica {
   // (NcfTrainer::user_owner_), gathered from the epoch's arrays [B].
   Buffer<int32_t> share_users, share_items, share_ctx_rows;
   Buffer<float> share_labels;
+  // The step's share (NcfTrainer::open_share, then train_share): its instances, and its
+  // fraction of the batch. count 0: no share opened this step.
+  struct Share {
+    std::span<const int32_t> users, items, ctx_rows;
+    const float* labels = nullptr;
+    Index count = 0;
+    double fraction = 0;
+  } share;
   Arena arena;
 
   // rows: per forward/backward chunk; share_rows: a thread's share of a batch (0: rows).
+  // items_by_owner: plan for Ncf::share_item_rows.
   NcfReplica(const models::Ncf<float>::Config& cfg, Index rows, Index merge_rows, int optim_slots,
-             bool dense_tables, const Arena* source, Index share_rows = 0)
+             bool dense_tables, const Arena* source, Index share_rows = 0,
+             bool items_by_owner = false)
       : model(cfg) {
     Planner planner;
     planner.set_optim_slots(source ? 0 : optim_slots);
-    model.plan(planner, rows, share_rows);
+    model.plan(planner, rows, share_rows, items_by_owner);
     if (share_rows > 0) {
       planner.buffer(share_users, Region::kScratch, "share.users", {share_rows});
       planner.buffer(share_items, Region::kScratch, "share.items", {share_rows});
@@ -287,10 +297,15 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   const int t = pool_.size();
   const Index rows =
       std::max(std::min((cfg.batch_size + t - 1) / t, kComputeChunkRows), cfg.eval_rows);
+  // Items by owner (Ncf::share_item_rows) wherever the item rows are handed over (lazy update,
+  // first layer factored): each of a batch's items is projected and back-propagated once, by
+  // its owner, not by every thread whose share has it (docs/ncf-speed-log.md, Session 19).
+  items_by_owner_ = t > 1 && !cfg.dense_embedding_adam && model.kind != models::NcfKind::kGmf &&
+                    model.factored_first_layer;
   for (int r = 0; r < t; ++r) {
     replicas_.push_back(std::make_unique<detail::NcfReplica>(
         model, rows, cfg.batch_size, adam_.slots(), cfg.dense_embedding_adam,
-        r == 0 ? nullptr : &replicas_[0]->arena, cfg.batch_size));
+        r == 0 ? nullptr : &replicas_[0]->arena, cfg.batch_size, items_by_owner_));
     arenas_.push_back(&replicas_.back()->arena);
   }
   RngStream init_rng(cfg.seed, /*stream=*/0);
@@ -308,7 +323,15 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   item_owner_ =
       detail::block_owners(std::vector<double>(static_cast<size_t>(model.num_items), 1.0), t);
   owned_items_ = owned(item_owner_);
-  // Shares by user (see compute_share) when the users spread evenly over the threads: no
+  if (items_by_owner_) {
+    Index first = 0;
+    for (int r = 0; r < t; ++r) {
+      item_first_row_.push_back(first);
+      first += static_cast<Index>(owned_items_[static_cast<size_t>(r)].size());
+      replicas_[static_cast<size_t>(r)]->model.share_item_rows(&replicas_[0]->model);
+    }
+  }
+  // Shares by user (see open_share) when the users spread evenly over the threads: no
   // thread's users hold more than 5% over an equal part of the positives (few users, or one
   // very active user, would leave a thread with most of every batch: contiguous shares then).
   if (t > 1) {
@@ -440,16 +463,14 @@ void NcfTrainer::barrier() {
   }
 }
 
-// Thread tid's share of the batch, in chunks of kComputeChunkRows rows: context gather,
-// forward, loss, backward per chunk, so that a chunk's activations and their gradients (the
-// tower input is 340 bytes per row) stay in L2 between forward and backward instead of
-// streaming the whole share through memory. Dense grads and table row grads accumulate over
-// the chunks (in chunk order: deterministic for a given thread count).
-void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
+// Thread tid's share of the batch (see train_share): the last step's gradients cleared, the
+// share's instances selected, and its distinct rows listed and projected (Ncf::begin_share).
+void NcfTrainer::open_share(int tid, Index begin, Index n, const Ctx& base) {
   detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
   const int nt = pool_.size();
   thread_loss_[static_cast<size_t>(tid)] = 0.0;
   rep.handed_valid = false;
+  rep.share.count = 0;
   // The last step's table row grads, which the update only read: zeroed by this thread; so
   // are a replica's dense grads (replica 0's were cleared by the update).
   {
@@ -499,23 +520,44 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
     labels = sl;
   }
   if (count == 0) return;
-  Ctx ctx = base;
-  ctx.thread = tid;
-  // The share's mean loss weighted by its share of the batch: the replicas' gradients then
-  // sum to the gradient of the batch mean. Loss and dlogits in one fused pass (bce_fused.h).
-  const double share = static_cast<double>(count) / static_cast<double>(n);
-  const double rows = static_cast<double>(count);
-  const auto scale = static_cast<float>(share / rows);
-  const float* table = train_.context.data();
-  double sum = 0;
+  rep.share = {.users = users,
+               .items = items,
+               .ctx_rows = ctx_rows,
+               .labels = labels,
+               .count = count,
+               .fraction = static_cast<double>(count) / static_cast<double>(n)};
   // The first chunk's context rows are fetched while the share's distinct MLP rows are
   // projected (once for all its chunks, Ncf::begin_share). Later chunks' are not prefetched
   // during the chunk before them: from inside the fused pass, those prefetches cost the pass
   // more than they saved the gather (docs/ncf-speed-log.md, Session 12).
+  const float* table = train_.context.data();
   if (c > 0)
     for (Index i = 0; i < std::min(count, kComputeChunkRows); ++i)
       prefetch_span(table + static_cast<Index>(ctx_rows[static_cast<size_t>(i)]) * c, c);
+  Ctx ctx = base;
+  ctx.thread = tid;
   rep.model.begin_share(ctx, users, items);
+}
+
+// The opened share in chunks of kComputeChunkRows rows: context gather, forward, loss,
+// backward per chunk, so that a chunk's activations and their gradients (the tower input is
+// 340 bytes per row) stay in L2 between forward and backward instead of streaming the whole
+// share through memory. Dense grads and table row grads accumulate over the chunks (in chunk
+// order: deterministic for a given thread count).
+void NcfTrainer::train_share(int tid, const Ctx& base) {
+  detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
+  const detail::NcfReplica::Share& sh = rep.share;
+  const Index count = sh.count;
+  if (count == 0) return;
+  const Index c = train_.context_cols();
+  Ctx ctx = base;
+  ctx.thread = tid;
+  // The share's mean loss weighted by its share of the batch: the replicas' gradients then
+  // sum to the gradient of the batch mean. Loss and dlogits in one fused pass (bce_fused.h).
+  const double rows = static_cast<double>(count);
+  const auto scale = static_cast<float>(sh.fraction / rows);
+  const float* table = train_.context.data();
+  double sum = 0;
   for (Index c0 = 0; c0 < count; c0 += kComputeChunkRows) {
     const Index m = std::min(kComputeChunkRows, count - c0);
     const auto cu = static_cast<size_t>(c0), cm = static_cast<size_t>(m);
@@ -530,16 +572,17 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
       for (Index i = 0; i < m; ++i) {
         const Index ahead = c0 + i + kAhead;
         if (ahead < count)
-          prefetch_span(table + static_cast<Index>(ctx_rows[static_cast<size_t>(ahead)]) * c, c);
-        copy_row(table + static_cast<Index>(ctx_rows[cu + static_cast<size_t>(i)]) * c, c,
+          prefetch_span(table + static_cast<Index>(sh.ctx_rows[static_cast<size_t>(ahead)]) * c,
+                        c);
+        copy_row(table + static_cast<Index>(sh.ctx_rows[cu + static_cast<size_t>(i)]) * c, c,
                  context.row(i));
       }
     }
-    sum += rep.model.train_chunk(ctx, users.subspan(cu, cm), items.subspan(cu, cm), context,
-                                 labels + c0, scale);
+    sum += rep.model.train_chunk(ctx, sh.users.subspan(cu, cm), sh.items.subspan(cu, cm), context,
+                                 sh.labels + c0, scale);
   }
   rep.model.end_share(ctx);
-  thread_loss_[static_cast<size_t>(tid)] = share * (sum / rows);
+  thread_loss_[static_cast<size_t>(tid)] = sh.fraction * (sum / rows);
   rep.handed_valid = true;
   // The MLP and GMF rows only this replica touched, updated where their gradients were formed
   // (see the constructor); not when this share's loss is not finite (the step then throws).
@@ -549,19 +592,29 @@ void NcfTrainer::compute_share(int tid, Index begin, Index n, const Ctx& base) {
     if (!own_side(s)) continue;
     const auto g = rep.model.share_row_grads(s);
     if (g.rows.empty()) continue;
-    using Rows = optim::SparseAdam<float>::TableRows;
-    const Rows tables[] = {
-        {&rep.model.mlp_table(s).layer.p.weight, g.grads},
-        {rep.model.has_gmf() ? &rep.model.gmf_table(s).layer.p.weight : nullptr, g.gmf_grads}};
-    sparse_adam_.update_rows(replicas_[0]->arena, g.rows,
-                             std::span<const Rows>(tables, rep.model.has_gmf() ? 2 : 1));
+    update_rows(s, g);
   }
 }
 
-// One parallel region per step: compute, one barrier (every share's loss and gradients are
-// written), then the update. Every thread sums the shares' losses in the same order, so all
-// agree whether the step is finite; a non-finite step skips the update and throws after the
-// region, before it could poison the weights.
+// Sparse Adam on side s's rows from their compact MLP and GMF gradients.
+void NcfTrainer::update_rows(int s, const models::Ncf<float>::RowGrads& g) {
+  auto& model = replicas_[0]->model;
+  using Rows = optim::SparseAdam<float>::TableRows;
+  const Rows tables[] = {{&model.mlp_table(s).layer.p.weight, g.grads},
+                         {model.has_gmf() ? &model.gmf_table(s).layer.p.weight : nullptr,
+                          g.gmf_grads}};
+  sparse_adam_.update_rows(replicas_[0]->arena, g.rows,
+                           std::span<const Rows>(tables, model.has_gmf() ? 2 : 1));
+}
+
+// One parallel region per step: the shares are opened and trained, one barrier (every share's
+// loss and gradients are written), then the update. With items by owner (Ncf::share_item_rows)
+// the owners project the items between two more barriers after the shares open, and form the
+// items' gradients before a fourth, ahead of the dense reduction, which reads them. Every thread
+// sums the shares' losses in the same order, so all agree whether the step is finite; a
+// non-finite step skips the update and throws after the region, before it could poison the
+// weights. A thread whose work throws still passes every barrier, so the others never wait
+// for it; the exception is rethrown after the region.
 void NcfTrainer::step(Index begin, Index end) {
   const Index n = end - begin;
   Ctx base;
@@ -574,27 +627,56 @@ void NcfTrainer::step(Index begin, Index end) {
   const auto t0 = std::chrono::steady_clock::now();
   auto t1 = t0;
   bool finite = true;
+  share_failed_.store(false, std::memory_order_relaxed);
   {
     profile::Zone wait(prof_, zones_.wait);
     pool_.run([&](int tid) {
-      try {
-        compute_share(tid, begin, n, base);
-      } catch (...) {
-        share_failed_.store(true, std::memory_order_relaxed);
+      std::exception_ptr error;
+      auto guarded = [&](auto&& work) {
+        if (error) return;
+        try {
+          work();
+        } catch (...) {
+          error = std::current_exception();
+          share_failed_.store(true, std::memory_order_relaxed);
+        }
+      };
+      auto sync = [&] {
+        profile::Zone zone(prof_, zones_.barrier);
         barrier();
-        throw;
+      };
+      // The replicas with a share this step, in replica order.
+      constexpr int kMaxReplicas = 256;
+      SHOAL_DCHECK(pool_.size() <= kMaxReplicas);
+      models::Ncf<float>* sharers[kMaxReplicas];
+      int n_sharers = 0;
+      guarded([&] { open_share(tid, begin, n, base); });
+      if (items_by_owner_) {
+        sync();
+        for (const auto& r : replicas_)
+          if (r->share.count > 0) sharers[n_sharers++] = &r->model;
+        // Not after a share failed to open: its rows may be half listed.
+        if (!share_failed_.load(std::memory_order_relaxed)) guarded([&] {
+          Ctx ctx = base;
+          ctx.thread = tid;
+          replicas_[static_cast<size_t>(tid)]->model.project_owned_items(
+              ctx, std::span(sharers, static_cast<size_t>(n_sharers)),
+              owned_items_[static_cast<size_t>(tid)], item_first_row_[static_cast<size_t>(tid)]);
+        });
+        sync();
       }
+      // Not after a failure before: items by owner, its share's rows may be unprojected.
+      if (!share_failed_.load(std::memory_order_relaxed)) guarded([&] { train_share(tid, base); });
       // The user tables' rows of a share by user are this thread's alone: it updates them
       // while the others finish their shares. Not when its own loss is not finite; if another
       // share's is not, the step throws after the barrier with these rows already updated.
-      if (early_user_updates() && std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
+      if (!error && early_user_updates() &&
+          std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
         profile::Zone zone(prof_, zones_.user_tables);
         update_tables(tid, TableSet::kOwnUsers);
       }
-      {
-        profile::Zone zone(prof_, zones_.barrier);
-        barrier();
-      }
+      sync();
+      if (error) std::rethrow_exception(error);
       if (share_failed_.load(std::memory_order_relaxed)) return;
       double loss = 0;
       for (const double l : thread_loss_) loss += l;
@@ -603,6 +685,15 @@ void NcfTrainer::step(Index begin, Index end) {
         finite = std::isfinite(loss);
       }
       if (!std::isfinite(loss)) return;
+      models::Ncf<float>::RowGrads owned_items;
+      if (items_by_owner_) {
+        // The owned items' dW lands in this replica's grads, which the dense reduction reads.
+        Ctx ctx = base;
+        ctx.thread = tid;
+        owned_items = replicas_[static_cast<size_t>(tid)]->model.backward_owned_items(
+            ctx, std::span(sharers, static_cast<size_t>(n_sharers)));
+        sync();
+      }
       {
         profile::Zone zone(
             prof_, zones_.dense,
@@ -621,6 +712,7 @@ void NcfTrainer::step(Index begin, Index end) {
         zero_grads<float>(*arenas_[0], r);
       }
       profile::Zone zone(prof_, zones_.tables);
+      if (!owned_items.rows.empty()) update_rows(1, owned_items);
       update_shared_rows(tid);
       update_tables(tid, early_user_updates() ? TableSet::kItems : TableSet::kAll);
     });
@@ -692,7 +784,7 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
     const Index table_rows = emb.cfg.num_embeddings;
     int32_t* ids = mine.merge_ids[t].view.data;  // [table_rows]
     Index total = 0;
-    // A user table's rows were touched by their owner's replica only when compute_share splits
+    // A user table's rows were touched by their owner's replica only when open_share splits
     // a batch by user, so this thread updates the rows its own replica touched, from its own
     // buffer; the same holds trivially on one thread.
     const bool own = nt == 1 || (split_by_user_ && tables[t].is_user);
@@ -772,7 +864,7 @@ void NcfTrainer::update_shared_rows(int tid) {
   detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
   auto& model = replicas_[0]->model;
   for (int s = 0; s < 2; ++s) {
-    if (own_side(s) || !model.hands_over(s)) continue;
+    if (own_side(s) || !model.hands_over(s) || (s == 1 && items_by_owner_)) continue;
     const std::vector<uint16_t>& owner = s == 0 ? user_owner_ : item_owner_;
     detail::NcfReplica::SharedRows& sr = mine.shared[s];
     if (sr.gen == std::numeric_limits<int32_t>::max()) {
