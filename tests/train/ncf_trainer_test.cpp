@@ -389,8 +389,8 @@ TEST(NcfTrainer, ProfilerZones) {
   // Items by owner: each thread lists, projects and back-propagates the items it owns, with
   // four barriers per step (the shares opened, the items projected, the shares trained, the
   // items' dW formed).
-  for (const char* z : {"mlp.0.item_rows.index", "mlp.0.item_rows.forward",
-                        "mlp.0.item_rows.backward"})
+  for (const char* z :
+       {"mlp.0.item_rows.index", "mlp.0.item_rows.forward", "mlp.0.item_rows.backward"})
     EXPECT_EQ(calls(z), 2 * steps) << z;
   EXPECT_EQ(calls("pool.barrier"), 8 * steps);
   EXPECT_EQ(calls("data.sample"), 2u);

@@ -163,8 +163,8 @@ class Ncf {
   // sharers: the replicas whose shares are open this step (begin_share ran), in replica order;
   // owned: the item ids this replica owns, ascending; first_row: their first row in the
   // holder's table (the number of items the replicas before this one own).
-  void project_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers,
-                           std::span<const Id> owned, Index first_row);
+  void project_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers, std::span<const Id> owned,
+                           Index first_row);
   RowGrads backward_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers);
 
   // Table t's gradient after backward: a dense [rows, D] buffer (this model's, not shared

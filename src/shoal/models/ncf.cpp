@@ -344,8 +344,7 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
       // W_partᵀ [E, L1]: the kernels load vectors of outputs.
       for (Index j = 0; j < l1; ++j)
         for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, s * e + p);
-      project_distinct<T>(table, rs.list.view.data, m, e, wt, l1, rs.proj.view.data,
-                          !rs.ascending);
+      project_distinct<T>(table, rs.list.view.data, m, e, wt, l1, rs.proj.view.data, !rs.ascending);
       executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
     }
     // The dz sums start at zero: finish_share clears the rows it used (the padding rows up to
@@ -1087,11 +1086,11 @@ void Ncf<T>::register_zones(profile::Recorder& rec, int model, std::string_view 
     // Items by owner (share_item_rows): the owned items listed, projected, and their dz
     // summed over the replicas with the same backward.
     zones_.owned_index = rec.zone(p + "mlp.0.item_rows.index", Category::kForward, {}, model);
-    zones_.owned_items.forward = rec.zone(
-        p + "mlp.0.item_rows.forward", Category::kForward, AffineCost::of([&](double m) {
-          return profile::linear_forward(m, e, l1, false, profile::ActKind::kNone, elem);
-        }),
-        model);
+    zones_.owned_items.forward =
+        rec.zone(p + "mlp.0.item_rows.forward", Category::kForward, AffineCost::of([&](double m) {
+                   return profile::linear_forward(m, e, l1, false, profile::ActKind::kNone, elem);
+                 }),
+                 model);
     zones_.owned_items.backward =
         rec.zone(p + "mlp.0.item_rows.backward", Category::kBackward, rows_backward, model);
   }

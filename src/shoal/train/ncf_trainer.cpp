@@ -572,8 +572,7 @@ void NcfTrainer::train_share(int tid, const Ctx& base) {
       for (Index i = 0; i < m; ++i) {
         const Index ahead = c0 + i + kAhead;
         if (ahead < count)
-          prefetch_span(table + static_cast<Index>(sh.ctx_rows[static_cast<size_t>(ahead)]) * c,
-                        c);
+          prefetch_span(table + static_cast<Index>(sh.ctx_rows[static_cast<size_t>(ahead)]) * c, c);
         copy_row(table + static_cast<Index>(sh.ctx_rows[cu + static_cast<size_t>(i)]) * c, c,
                  context.row(i));
       }
@@ -600,9 +599,9 @@ void NcfTrainer::train_share(int tid, const Ctx& base) {
 void NcfTrainer::update_rows(int s, const models::Ncf<float>::RowGrads& g) {
   auto& model = replicas_[0]->model;
   using Rows = optim::SparseAdam<float>::TableRows;
-  const Rows tables[] = {{&model.mlp_table(s).layer.p.weight, g.grads},
-                         {model.has_gmf() ? &model.gmf_table(s).layer.p.weight : nullptr,
-                          g.gmf_grads}};
+  const Rows tables[] = {
+      {&model.mlp_table(s).layer.p.weight, g.grads},
+      {model.has_gmf() ? &model.gmf_table(s).layer.p.weight : nullptr, g.gmf_grads}};
   sparse_adam_.update_rows(replicas_[0]->arena, g.rows,
                            std::span<const Rows>(tables, model.has_gmf() ? 2 : 1));
 }
@@ -656,13 +655,14 @@ void NcfTrainer::step(Index begin, Index end) {
         for (const auto& r : replicas_)
           if (r->share.count > 0) sharers[n_sharers++] = &r->model;
         // Not after a share failed to open: its rows may be half listed.
-        if (!share_failed_.load(std::memory_order_relaxed)) guarded([&] {
-          Ctx ctx = base;
-          ctx.thread = tid;
-          replicas_[static_cast<size_t>(tid)]->model.project_owned_items(
-              ctx, std::span(sharers, static_cast<size_t>(n_sharers)),
-              owned_items_[static_cast<size_t>(tid)], item_first_row_[static_cast<size_t>(tid)]);
-        });
+        if (!share_failed_.load(std::memory_order_relaxed))
+          guarded([&] {
+            Ctx ctx = base;
+            ctx.thread = tid;
+            replicas_[static_cast<size_t>(tid)]->model.project_owned_items(
+                ctx, std::span(sharers, static_cast<size_t>(n_sharers)),
+                owned_items_[static_cast<size_t>(tid)], item_first_row_[static_cast<size_t>(tid)]);
+          });
         sync();
       }
       // Not after a failure before: items by owner, its share's rows may be unprojected.
@@ -670,8 +670,7 @@ void NcfTrainer::step(Index begin, Index end) {
       // The user tables' rows of a share by user are this thread's alone: it updates them
       // while the others finish their shares. Not when its own loss is not finite; if another
       // share's is not, the step throws after the barrier with these rows already updated.
-      if (!error && early_user_updates() &&
-          std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
+      if (!error && early_user_updates() && std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
         profile::Zone zone(prof_, zones_.user_tables);
         update_tables(tid, TableSet::kOwnUsers);
       }
