@@ -151,8 +151,7 @@ class Ncf {
   // holder's table, which project_owned_items fills; end_share then leaves the items' dz and
   // GMF sums in the share (handed over, not formed into row gradients), and
   // backward_owned_items sums them over the replicas for the items the caller owns. The step:
-  //   every replica: begin_share        (users projected, items listed)
-  //   barrier; every replica: project_owned_items(its owned items)
+  //   every replica: begin_share (users projected, items listed), project_owned_items
   //   barrier; every replica: the share's chunks, end_share
   //   barrier; every replica: backward_owned_items (dW of the items' columns into its own
   //            grads; returns the owned rows' MLP and GMF gradients for the caller's update)
@@ -160,11 +159,12 @@ class Ncf {
   // Implicit shares (forward alone: evaluation) are unaffected. holder may be this model.
   void share_item_rows(Ncf* holder);
   bool items_by_owner() const { return item_holder_ != nullptr; }
-  // sharers: the replicas whose shares are open this step (begin_share ran), in replica order;
-  // owned: the item ids this replica owns, ascending; first_row: their first row in the
-  // holder's table (the number of items the replicas before this one own).
-  void project_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers, std::span<const Id> owned,
-                           Index first_row);
+  // Projects the batch's items among `owned` (the item ids this replica owns, ascending) into
+  // the holder's table from first_row on (the number of items the replicas before this one
+  // own). batch_items: every share's items, the whole batch.
+  void project_owned_items(const Ctx& ctx, std::span<const Id> batch_items,
+                           std::span<const Id> owned, Index first_row);
+  // sharers: the replicas whose shares were open this step (begin_share ran), in replica order.
   RowGrads backward_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers);
 
   // Table t's gradient after backward: a dense [rows, D] buffer (this model's, not shared
@@ -276,6 +276,8 @@ class Ncf {
   Buffer<T> owned_proj_;                  // holder: [V, L1]
   Buffer<Id> owned_pslot_;                // holder: [V]
   struct OwnedItems {
+    Buffer<Id> stamp;  // [V]: the generation of the batch that last had item i
+    Id generation = 0;
     Buffer<Id> list;  // [V + 1]
     Buffer<T> dz, row_grads, gmf_grads;
     Index count = 0;

@@ -203,6 +203,7 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows, bool i
     const Index e = cfg_.layers[0] / 2, l1 = cfg_.layers[1];
     planner.buffer(owned_proj_, Region::kScratch, "mlp.0.owned_items.proj", {v, l1});
     planner.buffer(owned_pslot_, Region::kScratch, "mlp.0.owned_items.proj_slot", {v});
+    planner.buffer(owned_.stamp, Region::kScratch, "mlp.0.owned_items.stamp", {v});
     planner.buffer(owned_.list, Region::kScratch, "mlp.0.owned_items.list", {v + 1});
     planner.buffer(owned_.dz, Region::kScratch, "mlp.0.owned_items.dz", {padded, l1});
     planner.buffer(owned_.row_grads, Region::kScratch, "mlp.0.owned_items.row_grads", {padded, e});
@@ -598,28 +599,35 @@ void Ncf<T>::share_item_rows(Ncf* holder) {
   item_holder_ = holder;
 }
 
-// The owned items some share listed (ascending: a sweep of the owner's blocks of the table),
-// projected into the holder's table from first_row on; each one's row there noted.
+// The owned items the batch has (ascending: a sweep of the owner's blocks of the table),
+// projected into the holder's table from first_row on; each one's row there noted. The batch's
+// items are stamped here rather than read from the shares' lists: then no replica waits for
+// the others' lists.
 template <class T>
-void Ncf<T>::project_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers,
+void Ncf<T>::project_owned_items(const Ctx& ctx, std::span<const Id> batch_items,
                                  std::span<const Id> owned, Index first_row) {
   SHOAL_CHECK(items_by_owner(), "Ncf::project_owned_items without share_item_rows");
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
   Id* list = owned_.list.view.data;
   Index m = 0;
   {
-    profile::Zone zone(prof, zones_.owned_index, owned.size());
+    profile::Zone zone(prof, zones_.owned_index, batch_items.size());
+    Id* stamp = owned_.stamp.view.data;
+    if (owned_.generation == std::numeric_limits<Id>::max() || owned_.generation == 0) {
+      std::fill_n(stamp, owned_.stamp.view.numel(), Id(0));
+      owned_.generation = 0;
+    }
+    const Id gen = ++owned_.generation;
+    for (const Id id : batch_items) {
+      SHOAL_DCHECK(id >= 0 && id < cfg_.num_items);
+      stamp[id] = gen;
+    }
     Id* pslot = item_holder_->owned_pslot_.view.data;
-    // Branch-free; an item no share listed gets a row it never reads.
+    // Branch-free; an item the batch lacks gets a row it never reads.
     for (const Id id : owned) {
-      Id listed = 0;
-      for (const Ncf* r : sharers) {
-        const ShareRows& rs = r->share_rows_[1];
-        listed |= static_cast<Id>(rs.stamp.view.data[id] == rs.generation);
-      }
       list[m] = id;
       pslot[id] = static_cast<Id>(first_row + m);
-      m += listed;
+      m += stamp[id] == gen ? 1 : 0;
     }
     owned_.count = m;
   }

@@ -608,9 +608,9 @@ void NcfTrainer::update_rows(int s, const models::Ncf<float>::RowGrads& g) {
 
 // One parallel region per step: the shares are opened and trained, one barrier (every share's
 // loss and gradients are written), then the update. With items by owner (Ncf::share_item_rows)
-// the owners project the items between two more barriers after the shares open, and form the
-// items' gradients before a fourth, ahead of the dense reduction, which reads them. Every thread
-// sums the shares' losses in the same order, so all agree whether the step is finite; a
+// the owners project the batch's items before the shares train, behind one more barrier, and
+// form the items' gradients before a third, ahead of the dense reduction, which reads them. Every
+// thread sums the shares' losses in the same order, so all agree whether the step is finite; a
 // non-finite step skips the update and throws after the region, before it could poison the
 // weights. A thread whose work throws still passes every barrier, so the others never wait
 // for it; the exception is rethrown after the region.
@@ -644,25 +644,15 @@ void NcfTrainer::step(Index begin, Index end) {
         profile::Zone zone(prof_, zones_.barrier);
         barrier();
       };
-      // The replicas with a share this step, in replica order.
-      constexpr int kMaxReplicas = 256;
-      SHOAL_DCHECK(pool_.size() <= kMaxReplicas);
-      models::Ncf<float>* sharers[kMaxReplicas];
-      int n_sharers = 0;
       guarded([&] { open_share(tid, begin, n, base); });
       if (items_by_owner_) {
-        sync();
-        for (const auto& r : replicas_)
-          if (r->share.count > 0) sharers[n_sharers++] = &r->model;
-        // Not after a share failed to open: its rows may be half listed.
-        if (!share_failed_.load(std::memory_order_relaxed))
-          guarded([&] {
-            Ctx ctx = base;
-            ctx.thread = tid;
-            replicas_[static_cast<size_t>(tid)]->model.project_owned_items(
-                ctx, std::span(sharers, static_cast<size_t>(n_sharers)),
-                owned_items_[static_cast<size_t>(tid)], item_first_row_[static_cast<size_t>(tid)]);
-          });
+        guarded([&] {
+          Ctx ctx = base;
+          ctx.thread = tid;
+          replicas_[static_cast<size_t>(tid)]->model.project_owned_items(
+              ctx, sampler_.items().subspan(static_cast<size_t>(begin), static_cast<size_t>(n)),
+              owned_items_[static_cast<size_t>(tid)], item_first_row_[static_cast<size_t>(tid)]);
+        });
         sync();
       }
       // Not after a failure before: items by owner, its share's rows may be unprojected.
@@ -687,11 +677,21 @@ void NcfTrainer::step(Index begin, Index end) {
       models::Ncf<float>::RowGrads owned_items;
       if (items_by_owner_) {
         // The owned items' dW lands in this replica's grads, which the dense reduction reads.
+        constexpr int kMaxReplicas = 256;
+        SHOAL_DCHECK(pool_.size() <= kMaxReplicas);
+        models::Ncf<float>* sharers[kMaxReplicas];
+        size_t n_sharers = 0;
+        for (const auto& r : replicas_)
+          if (r->share.count > 0) sharers[n_sharers++] = &r->model;
         Ctx ctx = base;
         ctx.thread = tid;
-        owned_items = replicas_[static_cast<size_t>(tid)]->model.backward_owned_items(
-            ctx, std::span(sharers, static_cast<size_t>(n_sharers)));
+        guarded([&] {
+          owned_items = replicas_[static_cast<size_t>(tid)]->model.backward_owned_items(
+              ctx, std::span(sharers, n_sharers));
+        });
         sync();
+        if (error) std::rethrow_exception(error);
+        if (share_failed_.load(std::memory_order_relaxed)) return;
       }
       {
         profile::Zone zone(
