@@ -668,8 +668,8 @@ typename Ncf<T>::RowGrads Ncf<T>::backward_owned_items(const Ctx& ctx,
       const T* __restrict src = rs.dz.view.data + slot * l1;
       const T* __restrict src_gmf = rs.gmf_grads.view.data + slot * f;
       if (first) {
-        std::copy_n(src, l1, dst);
-        std::copy_n(src_gmf, f, dst_gmf);
+        copy_row(src, l1, dst);
+        copy_row(src_gmf, f, dst_gmf);
       } else {
         for (Index j = 0; j < l1; ++j) dst[j] += src[j];
         for (Index j = 0; j < f; ++j) dst_gmf[j] += src_gmf[j];
