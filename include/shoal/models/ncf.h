@@ -146,16 +146,18 @@ class Ncf {
   // Items by owner: several replicas training one batch (NcfTrainer's threads, each a share of
   // it) project and back-propagate each of the batch's item rows once, on the replica that owns
   // the item, instead of once per share that has it. With the planned item-owner buffers (plan's
-  // items_by_owner) and share_item_rows(holder) set, an explicit share (begin_share) lists its
-  // items without projecting them, and its chunks read the items' projections from the
-  // holder's table, which project_owned_items fills; end_share then leaves the items' dz and
-  // GMF sums in the share (handed over, not formed into row gradients), and
-  // backward_owned_items sums them over the replicas for the items the caller owns. The step:
-  //   every replica: begin_share (users projected, items listed), project_owned_items
+  // items_by_owner) and share_item_rows(holder) set, an explicit share (begin_share) stamps its
+  // items without listing or projecting them. The owners give every item of the batch a row of
+  // the holder's table (each owner a block of rows: its items in ascending order) and project
+  // it there; a share's chunks read the projections there and sum their dz and GMF gradients
+  // into the same rows of their own replica's item sums, so that an owner finds its items'
+  // sums at its own rows in every replica. The step:
+  //   every replica: begin_share (users projected, items stamped), project_owned_items
   //   barrier; every replica: the share's chunks, end_share
-  //   barrier; every replica: backward_owned_items (dW of the items' columns into its own
-  //            grads; returns the owned rows' MLP and GMF gradients for the caller's update)
-  //   barrier before the replicas' dense grads are summed.
+  //   barrier; every replica: backward_owned_items (the other replicas' sums of its rows added
+  //            into its own, dW of the items' columns into its own grads; returns the owned
+  //            rows' MLP and GMF gradients for the caller's update)
+  //   barrier; the replicas' dense grads summed, the updates; clear_item_sums on every replica.
   // Implicit shares (forward alone: evaluation) are unaffected. holder may be this model.
   void share_item_rows(Ncf* holder);
   bool items_by_owner() const { return item_holder_ != nullptr; }
@@ -164,6 +166,10 @@ class Ncf {
   // own). batch_items: every share's items, the whole batch.
   void project_owned_items(const Ctx& ctx, std::span<const Id> batch_items,
                            std::span<const Id> owned, Index first_row);
+  // Zeroes this replica's item sums in the rows of the step's owners (every replica, whose
+  // project_owned_items ran this step), once every owner has read them and this replica's
+  // owned rows are updated.
+  void clear_item_sums(std::span<Ncf* const> owners);
   // sharers: the replicas whose shares were open this step (begin_share ran), in replica order.
   RowGrads backward_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers);
 
@@ -262,25 +268,32 @@ class Ncf {
     bool dz_clear = false;   // dz is all zeros (see open_share)
     Id generation = 0;       // 0: stamps not yet cleared
     Index handed = 0;        // rows whose gradients the last share handed over (see set_hand_over)
-    Index dz_pending = 0;    // dz rows the owners read (items by owner), cleared at the next open
   };
-  // The open share's item projections and each item's row there: the share's own (proj, slot)
-  // or, items by owner, the holder's table.
+  // The open share's items: their projections, each item's row there, and the share's sums of
+  // their dz [·, L1] and GMF gradients [·, F] by the same rows. The share's own buffers (by its
+  // distinct rows), or, items by owner, the holder's table and this replica's item sums (by the
+  // holder's rows).
   const T* proj_i_ = nullptr;
-  const Id* pslot_i_ = nullptr;
+  const Id* slot_i_ = nullptr;
+  T* dz_i_ = nullptr;
+  T* gmf_i_ = nullptr;
   // Items by owner (share_item_rows): the holder's table of projections [V, L1] with each
-  // item's row in it, and, per replica, the owned items a step touched with their summed dz
-  // [padded, L1], row gradients [padded, E] and GMF gradients [V, F].
+  // item's row in it; per replica its item sums by those rows, and the owned items the step has
+  // with their row gradients.
   Ncf* item_holder_ = nullptr;
   bool explicit_items_by_owner_ = false;  // the open share's items are by owner
   Buffer<T> owned_proj_;                  // holder: [V, L1]
   Buffer<Id> owned_pslot_;                // holder: [V]
   struct OwnedItems {
-    Buffer<Id> stamp;  // [V]: the generation of the batch that last had item i
+    Buffer<T> dz;            // [V + block, L1]: this replica's item dz sums, by the holder's rows
+    Buffer<T> gmf_grads;     // [V, F]: its GMF gradient sums, likewise
+    bool sums_clear = true;  // dz and gmf_grads are zero (clear_item_sums ran)
+    Buffer<Id> stamp;        // [V]: the generation of the batch that last had item i
     Id generation = 0;
-    Buffer<Id> list;  // [V + 1]
-    Buffer<T> dz, row_grads, gmf_grads;
+    Buffer<Id> list;      // [V + 1]: the batch's owned items, ascending
+    Buffer<T> row_grads;  // [padded V, E]: their MLP table gradients
     Index count = 0;
+    Index first_row = 0;  // their first row in the holder's table
   } owned_;
   bool hand_over_[2] = {false, false};
   ShareRows share_rows_[2];
@@ -289,6 +302,7 @@ class Ncf {
   void open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
                   bool items_by_owner);
   void list_distinct(ShareRows& rs, std::span<const Id> ids);
+  void stamp_ids(ShareRows& rs, std::span<const Id> ids);
   void finish_share(const Ctx& ctx);
   void first_layer_forward(std::span<const Id> users, std::span<const Id> items,
                            ConstMat<T> context, MatView<T> y);

@@ -112,6 +112,7 @@ class NcfEvaluator {
  private:
   ThreadPool pool_;
   std::vector<std::unique_ptr<detail::NcfReplica>> replicas_;
+  std::vector<models::Ncf<float>*> models_;  // the replicas' models, in replica order
 };
 
 class NcfTrainer {
@@ -191,6 +192,7 @@ class NcfTrainer {
   ThreadPool pool_;
   data::NcfSampler sampler_;
   std::vector<std::unique_ptr<detail::NcfReplica>> replicas_;
+  std::vector<models::Ncf<float>*> models_;  // the replicas' models, in replica order
   std::vector<const Arena*> arenas_;
   optim::Adam<float> adam_;
   optim::SparseAdam<float> sparse_adam_;

@@ -205,10 +205,11 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows, bool i
     planner.buffer(owned_pslot_, Region::kScratch, "mlp.0.owned_items.proj_slot", {v});
     planner.buffer(owned_.stamp, Region::kScratch, "mlp.0.owned_items.stamp", {v});
     planner.buffer(owned_.list, Region::kScratch, "mlp.0.owned_items.list", {v + 1});
-    planner.buffer(owned_.dz, Region::kScratch, "mlp.0.owned_items.dz", {padded, l1});
+    // The owner's GEMM runs over whole blocks of rows from its first row: up to a block past V.
+    planner.buffer(owned_.dz, Region::kScratch, "mlp.0.item_sums.dz", {v + kShareRowBlock, l1});
     planner.buffer(owned_.row_grads, Region::kScratch, "mlp.0.owned_items.row_grads", {padded, e});
     if (has_gmf())
-      planner.buffer(owned_.gmf_grads, Region::kScratch, "mlp.0.owned_items.gmf_grads",
+      planner.buffer(owned_.gmf_grads, Region::kScratch, "mlp.0.item_sums.gmf_grads",
                      {v, cfg_.factors});
   }
   if (fused_widths()) {
@@ -322,13 +323,19 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
   {
     profile::Zone zone(prof, zones_.share_index, users.size());
-    for (int s = 0; s < 2; ++s) {
-      ShareRows& rs = share_rows_[s];
-      // The dz rows the last share left to the items' owners.
-      std::fill_n(rs.dz.view.data, rs.dz_pending * l1, T(0));
-      rs.dz_pending = 0;
-      rs.handed = 0;
-      list_distinct(rs, s == 0 ? users : items);
+    share_rows_[0].handed = share_rows_[1].handed = 0;
+    list_distinct(share_rows_[0], users);
+    if (items_by_owner) {
+      // The owners list and project the batch's items; this share's items are only marked
+      // (backward_owned_items reads its sums of the rows it marked; clear_item_sums clears them).
+      stamp_ids(share_rows_[1], items);
+      if (!owned_.sums_clear) {  // a step that failed before clear_item_sums
+        std::fill_n(owned_.dz.view.data, owned_.dz.view.numel(), T(0));
+        std::fill_n(owned_.gmf_grads.view.data, owned_.gmf_grads.view.numel(), T(0));
+      }
+      owned_.sums_clear = false;
+    } else {
+      list_distinct(share_rows_[1], items);
     }
   }
   explicit_items_by_owner_ = items_by_owner;
@@ -337,17 +344,15 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
                      share_rows_[0].count + (items_by_owner ? 0 : share_rows_[1].count));
   const ConstMat<T> w = tower_[0].p.weight.value.mat();
   T* wt = rows_wt_.view.data;
-  for (int s = 0; s < 2; ++s) {
+  for (int s = 0; s < sides; ++s) {
     ShareRows& rs = share_rows_[s];
     const Index m = rs.count;
-    if (s < sides) {
-      const ConstMat<T> table = mlp_table(s).layer.p.weight.value.mat();
-      // W_partᵀ [E, L1]: the kernels load vectors of outputs.
-      for (Index j = 0; j < l1; ++j)
-        for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, s * e + p);
-      project_distinct<T>(table, rs.list.view.data, m, e, wt, l1, rs.proj.view.data, !rs.ascending);
-      executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
-    }
+    const ConstMat<T> table = mlp_table(s).layer.p.weight.value.mat();
+    // W_partᵀ [E, L1]: the kernels load vectors of outputs.
+    for (Index j = 0; j < l1; ++j)
+      for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, s * e + p);
+    project_distinct<T>(table, rs.list.view.data, m, e, wt, l1, rs.proj.view.data, !rs.ascending);
+    executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
     // The dz sums start at zero: finish_share clears the rows it used (the padding rows up to
     // whole blocks are never written). Only after a share that added into them and did not
     // finish is the whole buffer cleared here.
@@ -355,8 +360,11 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
     rs.dz_clear = true;
     if (has_gmf()) std::fill_n(rs.gmf_grads.view.data, m * cfg_.factors, T(0));
   }
-  proj_i_ = items_by_owner ? item_holder_->owned_proj_.view.data : share_rows_[1].proj.view.data;
-  pslot_i_ = items_by_owner ? item_holder_->owned_pslot_.view.data : share_rows_[1].slot.view.data;
+  ShareRows& ri = share_rows_[1];
+  proj_i_ = items_by_owner ? item_holder_->owned_proj_.view.data : ri.proj.view.data;
+  slot_i_ = items_by_owner ? item_holder_->owned_pslot_.view.data : ri.slot.view.data;
+  dz_i_ = items_by_owner ? owned_.dz.view.data : ri.dz.view.data;
+  gmf_i_ = items_by_owner ? owned_.gmf_grads.view.data : ri.gmf_grads.view.data;
   if (fused_widths()) {
     // The fused kernel reads the weights it broadcasts against transposed (see ncf_fused.h).
     const Index c = cfg_.context;
@@ -440,6 +448,22 @@ void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
   rs.ascending = false;
 }
 
+// rs.stamp[id] = a new generation for the ids (no list: count 0).
+template <class T>
+void Ncf<T>::stamp_ids(ShareRows& rs, std::span<const Id> ids) {
+  Id* stamp = rs.stamp.view.data;
+  if (rs.generation == std::numeric_limits<Id>::max() || rs.generation == 0) {
+    std::fill_n(stamp, rs.stamp.view.numel(), Id(0));
+    rs.generation = 0;
+  }
+  const Id gen = ++rs.generation;
+  for (const Id id : ids) {
+    SHOAL_DCHECK(id >= 0 && id < rs.stamp.view.numel());
+    stamp[id] = gen;
+  }
+  rs.count = 0;
+}
+
 // y = relu(c·W_cᵀ + b + proj_u[u] + proj_i[i]) for the call's rows.
 template <class T>
 void Ncf<T>::first_layer_forward(std::span<const Id> users, std::span<const Id> items,
@@ -459,7 +483,7 @@ void Ncf<T>::first_layer_forward(std::span<const Id> users, std::span<const Id> 
         for (Index j = 0; j < l1; ++j) y(r, j) += b[j];
   }
   const Id* slot_u = share_rows_[0].slot.view.data;
-  const Id* slot_i = pslot_i_;
+  const Id* slot_i = slot_i_;
   const T* proj_u = share_rows_[0].proj.view.data;
   const T* proj_i = proj_i_;
   for (Index r = 0; r < n; ++r) {
@@ -505,10 +529,11 @@ void Ncf<T>::first_layer_aggregate(std::span<const Id> users, std::span<const Id
                                    ConstMat<T> dz) {
   const Index l1 = tower_[0].cfg.out;
   const Id* slot_u = share_rows_[0].slot.view.data;
-  const Id* slot_i = share_rows_[1].slot.view.data;
+  const Id* slot_i = slot_i_;
   T* dz_u = share_rows_[0].dz.view.data;
-  T* dz_i = share_rows_[1].dz.view.data;
-  share_rows_[0].dz_clear = share_rows_[1].dz_clear = false;
+  T* dz_i = dz_i_;
+  share_rows_[0].dz_clear = false;
+  share_rows_[1].dz_clear = explicit_items_by_owner_;  // by owner: the item sums instead
   for (Index r = 0; r < dz.rows; ++r) {
     const T* __restrict d = dz.row(r);
     T* __restrict au = dz_u + static_cast<Index>(slot_u[users[static_cast<size_t>(r)]]) * l1;
@@ -548,12 +573,6 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
     const Index m = rs.count;
     rs.count = 0;
     if (m == 0) continue;
-    if (s == 1 && explicit_items_by_owner_) {
-      // The items' dz and GMF sums stay for their owners (backward_owned_items).
-      rs.dz_pending = m;
-      rs.dz_clear = true;
-      continue;
-    }
     const Index col = s * e, padded = round_up_rows(m);
     const T* dz = rs.dz.view.data;
     T* rg = rs.row_grads.view.data;
@@ -630,6 +649,7 @@ void Ncf<T>::project_owned_items(const Ctx& ctx, std::span<const Id> batch_items
       m += stamp[id] == gen ? 1 : 0;
     }
     owned_.count = m;
+    owned_.first_row = first_row;
   }
   profile::Zone zone(prof, zones_.owned_items.forward, m);
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
@@ -642,46 +662,44 @@ void Ncf<T>::project_owned_items(const Ctx& ctx, std::span<const Id> batch_items
   executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
 }
 
-// The owned items' dz and GMF sums over the sharers' shares (in replica order), then, as
-// finish_share does for a share's rows: dW_i += dZᵀ·rows into this model's grads and the rows'
-// table gradients dZ·W_i.
+// The other sharers' dz and GMF sums of the owned rows added into this replica's, in replica
+// order (a sharer whose share did not have the item is skipped; the rows are the same in every
+// replica: the holder's), then, as finish_share does for a share's rows: dW_i += dZᵀ·rows into
+// this model's grads and the rows' table gradients dZ·W_i.
 template <class T>
 typename Ncf<T>::RowGrads Ncf<T>::backward_owned_items(const Ctx& ctx,
                                                        std::span<Ncf* const> sharers) {
   SHOAL_CHECK(items_by_owner(), "Ncf::backward_owned_items without share_item_rows");
-  const Index m = owned_.count;
+  const Index m = owned_.count, first = owned_.first_row;
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
   profile::Zone zone(prof, zones_.owned_items.backward, m);
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out, f = has_gmf() ? cfg_.factors : 0;
   const Id* list = owned_.list.view.data;
-  T* dz = owned_.dz.view.data;
-  T* gmf = owned_.gmf_grads.view.data;
-  for (Index k = 0; k < m; ++k) {
-    const Id id = list[k];
-    T* __restrict dst = dz + k * l1;
-    T* __restrict dst_gmf = gmf + k * f;
-    bool first = true;
-    for (const Ncf* r : sharers) {
-      const ShareRows& rs = r->share_rows_[1];
-      if (rs.stamp.view.data[id] != rs.generation) continue;
-      const Index slot = rs.slot.view.data[id];
-      const T* __restrict src = rs.dz.view.data + slot * l1;
-      const T* __restrict src_gmf = rs.gmf_grads.view.data + slot * f;
-      if (first) {
-        copy_row(src, l1, dst);
-        copy_row(src_gmf, f, dst_gmf);
-      } else {
-        for (Index j = 0; j < l1; ++j) dst[j] += src[j];
-        for (Index j = 0; j < f; ++j) dst_gmf[j] += src_gmf[j];
-      }
-      first = false;
+  T* dz = owned_.dz.view.data + first * l1;
+  T* gmf = owned_.gmf_grads.view.data + first * f;
+  owned_.sums_clear = false;  // also when this replica had no share: its rows get the others'
+  for (const Ncf* r : sharers) {
+    if (r == this) continue;
+    const Id* stamp = r->share_rows_[1].stamp.view.data;
+    const Id gen = r->share_rows_[1].generation;
+    const T* src = r->owned_.dz.view.data + first * l1;
+    const T* src_gmf = r->owned_.gmf_grads.view.data + first * f;
+    for (Index k = 0; k < m; ++k) {
+      if (stamp[list[k]] != gen) continue;
+      T* __restrict d = dz + k * l1;
+      const T* __restrict g = src + k * l1;
+      for (Index j = 0; j < l1; ++j) d[j] += g[j];
+      T* __restrict dg = gmf + k * f;
+      const T* __restrict gg = src_gmf + k * f;
+      for (Index j = 0; j < f; ++j) dg[j] += gg[j];
     }
   }
   auto& lin = tower_[0];
   const ConstMat<T> w = lin.p.weight.value.mat();
   T* rg = owned_.row_grads.view.data;
   const Index padded = round_up_rows(m);
-  // Padding rows of dz hold anything: their row gradients are never read.
+  // Rows past m up to a whole block are another owner's or zero: their row gradients are never
+  // read.
   for (Index r0 = 0; r0 < padded; r0 += kShareGemmRows) {
     const Index rb = std::min(kShareGemmRows, padded - r0);
     kernels::gemm<T>(kernels::GemmBackend::kXsmm, kernels::Trans::kNo, kernels::Trans::kNo, rb, e,
@@ -692,6 +710,21 @@ typename Ncf<T>::RowGrads Ncf<T>::backward_owned_items(const Ctx& ctx,
   executed_flops_ += 4.0 * static_cast<double>(m * e * l1);
   return {std::span<const Id>(list, static_cast<size_t>(m)), ConstMat<T>(rg, m, e),
           has_gmf() ? ConstMat<T>(gmf, m, f) : ConstMat<T>{}};
+}
+
+// Every owner's block of rows this step, contiguous: the rows its share had lie anywhere in
+// them, and a sweep of the share's stamps with a store per row cost ≈ 2× these clears
+// (ncf-speed-log.md, Session 19).
+template <class T>
+void Ncf<T>::clear_item_sums(std::span<Ncf* const> owners) {
+  if (!items_by_owner() || owned_.sums_clear) return;
+  const Index l1 = tower_[0].cfg.out, f = has_gmf() ? cfg_.factors : 0;
+  for (const Ncf* o : owners) {
+    const Index first = o->owned_.first_row, m = o->owned_.count;
+    std::fill_n(owned_.dz.view.data + first * l1, m * l1, T(0));
+    std::fill_n(owned_.gmf_grads.view.data + first * f, m * f, T(0));
+  }
+  owned_.sums_clear = true;
 }
 
 namespace {
@@ -771,8 +804,7 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.proj_u = share_rows_[0].proj.view.data;
     a.slot_u = share_rows_[0].slot.view.data;
     a.proj_i = proj_i_;
-    a.pslot_i = pslot_i_;
-    a.slot_i = share_rows_[1].slot.view.data;
+    a.slot_i = slot_i_;
     a.wc_t = wc_t_.view.data;
     a.b1 = tower_[0].p.bias.value.data;
     a.w2 = tower_[1].p.weight.value.data;
@@ -796,10 +828,11 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.dwp = predict_.p.weight.grad.data;
     a.dbp = predict_.p.bias.grad.data;
     a.gpg = share_rows_[0].gmf_grads.view.data;
-    a.gqg = share_rows_[1].gmf_grads.view.data;
+    a.gqg = gmf_i_;
     a.dz_u = share_rows_[0].dz.view.data;
-    a.dz_i = share_rows_[1].dz.view.data;
-    share_rows_[0].dz_clear = share_rows_[1].dz_clear = false;
+    a.dz_i = dz_i_;
+    share_rows_[0].dz_clear = false;
+    share_rows_[1].dz_clear = explicit_items_by_owner_;  // by owner: the item sums instead
     a.logits = out_.view.data;
     a.h1 = fused_h1_.view.data;
     a.h2 = fused_h2_.view.data;
@@ -953,9 +986,11 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
     const ConstMat<T> qi = tables_[ti].layer.p.weight.value.mat();
     const bool per_share = factored();
     const MatView<T> gu = per_share ? share_rows_[0].gmf_grads.mat() : table_grads_[tu].mat();
-    const MatView<T> gi = per_share ? share_rows_[1].gmf_grads.mat() : table_grads_[ti].mat();
+    const MatView<T> gi = !per_share                 ? table_grads_[ti].mat()
+                          : explicit_items_by_owner_ ? owned_.gmf_grads.mat()
+                                                     : share_rows_[1].gmf_grads.mat();
     const auto grad_row = [&](int s, Id id) {
-      return per_share ? share_rows_[s].slot.view.data[id] : id;
+      return per_share ? (s == 0 ? share_rows_[0].slot.view.data : slot_i_)[id] : id;
     };
     for (Index r = 0; r < n; ++r) {
       if (r + kRowsAhead < n) {

@@ -162,7 +162,7 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
     u[r] = a.users[row];
     it[r] = a.items[row];
     pu[r] = a.proj_u + static_cast<Index>(a.slot_u[u[r]]) * L1;
-    qi[r] = a.proj_i + static_cast<Index>(a.pslot_i[it[r]]) * L1;
+    qi[r] = a.proj_i + static_cast<Index>(a.slot_i[it[r]]) * L1;
   }
   const float* ctx = a.ctx + t0 * a.ld_ctx;
 
@@ -280,10 +280,9 @@ void prefetch_tile(const NcfFusedChunk& a, Index t0) {
   const Index end = std::min<Index>(t0 + kRows, a.n);
   for (Index row = t0; row < end; ++row) {
     const Index su = a.slot_u[a.users[row]], si = a.slot_i[a.items[row]];
-    const Index pi = a.pslot_i[a.items[row]];
     for (Index j = 0; j < L1; j += 16) {
       __builtin_prefetch(a.proj_u + su * L1 + j);
-      __builtin_prefetch(a.proj_i + pi * L1 + j);
+      __builtin_prefetch(a.proj_i + si * L1 + j);
       __builtin_prefetch(a.dz_u + su * L1 + j, 1);
       __builtin_prefetch(a.dz_i + si * L1 + j, 1);
     }

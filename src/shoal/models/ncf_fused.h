@@ -39,14 +39,11 @@ struct NcfFusedChunk {
   Index ld_ctx = 0;
   const int32_t* users = nullptr;  // [n]
   const int32_t* items = nullptr;  // [n]
-  // The first layer: the distinct rows' projections (a user's row slot_u[id], an item's
-  // pslot_i[id]) and the context columns' weight transposed, [c, L1]. slot_i: an item's row in
-  // the share's sums below (pslot_i too unless the items' projections are their owners',
-  // Ncf::share_item_rows).
+  // The first layer: the distinct rows' projections (row slot[id]) and the context columns'
+  // weight transposed, [c, L1].
   const float* proj_u = nullptr;
   const int32_t* slot_u = nullptr;
   const float* proj_i = nullptr;
-  const int32_t* pslot_i = nullptr;
   const int32_t* slot_i = nullptr;
   const float* wc_t = nullptr;
   const float* b1 = nullptr;

@@ -323,6 +323,7 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   item_owner_ =
       detail::block_owners(std::vector<double>(static_cast<size_t>(model.num_items), 1.0), t);
   owned_items_ = owned(item_owner_);
+  for (auto& r : replicas_) models_.push_back(&r->model);
   if (items_by_owner_) {
     Index first = 0;
     for (int r = 0; r < t; ++r) {
@@ -714,6 +715,8 @@ void NcfTrainer::step(Index begin, Index end) {
       if (!owned_items.rows.empty()) update_rows(1, owned_items);
       update_shared_rows(tid);
       update_tables(tid, early_user_updates() ? TableSet::kItems : TableSet::kAll);
+      // Every owner has read this replica's item sums (before the last barrier).
+      if (items_by_owner_) replicas_[static_cast<size_t>(tid)]->model.clear_item_sums(models_);
     });
   }
   if (!finite) throw_non_finite_loss(adam_.step_count(), arenas_);
