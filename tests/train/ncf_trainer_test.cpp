@@ -387,7 +387,8 @@ TEST(NcfTrainer, ProfilerZones) {
   EXPECT_EQ(calls("optimizer.user_tables"), 2 * steps);
   EXPECT_EQ(calls("optimizer.own_rows"), 2 * steps);  // the MLP user rows, at the share's end
   // Items by owner: each thread lists, projects and back-propagates the items it owns, with
-  // three barriers per step (the items projected, the shares trained, the items' dW formed).
+  // two barriers per step (the items projected, the step's) and a wait for the replicas' item
+  // sums before the owners' backward, all idle in pool.barrier.
   for (const char* z :
        {"mlp.0.item_rows.index", "mlp.0.item_rows.forward", "mlp.0.item_rows.backward"})
     EXPECT_EQ(calls(z), 2 * steps) << z;

@@ -153,10 +153,10 @@ class Ncf {
   // into the same rows of their own replica's item sums, so that an owner finds its items'
   // sums at its own rows in every replica. The step:
   //   every replica: begin_share (users projected, items stamped), project_owned_items
-  //   barrier; every replica: the share's chunks, end_share
-  //   barrier; every replica: backward_owned_items (the other replicas' sums of its rows added
-  //            into its own, dW of the items' columns into its own grads; returns the owned
-  //            rows' MLP and GMF gradients for the caller's update)
+  //   barrier; every replica: the share's chunks, then end_share
+  //   once every replica's chunks are done: backward_owned_items on every replica (the other
+  //            replicas' sums of its rows added into its own, dW of the items' columns into its
+  //            own grads; returns the owned rows' MLP and GMF gradients for the caller's update)
   //   barrier; the replicas' dense grads summed, the updates; clear_item_sums on every replica.
   // Implicit shares (forward alone: evaluation) are unaffected. holder may be this model.
   void share_item_rows(Ncf* holder);

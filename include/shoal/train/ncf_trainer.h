@@ -160,7 +160,9 @@ class NcfTrainer {
 
  private:
   void open_share(int tid, Index begin, Index n, const Ctx& base);
-  void train_share(int tid, const Ctx& base);
+  double train_chunks(int tid, const Ctx& base);
+  void close_share(int tid, const Ctx& base, double sum);
+  static void wait_for(const std::atomic<uint64_t>& flag, uint64_t value);
   void update_rows(int s, const models::Ncf<float>::RowGrads& g);
   // Which tables update_tables updates: all; the user tables, whose touched rows are this
   // thread's own (lazy update, shares by user, several threads: before the step's barrier);
@@ -172,7 +174,7 @@ class NcfTrainer {
   void update_tables(int tid, TableSet set);
   // Whether side s's rows (0 users, 1 items) are touched by one replica only: every row on one
   // thread, the users' with shares by user. Handed-over rows of such a side are updated by the
-  // thread that formed them (train_share); the others by update_shared_rows.
+  // thread that formed them (close_share); the others by update_shared_rows.
   bool own_side(int s) const { return pool_.size() == 1 || (s == 0 && split_by_user_); }
   void update_shared_rows(int tid);
   // The index in the model's tables of side s's MLP or GMF table.
@@ -215,6 +217,7 @@ class NcfTrainer {
   alignas(64) std::atomic<int> barrier_count_{0};
   alignas(64) std::atomic<uint32_t> barrier_phase_{0};
   std::atomic<bool> share_failed_{false};
+  uint64_t step_seq_ = 0;  // step() calls so far (the replicas' item_sums_step)
 };
 
 // NCF training on synthetic data of the contextual user's shape (data::synth_ncf_positives:

@@ -15,7 +15,7 @@
 namespace shoal::train {
 
 namespace {
-// Rows per forward/backward chunk of a thread's share (see train_share).
+// Rows per forward/backward chunk of a thread's share (see train_chunks).
 constexpr Index kComputeChunkRows = 256;
 
 // dst[0, n) += src[0, n): a row gradient summed into another (the replicas' sums).
@@ -52,7 +52,7 @@ struct NcfReplica {
   // (NcfTrainer::user_owner_), gathered from the epoch's arrays [B].
   Buffer<int32_t> share_users, share_items, share_ctx_rows;
   Buffer<float> share_labels;
-  // The step's share (NcfTrainer::open_share, then train_share): its instances, and its
+  // The step's share (NcfTrainer::open_share, train_chunks, close_share): its instances, and its
   // fraction of the batch. count 0: no share opened this step.
   struct Share {
     std::span<const int32_t> users, items, ctx_rows;
@@ -60,6 +60,9 @@ struct NcfReplica {
     Index count = 0;
     double fraction = 0;
   } share;
+  // Items by owner: the last step (NcfTrainer::step_seq_) whose item sums this replica has
+  // finished; the owners wait for it before their backward.
+  alignas(64) std::atomic<uint64_t> item_sums_step{0};
   Arena arena;
 
   // rows: per forward/backward chunk; share_rows: a thread's share of a batch (0: rows).
@@ -464,7 +467,20 @@ void NcfTrainer::barrier() {
   }
 }
 
-// Thread tid's share of the batch (see train_share): the last step's gradients cleared, the
+// Spins (then yields, as barrier() does) until flag reaches value.
+void NcfTrainer::wait_for(const std::atomic<uint64_t>& flag, uint64_t value) {
+  for (int spin = 0; flag.load(std::memory_order_acquire) < value; ++spin) {
+    if (spin < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+// Thread tid's share of the batch (see train_chunks): the last step's gradients cleared, the
 // share's instances selected, and its distinct rows listed and projected (Ncf::begin_share).
 void NcfTrainer::open_share(int tid, Index begin, Index n, const Ctx& base) {
   detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
@@ -544,12 +560,12 @@ void NcfTrainer::open_share(int tid, Index begin, Index n, const Ctx& base) {
 // backward per chunk, so that a chunk's activations and their gradients (the tower input is
 // 340 bytes per row) stay in L2 between forward and backward instead of streaming the whole
 // share through memory. Dense grads and table row grads accumulate over the chunks (in chunk
-// order: deterministic for a given thread count).
-void NcfTrainer::train_share(int tid, const Ctx& base) {
+// order: deterministic for a given thread count). Returns the share's summed loss.
+double NcfTrainer::train_chunks(int tid, const Ctx& base) {
   detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
   const detail::NcfReplica::Share& sh = rep.share;
   const Index count = sh.count;
-  if (count == 0) return;
+  if (count == 0) return 0;
   const Index c = train_.context_cols();
   Ctx ctx = base;
   ctx.thread = tid;
@@ -581,8 +597,19 @@ void NcfTrainer::train_share(int tid, const Ctx& base) {
     sum += rep.model.train_chunk(ctx, sh.users.subspan(cu, cm), sh.items.subspan(cu, cm), context,
                                  sh.labels + c0, scale);
   }
+  return sum;
+}
+
+// The share's end after its chunks (sum: their loss): the distinct rows' backward
+// (Ncf::end_share), its loss, and the rows only this replica touched updated.
+void NcfTrainer::close_share(int tid, const Ctx& base, double sum) {
+  detail::NcfReplica& rep = *replicas_[static_cast<size_t>(tid)];
+  const detail::NcfReplica::Share& sh = rep.share;
+  if (sh.count == 0) return;
+  Ctx ctx = base;
+  ctx.thread = tid;
   rep.model.end_share(ctx);
-  thread_loss_[static_cast<size_t>(tid)] = sh.fraction * (sum / rows);
+  thread_loss_[static_cast<size_t>(tid)] = sh.fraction * (sum / static_cast<double>(sh.count));
   rep.handed_valid = true;
   // The MLP and GMF rows only this replica touched, updated where their gradients were formed
   // (see the constructor); not when this share's loss is not finite (the step then throws).
@@ -609,12 +636,14 @@ void NcfTrainer::update_rows(int s, const models::Ncf<float>::RowGrads& g) {
 
 // One parallel region per step: the shares are opened and trained, one barrier (every share's
 // loss and gradients are written), then the update. With items by owner (Ncf::share_item_rows)
-// the owners project the batch's items before the shares train, behind one more barrier, and
-// form the items' gradients before a third, ahead of the dense reduction, which reads them. Every
-// thread sums the shares' losses in the same order, so all agree whether the step is finite; a
+// the owners project the batch's items before the shares train, behind one more barrier; each
+// replica marks its item sums final after its chunks, and each owner runs its items' backward
+// once every replica's are, before the step's barrier (so its dW is in the grads the dense
+// reduction reads after it). Every thread
+// sums the shares' losses in the same order, so all agree whether the step is finite; a
 // non-finite step skips the update and throws after the region, before it could poison the
-// weights. A thread whose work throws still passes every barrier, so the others never wait
-// for it; the exception is rethrown after the region.
+// weights. A thread whose work throws still passes every barrier (and marks its item sums), so
+// the others never wait for it; the exception is rethrown after the region.
 void NcfTrainer::step(Index begin, Index end) {
   const Index n = end - begin;
   Ctx base;
@@ -628,6 +657,7 @@ void NcfTrainer::step(Index begin, Index end) {
   auto t1 = t0;
   bool finite = true;
   share_failed_.store(false, std::memory_order_relaxed);
+  const uint64_t seq = ++step_seq_;
   {
     profile::Zone wait(prof_, zones_.wait);
     pool_.run([&](int tid) {
@@ -657,13 +687,43 @@ void NcfTrainer::step(Index begin, Index end) {
         sync();
       }
       // Not after a failure before: items by owner, its share's rows may be unprojected.
-      if (!share_failed_.load(std::memory_order_relaxed)) guarded([&] { train_share(tid, base); });
+      double sum = 0;
+      if (!share_failed_.load(std::memory_order_relaxed))
+        guarded([&] { sum = train_chunks(tid, base); });
+      // Items by owner: this replica's item sums are final (whatever happened: the owners
+      // wait for it).
+      if (items_by_owner_)
+        replicas_[static_cast<size_t>(tid)]->item_sums_step.store(seq, std::memory_order_release);
+      if (!error) guarded([&] { close_share(tid, base, sum); });
       // The user tables' rows of a share by user are this thread's alone: it updates them
       // while the others finish their shares. Not when its own loss is not finite; if another
       // share's is not, the step throws after the barrier with these rows already updated.
       if (!error && early_user_updates() && std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
         profile::Zone zone(prof_, zones_.user_tables);
         update_tables(tid, TableSet::kOwnUsers);
+      }
+      models::Ncf<float>::RowGrads owned_items;
+      if (items_by_owner_) {
+        // The owned items' backward as soon as every replica's item sums are final, before the
+        // barrier; their dW lands in this replica's grads, which the dense reduction reads
+        // after it.
+        {
+          profile::Zone zone(prof_, zones_.barrier);
+          for (const auto& r : replicas_) wait_for(r->item_sums_step, seq);
+        }
+        constexpr int kMaxReplicas = 256;
+        SHOAL_DCHECK(pool_.size() <= kMaxReplicas);
+        models::Ncf<float>* sharers[kMaxReplicas];
+        size_t n_sharers = 0;
+        for (const auto& r : replicas_)
+          if (r->share.count > 0) sharers[n_sharers++] = &r->model;
+        if (!share_failed_.load(std::memory_order_relaxed))
+          guarded([&] {
+            Ctx ctx = base;
+            ctx.thread = tid;
+            owned_items = replicas_[static_cast<size_t>(tid)]->model.backward_owned_items(
+                ctx, std::span(sharers, n_sharers));
+          });
       }
       sync();
       if (error) std::rethrow_exception(error);
@@ -675,25 +735,6 @@ void NcfTrainer::step(Index begin, Index end) {
         finite = std::isfinite(loss);
       }
       if (!std::isfinite(loss)) return;
-      models::Ncf<float>::RowGrads owned_items;
-      if (items_by_owner_) {
-        // The owned items' dW lands in this replica's grads, which the dense reduction reads.
-        constexpr int kMaxReplicas = 256;
-        SHOAL_DCHECK(pool_.size() <= kMaxReplicas);
-        models::Ncf<float>* sharers[kMaxReplicas];
-        size_t n_sharers = 0;
-        for (const auto& r : replicas_)
-          if (r->share.count > 0) sharers[n_sharers++] = &r->model;
-        Ctx ctx = base;
-        ctx.thread = tid;
-        guarded([&] {
-          owned_items = replicas_[static_cast<size_t>(tid)]->model.backward_owned_items(
-              ctx, std::span(sharers, n_sharers));
-        });
-        sync();
-        if (error) std::rethrow_exception(error);
-        if (share_failed_.load(std::memory_order_relaxed)) return;
-      }
       {
         profile::Zone zone(
             prof_, zones_.dense,
