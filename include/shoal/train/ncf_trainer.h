@@ -162,6 +162,7 @@ class NcfTrainer {
   void open_share(int tid, Index begin, Index n, const Ctx& base);
   double train_chunks(int tid, const Ctx& base);
   void close_share(int tid, const Ctx& base, double sum);
+  // Until flag >= value (spinning, then yielding, as barrier() does).
   static void wait_for(const std::atomic<uint64_t>& flag, uint64_t value);
   void update_rows(int s, const models::Ncf<float>::RowGrads& g);
   // Which tables update_tables updates: all; the user tables, whose touched rows are this

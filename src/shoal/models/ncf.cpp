@@ -253,6 +253,17 @@ namespace {
 // sparse update of its slice of rows): prefetch the rows of the instance kAhead positions on.
 constexpr Index kRowsAhead = 8;
 
+// The next generation of a stamp array [rows] (a row is marked when its stamp equals it); the
+// stamps are cleared when the generations wrap.
+template <class Id>
+Id next_generation(Id* stamp, Index rows, Id& generation) {
+  if (generation == std::numeric_limits<Id>::max() || generation == 0) {
+    std::fill_n(stamp, rows, Id(0));
+    generation = 0;
+  }
+  return ++generation;
+}
+
 // The factored first layer's products over a share's distinct rows, read in place from the
 // table (ncf_rows.h): the vector kernels for float where the widths allow, else the plain loops.
 // Rows in random order of a large table are prefetched a tile ahead.
@@ -410,11 +421,7 @@ void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
   Id* slot = rs.slot.view.data;
   Id* stamp = rs.stamp.view.data;
   Id* list = rs.list.view.data;
-  if (rs.generation == std::numeric_limits<Id>::max() || rs.generation == 0) {
-    std::fill_n(stamp, table_rows, Id(0));
-    rs.generation = 0;
-  }
-  const Id gen = ++rs.generation;
+  const Id gen = next_generation(stamp, table_rows, rs.generation);
   Index m = 0;
   if (dense_rows(static_cast<Index>(ids.size()), table_rows)) {
     for (const Id id : ids) {
@@ -452,11 +459,7 @@ void Ncf<T>::list_distinct(ShareRows& rs, std::span<const Id> ids) {
 template <class T>
 void Ncf<T>::stamp_ids(ShareRows& rs, std::span<const Id> ids) {
   Id* stamp = rs.stamp.view.data;
-  if (rs.generation == std::numeric_limits<Id>::max() || rs.generation == 0) {
-    std::fill_n(stamp, rs.stamp.view.numel(), Id(0));
-    rs.generation = 0;
-  }
-  const Id gen = ++rs.generation;
+  const Id gen = next_generation(stamp, rs.stamp.view.numel(), rs.generation);
   for (const Id id : ids) {
     SHOAL_DCHECK(id >= 0 && id < rs.stamp.view.numel());
     stamp[id] = gen;
@@ -632,11 +635,7 @@ void Ncf<T>::project_owned_items(const Ctx& ctx, std::span<const Id> batch_items
   {
     profile::Zone zone(prof, zones_.owned_index, batch_items.size());
     Id* stamp = owned_.stamp.view.data;
-    if (owned_.generation == std::numeric_limits<Id>::max() || owned_.generation == 0) {
-      std::fill_n(stamp, owned_.stamp.view.numel(), Id(0));
-      owned_.generation = 0;
-    }
-    const Id gen = ++owned_.generation;
+    const Id gen = next_generation(stamp, owned_.stamp.view.numel(), owned_.generation);
     for (const Id id : batch_items) {
       SHOAL_DCHECK(id >= 0 && id < cfg_.num_items);
       stamp[id] = gen;

@@ -22,6 +22,21 @@ constexpr Index kComputeChunkRows = 256;
 void add_row(float* __restrict dst, const float* __restrict src, Index n) {
   for (Index j = 0; j < n; ++j) dst[j] += src[j];
 }
+
+// Waits for done(): spins first (the other threads are normally a few µs behind), then yields
+// the core: on a loaded machine the thread waited for may be waiting for this very core.
+template <class Done>
+void spin_until(Done done) {
+  for (int spin = 0; !done(); ++spin) {
+    if (spin < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
 }  // namespace
 
 namespace detail {
@@ -454,30 +469,11 @@ void NcfTrainer::barrier() {
     barrier_phase_.store(phase + 1, std::memory_order_release);
     return;
   }
-  // Spin first (the partner is normally a few µs behind), then yield the core: on a loaded
-  // machine the partner may be waiting for this very core.
-  for (int spin = 0; barrier_phase_.load(std::memory_order_acquire) == phase; ++spin) {
-    if (spin < 4096) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } else {
-      std::this_thread::yield();
-    }
-  }
+  spin_until([&] { return barrier_phase_.load(std::memory_order_acquire) != phase; });
 }
 
-// Spins (then yields, as barrier() does) until flag reaches value.
 void NcfTrainer::wait_for(const std::atomic<uint64_t>& flag, uint64_t value) {
-  for (int spin = 0; flag.load(std::memory_order_acquire) < value; ++spin) {
-    if (spin < 4096) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } else {
-      std::this_thread::yield();
-    }
-  }
+  spin_until([&] { return flag.load(std::memory_order_acquire) >= value; });
 }
 
 // Thread tid's share of the batch (see train_chunks): the last step's gradients cleared, the
