@@ -146,13 +146,13 @@ TEST(NcfTrainer, SameSeedAndThreadsGiveBitwiseSameWeights) {
 // The merged sparse updates, and the items projected and back-propagated by their owners,
 // must equal the single-thread ones up to float summation order, with shares by user (users
 // spread evenly over the threads) and contiguous shares (one user holds a third of the
-// positives); NeuMF runs the fused pass, MLP the layer-by-layer one.
-void expect_thread_counts_agree(const data::NcfPositives& train, const Planted& p, int threads,
-                                bool by_user, NcfKind kind = NcfKind::kNeuMf) {
+// positives), through the layer-by-layer path (model_config's towers) and the fused pass.
+void expect_thread_counts_agree(const data::NcfPositives& train, int threads, bool by_user,
+                                const models::Ncf<float>::Config& model) {
   NcfTrainConfig cfg{.batch_size = 64, .seed = 3, .threads = 1};
-  NcfTrainer one(model_config(p, kind, 2), cfg, train);
+  NcfTrainer one(model, cfg, train);
   cfg.threads = threads;
-  NcfTrainer many(model_config(p, kind, 2), cfg, train);
+  NcfTrainer many(model, cfg, train);
   EXPECT_EQ(many.shares_by_user(), by_user);
   EXPECT_FALSE(one.shares_by_user());
   one.draw_epoch(1);
@@ -166,8 +166,7 @@ void expect_thread_counts_agree(const data::NcfPositives& train, const Planted& 
   for (size_t i = 0; i < w1.size(); ++i)
     max_diff = std::max(max_diff, static_cast<double>(std::abs(w1[i] - wn[i])));
   EXPECT_LT(max_diff, 2e-6) << threads << " threads";
-  EXPECT_NE(std::memcmp(w1.data(),
-                        params(NcfTrainer(model_config(p, kind, 2), {.seed = 3}, train)).data(),
+  EXPECT_NE(std::memcmp(w1.data(), params(NcfTrainer(model, {.seed = 3}, train)).data(),
                         w1.size() * sizeof(float)),
             0)
       << "training did not change the weights";
@@ -175,16 +174,24 @@ void expect_thread_counts_agree(const data::NcfPositives& train, const Planted& 
 
 TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
   const Planted p = planted(30, 48, 5, 2, 2);  // 5 positives per user
-  expect_thread_counts_agree(p.train, p, 3, /*by_user=*/true);
-  expect_thread_counts_agree(p.train, p, 2, /*by_user=*/true);
-  expect_thread_counts_agree(p.train, p, 2, /*by_user=*/true, NcfKind::kMlp);
+  const models::Ncf<float>::Config neumf = model_config(p, NcfKind::kNeuMf, 2);
+  expect_thread_counts_agree(p.train, 3, /*by_user=*/true, neumf);
+  expect_thread_counts_agree(p.train, 2, /*by_user=*/true, neumf);
+  expect_thread_counts_agree(p.train, 2, /*by_user=*/true, model_config(p, NcfKind::kMlp, 2));
+  // The user's widths: train_chunk's fused pass.
+  models::Ncf<float>::Config fused = neumf;
+  fused.layers = {64, 32, 16, 8};
+  ASSERT_TRUE(models::Ncf<float>(fused).fused());
+  expect_thread_counts_agree(p.train, 2, /*by_user=*/true, fused);
+  expect_thread_counts_agree(p.train, 3, /*by_user=*/true, fused);
   data::NcfPositives skewed = p.train;
   for (int k = 0; k < 200; ++k) {  // user 0: 205 of 350 positives
     skewed.users.push_back(0);
     skewed.items.push_back(static_cast<int32_t>(k % 40));  // 8 items stay negatives
     skewed.context.insert(skewed.context.end(), {0.5f, -0.5f});
   }
-  expect_thread_counts_agree(skewed, p, 2, /*by_user=*/false);
+  expect_thread_counts_agree(skewed, 2, /*by_user=*/false, neumf);
+  expect_thread_counts_agree(skewed, 2, /*by_user=*/false, fused);
 }
 
 // A thread whose share of a batch is empty opens no share, so its replica's handed-over lists
