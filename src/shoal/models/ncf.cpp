@@ -326,7 +326,8 @@ void Ncf<T>::end_share(const Ctx& ctx) {
 // Lists the distinct users and items (zone mlp.0.rows.index), gathers their MLP rows and
 // projects them through their columns of the first layer's weight (mlp.0.rows.forward, costed
 // by the distinct rows); clears their dz and GMF gradient sums. With items_by_owner the items
-// are listed only (their owners project them: project_owned_items).
+// are only stamped (their owners list and project them: project_owned_items), and the share
+// sums at the owners' rows.
 template <class T>
 void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
                         bool items_by_owner) {
