@@ -112,7 +112,6 @@ class NcfEvaluator {
  private:
   ThreadPool pool_;
   std::vector<std::unique_ptr<detail::NcfReplica>> replicas_;
-  std::vector<models::Ncf<float>*> models_;  // the replicas' models, in replica order
 };
 
 class NcfTrainer {
