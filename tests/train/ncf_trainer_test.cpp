@@ -196,38 +196,88 @@ TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
 
 // A thread whose share of a batch is empty opens no share, so its replica's handed-over lists
 // are still the last step's: the owners' merge (update_shared_rows) must skip them. Batches of
-// 5 instances on 2 threads with shares by user often fall to one thread's users alone; the
-// weights must still agree with one thread's.
+// 2 instances on 3 threads with shares by user leave at least one share empty (the middle one,
+// when the two users differ); the weights must still agree with one thread's.
 TEST(NcfTrainer, EmptySharesAddNothing) {
   const Planted p = planted(30, 48, 5, 2, 2);
-  constexpr Index kBatch = 5, kSteps = 140;
+  constexpr Index kBatch = 2, kSteps = 200;
+  constexpr int kThreads = 3;
   NcfTrainConfig cfg{.batch_size = kBatch, .seed = 4, .threads = 1};
   NcfTrainer one(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
-  cfg.threads = 2;
-  NcfTrainer two(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
-  ASSERT_TRUE(two.shares_by_user());
+  cfg.threads = kThreads;
+  NcfTrainer many(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
+  ASSERT_TRUE(many.shares_by_user());
   one.draw_epoch(1);
-  two.draw_epoch(1);
-  // The trainer's user owners (blocks of equal positives), to count the one-sided batches.
-  std::vector<double> positives(30, 0.0);
-  for (const int32_t u : p.train.users) positives[static_cast<size_t>(u)] += 1;
-  const std::vector<uint16_t> owner = train::detail::block_owners(positives, 2);
-  Index one_sided = 0;
+  many.draw_epoch(1);
+  // The trainer's cuts (one user per bin here), to count the steps with an empty share.
+  ASSERT_EQ(train::detail::user_bin_shift(30, kBatch), 0);
+  Index with_empty = 0;
   for (Index b = 0; b < kSteps * kBatch; b += kBatch) {
-    bool same = true;
+    std::vector<int32_t> counts(30, 0);
     for (Index i = b; i < b + kBatch; ++i)
-      same = same && owner[static_cast<size_t>(two.sampler().users()[static_cast<size_t>(i)])] ==
-                         owner[static_cast<size_t>(two.sampler().users()[static_cast<size_t>(b)])];
-    one_sided += same ? 1 : 0;
+      ++counts[static_cast<size_t>(many.sampler().users()[static_cast<size_t>(i)])];
+    bool empty = false;
+    for (int t = 0; t < kThreads; ++t) {
+      const Range r = train::detail::share_bins(counts, kBatch, t, kThreads);
+      Index n = 0;
+      for (Index u = r.begin; u < r.end; ++u) n += counts[static_cast<size_t>(u)];
+      empty = empty || n == 0;
+    }
+    with_empty += empty ? 1 : 0;
     one.step(b, b + kBatch);
-    two.step(b, b + kBatch);
+    many.step(b, b + kBatch);
   }
-  EXPECT_GE(one_sided, 2);  // the case this test is for happened
-  const auto w1 = params(one), w2 = params(two);
+  EXPECT_GE(with_empty, kSteps / 2);  // the case this test is for happened
+  const auto w1 = params(one), wn = params(many);
   double max_diff = 0;
   for (size_t i = 0; i < w1.size(); ++i)
-    max_diff = std::max(max_diff, static_cast<double>(std::abs(w1[i] - w2[i])));
+    max_diff = std::max(max_diff, static_cast<double>(std::abs(w1[i] - wn[i])));
   EXPECT_LT(max_diff, 2e-6);
+}
+
+// The cuts of a batch split by user: in order, covering every bin once, each the cut nearest
+// its target t·n/T among all positions (so the shares differ by at most about a bin's count).
+TEST(NcfTrainer, ShareBinsCutNearestEqualCounts) {
+  RngStream rng(7, 1);
+  for (const Index bins : {1, 2, 7, 64, 654}) {
+    for (const int shares : {1, 2, 3, 5, 8}) {
+      for (int trial = 0; trial < 20; ++trial) {
+        std::vector<int32_t> counts(static_cast<size_t>(bins));
+        Index n = 0;
+        for (auto& c : counts) {
+          // Mostly small counts, some empty bins, now and then a heavy one.
+          c = static_cast<int32_t>(rng.below(4) == 0 ? 0 : rng.below(rng.below(10) == 0 ? 60 : 5));
+          n += c;
+        }
+        if (n == 0) continue;
+        std::vector<Index> running(static_cast<size_t>(bins) + 1, 0);  // count before bin b
+        for (Index b = 0; b < bins; ++b)
+          running[static_cast<size_t>(b) + 1] =
+              running[static_cast<size_t>(b)] + counts[static_cast<size_t>(b)];
+        Index covered = 0;
+        for (int t = 0; t < shares; ++t) {
+          SCOPED_TRACE(::testing::Message() << bins << " bins, share " << t << " of " << shares);
+          const Range r = train::detail::share_bins(counts, n, t, shares);
+          EXPECT_EQ(r.begin, covered);
+          EXPECT_LE(r.begin, r.end);
+          covered = r.end;
+          if (t == 0) continue;
+          // Cut t is as near t·n/T as any position (distances scaled by T).
+          const auto dist = [&](Index at) {
+            return std::abs(running[static_cast<size_t>(at)] * shares - t * n);
+          };
+          for (Index at = 0; at <= bins; ++at) EXPECT_LE(dist(r.begin), dist(at)) << at;
+        }
+        EXPECT_EQ(covered, bins);
+      }
+    }
+  }
+  // Bins of users: as few consecutive users per bin as leave at most max(batch, 64) bins.
+  EXPECT_EQ(train::detail::user_bin_shift(654, 1280), 0);
+  EXPECT_EQ(train::detail::user_bin_shift(654, 256), 2);  // 164 bins; 2 users per bin: 327
+  EXPECT_EQ(train::detail::user_bin_shift(6040, 256), 5);
+  EXPECT_EQ(train::detail::user_bin_shift(30, 2), 0);
+  EXPECT_EQ(train::detail::user_bin_shift(1, 1), 0);
 }
 
 // Owners of rows `weights` on `threads` threads: each thread's weight within its blocks'

@@ -3,10 +3,10 @@
 //
 // Step (batch of B instances of the shuffled epoch, see data/ncf_sampler.h):
 //   1. each thread runs forward/backward on its share of the batch on its own replica (shared
-//      params): with T threads, the batch's instances of the users the thread owns (blocks of
-//      consecutive user ids, detail::block_owners), so that a user's table rows are used, and
-//      updated, by one thread only (contiguous shares instead when that would split the data's
-//      positives unevenly: > 5% over 1/T for some thread); BCE-with-logits,
+//      params): with T threads, the batch's instances of a range of user ids, the ranges cut
+//      where the batch's own counts split it most evenly (detail::share_bins), so that a user's
+//      table rows are used, and updated, by one thread in a step (contiguous shares instead
+//      when a bin of users holds more than a tenth of a share's positives); BCE-with-logits,
 //      each thread's mean weighted by its share so that the sum of the replicas' gradients is
 //      the gradient of the batch mean. Rows its replica alone touched are then updated by the
 //      thread before the barrier (lazy update): the MLP and GMF rows straight from the share's
@@ -93,6 +93,15 @@ struct NcfReplica;  // one thread's model, batch buffers and arena (ncf_trainer.
 // consecutive ids and not id % threads: ncf_trainer.cpp.
 inline constexpr Index kOwnerBlock = 256;
 std::vector<uint16_t> block_owners(std::span<const double> weights, int threads);
+
+// A batch split by user (NcfTrainer::open_share): its instances are counted per bin of 2^shift
+// consecutive user ids, the shift the smallest that leaves at most max(batch, 64) bins (the
+// per-step count and scan then cost no more than the batch); share t of T takes the bins
+// between the cuts where the running count comes nearest t·n/T (ties: the later cut).
+int user_bin_shift(Index users, Index batch);
+// The bins [first, last) of share `share` of `shares`, from the batch's n instances counted
+// per bin. The cuts depend only on the counts: every thread finds the same ones.
+Range share_bins(std::span<const int32_t> counts, Index n, int share, int shares);
 }  // namespace detail
 
 // Evaluation without training (pretrained weights): one replica per thread, shared params.
@@ -201,14 +210,17 @@ class NcfTrainer {
   std::vector<float> user_context_;
   std::vector<double> thread_loss_;
   // [num_users]: the thread owning each user, by blocks of equal positives
-  // (detail::block_owners); its share gets the user's instances (split_by_user_).
+  // (detail::block_owners): it sums and updates the user rows several replicas touched
+  // (contiguous shares; shares by user give each user to one share per batch).
   std::vector<uint16_t> user_owner_;
+  // Shares by user: users per bin of the batch's count (detail::user_bin_shift).
+  int user_bin_shift_ = 0;
   // [num_items]: the thread owning each item, by blocks of equal rows.
   std::vector<uint16_t> item_owner_;
   // [thread]: the user and item ids each thread owns, ascending; a table row that several
   // replicas touched is summed and updated by its owner (blocks of equal rows for items).
   std::vector<std::vector<int32_t>> owned_users_, owned_items_;
-  bool split_by_user_ = false;  // shares by user_owner_ (see open_share)
+  bool split_by_user_ = false;  // shares by user (see open_share)
   // Items by owner (Ncf::share_item_rows): several threads, item rows handed over. Thread t's
   // owned items take the rows from item_first_row_[t] on in replica 0's projection table.
   bool items_by_owner_ = false;
