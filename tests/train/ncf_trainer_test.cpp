@@ -144,9 +144,9 @@ TEST(NcfTrainer, SameSeedAndThreadsGiveBitwiseSameWeights) {
 }
 
 // The merged sparse updates, and the items projected and back-propagated by their owners,
-// must equal the single-thread ones up to float summation order, with shares by user (users
-// spread evenly over the threads) and contiguous shares (one user holds a third of the
-// positives), through the layer-by-layer path (model_config's towers) and the fused pass.
+// must equal the single-thread ones up to float summation order, with shares by user (no user
+// holds more than a tenth of a share's positives) and contiguous shares (one user holds most of
+// them), through the layer-by-layer path (model_config's towers) and the fused pass.
 void expect_thread_counts_agree(const data::NcfPositives& train, int threads, bool by_user,
                                 const models::Ncf<float>::Config& model) {
   NcfTrainConfig cfg{.batch_size = 64, .seed = 3, .threads = 1};
