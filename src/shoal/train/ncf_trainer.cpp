@@ -534,9 +534,9 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
   zones_.sample = rec->zone("data.sample", Category::kData, {{0, 4 * 16}, {}}, model);
   // Per instance: its context row read and written, its row index.
   zones_.batch = rec->zone("data.batch", Category::kData, {{0, 8 * c + 4}, {}}, model);
-  // Per batch instance (shares by user): its four fields and its user's owner read, the
-  // fields written to the share.
-  zones_.share = rec->zone("data.share", Category::kData, {{0, 4 * 4 + 2 + 4 * 4}, {}}, model);
+  // Per batch instance (shares by user): its user read and its bin's count read and written,
+  // then its four fields read, and written to the share.
+  zones_.share = rec->zone("data.share", Category::kData, {{0, 4 + 8 + 4 * 4 + 4 * 4}, {}}, model);
   // The replica's table row grads of the last step's touched rows, zeroed (and, on threads
   // >= 1, its dense grads): lines the update on another core may just have read.
   zones_.zero_grad = rec->zone("optimizer.zero_grad", Category::kOptimizer, {}, model);
@@ -619,10 +619,10 @@ void NcfTrainer::open_share(int tid, Index begin, Index n, const Ctx& base) {
     int32_t* si = rep.share_items.view.data;
     int32_t* sc = rep.share_ctx_rows.view.data;
     float* sl = rep.share_labels.view.data;
-    const Index m =
-        select_users(n, static_cast<int32_t>(r.begin << shift),
-                     static_cast<int32_t>(std::min<Index>(r.end << shift, INT32_MAX)), users.data(),
-                     items.data(), c > 0 ? ctx_rows.data() : nullptr, labels, su, si, sc, sl);
+    const Index m = select_users(
+        n, static_cast<int32_t>(r.begin << shift),
+        static_cast<int32_t>(std::min<Index>(r.end << shift, std::numeric_limits<int32_t>::max())),
+        users.data(), items.data(), c > 0 ? ctx_rows.data() : nullptr, labels, su, si, sc, sl);
     count = m;
     const auto cm = static_cast<size_t>(m);
     users = std::span<const int32_t>(su, cm);
