@@ -213,8 +213,9 @@ class NcfTrainer {
   // (detail::block_owners): it sums and updates the user rows several replicas touched
   // (contiguous shares; shares by user give each user to one share per batch).
   std::vector<uint16_t> user_owner_;
-  // Shares by user: users per bin of the batch's count (detail::user_bin_shift).
+  // Shares by user: users per bin of the batch's count (detail::user_bin_shift), and bins.
   int user_bin_shift_ = 0;
+  Index user_bins_ = 0;
   // [num_items]: the thread owning each item, by blocks of equal rows.
   std::vector<uint16_t> item_owner_;
   // [thread]: the user and item ids each thread owns, ascending; a table row that several

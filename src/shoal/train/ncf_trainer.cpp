@@ -446,8 +446,8 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   // (one very active user, or few users: contiguous shares then).
   if (t > 1) {
     user_bin_shift_ = detail::user_bin_shift(model.num_users, cfg.batch_size);
-    std::vector<double> per_bin(
-        static_cast<size_t>(((model.num_users - 1) >> user_bin_shift_) + 1));
+    user_bins_ = ((model.num_users - 1) >> user_bin_shift_) + 1;
+    std::vector<double> per_bin(static_cast<size_t>(user_bins_));
     for (size_t u = 0; u < positives.size(); ++u) per_bin[u >> user_bin_shift_] += positives[u];
     const double most = *std::max_element(per_bin.begin(), per_bin.end());
     split_by_user_ = most * t * 10 <= static_cast<double>(train.size());
@@ -610,7 +610,7 @@ void NcfTrainer::open_share(int tid, Index begin, Index n, const Ctx& base) {
     profile::Zone zone(prof_, zones_.share, n);
     int32_t* bins = rep.user_bins.view.data;
     const int shift = user_bin_shift_;
-    const Index nbins = ((replicas_[0]->model.config().num_users - 1) >> shift) + 1;
+    const Index nbins = user_bins_;
     std::fill_n(bins, nbins, 0);
     for (const int32_t u : users) ++bins[u >> shift];
     const Range r =
