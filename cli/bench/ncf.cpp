@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -87,7 +88,8 @@ nlohmann::json run_peer(const std::string& cmd) {
 }
 
 // `shoal bench ncf`: the contextual user's shape, data synthesised in memory, one trainer per
-// thread count; per epoch wall and process CPU seconds of sampling and of the steps.
+// thread count, their epochs interleaved; per epoch wall and process CPU seconds of sampling and
+// of the steps.
 void run_bench(const BenchArgs& b) {
   const data::NcfPositives tr =
       data::synth_ncf_positives(b.positives, b.users, b.items, b.context, b.seed);
@@ -133,8 +135,18 @@ void run_bench(const BenchArgs& b) {
   nlohmann::json runs = nlohmann::json::array();
   std::vector<double> step_times;
   step_times.reserve(static_cast<size_t>(b.positives * (1 + b.neg) / batch + 2));
-  double best1 = 0, best_all = 0, best_cpu1 = 0;  // best_cpu1: 1 thread, per CPU-second
-  double best_p10_1 = 0;                          // 1 thread: the epochs' fastest step p10
+  // One trainer per thread count, all built first; the epochs then run in rounds, each round
+  // one epoch of every thread count. The VM's slow spells last from a fraction of a second to
+  // tens of seconds: run one thread count's epochs back to back and a spell can take all of
+  // them, while in rounds every thread count's epochs spread over the whole run, and each
+  // round's epochs met nearly the same machine (the per-round ratios below).
+  struct Side {
+    int threads;
+    std::unique_ptr<train::NcfTrainer> trainer;
+    std::vector<double> ips;  // per round
+    double best_ips = 0, best_p10 = 0, best_cpu = 0;
+  };
+  std::vector<Side> sides;
   for (int t : b.threads) {
     train::NcfTrainConfig cfg;
     cfg.batch_size = batch;
@@ -142,10 +154,13 @@ void run_bench(const BenchArgs& b) {
     cfg.seed = b.seed;
     cfg.threads = t;
     cfg.pinning = Pinning::kAll;
-    train::NcfTrainer trainer(mcfg, cfg, tr);
-    const Index n = trainer.instances_per_epoch();
-    double best_ips = 0, best_p10 = 0;
-    for (int e = 1; e <= b.epochs; ++e) {
+    sides.push_back({t, std::make_unique<train::NcfTrainer>(mcfg, cfg, tr), {}});
+  }
+  for (int e = 1; e <= b.epochs; ++e) {
+    for (Side& side : sides) {
+      const int t = side.threads;
+      train::NcfTrainer& trainer = *side.trainer;
+      const Index n = trainer.instances_per_epoch();
       const double rt_ns = round_trip_ns(t);
       const double w0 = wall_seconds(), c0 = process_cpu_seconds();
       const double comp0 = trainer.compute_seconds(), upd0 = trainer.update_seconds();
@@ -179,9 +194,10 @@ void run_bench(const BenchArgs& b) {
       const double model_gflops = static_cast<double>(n) * flops_per_instance / step_wall * 1e-9;
       const double gflops = executed / step_wall * 1e-9;
       const double peak = peak1 * t;
-      best_ips = std::max(best_ips, ips);
-      if (p10 > 0) best_p10 = best_p10 > 0 ? std::min(best_p10, p10) : p10;
-      if (t == 1) best_cpu1 = std::max(best_cpu1, static_cast<double>(n) / (c2 - c0));
+      side.ips.push_back(ips);
+      side.best_ips = std::max(side.best_ips, ips);
+      if (p10 > 0) side.best_p10 = side.best_p10 > 0 ? std::min(side.best_p10, p10) : p10;
+      side.best_cpu = std::max(side.best_cpu, static_cast<double>(n) / (c2 - c0));
       fmt::print(
           "{:>7} {:>5} {:>9.2f} {:>9.2f} {:>9.3f} {:>9.3f} {:>9.2f} {:>9.2f} {:>12.0f} "
           "{:>8.1f} {:>8.1f} {:>6.1f}% {:>8} {:>8.1f} {:>8.1f} {:>6.1f}% {:>6}\n",
@@ -189,6 +205,7 @@ void run_bench(const BenchArgs& b) {
           trainer.update_seconds() - upd0, ips, model_gflops, gflops, 100.0 * gflops / peak, steps,
           p10 * 1e6, p50 * 1e6, 100.0 * p50_gflops / peak,
           rt_ns > 0 ? fmt::format("{:.0f}", rt_ns) : std::string("-"));
+      std::fflush(stdout);
       runs.push_back({{"threads", t},
                       {"epoch", e},
                       {"wall_s", wall},
@@ -212,19 +229,29 @@ void run_bench(const BenchArgs& b) {
                       {"step_p50_peak_fraction", p50_gflops / peak},
                       {"core_round_trip_ns", rt_ns}});
     }
-    if (t == 1) {
-      best1 = best_ips;
-      best_p10_1 = best_p10;
+  }
+  double best_all = 0, best_cpu1 = 0;  // best_cpu1: 1 thread, per CPU-second
+  const Side* one = nullptr;
+  for (const Side& side : sides) {
+    best_all = std::max(best_all, side.best_ips);
+    if (side.threads == 1) {
+      one = &side;
+      best_cpu1 = side.best_cpu;
     }
-    best_all = std::max(best_all, best_ips);
-    // The epochs' ratio moves with a VM's slow spells on either side; the fastest steps' ratio
-    // (a step's instances are the same for every thread count) is what the threads gain when
-    // both run at full speed.
-    if (t > 1 && best1 > 0)
-      fmt::print(
-          "scaling {} threads vs 1: {:.2f}x (best epoch instances/s), {:.2f}x (fastest steps: "
-          "best p10)\n",
-          t, best_ips / best1, best_p10 > 0 ? best_p10_1 / best_p10 : 0.0);
+  }
+  // The epochs' ratio moves with a VM's slow spells on either side; the fastest steps' ratio
+  // (a step's instances are the same for every thread count) is what the threads gain when
+  // both run at full speed; each round's ratio compares epochs a few seconds apart.
+  for (const Side& side : sides) {
+    if (one == nullptr || side.threads <= 1 || one->best_ips <= 0) continue;
+    std::string rounds;
+    for (size_t r = 0; r < side.ips.size(); ++r)
+      rounds += fmt::format("{}{:.2f}", r == 0 ? "" : " ", side.ips[r] / one->ips[r]);
+    fmt::print(
+        "scaling {} threads vs 1: {:.2f}x (best epoch instances/s), {:.2f}x (fastest steps: "
+        "best p10); per round: {}\n",
+        side.threads, side.best_ips / one->best_ips,
+        side.best_p10 > 0 ? one->best_p10 / side.best_p10 : 0.0, rounds);
   }
   nlohmann::json peers = nlohmann::json::array();
   if (!b.peer_python.empty()) {
@@ -312,7 +339,10 @@ void register_bench_ncf(CLI::App& bench) {
   bn->add_option("--context", ba.context)->capture_default_str();
   bn->add_option("--neg", ba.neg)->capture_default_str();
   bn->add_option("--batch-positives", ba.batch_positives)->capture_default_str();
-  bn->add_option("--epochs", ba.epochs)->check(kPositive)->capture_default_str();
+  bn->add_option("--epochs", ba.epochs,
+                 "Epochs per thread count, run in rounds of one epoch of every thread count")
+      ->check(kPositive)
+      ->capture_default_str();
   bn->add_option("--threads-list", ba.threads)->delimiter(',')->capture_default_str();
   bn->add_option("--seed", ba.seed)->capture_default_str();
   bn->add_option("--json", ba.json, "Also write the results as JSON");
