@@ -98,13 +98,19 @@ void run_train(const NcfArgs& a) {
   std::string ctx_note = tr.context_cols() > 0
                              ? fmt::format(", {} context columns", tr.context_cols())
                              : std::string();
+  // How a batch is split between the threads (docs/ncf.md, Training).
+  const int split = trainer.split_side();
+  const std::string shares = trainer.threads() == 1 ? std::string()
+                             : split < 0
+                                 ? std::string(" (contiguous shares)")
+                                 : fmt::format(" (shares cut by {})", split == 0 ? "user" : "item");
   fmt::print(stderr,
              "shoal ncf: {} on {} positives ({} users, {} items{}), {} negatives/positive → "
-             "{} instances/epoch; batch {} instances (= {:.1f} positives), {} threads, "
+             "{} instances/epoch; batch {} instances (= {:.1f} positives), {} threads{}, "
              "{} embedding Adam\n",
              a.model, tr.size(), tr.num_users, tr.num_items, ctx_note, a.neg,
              trainer.instances_per_epoch(), batch, static_cast<double>(batch) / (1 + a.neg),
-             trainer.threads(), a.embedding_adam);
+             trainer.threads(), shares, a.embedding_adam);
   if (tr.dropped_negatives > 0)
     fmt::print(stderr, "shoal ncf: ignored {} rows with label 0 (negatives are sampled)\n",
                tr.dropped_negatives);

@@ -143,18 +143,22 @@ TEST(NcfTrainer, SameSeedAndThreadsGiveBitwiseSameWeights) {
   }
 }
 
-// The merged sparse updates, and the items projected and back-propagated by their owners,
-// must equal the single-thread ones up to float summation order, with shares by user (no user
-// holds more than a tenth of a share's positives) and contiguous shares (one user holds most of
-// them), through the layer-by-layer path (model_config's towers) and the fused pass.
-void expect_thread_counts_agree(const data::NcfPositives& train, int threads, bool by_user,
+// The merged sparse updates, and the rows projected and back-propagated by their owners, must
+// equal the single-thread ones up to float summation order, with shares cut by item (a batch
+// has more distinct items than users; its users are then by owner), by user (an item too
+// popular for the cuts between items: the items by owner) and contiguous shares (one user and
+// one item hold most of the positives), through the layer-by-layer path (model_config's
+// towers) and the fused pass.
+void expect_thread_counts_agree(const data::NcfPositives& train, int threads, int split,
                                 const models::Ncf<float>::Config& model) {
   NcfTrainConfig cfg{.batch_size = 64, .seed = 3, .threads = 1};
   NcfTrainer one(model, cfg, train);
   cfg.threads = threads;
   NcfTrainer many(model, cfg, train);
-  EXPECT_EQ(many.shares_by_user(), by_user);
-  EXPECT_FALSE(one.shares_by_user());
+  EXPECT_EQ(many.split_side(), split);
+  EXPECT_EQ(many.owned_side(), split == 1 ? 0 : 1);
+  EXPECT_EQ(one.split_side(), -1);
+  EXPECT_EQ(one.owned_side(), -1);
   one.draw_epoch(1);
   many.draw_epoch(1);
   for (Index b = 0; b < 4 * 64; b += 64) {
@@ -175,29 +179,40 @@ void expect_thread_counts_agree(const data::NcfPositives& train, int threads, bo
 TEST(NcfTrainer, ThreadCountsAgreeUpToRounding) {
   const Planted p = planted(30, 48, 5, 2, 2);  // 5 positives per user
   const models::Ncf<float>::Config neumf = model_config(p, NcfKind::kNeuMf, 2);
-  expect_thread_counts_agree(p.train, 3, /*by_user=*/true, neumf);
-  expect_thread_counts_agree(p.train, 2, /*by_user=*/true, neumf);
-  expect_thread_counts_agree(p.train, 2, /*by_user=*/true, model_config(p, NcfKind::kMlp, 2));
+  constexpr int kByUser = 0, kByItem = 1, kContiguous = -1;
+  expect_thread_counts_agree(p.train, 3, kByItem, neumf);
+  expect_thread_counts_agree(p.train, 2, kByItem, neumf);
+  expect_thread_counts_agree(p.train, 2, kByItem, model_config(p, NcfKind::kMlp, 2));
   // The user's widths: train_chunk's fused pass.
   models::Ncf<float>::Config fused = neumf;
   fused.layers = {64, 32, 16, 8};
   ASSERT_TRUE(models::Ncf<float>(fused).fused());
-  expect_thread_counts_agree(p.train, 2, /*by_user=*/true, fused);
-  expect_thread_counts_agree(p.train, 3, /*by_user=*/true, fused);
-  data::NcfPositives skewed = p.train;
-  for (int k = 0; k < 200; ++k) {  // user 0: 205 of 350 positives
+  expect_thread_counts_agree(p.train, 2, kByItem, fused);
+  expect_thread_counts_agree(p.train, 3, kByItem, fused);
+  data::NcfPositives popular = p.train;
+  for (int32_t u = 0; u < 30; ++u) {  // item 0: 60 more positives, 2 of every user's 7
+    for (int k = 0; k < 2; ++k) {
+      popular.users.push_back(u);
+      popular.items.push_back(0);
+      popular.context.insert(popular.context.end(), {0.25f, -0.25f});
+    }
+  }
+  expect_thread_counts_agree(popular, 2, kByUser, neumf);
+  expect_thread_counts_agree(popular, 3, kByUser, fused);
+  data::NcfPositives skewed = popular;
+  for (int k = 0; k < 200; ++k) {  // user 0: 207 of 410 positives, item 0: 260
     skewed.users.push_back(0);
-    skewed.items.push_back(static_cast<int32_t>(k % 40));  // 8 items stay negatives
+    skewed.items.push_back(0);
     skewed.context.insert(skewed.context.end(), {0.5f, -0.5f});
   }
-  expect_thread_counts_agree(skewed, 2, /*by_user=*/false, neumf);
-  expect_thread_counts_agree(skewed, 2, /*by_user=*/false, fused);
+  expect_thread_counts_agree(skewed, 2, kContiguous, neumf);
+  expect_thread_counts_agree(skewed, 2, kContiguous, fused);
 }
 
 // A thread whose share of a batch is empty opens no share, so its replica's handed-over lists
 // are still the last step's: the owners' merge (update_shared_rows) must skip them. Batches of
-// 2 instances on 3 threads with shares by user leave at least one share empty (the middle one,
-// when the two users differ); the weights must still agree with one thread's.
+// 2 instances on 3 threads with shares cut by id leave at least one share empty (the middle
+// one, when the two ids differ); the weights must still agree with one thread's.
 TEST(NcfTrainer, EmptySharesAddNothing) {
   const Planted p = planted(30, 48, 5, 2, 2);
   constexpr Index kBatch = 2, kSteps = 200;
@@ -206,16 +221,16 @@ TEST(NcfTrainer, EmptySharesAddNothing) {
   NcfTrainer one(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
   cfg.threads = kThreads;
   NcfTrainer many(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
-  ASSERT_TRUE(many.shares_by_user());
+  ASSERT_EQ(many.split_side(), 1);  // by item: the batch's 2 items against 0.4 users
   one.draw_epoch(1);
   many.draw_epoch(1);
-  // The trainer's cuts (one user per bin here), to count the steps with an empty share.
-  ASSERT_EQ(train::detail::user_bin_shift(30, kBatch), 0);
+  // The trainer's cuts (one item per bin here), to count the steps with an empty share.
+  ASSERT_EQ(train::detail::bin_shift(48, kBatch), 0);
   Index with_empty = 0;
   for (Index b = 0; b < kSteps * kBatch; b += kBatch) {
-    std::vector<int32_t> counts(30, 0);
+    std::vector<int32_t> counts(48, 0);
     for (Index i = b; i < b + kBatch; ++i)
-      ++counts[static_cast<size_t>(many.sampler().users()[static_cast<size_t>(i)])];
+      ++counts[static_cast<size_t>(many.sampler().items()[static_cast<size_t>(i)])];
     bool empty = false;
     for (int t = 0; t < kThreads; ++t) {
       const Range r = train::detail::share_bins(counts, kBatch, t, kThreads);
@@ -235,7 +250,7 @@ TEST(NcfTrainer, EmptySharesAddNothing) {
   EXPECT_LT(max_diff, 2e-6);
 }
 
-// The cuts of a batch split by user: in order, covering every bin once, each the cut nearest
+// The cuts of a batch split by id: in order, covering every bin once, each the cut nearest
 // its target t·n/T among all positions (so the shares differ by at most about a bin's count).
 TEST(NcfTrainer, ShareBinsCutNearestEqualCounts) {
   RngStream rng(7, 1);
@@ -272,12 +287,12 @@ TEST(NcfTrainer, ShareBinsCutNearestEqualCounts) {
       }
     }
   }
-  // Bins of users: as few consecutive users per bin as leave at most max(batch, 64) bins.
-  EXPECT_EQ(train::detail::user_bin_shift(654, 1280), 0);
-  EXPECT_EQ(train::detail::user_bin_shift(654, 256), 2);  // 164 bins; 2 users per bin: 327
-  EXPECT_EQ(train::detail::user_bin_shift(6040, 256), 5);
-  EXPECT_EQ(train::detail::user_bin_shift(30, 2), 0);
-  EXPECT_EQ(train::detail::user_bin_shift(1, 1), 0);
+  // Bins of ids: as few consecutive ids per bin as leave at most max(batch, 64) bins.
+  EXPECT_EQ(train::detail::bin_shift(654, 1280), 0);
+  EXPECT_EQ(train::detail::bin_shift(654, 256), 2);  // 164 bins; 2 ids per bin: 327
+  EXPECT_EQ(train::detail::bin_shift(6040, 256), 5);
+  EXPECT_EQ(train::detail::bin_shift(30, 2), 0);
+  EXPECT_EQ(train::detail::bin_shift(1, 1), 0);
 }
 
 // Owners of rows `weights` on `threads` threads: each thread's weight within its blocks'
@@ -439,15 +454,16 @@ TEST(NcfTrainer, ProfilerZones) {
         "loss.forward", "data.batch", "optimizer.dense", "optimizer.tables", "mlp.0.rows.index",
         "mlp.0.rows.forward", "mlp.0.rows.backward"})
     EXPECT_EQ(calls(z), 2 * steps) << z;  // both threads, every step
-  // The user tables are updated before the step's barrier when shares are by user.
-  EXPECT_TRUE(t.shares_by_user());
-  EXPECT_EQ(calls("optimizer.user_tables"), 2 * steps);
-  EXPECT_EQ(calls("optimizer.own_rows"), 2 * steps);  // the MLP user rows, at the share's end
-  // Items by owner: each thread lists, projects and back-propagates the items it owns, with
-  // two barriers per step (the items projected, the step's) and a wait for the replicas' item
-  // sums before the owners' backward, all idle in pool.barrier.
+  // The split side's tables are updated before the step's barrier (here the items: a batch of
+  // 32 has ≈ 25 of the 64 items and ≈ 6 of the 40 users).
+  EXPECT_EQ(t.split_side(), 1);
+  EXPECT_EQ(calls("optimizer.split_tables"), 2 * steps);
+  EXPECT_EQ(calls("optimizer.own_rows"), 2 * steps);  // the item rows, at the share's end
+  // Users by owner: each thread lists, projects and back-propagates the users it owns, with
+  // two barriers per step (the users projected, the step's) and a wait for the replicas'
+  // owned sums before the owners' backward, all idle in pool.barrier.
   for (const char* z :
-       {"mlp.0.item_rows.index", "mlp.0.item_rows.forward", "mlp.0.item_rows.backward"})
+       {"mlp.0.user_rows.index", "mlp.0.user_rows.forward", "mlp.0.user_rows.backward"})
     EXPECT_EQ(calls(z), 2 * steps) << z;
   EXPECT_EQ(calls("pool.barrier"), 6 * steps);
   EXPECT_EQ(calls("data.sample"), 2u);

@@ -80,9 +80,9 @@ class Ncf {
 
   // max_rows: rows per forward/backward call; max_share_rows: rows of a share (see
   // begin_share), 0 = max_rows.
-  // items_by_owner: also plan the buffers of share_item_rows (an item table's rows).
-  void plan(Planner& planner, Index max_rows, Index max_share_rows = 0,
-            bool items_by_owner = false);
+  // owned_side (0 users, 1 items; -1 none): also plan the buffers of share_owned_rows for that
+  // side's table.
+  void plan(Planner& planner, Index max_rows, Index max_share_rows = 0, int owned_side = -1);
   void init(RngStream& rng);
   // Returns the logits [N, 1]. context is [N, C] (ignored when C = 0).
   //
@@ -143,35 +143,40 @@ class Ncf {
   // Whether table t's row gradients go to share_row_grads rather than table_grad(t).
   bool hands_over_table(size_t t) const;
 
-  // Items by owner: several replicas training one batch (NcfTrainer's threads, each a share of
-  // it) project and back-propagate each of the batch's item rows once, on the replica that owns
-  // the item, instead of once per share that has it. With the planned item-owner buffers (plan's
-  // items_by_owner) and share_item_rows(holder) set, an explicit share (begin_share) stamps its
-  // items without listing or projecting them. The owners give every item of the batch a row of
-  // the holder's table (each owner a block of rows: its items in ascending order) and project
-  // it there; a share's chunks read the projections there and sum their dz and GMF gradients
-  // into the same rows of their own replica's item sums, so that an owner finds its items'
-  // sums at its own rows in every replica. The step:
-  //   every replica: begin_share (users projected, items stamped), project_owned_items
+  // Rows by owner: several replicas training one batch (NcfTrainer's threads, each a share of
+  // it) project and back-propagate each of the batch's rows of one side (the owned side: the
+  // items when the shares are cut by user, the users when they are cut by item) once, on the
+  // replica that owns the row, instead of once per share that has it. With the planned owner
+  // buffers (plan's owned_side) and share_owned_rows(holder) set, an explicit share
+  // (begin_share) stamps its rows of the owned side without listing or projecting them. The
+  // owners give every such row of the batch a row of the holder's table (each owner a block of
+  // rows: its ids in ascending order) and project it there; a share's chunks read the
+  // projections there and sum their dz and GMF gradients into the same rows of their own
+  // replica's owned sums, so that an owner finds its rows' sums at its own rows in every
+  // replica. The step:
+  //   every replica: begin_share (the other side's rows projected, the owned side's stamped),
+  //            project_owned_rows
   //   barrier; every replica: the share's chunks, then end_share
-  //   once every replica's chunks are done: backward_owned_items on every replica (the other
-  //            replicas' sums of its rows added into its own, dW of the items' columns into its
+  //   once every replica's chunks are done: backward_owned_rows on every replica (the other
+  //            replicas' sums of its rows added into its own, dW of the side's columns into its
   //            own grads; returns the owned rows' MLP and GMF gradients for the caller's update)
-  //   barrier; the replicas' dense grads summed, the updates; clear_item_sums on every replica.
+  //   barrier; the replicas' dense grads summed, the updates; clear_owned_sums on every replica.
   // Implicit shares (forward alone: evaluation) are unaffected. holder may be this model.
-  void share_item_rows(Ncf* holder);
-  bool items_by_owner() const { return item_holder_ != nullptr; }
-  // Projects the batch's items among `owned` (the item ids this replica owns, ascending) into
-  // the holder's table from first_row on (the number of items the replicas before this one
-  // own). batch_items: every share's items, the whole batch.
-  void project_owned_items(const Ctx& ctx, std::span<const Id> batch_items,
-                           std::span<const Id> owned, Index first_row);
-  // Zeroes this replica's item sums in the rows of the step's owners (every replica, whose
-  // project_owned_items ran this step), once every owner has read them and this replica's
+  void share_owned_rows(Ncf* holder);
+  bool rows_by_owner() const { return holder_ != nullptr; }
+  // The side planned for share_owned_rows (0 users, 1 items; -1 none).
+  int owned_side() const { return owned_side_; }
+  // Projects the batch's rows of the owned side among `owned` (the ids this replica owns,
+  // ascending) into the holder's table from first_row on (the number of ids the replicas
+  // before this one own). batch_ids: every share's ids of that side, the whole batch.
+  void project_owned_rows(const Ctx& ctx, std::span<const Id> batch_ids, std::span<const Id> owned,
+                          Index first_row);
+  // Zeroes this replica's owned sums in the rows of the step's owners (every replica, whose
+  // project_owned_rows ran this step), once every owner has read them and this replica's
   // owned rows are updated.
-  void clear_item_sums(std::span<Ncf* const> owners);
+  void clear_owned_sums(std::span<Ncf* const> owners);
   // sharers: the replicas whose shares were open this step (begin_share ran), in replica order.
-  RowGrads backward_owned_items(const Ctx& ctx, std::span<Ncf* const> sharers);
+  RowGrads backward_owned_rows(const Ctx& ctx, std::span<Ncf* const> sharers);
 
   // Table t's gradient after backward: a dense [rows, D] buffer (this model's, not shared
   // with replicas), zero except the rows the batch touched, and one flag per row (1 where some
@@ -269,29 +274,30 @@ class Ncf {
     Id generation = 0;       // 0: stamps not yet cleared
     Index handed = 0;        // rows whose gradients the last share handed over (see set_hand_over)
   };
-  // The open share's items: their projections, each item's row there, and the share's sums of
-  // their dz [·, L1] and GMF gradients [·, F] by the same rows. The share's own buffers (by its
-  // distinct rows), or, items by owner, the holder's table and this replica's item sums (by the
-  // holder's rows).
-  const T* proj_i_ = nullptr;
-  const Id* slot_i_ = nullptr;
-  T* dz_i_ = nullptr;
-  T* gmf_i_ = nullptr;
-  // Items by owner (share_item_rows): the holder's table of projections [V, L1] with each
-  // item's row in it; per replica its item sums by those rows, and the owned items the step has
-  // with their row gradients.
-  Ncf* item_holder_ = nullptr;
-  bool explicit_items_by_owner_ = false;  // the open share's items are by owner
-  Buffer<T> owned_proj_;                  // holder: [V, L1]
-  Buffer<Id> owned_pslot_;                // holder: [V]
-  struct OwnedItems {
-    Buffer<T> dz;            // [V + block, L1]: this replica's item dz sums, by the holder's rows
-    Buffer<T> gmf_grads;     // [V, F]: its GMF gradient sums, likewise
-    bool sums_clear = true;  // dz and gmf_grads are zero (clear_item_sums ran)
-    Buffer<Id> stamp;        // [V]: the generation of the batch that last had item i
+  // The open share's rows per side (0 users, 1 items): their projections, each id's row there,
+  // and the share's sums of their dz [·, L1] and GMF gradients [·, F] by the same rows. The
+  // share's own buffers (by its distinct rows), or, for the owned side, the holder's table and
+  // this replica's owned sums (by the holder's rows).
+  const T* proj_[2] = {nullptr, nullptr};
+  const Id* slot_[2] = {nullptr, nullptr};
+  T* dz_[2] = {nullptr, nullptr};
+  T* gmf_[2] = {nullptr, nullptr};
+  // Rows by owner (share_owned_rows): the holder's table of projections [R, L1] with each
+  // owned-side id's row in it (R: that side's table rows); per replica its sums by those rows,
+  // and the owned rows the step has with their row gradients.
+  int owned_side_ = -1;             // planned (plan's owned_side)
+  Ncf* holder_ = nullptr;           // set (share_owned_rows)
+  bool explicit_by_owner_ = false;  // the open share's owned side is by owner
+  Buffer<T> owned_proj_;            // holder: [R, L1]
+  Buffer<Id> owned_pslot_;          // holder: [R]
+  struct OwnedRows {
+    Buffer<T> dz;            // [R + block, L1]: this replica's dz sums, by the holder's rows
+    Buffer<T> gmf_grads;     // [R, F]: its GMF gradient sums, likewise
+    bool sums_clear = true;  // dz and gmf_grads are zero (clear_owned_sums ran)
+    Buffer<Id> stamp;        // [R]: the generation of the batch that last had id i
     Id generation = 0;
-    Buffer<Id> list;      // [V + 1]: the batch's owned items, ascending
-    Buffer<T> row_grads;  // [padded V, E]: their MLP table gradients
+    Buffer<Id> list;      // [R + 1]: the batch's owned ids, ascending
+    Buffer<T> row_grads;  // [padded R, E]: their MLP table gradients
     Index count = 0;
     Index first_row = 0;  // their first row in the holder's table
   } owned_;
@@ -300,7 +306,15 @@ class Ncf {
   Buffer<T> rows_wt_;  // [E, L1]: W_partᵀ of the side being projected
   Share share_ = Share::kNone;
   void open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
-                  bool items_by_owner);
+                  bool by_owner);
+  // The open share's side whose sums are the owned sums (-1: none).
+  int explicit_owned_side() const { return explicit_by_owner_ ? owned_side_ : -1; }
+  // A chunk added into the open share's dz sums: the share's own buffers are no longer zero
+  // (the owned side's sums are the owned ones, which clear_owned_sums clears).
+  void mark_dz_used() {
+    for (int s = 0; s < 2; ++s)
+      if (s != explicit_owned_side()) share_rows_[s].dz_clear = false;
+  }
   void list_distinct(ShareRows& rs, std::span<const Id> ids);
   void stamp_ids(ShareRows& rs, std::span<const Id> ids);
   void finish_share(const Ctx& ctx);
@@ -317,7 +331,7 @@ class Ncf {
     }
   }
   struct Zones {
-    profile::LayerZones embed, gmf, predict, share, owned_items;
+    profile::LayerZones embed, gmf, predict, share, owned_rows;
     profile::ZoneId share_index = profile::kStepZone, owned_index = profile::kStepZone;
     profile::ZoneId loss = profile::kStepZone, fused = profile::kStepZone;
     std::vector<profile::LayerZones> tower;

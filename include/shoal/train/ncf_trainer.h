@@ -3,23 +3,24 @@
 //
 // Step (batch of B instances of the shuffled epoch, see data/ncf_sampler.h):
 //   1. each thread runs forward/backward on its share of the batch on its own replica (shared
-//      params): with T threads, the batch's instances of a range of user ids, the ranges cut
-//      where the batch's own counts split it most evenly (detail::share_bins), so that a user's
-//      table rows are used, and updated, by one thread in a step (contiguous shares instead
-//      when a bin of users holds more than a tenth of a share's positives); BCE-with-logits,
-//      each thread's mean weighted by its share so that the sum of the replicas' gradients is
-//      the gradient of the batch mean. Rows its replica alone touched are then updated by the
+//      params): with T threads, the batch's instances of a range of ids of the split side (users
+//      or items, whichever a batch has more distinct rows of: see split_side()), the ranges cut
+//      where the batch's own counts split it most evenly (detail::share_bins), so that a row of
+//      that side is used, and updated, by one thread in a step (contiguous shares instead when a
+//      bin of rows holds more than a tenth of a share's instances); BCE-with-logits, each
+//      thread's mean weighted by its share so that the sum of the replicas' gradients is the
+//      gradient of the batch mean. Rows its replica alone touched are then updated by the
 //      thread before the barrier (lazy update): the MLP and GMF rows straight from the share's
-//      row gradients (Ncf::set_hand_over; every row on one thread, the users' with shares by
-//      user), or, without a factored first layer (GMF), the user rows from the grad buffer
-//      (shares by user, several threads);
+//      row gradients (Ncf::set_hand_over; every row on one thread, the split side's with
+//      several), or, without a factored first layer (GMF), the split side's rows from the grad
+//      buffer (several threads);
 //   2. after one barrier in the same parallel region (one fork-join per step), one fused pass
 //      per thread: (a) dense params: the chunk's replica grads summed in replica order into
 //      replica 0's, Adam, zero; (b) embedding tables: each replica's backward left dense row
 //      grads and touched-row flags (Ncf::table_grad); every thread lists the touched rows it
-//      owns by their flags (no sort, no merge; none left in a table step 1 updated): of a
-//      user table, the rows its own replica touched, of an item table, the rows in its blocks
-//      of item ids, so that a row's weights and moments stay on one core; it sums each row's
+//      owns by their flags (no sort, no merge; none left in a table step 1 updated): of the
+//      split side's tables, the rows its own replica touched, of the other side's, the rows in
+//      its blocks of ids, so that a row's weights and moments stay on one core; it sums each row's
 //      grads in replica order
 //      (a row one replica touched is read where it lies) and updates those rows only with
 //      Adam arithmetic (lazy: untouched rows and their moments are left alone, as TF's
@@ -94,11 +95,22 @@ struct NcfReplica;  // one thread's model, batch buffers and arena (ncf_trainer.
 inline constexpr Index kOwnerBlock = 256;
 std::vector<uint16_t> block_owners(std::span<const double> weights, int threads);
 
-// A batch split by user (NcfTrainer::open_share): its instances are counted per bin of 2^shift
-// consecutive user ids, the shift the smallest that leaves at most max(batch, 64) bins (the
-// per-step count and scan then cost no more than the batch); share t of T takes the bins
-// between the cuts where the running count comes nearest t·n/T (ties: the later cut).
-int user_bin_shift(Index users, Index batch);
+// A batch split by the ids of one side (NcfTrainer::open_share): its instances are counted per
+// bin of 2^shift consecutive ids, the shift the smallest that leaves at most max(batch, 64)
+// bins (the per-step count and scan then cost no more than the batch); share t of T takes the
+// bins between the cuts where the running count comes nearest t·n/T (ties: the later cut).
+int bin_shift(Index rows, Index batch);
+// The side (0 users, 1 items) whose id ranges split a batch into T shares, or -1 for contiguous
+// shares. weights[s]: each row's expected instances per epoch (users: positives·(1 + neg);
+// items: positives plus the negatives, taken as uniform over the items). A side qualifies when
+// no bin of its rows (bin_shift) holds more than a tenth of a share's instances; of the sides
+// that do, the one whose rows a batch has more of (expected distinct rows, users counted per
+// positive since a positive's negatives share its user): the other side's rows, which every
+// share can touch, are then fewer and owned (Ncf::share_owned_rows).
+int split_side(const std::vector<double> (&weights)[2], Index batch, int negatives, int threads);
+// Each row's probability of being in a batch of `batch` instances drawn by weights, per_draw
+// instances to a draw (a user's positive brings its negatives): 1 − exp(−draws·w/Σw).
+std::vector<double> batch_presence(std::span<const double> weights, Index batch, int per_draw);
 // The bins [first, last) of share `share` of `shares`, from the batch's n instances counted
 // per bin. The cuts depend only on the counts: every thread finds the same ones.
 Range share_bins(std::span<const int32_t> counts, Index n, int share, int shares);
@@ -144,8 +156,12 @@ class NcfTrainer {
   int64_t steps() const { return adam_.step_count(); }
   Index instances_per_epoch() const { return sampler_.instances(); }
   const data::NcfSampler& sampler() const { return sampler_; }
-  // Whether a batch is split between the threads by user (see the header comment).
-  bool shares_by_user() const { return split_by_user_; }
+  // The side whose id ranges split a batch between the threads (0 users, 1 items; -1:
+  // contiguous shares, and on one thread; see the header comment and detail::split_side).
+  int split_side() const { return split_side_; }
+  // The side whose rows of a batch are projected and back-propagated by their owners
+  // (Ncf::share_owned_rows; -1: none).
+  int owned_side() const { return owned_side_; }
   // Mean training context per user [U, C] (empty without context).
   const std::vector<float>& user_context() const { return user_context_; }
   // One optimizer step on instances [begin, end) of the current epoch (exposed for tests).
@@ -173,18 +189,18 @@ class NcfTrainer {
   // Until flag >= value (spinning, then yielding, as barrier() does).
   static void wait_for(const std::atomic<uint64_t>& flag, uint64_t value);
   void update_rows(int s, const models::Ncf<float>::RowGrads& g);
-  // Which tables update_tables updates: all; the user tables, whose touched rows are this
-  // thread's own (lazy update, shares by user, several threads: before the step's barrier);
-  // the item tables (after it).
-  enum class TableSet : uint8_t { kAll, kOwnUsers, kItems };
-  bool early_user_updates() const {
-    return split_by_user_ && !cfg_.dense_embedding_adam && pool_.size() > 1;
+  // Which tables update_tables updates: all; the split side's, whose touched rows are this
+  // thread's own (lazy update, several threads: before the step's barrier); the other side's
+  // (after it).
+  enum class TableSet : uint8_t { kAll, kSplitSide, kOtherSide };
+  bool early_split_updates() const {
+    return split_side_ >= 0 && !cfg_.dense_embedding_adam && pool_.size() > 1;
   }
   void update_tables(int tid, TableSet set);
   // Whether side s's rows (0 users, 1 items) are touched by one replica only: every row on one
-  // thread, the users' with shares by user. Handed-over rows of such a side are updated by the
+  // thread, the split side's with several. Handed-over rows of such a side are updated by the
   // thread that formed them (close_share); the others by update_shared_rows.
-  bool own_side(int s) const { return pool_.size() == 1 || (s == 0 && split_by_user_); }
+  bool own_side(int s) const { return pool_.size() == 1 || s == split_side_; }
   void update_shared_rows(int tid);
   // The index in the model's tables of side s's MLP or GMF table.
   int table_index(int s, bool gmf) const;
@@ -192,8 +208,8 @@ class NcfTrainer {
 
   profile::Recorder* prof_ = nullptr;
   struct Zones {
-    profile::ZoneId sample, batch, dense, tables, user_tables, own_rows, wait, barrier, eval, share,
-        zero_grad;
+    profile::ZoneId sample, batch, dense, tables, split_tables, own_rows, wait, barrier, eval,
+        share, zero_grad;
   } zones_{};
 
   double compute_seconds_ = 0, update_seconds_ = 0;  // wall, summed over step() calls
@@ -209,28 +225,27 @@ class NcfTrainer {
   optim::SparseAdam<float> sparse_adam_;
   std::vector<float> user_context_;
   std::vector<double> thread_loss_;
-  // [num_users]: the thread owning each user, by blocks of equal positives
-  // (detail::block_owners): it sums and updates the user rows several replicas touched
-  // (contiguous shares; shares by user give each user to one share per batch).
-  std::vector<uint16_t> user_owner_;
-  // Shares by user: users per bin of the batch's count (detail::user_bin_shift), and bins.
-  int user_bin_shift_ = 0;
-  Index user_bins_ = 0;
-  // [num_items]: the thread owning each item, by blocks of equal rows.
-  std::vector<uint16_t> item_owner_;
-  // [thread]: the user and item ids each thread owns, ascending; a table row that several
-  // replicas touched is summed and updated by its owner (blocks of equal rows for items).
-  std::vector<std::vector<int32_t>> owned_users_, owned_items_;
-  bool split_by_user_ = false;  // shares by user (see open_share)
-  // Items by owner (Ncf::share_item_rows): several threads, item rows handed over. Thread t's
-  // owned items take the rows from item_first_row_[t] on in replica 0's projection table.
-  bool items_by_owner_ = false;
-  std::vector<Index> item_first_row_;
+  // Per side (0 users, 1 items), [rows]: the thread owning each row, by blocks of equal
+  // expected instances (detail::block_owners): it sums and updates the rows several replicas
+  // touched (the side the shares are not cut by).
+  std::vector<uint16_t> owner_[2];
+  // Per side, [thread]: the ids each thread owns, ascending.
+  std::vector<std::vector<int32_t>> owned_[2];
+  // The split side (detail::split_side; -1: contiguous shares), its ids per bin of the batch's
+  // count (detail::bin_shift), and its bins.
+  int split_side_ = -1;
+  int bin_shift_ = 0;
+  Index bins_ = 0;
+  // Rows by owner (Ncf::share_owned_rows; several threads, rows handed over): the side not
+  // split (the items with contiguous shares), or -1. Thread t's owned rows take the rows from
+  // owned_first_row_[t] on in replica 0's projection table.
+  int owned_side_ = -1;
+  std::vector<Index> owned_first_row_;
   int epoch_ = 0;
   alignas(64) std::atomic<int> barrier_count_{0};
   alignas(64) std::atomic<uint32_t> barrier_phase_{0};
   std::atomic<bool> share_failed_{false};
-  uint64_t step_seq_ = 0;  // step() calls so far (the replicas' item_sums_step)
+  uint64_t step_seq_ = 0;  // step() calls so far (the replicas' owned_sums_step)
 };
 
 // NCF training on synthetic data of the contextual user's shape (data::synth_ncf_positives:

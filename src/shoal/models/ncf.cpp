@@ -134,7 +134,7 @@ double Ncf<T>::instance_flops(bool backward, bool factored) const {
 }
 
 template <class T>
-void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows, bool items_by_owner) {
+void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows, int owned_side) {
   // Dense params first (tower, predict), then the tables: the arena orders them anyway.
   for (size_t k = 0; k < tower_.size(); ++k) {
     planner.push_scope("mlp." + std::to_string(k) + ".");
@@ -198,19 +198,21 @@ void Ncf<T>::plan(Planner& planner, Index max_rows, Index max_share_rows, bool i
   if (factored())
     planner.buffer(rows_wt_, Region::kScratch, "mlp.0.rows_wt",
                    {cfg_.layers[0] / 2, cfg_.layers[1]});
-  if (factored() && items_by_owner) {
-    const Index v = cfg_.num_items, padded = round_up_rows(v);
+  SHOAL_CHECK(owned_side >= -1 && owned_side <= 1, "Ncf::plan: owned side {}", owned_side);
+  owned_side_ = factored() ? owned_side : -1;
+  if (owned_side_ >= 0) {
+    const Index v = owned_side_ == 0 ? cfg_.num_users : cfg_.num_items, padded = round_up_rows(v);
     const Index e = cfg_.layers[0] / 2, l1 = cfg_.layers[1];
-    planner.buffer(owned_proj_, Region::kScratch, "mlp.0.owned_items.proj", {v, l1});
-    planner.buffer(owned_pslot_, Region::kScratch, "mlp.0.owned_items.proj_slot", {v});
-    planner.buffer(owned_.stamp, Region::kScratch, "mlp.0.owned_items.stamp", {v});
-    planner.buffer(owned_.list, Region::kScratch, "mlp.0.owned_items.list", {v + 1});
+    const std::string name = owned_side_ == 0 ? "mlp.0.owned_users." : "mlp.0.owned_items.";
+    planner.buffer(owned_proj_, Region::kScratch, name + "proj", {v, l1});
+    planner.buffer(owned_pslot_, Region::kScratch, name + "proj_slot", {v});
+    planner.buffer(owned_.stamp, Region::kScratch, name + "stamp", {v});
+    planner.buffer(owned_.list, Region::kScratch, name + "list", {v + 1});
     // The owner's GEMM runs over whole blocks of rows from its first row: up to a block past V.
-    planner.buffer(owned_.dz, Region::kScratch, "mlp.0.item_sums.dz", {v + kShareRowBlock, l1});
-    planner.buffer(owned_.row_grads, Region::kScratch, "mlp.0.owned_items.row_grads", {padded, e});
+    planner.buffer(owned_.dz, Region::kScratch, name + "dz_sums", {v + kShareRowBlock, l1});
+    planner.buffer(owned_.row_grads, Region::kScratch, name + "row_grads", {padded, e});
     if (has_gmf())
-      planner.buffer(owned_.gmf_grads, Region::kScratch, "mlp.0.item_sums.gmf_grads",
-                     {v, cfg_.factors});
+      planner.buffer(owned_.gmf_grads, Region::kScratch, name + "gmf_sums", {v, cfg_.factors});
   }
   if (fused_widths()) {
     const Index c = std::max<Index>(cfg_.context, 1);
@@ -312,7 +314,7 @@ void Ncf<T>::clear_table_grads() {
 template <class T>
 void Ncf<T>::begin_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items) {
   if (!factored()) return;
-  open_share(ctx, users, items, items_by_owner());
+  open_share(ctx, users, items, rows_by_owner());
   share_ = Share::kExplicit;
 }
 
@@ -325,38 +327,41 @@ void Ncf<T>::end_share(const Ctx& ctx) {
 
 // Lists the distinct users and items (zone mlp.0.rows.index), gathers their MLP rows and
 // projects them through their columns of the first layer's weight (mlp.0.rows.forward, costed
-// by the distinct rows); clears their dz and GMF gradient sums. With items_by_owner the items
-// are only stamped (their owners list and project them: project_owned_items), and the share
+// by the distinct rows); clears their dz and GMF gradient sums. By owner, the owned side's ids
+// are only stamped (their owners list and project them: project_owned_rows), and the share
 // sums at the owners' rows.
 template <class T>
 void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
-                        bool items_by_owner) {
+                        bool by_owner) {
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
+  const int owned = by_owner ? owned_side_ : -1;
   {
     profile::Zone zone(prof, zones_.share_index, users.size());
     share_rows_[0].handed = share_rows_[1].handed = 0;
-    list_distinct(share_rows_[0], users);
-    if (items_by_owner) {
-      // The owners list and project the batch's items; this share's items are only marked
-      // (backward_owned_items reads its sums of the rows it marked; clear_item_sums clears them).
-      stamp_ids(share_rows_[1], items);
-      if (!owned_.sums_clear) {  // a step that failed before clear_item_sums
+    for (int s = 0; s < 2; ++s) {
+      const std::span<const Id> ids = s == 0 ? users : items;
+      if (s != owned) {
+        list_distinct(share_rows_[s], ids);
+        continue;
+      }
+      // The owners list and project the batch's rows of this side; this share's are only
+      // marked (backward_owned_rows reads its sums of the rows it marked; clear_owned_sums
+      // clears them).
+      stamp_ids(share_rows_[s], ids);
+      if (!owned_.sums_clear) {  // a step that failed before clear_owned_sums
         std::fill_n(owned_.dz.view.data, owned_.dz.view.numel(), T(0));
         std::fill_n(owned_.gmf_grads.view.data, owned_.gmf_grads.view.numel(), T(0));
       }
       owned_.sums_clear = false;
-    } else {
-      list_distinct(share_rows_[1], items);
     }
   }
-  explicit_items_by_owner_ = items_by_owner;
-  const int sides = items_by_owner ? 1 : 2;
-  profile::Zone zone(prof, zones_.share.forward,
-                     share_rows_[0].count + (items_by_owner ? 0 : share_rows_[1].count));
+  explicit_by_owner_ = by_owner;
+  profile::Zone zone(prof, zones_.share.forward, share_rows_[0].count + share_rows_[1].count);
   const ConstMat<T> w = tower_[0].p.weight.value.mat();
   T* wt = rows_wt_.view.data;
-  for (int s = 0; s < sides; ++s) {
+  for (int s = 0; s < 2; ++s) {
+    if (s == owned) continue;
     ShareRows& rs = share_rows_[s];
     const Index m = rs.count;
     const ConstMat<T> table = mlp_table(s).layer.p.weight.value.mat();
@@ -372,11 +377,13 @@ void Ncf<T>::open_share(const Ctx& ctx, std::span<const Id> users, std::span<con
     rs.dz_clear = true;
     if (has_gmf()) std::fill_n(rs.gmf_grads.view.data, m * cfg_.factors, T(0));
   }
-  ShareRows& ri = share_rows_[1];
-  proj_i_ = items_by_owner ? item_holder_->owned_proj_.view.data : ri.proj.view.data;
-  slot_i_ = items_by_owner ? item_holder_->owned_pslot_.view.data : ri.slot.view.data;
-  dz_i_ = items_by_owner ? owned_.dz.view.data : ri.dz.view.data;
-  gmf_i_ = items_by_owner ? owned_.gmf_grads.view.data : ri.gmf_grads.view.data;
+  for (int s = 0; s < 2; ++s) {
+    ShareRows& rs = share_rows_[s];
+    proj_[s] = s == owned ? holder_->owned_proj_.view.data : rs.proj.view.data;
+    slot_[s] = s == owned ? holder_->owned_pslot_.view.data : rs.slot.view.data;
+    dz_[s] = s == owned ? owned_.dz.view.data : rs.dz.view.data;
+    gmf_[s] = s == owned ? owned_.gmf_grads.view.data : rs.gmf_grads.view.data;
+  }
   if (fused_widths()) {
     // The fused kernel reads the weights it broadcasts against transposed (see ncf_fused.h).
     const Index c = cfg_.context;
@@ -486,10 +493,10 @@ void Ncf<T>::first_layer_forward(std::span<const Id> users, std::span<const Id> 
       for (Index r = 0; r < n; ++r)
         for (Index j = 0; j < l1; ++j) y(r, j) += b[j];
   }
-  const Id* slot_u = share_rows_[0].slot.view.data;
-  const Id* slot_i = slot_i_;
-  const T* proj_u = share_rows_[0].proj.view.data;
-  const T* proj_i = proj_i_;
+  const Id* slot_u = slot_[0];
+  const Id* slot_i = slot_[1];
+  const T* proj_u = proj_[0];
+  const T* proj_i = proj_[1];
   for (Index r = 0; r < n; ++r) {
     const T* __restrict pu =
         proj_u + static_cast<Index>(slot_u[users[static_cast<size_t>(r)]]) * l1;
@@ -532,12 +539,11 @@ template <class T>
 void Ncf<T>::first_layer_aggregate(std::span<const Id> users, std::span<const Id> items,
                                    ConstMat<T> dz) {
   const Index l1 = tower_[0].cfg.out;
-  const Id* slot_u = share_rows_[0].slot.view.data;
-  const Id* slot_i = slot_i_;
-  T* dz_u = share_rows_[0].dz.view.data;
-  T* dz_i = dz_i_;
-  share_rows_[0].dz_clear = false;
-  share_rows_[1].dz_clear = explicit_items_by_owner_;  // by owner: the item sums instead
+  const Id* slot_u = slot_[0];
+  const Id* slot_i = slot_[1];
+  T* dz_u = dz_[0];
+  T* dz_i = dz_[1];
+  mark_dz_used();
   for (Index r = 0; r < dz.rows; ++r) {
     const T* __restrict d = dz.row(r);
     T* __restrict au = dz_u + static_cast<Index>(slot_u[users[static_cast<size_t>(r)]]) * l1;
@@ -566,8 +572,7 @@ void Ncf<T>::add_row_grads(size_t t, const Id* list, Index m, const T* grads) {
 template <class T>
 void Ncf<T>::finish_share(const Ctx& ctx) {
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
-  profile::Zone zone(prof, zones_.share.backward,
-                     share_rows_[0].count + (explicit_items_by_owner_ ? 0 : share_rows_[1].count));
+  profile::Zone zone(prof, zones_.share.backward, share_rows_[0].count + share_rows_[1].count);
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
   auto& lin = tower_[0];
   const ConstMat<T> w = lin.p.weight.value.mat();
@@ -614,34 +619,34 @@ void Ncf<T>::finish_share(const Ctx& ctx) {
 }
 
 template <class T>
-void Ncf<T>::share_item_rows(Ncf* holder) {
-  SHOAL_CHECK(holder == nullptr || (factored() && owned_.list.view.data != nullptr &&
-                                    holder->owned_proj_.view.data != nullptr &&
-                                    holder->cfg_.num_items == cfg_.num_items),
-              "Ncf::share_item_rows needs both models planned with items_by_owner");
-  item_holder_ = holder;
+void Ncf<T>::share_owned_rows(Ncf* holder) {
+  SHOAL_CHECK(holder == nullptr || (owned_side_ >= 0 && holder->owned_side_ == owned_side_ &&
+                                    holder->owned_proj_.view.numel() == owned_proj_.view.numel()),
+              "Ncf::share_owned_rows needs both models planned with the same owned side");
+  holder_ = holder;
 }
 
-// The owned items the batch has (ascending: a sweep of the owner's blocks of the table),
+// The owned rows the batch has (ascending: a sweep of the owner's blocks of the table),
 // projected into the holder's table from first_row on; each one's row there noted. The batch's
-// items are stamped here rather than read from the shares' lists: then no replica waits for
-// the others' lists.
+// ids are stamped here rather than read from the shares' lists: then no replica waits for the
+// others' lists.
 template <class T>
-void Ncf<T>::project_owned_items(const Ctx& ctx, std::span<const Id> batch_items,
-                                 std::span<const Id> owned, Index first_row) {
-  SHOAL_CHECK(items_by_owner(), "Ncf::project_owned_items without share_item_rows");
+void Ncf<T>::project_owned_rows(const Ctx& ctx, std::span<const Id> batch_ids,
+                                std::span<const Id> owned, Index first_row) {
+  SHOAL_CHECK(rows_by_owner(), "Ncf::project_owned_rows without share_owned_rows");
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
+  const int o = owned_side_;
   Id* list = owned_.list.view.data;
   Index m = 0;
   {
-    profile::Zone zone(prof, zones_.owned_index, batch_items.size());
+    profile::Zone zone(prof, zones_.owned_index, batch_ids.size());
     Id* stamp = owned_.stamp.view.data;
     const Id gen = next_generation(stamp, owned_.stamp.view.numel(), owned_.generation);
-    for (const Id id : batch_items) {
-      SHOAL_DCHECK(id >= 0 && id < cfg_.num_items);
+    for (const Id id : batch_ids) {
+      SHOAL_DCHECK(id >= 0 && id < owned_.stamp.view.numel());
       stamp[id] = gen;
     }
-    Id* pslot = item_holder_->owned_pslot_.view.data;
+    Id* pslot = holder_->owned_pslot_.view.data;
     // Branch-free; an item the batch lacks gets a row it never reads.
     for (const Id id : owned) {
       list[m] = id;
@@ -651,28 +656,29 @@ void Ncf<T>::project_owned_items(const Ctx& ctx, std::span<const Id> batch_items
     owned_.count = m;
     owned_.first_row = first_row;
   }
-  profile::Zone zone(prof, zones_.owned_items.forward, m);
+  profile::Zone zone(prof, zones_.owned_rows.forward, m);
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out;
   const ConstMat<T> w = tower_[0].p.weight.value.mat();
   T* wt = rows_wt_.view.data;
   for (Index j = 0; j < l1; ++j)
-    for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, e + p);
-  project_distinct<T>(mlp_table(1).layer.p.weight.value.mat(), list, m, e, wt, l1,
-                      item_holder_->owned_proj_.view.data + first_row * l1, /*prefetch=*/false);
+    for (Index p = 0; p < e; ++p) wt[p * l1 + j] = w(j, o * e + p);
+  project_distinct<T>(mlp_table(o).layer.p.weight.value.mat(), list, m, e, wt, l1,
+                      holder_->owned_proj_.view.data + first_row * l1, /*prefetch=*/false);
   executed_flops_ += 2.0 * static_cast<double>(m * e * l1);
 }
 
 // The other sharers' dz and GMF sums of the owned rows added into this replica's, in replica
-// order (a sharer whose share did not have the item is skipped; the rows are the same in every
-// replica: the holder's), then, as finish_share does for a share's rows: dW_i += dZᵀ·rows into
-// this model's grads and the rows' table gradients dZ·W_i.
+// order (a sharer whose share did not have the row is skipped; the rows are the same in every
+// replica: the holder's), then, as finish_share does for a share's rows: dW_o += dZᵀ·rows into
+// this model's grads and the rows' table gradients dZ·W_o.
 template <class T>
-typename Ncf<T>::RowGrads Ncf<T>::backward_owned_items(const Ctx& ctx,
-                                                       std::span<Ncf* const> sharers) {
-  SHOAL_CHECK(items_by_owner(), "Ncf::backward_owned_items without share_item_rows");
+typename Ncf<T>::RowGrads Ncf<T>::backward_owned_rows(const Ctx& ctx,
+                                                      std::span<Ncf* const> sharers) {
+  SHOAL_CHECK(rows_by_owner(), "Ncf::backward_owned_rows without share_owned_rows");
+  const int o = owned_side_;
   const Index m = owned_.count, first = owned_.first_row;
   profile::Recorder* prof = zones_.share.registered() ? ctx.profiler : nullptr;
-  profile::Zone zone(prof, zones_.owned_items.backward, m);
+  profile::Zone zone(prof, zones_.owned_rows.backward, m);
   const Index e = cfg_.layers[0] / 2, l1 = tower_[0].cfg.out, f = has_gmf() ? cfg_.factors : 0;
   const Id* list = owned_.list.view.data;
   T* dz = owned_.dz.view.data + first * l1;
@@ -680,8 +686,8 @@ typename Ncf<T>::RowGrads Ncf<T>::backward_owned_items(const Ctx& ctx,
   owned_.sums_clear = false;  // also when this replica had no share: its rows get the others'
   for (const Ncf* r : sharers) {
     if (r == this) continue;
-    const Id* stamp = r->share_rows_[1].stamp.view.data;
-    const Id gen = r->share_rows_[1].generation;
+    const Id* stamp = r->share_rows_[o].stamp.view.data;
+    const Id gen = r->share_rows_[o].generation;
     const T* src = r->owned_.dz.view.data + first * l1;
     const T* src_gmf = r->owned_.gmf_grads.view.data + first * f;
     for (Index k = 0; k < m; ++k) {
@@ -703,10 +709,10 @@ typename Ncf<T>::RowGrads Ncf<T>::backward_owned_items(const Ctx& ctx,
   for (Index r0 = 0; r0 < padded; r0 += kShareGemmRows) {
     const Index rb = std::min(kShareGemmRows, padded - r0);
     kernels::gemm<T>(kernels::GemmBackend::kXsmm, kernels::Trans::kNo, kernels::Trans::kNo, rb, e,
-                     l1, T(1), dz + r0 * l1, l1, w.data + e, w.ld, T(0), rg + r0 * e, e);
+                     l1, T(1), dz + r0 * l1, l1, w.data + o * e, w.ld, T(0), rg + r0 * e, e);
   }
-  weight_grad_distinct<T>(mlp_table(1).layer.p.weight.value.mat(), list, m, e, dz, l1,
-                          lin.p.weight.grad.mat().cols_block(e, e), /*prefetch=*/false);
+  weight_grad_distinct<T>(mlp_table(o).layer.p.weight.value.mat(), list, m, e, dz, l1,
+                          lin.p.weight.grad.mat().cols_block(o * e, e), /*prefetch=*/false);
   executed_flops_ += 4.0 * static_cast<double>(m * e * l1);
   return {std::span<const Id>(list, static_cast<size_t>(m)), ConstMat<T>(rg, m, e),
           has_gmf() ? ConstMat<T>(gmf, m, f) : ConstMat<T>{}};
@@ -716,8 +722,8 @@ typename Ncf<T>::RowGrads Ncf<T>::backward_owned_items(const Ctx& ctx,
 // them, and a sweep of the share's stamps with a store per row cost ≈ 2× these clears
 // (ncf-speed-log.md, Session 19).
 template <class T>
-void Ncf<T>::clear_item_sums(std::span<Ncf* const> owners) {
-  if (!items_by_owner() || owned_.sums_clear) return;
+void Ncf<T>::clear_owned_sums(std::span<Ncf* const> owners) {
+  if (!rows_by_owner() || owned_.sums_clear) return;
   const Index l1 = tower_[0].cfg.out, f = has_gmf() ? cfg_.factors : 0;
   for (const Ncf* o : owners) {
     const Index first = o->owned_.first_row, m = o->owned_.count;
@@ -801,10 +807,10 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.ld_ctx = c;
     a.users = users.data();
     a.items = items.data();
-    a.proj_u = share_rows_[0].proj.view.data;
-    a.slot_u = share_rows_[0].slot.view.data;
-    a.proj_i = proj_i_;
-    a.slot_i = slot_i_;
+    a.proj_u = proj_[0];
+    a.slot_u = slot_[0];
+    a.proj_i = proj_[1];
+    a.slot_i = slot_[1];
     a.wc_t = wc_t_.view.data;
     a.b1 = tower_[0].p.bias.value.data;
     a.w2 = tower_[1].p.weight.value.data;
@@ -827,12 +833,11 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.db3 = tower_[2].p.bias.grad.data;
     a.dwp = predict_.p.weight.grad.data;
     a.dbp = predict_.p.bias.grad.data;
-    a.gpg = share_rows_[0].gmf_grads.view.data;
-    a.gqg = gmf_i_;
-    a.dz_u = share_rows_[0].dz.view.data;
-    a.dz_i = dz_i_;
-    share_rows_[0].dz_clear = false;
-    share_rows_[1].dz_clear = explicit_items_by_owner_;  // by owner: the item sums instead
+    a.gpg = gmf_[0];
+    a.gqg = gmf_[1];
+    a.dz_u = dz_[0];
+    a.dz_i = dz_[1];
+    mark_dz_used();
     a.logits = out_.view.data;
     a.h1 = fused_h1_.view.data;
     a.h2 = fused_h2_.view.data;
@@ -985,13 +990,13 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
     const ConstMat<T> pu = tables_[tu].layer.p.weight.value.mat();
     const ConstMat<T> qi = tables_[ti].layer.p.weight.value.mat();
     const bool per_share = factored();
-    const MatView<T> gu = per_share ? share_rows_[0].gmf_grads.mat() : table_grads_[tu].mat();
-    const MatView<T> gi = !per_share                 ? table_grads_[ti].mat()
-                          : explicit_items_by_owner_ ? owned_.gmf_grads.mat()
-                                                     : share_rows_[1].gmf_grads.mat();
-    const auto grad_row = [&](int s, Id id) {
-      return per_share ? (s == 0 ? share_rows_[0].slot.view.data : slot_i_)[id] : id;
+    const auto side_grads = [&](int s, size_t t) {
+      return !per_share                   ? table_grads_[t].mat()
+             : s == explicit_owned_side() ? owned_.gmf_grads.mat()
+                                          : share_rows_[s].gmf_grads.mat();
     };
+    const MatView<T> gu = side_grads(0, tu), gi = side_grads(1, ti);
+    const auto grad_row = [&](int s, Id id) { return per_share ? slot_[s][id] : id; };
     for (Index r = 0; r < n; ++r) {
       if (r + kRowsAhead < n) {
         const Id ua = users[static_cast<size_t>(r + kRowsAhead)];
@@ -1126,16 +1131,17 @@ void Ncf<T>::register_zones(profile::Recorder& rec, int model, std::string_view 
     });
     zones_.share.backward =
         rec.zone(p + "mlp.0.rows.backward", Category::kBackward, rows_backward, model);
-    // Items by owner (share_item_rows): the owned items listed, projected, and their dz
+    // Rows by owner (share_owned_rows): the owned rows listed, projected, and their dz
     // summed over the replicas with the same backward.
-    zones_.owned_index = rec.zone(p + "mlp.0.item_rows.index", Category::kForward, {}, model);
-    zones_.owned_items.forward =
-        rec.zone(p + "mlp.0.item_rows.forward", Category::kForward, AffineCost::of([&](double m) {
+    const std::string owned = p + (owned_side_ == 0 ? "mlp.0.user_rows." : "mlp.0.item_rows.");
+    zones_.owned_index = rec.zone(owned + "index", Category::kForward, {}, model);
+    zones_.owned_rows.forward =
+        rec.zone(owned + "forward", Category::kForward, AffineCost::of([&](double m) {
                    return profile::linear_forward(m, e, l1, false, profile::ActKind::kNone, elem);
                  }),
                  model);
-    zones_.owned_items.backward =
-        rec.zone(p + "mlp.0.item_rows.backward", Category::kBackward, rows_backward, model);
+    zones_.owned_rows.backward =
+        rec.zone(owned + "backward", Category::kBackward, rows_backward, model);
   }
   zones_.loss = rec.zone(p + "loss.forward", Category::kForward, AffineCost::of([&](double n) {
                            return profile::point_loss_forward(n, 1, elem) +

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <span>
 #include <thread>
 
@@ -44,13 +45,14 @@ void spin_until(Done done) {
   }
 }
 
-// The instances k < n whose user is in [lo, hi), in order: their four fields copied to the out
-// arrays (room for n each). Returns their count. With AVX2, eight instances at a time: the
-// selected lanes packed to the front by one permutation per field and stored (the stores past
-// the count are overwritten by the next ones), a third of the scalar loop's time.
-Index select_users(Index n, int32_t lo, int32_t hi, const int32_t* users, const int32_t* items,
-                   const int32_t* ctx_rows, const float* labels, int32_t* out_users,
-                   int32_t* out_items, int32_t* out_ctx_rows, float* out_labels) {
+// The instances k < n whose key (the split side's id) is in [lo, hi), in order: their four
+// fields (key, the other side's id, context row, label) copied to the out arrays (room for n
+// each). Returns their count. With AVX2, eight instances at a time: the selected lanes packed
+// to the front by one permutation per field and stored (the stores past the count are
+// overwritten by the next ones), a third of the scalar loop's time.
+Index select_range(Index n, int32_t lo, int32_t hi, const int32_t* keys, const int32_t* others,
+                   const int32_t* ctx_rows, const float* labels, int32_t* out_keys,
+                   int32_t* out_others, int32_t* out_ctx_rows, float* out_labels) {
   Index m = 0, k = 0;
 #if defined(__AVX2__)
   // Per 8-bit lane mask: the selected lanes' indices, in order, one per nibble.
@@ -67,18 +69,19 @@ Index select_users(Index n, int32_t lo, int32_t hi, const int32_t* users, const 
   const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
   const __m256i below = _mm256_set1_epi32(lo - 1), last = _mm256_set1_epi32(hi - 1);
   for (; k + 8 <= n; k += 8) {
-    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(users + k));
+    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + k));
     const __m256i in =
         _mm256_andnot_si256(_mm256_cmpgt_epi32(u, last), _mm256_cmpgt_epi32(u, below));
     const auto mask = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(in)));
     // permutevar8x32 reads only each lane's low three bits: no mask after the shift.
     const __m256i perm =
         _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(kPack[mask])), shifts);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_users + m),
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_keys + m),
                         _mm256_permutevar8x32_epi32(u, perm));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_items + m),
-                        _mm256_permutevar8x32_epi32(
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(items + k)), perm));
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(out_others + m),
+        _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(others + k)), perm));
     if (ctx_rows != nullptr)
       _mm256_storeu_si256(
           reinterpret_cast<__m256i*>(out_ctx_rows + m),
@@ -89,9 +92,9 @@ Index select_users(Index n, int32_t lo, int32_t hi, const int32_t* users, const 
   }
 #endif
   for (; k < n; ++k) {
-    const int32_t u = users[k];
-    out_users[m] = u;
-    out_items[m] = items[k];
+    const int32_t u = keys[k];
+    out_keys[m] = u;
+    out_others[m] = others[k];
     if (ctx_rows != nullptr) out_ctx_rows[m] = ctx_rows[k];
     out_labels[m] = labels[k];
     m += u >= lo && u < hi ? 1 : 0;
@@ -128,7 +131,7 @@ struct NcfReplica {
   // (NcfTrainer::open_share), gathered from the epoch's arrays [B].
   Buffer<int32_t> share_users, share_items, share_ctx_rows;
   Buffer<float> share_labels;
-  Buffer<int32_t> user_bins;  // [bins ≤ U]: the batch's instances per bin of users
+  Buffer<int32_t> bins;  // [bins ≤ rows of the split side]: the batch's instances per bin
   // The step's share (NcfTrainer::open_share, train_chunks, close_share): its instances, and its
   // fraction of the batch. count 0: no share opened this step.
   struct Share {
@@ -137,26 +140,26 @@ struct NcfReplica {
     Index count = 0;
     double fraction = 0;
   } share;
-  // Items by owner: the last step (NcfTrainer::step_seq_) whose item sums this replica has
+  // Rows by owner: the last step (NcfTrainer::step_seq_) whose owned sums this replica has
   // finished; the owners wait for it before their backward.
-  alignas(64) std::atomic<uint64_t> item_sums_step{0};
+  alignas(64) std::atomic<uint64_t> owned_sums_step{0};
   Arena arena;
 
   // rows: per forward/backward chunk; share_rows: a thread's share of a batch (0: rows).
-  // items_by_owner: plan for Ncf::share_item_rows.
+  // owned_side: plan for Ncf::share_owned_rows.
   NcfReplica(const models::Ncf<float>::Config& cfg, Index rows, Index merge_rows, int optim_slots,
-             bool dense_tables, const Arena* source, Index share_rows = 0,
-             bool items_by_owner = false)
+             bool dense_tables, const Arena* source, Index share_rows = 0, int owned_side = -1)
       : model(cfg) {
     Planner planner;
     planner.set_optim_slots(source ? 0 : optim_slots);
-    model.plan(planner, rows, share_rows, items_by_owner);
+    model.plan(planner, rows, share_rows, owned_side);
     if (share_rows > 0) {
       planner.buffer(share_users, Region::kScratch, "share.users", {share_rows});
       planner.buffer(share_items, Region::kScratch, "share.items", {share_rows});
       planner.buffer(share_ctx_rows, Region::kScratch, "share.context_rows", {share_rows});
       planner.buffer(share_labels, Region::kScratch, "share.labels", {share_rows});
-      planner.buffer(user_bins, Region::kScratch, "share.user_bins", {cfg.num_users});
+      planner.buffer(bins, Region::kScratch, "share.bins",
+                     {std::max(cfg.num_users, cfg.num_items)});
     }
     planner.buffer(users, Region::kActivations, "batch.users", {rows});
     planner.buffer(items, Region::kActivations, "batch.items", {rows});
@@ -361,11 +364,44 @@ std::vector<uint16_t> detail::block_owners(std::span<const double> weights, int 
   return owner;
 }
 
-int detail::user_bin_shift(Index users, Index batch) {
+int detail::bin_shift(Index rows, Index batch) {
   const Index most = std::max<Index>(batch, 64);
   int shift = 0;
-  while (((users - 1) >> shift) + 1 > most) ++shift;
+  while (((rows - 1) >> shift) + 1 > most) ++shift;
   return shift;
+}
+
+std::vector<double> detail::batch_presence(std::span<const double> weights, Index batch,
+                                           int per_draw) {
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  const double draws = static_cast<double>(batch) / static_cast<double>(1 + per_draw);
+  std::vector<double> p(weights.size(), 0.0);
+  if (total <= 0) return p;
+  for (size_t r = 0; r < weights.size(); ++r) p[r] = 1.0 - std::exp(-draws * weights[r] / total);
+  return p;
+}
+
+int detail::split_side(const std::vector<double> (&weights)[2], Index batch, int negatives,
+                       int threads) {
+  int best = -1;
+  double best_distinct = 0;
+  for (int s = 0; s < 2; ++s) {
+    const std::vector<double>& w = weights[s];
+    if (w.empty()) continue;
+    const double total = std::accumulate(w.begin(), w.end(), 0.0);
+    if (total <= 0) continue;
+    const int shift = bin_shift(static_cast<Index>(w.size()), batch);
+    std::vector<double> per_bin((((w.size() - 1) >> shift) + 1), 0.0);
+    for (size_t r = 0; r < w.size(); ++r) per_bin[r >> shift] += w[r];
+    if (*std::max_element(per_bin.begin(), per_bin.end()) * threads * 10 > total) continue;
+    const std::vector<double> p = batch_presence(w, batch, s == 0 ? negatives : 0);
+    const double distinct = std::accumulate(p.begin(), p.end(), 0.0);
+    if (best < 0 || distinct > best_distinct) {
+      best = s;
+      best_distinct = distinct;
+    }
+  }
+  return best;
 }
 
 Range detail::share_bins(std::span<const int32_t> counts, Index n, int share, int shares) {
@@ -406,55 +442,62 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   const int t = pool_.size();
   const Index rows =
       std::max(std::min((cfg.batch_size + t - 1) / t, kComputeChunkRows), cfg.eval_rows);
-  // Items by owner (Ncf::share_item_rows) wherever the item rows are handed over (lazy update,
-  // first layer factored): each of a batch's items is projected and back-propagated once, by
-  // its owner, not by every thread whose share has it (docs/ncf-speed-log.md, Session 19).
-  items_by_owner_ = t > 1 && !cfg.dense_embedding_adam && model.kind != models::NcfKind::kGmf &&
-                    model.factored_first_layer;
+  // Each row's expected instances per epoch: a user's, its positives with their negatives; an
+  // item's, its positives and its share of the negatives, taken as uniform over the items.
+  std::vector<double> weights[2] = {
+      std::vector<double>(static_cast<size_t>(model.num_users), 0.0),
+      std::vector<double>(static_cast<size_t>(model.num_items),
+                          static_cast<double>(cfg.negatives) * static_cast<double>(train.size()) /
+                              static_cast<double>(model.num_items))};
+  for (const int32_t u : train.users) weights[0][static_cast<size_t>(u)] += 1 + cfg.negatives;
+  for (const int32_t i : train.items) weights[1][static_cast<size_t>(i)] += 1;
+  // Shares cut by the ids of one side (see open_share) unless no side's bins are small enough
+  // for the cuts between bins to split a batch evenly (one very active user, or few users and
+  // items: contiguous shares then).
+  if (t > 1) {
+    split_side_ = detail::split_side(weights, cfg.batch_size, cfg.negatives, t);
+    if (split_side_ >= 0) {
+      const Index ids = split_side_ == 0 ? model.num_users : model.num_items;
+      bin_shift_ = detail::bin_shift(ids, cfg.batch_size);
+      bins_ = ((ids - 1) >> bin_shift_) + 1;
+    }
+  }
+  // Rows by owner (Ncf::share_owned_rows) wherever the rows are handed over (lazy update, first
+  // layer factored): each of a batch's rows of the side not split (the items for contiguous
+  // shares) is projected and back-propagated once, by its owner, not by every thread whose
+  // share has it (docs/ncf-speed-log.md, Sessions 19 and 22).
+  if (t > 1 && !cfg.dense_embedding_adam && model.kind != models::NcfKind::kGmf &&
+      model.factored_first_layer)
+    owned_side_ = split_side_ == 1 ? 0 : 1;
   for (int r = 0; r < t; ++r) {
     replicas_.push_back(std::make_unique<detail::NcfReplica>(
         model, rows, cfg.batch_size, adam_.slots(), cfg.dense_embedding_adam,
-        r == 0 ? nullptr : &replicas_[0]->arena, cfg.batch_size, items_by_owner_));
+        r == 0 ? nullptr : &replicas_[0]->arena, cfg.batch_size, owned_side_));
     arenas_.push_back(&replicas_.back()->arena);
   }
   RngStream init_rng(cfg.seed, /*stream=*/0);
   replicas_[0]->model.init(init_rng);
   thread_loss_.assign(static_cast<size_t>(t), 0.0);
-  std::vector<double> positives(static_cast<size_t>(model.num_users), 0.0);
-  for (const int32_t u : train.users) positives[static_cast<size_t>(u)] += 1;
-  user_owner_ = detail::block_owners(positives, t);
-  const auto owned = [t](const std::vector<uint16_t>& owner) {
-    std::vector<std::vector<int32_t>> ids(static_cast<size_t>(t));
-    for (size_t r = 0; r < owner.size(); ++r) ids[owner[r]].push_back(static_cast<int32_t>(r));
-    return ids;
-  };
-  owned_users_ = owned(user_owner_);
-  item_owner_ =
-      detail::block_owners(std::vector<double>(static_cast<size_t>(model.num_items), 1.0), t);
-  owned_items_ = owned(item_owner_);
+  for (int s = 0; s < 2; ++s) {
+    // Owners by the rows a batch is expected to have: an owner's work is per distinct row.
+    owner_[s] = detail::block_owners(
+        detail::batch_presence(weights[s], cfg.batch_size, s == 0 ? cfg.negatives : 0), t);
+    owned_[s].assign(static_cast<size_t>(t), {});
+    for (size_t r = 0; r < owner_[s].size(); ++r)
+      owned_[s][owner_[s][r]].push_back(static_cast<int32_t>(r));
+  }
   for (auto& r : replicas_) models_.push_back(&r->model);
-  if (items_by_owner_) {
+  if (owned_side_ >= 0) {
     Index first = 0;
     for (int r = 0; r < t; ++r) {
-      item_first_row_.push_back(first);
-      first += static_cast<Index>(owned_items_[static_cast<size_t>(r)].size());
-      replicas_[static_cast<size_t>(r)]->model.share_item_rows(&replicas_[0]->model);
+      owned_first_row_.push_back(first);
+      first += static_cast<Index>(owned_[owned_side_][static_cast<size_t>(r)].size());
+      replicas_[static_cast<size_t>(r)]->model.share_owned_rows(&replicas_[0]->model);
     }
   }
-  // Shares by user (see open_share) unless a bin of users is too large for the cuts between
-  // bins to split a batch evenly: no bin may hold more than a tenth of a share's positives
-  // (one very active user, or few users: contiguous shares then).
-  if (t > 1) {
-    user_bin_shift_ = detail::user_bin_shift(model.num_users, cfg.batch_size);
-    user_bins_ = ((model.num_users - 1) >> user_bin_shift_) + 1;
-    std::vector<double> per_bin(static_cast<size_t>(user_bins_));
-    for (size_t u = 0; u < positives.size(); ++u) per_bin[u >> user_bin_shift_] += positives[u];
-    const double most = *std::max_element(per_bin.begin(), per_bin.end());
-    split_by_user_ = most * t * 10 <= static_cast<double>(train.size());
-  }
   // Lazy update, MLP or NeuMF: every share hands its rows' gradients over in compact lists
-  // (Ncf::set_hand_over). Rows one replica alone touches (every row on one thread, the user
-  // rows with shares by user: own_side) are updated by its thread as soon as its share ends;
+  // (Ncf::set_hand_over). Rows one replica alone touches (every row on one thread, the split
+  // side's rows with several: own_side) are updated by its thread as soon as its share ends;
   // the others by their owners after the barrier, from the replicas' lists
   // (update_shared_rows).
   for (auto& r : replicas_) {
@@ -546,7 +589,7 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
                 {profile::adam_update(1) + profile::grad_reduce(1, replicas), {}}, model);
   // The touched rows are known only inside: no analytic cost.
   zones_.tables = rec->zone("optimizer.tables", Category::kOptimizer, {}, model);
-  zones_.user_tables = rec->zone("optimizer.user_tables", Category::kOptimizer, {}, model);
+  zones_.split_tables = rec->zone("optimizer.split_tables", Category::kOptimizer, {}, model);
   zones_.own_rows = rec->zone("optimizer.own_rows", Category::kOptimizer, {}, model);
   zones_.wait = rec->zone("pool.wait", Category::kIdle, {}, model);
   zones_.barrier = rec->zone("pool.barrier", Category::kIdle, {}, model);
@@ -592,7 +635,7 @@ void NcfTrainer::open_share(int tid, Index begin, Index n, const Ctx& base) {
       c > 0 ? sampler_.context_rows().subspan(off, len) : std::span<const int32_t>{};
   const float* labels = sampler_.labels().data() + off;
   Index count = n;
-  if (!split_by_user_) {
+  if (split_side_ < 0) {
     const Range r = split_range(n, tid, nt);
     const auto rb = static_cast<size_t>(r.begin), rn = static_cast<size_t>(r.size());
     users = users.subspan(rb, rn);
@@ -601,28 +644,31 @@ void NcfTrainer::open_share(int tid, Index begin, Index n, const Ctx& base) {
     labels += r.begin;
     count = r.size();
   } else {
-    // The share: the batch's instances of this thread's users, in batch order. The users are
-    // cut into T ranges of ids by the batch's own counts (detail::share_bins), so that the
-    // shares are as equal as whole bins of users allow (with fixed owners they differed by
-    // ≈ √B instances, which the step's barrier paid). A user's table rows are then touched by
-    // one replica in a step, and update_tables updates them on this thread; a user near a cut
-    // changes threads from batch to batch (the items do every step).
+    // The share: the batch's instances of this thread's ids of the split side, in batch order.
+    // The ids are cut into T ranges by the batch's own counts (detail::share_bins), so that
+    // the shares are as equal as whole bins of ids allow (with fixed owners they differed by
+    // ≈ √B instances, which the step's barrier paid). A row of the split side is then touched
+    // by one replica in a step, and updated on this thread; a row near a cut changes threads
+    // from batch to batch (the other side's rows do every step).
     profile::Zone zone(prof_, zones_.share, n);
-    int32_t* bins = rep.user_bins.view.data;
-    const int shift = user_bin_shift_;
-    const Index nbins = user_bins_;
+    const std::span<const int32_t> keys = split_side_ == 0 ? users : items;
+    const std::span<const int32_t> others = split_side_ == 0 ? items : users;
+    int32_t* bins = rep.bins.view.data;
+    const int shift = bin_shift_;
+    const Index nbins = bins_;
     std::fill_n(bins, nbins, 0);
-    for (const int32_t u : users) ++bins[u >> shift];
+    for (const int32_t k : keys) ++bins[k >> shift];
     const Range r =
         detail::share_bins(std::span<const int32_t>(bins, static_cast<size_t>(nbins)), n, tid, nt);
     int32_t* su = rep.share_users.view.data;
     int32_t* si = rep.share_items.view.data;
     int32_t* sc = rep.share_ctx_rows.view.data;
     float* sl = rep.share_labels.view.data;
-    const Index m = select_users(
+    const Index m = select_range(
         n, static_cast<int32_t>(r.begin << shift),
         static_cast<int32_t>(std::min<Index>(r.end << shift, std::numeric_limits<int32_t>::max())),
-        users.data(), items.data(), c > 0 ? ctx_rows.data() : nullptr, labels, su, si, sc, sl);
+        keys.data(), others.data(), c > 0 ? ctx_rows.data() : nullptr, labels,
+        split_side_ == 0 ? su : si, split_side_ == 0 ? si : su, sc, sl);
     count = m;
     const auto cm = static_cast<size_t>(m);
     users = std::span<const int32_t>(su, cm);
@@ -729,14 +775,14 @@ void NcfTrainer::update_rows(int s, const models::Ncf<float>::RowGrads& g) {
 }
 
 // One parallel region per step: the shares are opened and trained, one barrier (every share's
-// loss and gradients are written), then the update. With items by owner (Ncf::share_item_rows)
-// the owners project the batch's items before the shares train, behind one more barrier; each
-// replica marks its item sums final after its chunks, and each owner runs its items' backward
-// once every replica's are, before the step's barrier (so its dW is in the grads the dense
-// reduction reads after it). Every thread
+// loss and gradients are written), then the update. With rows by owner (Ncf::share_owned_rows)
+// the owners project the batch's rows of the owned side before the shares train, behind one
+// more barrier; each replica marks its owned sums final after its chunks, and each owner runs
+// its rows' backward once every replica's are, before the step's barrier (so its dW is in the
+// grads the dense reduction reads after it). Every thread
 // sums the shares' losses in the same order, so all agree whether the step is finite; a
 // non-finite step skips the update and throws after the region, before it could poison the
-// weights. A thread whose work throws still passes every barrier (and marks its item sums), so
+// weights. A thread whose work throws still passes every barrier (and marks its owned sums), so
 // the others never wait for it; the exception is rethrown after the region.
 void NcfTrainer::step(Index begin, Index end) {
   const Index n = end - begin;
@@ -770,40 +816,44 @@ void NcfTrainer::step(Index begin, Index end) {
         barrier();
       };
       guarded([&] { open_share(tid, begin, n, base); });
-      if (items_by_owner_) {
+      if (owned_side_ >= 0) {
         guarded([&] {
           Ctx ctx = base;
           ctx.thread = tid;
-          replicas_[static_cast<size_t>(tid)]->model.project_owned_items(
-              ctx, sampler_.items().subspan(static_cast<size_t>(begin), static_cast<size_t>(n)),
-              owned_items_[static_cast<size_t>(tid)], item_first_row_[static_cast<size_t>(tid)]);
+          const std::span<const int32_t> ids =
+              owned_side_ == 0 ? sampler_.users() : sampler_.items();
+          replicas_[static_cast<size_t>(tid)]->model.project_owned_rows(
+              ctx, ids.subspan(static_cast<size_t>(begin), static_cast<size_t>(n)),
+              owned_[owned_side_][static_cast<size_t>(tid)],
+              owned_first_row_[static_cast<size_t>(tid)]);
         });
         sync();
       }
-      // Not after a failure before: items by owner, its share's rows may be unprojected.
+      // Not after a failure before: rows by owner, its share's rows may be unprojected.
       double sum = 0;
       if (!share_failed_.load(std::memory_order_relaxed))
         guarded([&] { sum = train_chunks(tid, base); });
-      // Items by owner: this replica's item sums are final (whatever happened: the owners
+      // Rows by owner: this replica's owned sums are final (whatever happened: the owners
       // wait for it).
-      if (items_by_owner_)
-        replicas_[static_cast<size_t>(tid)]->item_sums_step.store(seq, std::memory_order_release);
+      if (owned_side_ >= 0)
+        replicas_[static_cast<size_t>(tid)]->owned_sums_step.store(seq, std::memory_order_release);
       if (!error) guarded([&] { close_share(tid, base, sum); });
-      // The user tables' rows of a share by user are this thread's alone: it updates them
-      // while the others finish their shares. Not when its own loss is not finite; if another
-      // share's is not, the step throws after the barrier with these rows already updated.
-      if (!error && early_user_updates() && std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
-        profile::Zone zone(prof_, zones_.user_tables);
-        update_tables(tid, TableSet::kOwnUsers);
+      // The split side's rows of a share are this thread's alone: it updates them while the
+      // others finish their shares. Not when its own loss is not finite; if another share's is
+      // not, the step throws after the barrier with these rows already updated.
+      if (!error && early_split_updates() &&
+          std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
+        profile::Zone zone(prof_, zones_.split_tables);
+        update_tables(tid, TableSet::kSplitSide);
       }
-      models::Ncf<float>::RowGrads owned_items;
-      if (items_by_owner_) {
-        // The owned items' backward as soon as every replica's item sums are final, before the
+      models::Ncf<float>::RowGrads owned_rows;
+      if (owned_side_ >= 0) {
+        // The owned rows' backward as soon as every replica's owned sums are final, before the
         // barrier; their dW lands in this replica's grads, which the dense reduction reads
         // after it.
         {
           profile::Zone zone(prof_, zones_.barrier);
-          for (const auto& r : replicas_) wait_for(r->item_sums_step, seq);
+          for (const auto& r : replicas_) wait_for(r->owned_sums_step, seq);
         }
         constexpr int kMaxReplicas = 256;
         SHOAL_DCHECK(pool_.size() <= kMaxReplicas);
@@ -815,7 +865,7 @@ void NcfTrainer::step(Index begin, Index end) {
           guarded([&] {
             Ctx ctx = base;
             ctx.thread = tid;
-            owned_items = replicas_[static_cast<size_t>(tid)]->model.backward_owned_items(
+            owned_rows = replicas_[static_cast<size_t>(tid)]->model.backward_owned_rows(
                 ctx, std::span(sharers, n_sharers));
           });
       }
@@ -847,11 +897,11 @@ void NcfTrainer::step(Index begin, Index end) {
         zero_grads<float>(*arenas_[0], r);
       }
       profile::Zone zone(prof_, zones_.tables);
-      if (!owned_items.rows.empty()) update_rows(1, owned_items);
+      if (!owned_rows.rows.empty()) update_rows(owned_side_, owned_rows);
       update_shared_rows(tid);
-      update_tables(tid, early_user_updates() ? TableSet::kItems : TableSet::kAll);
-      // Every owner has read this replica's item sums (before the last barrier).
-      if (items_by_owner_) replicas_[static_cast<size_t>(tid)]->model.clear_item_sums(models_);
+      update_tables(tid, early_split_updates() ? TableSet::kOtherSide : TableSet::kAll);
+      // Every owner has read this replica's owned sums (before the last barrier).
+      if (owned_side_ >= 0) replicas_[static_cast<size_t>(tid)]->model.clear_owned_sums(models_);
     });
   }
   if (!finite) throw_non_finite_loss(adam_.step_count(), arenas_);
@@ -877,8 +927,9 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
   uint8_t* touched[kMaxReplicas];
   const bool dense = cfg_.dense_embedding_adam;
   for (size_t t = 0; t < tables.size(); ++t) {
-    if ((set == TableSet::kOwnUsers && !tables[t].is_user) ||
-        (set == TableSet::kItems && tables[t].is_user) || src.model.hands_over_table(t))
+    const int side = tables[t].is_user ? 0 : 1;
+    if ((set == TableSet::kSplitSide && side != split_side_) ||
+        (set == TableSet::kOtherSide && side == split_side_) || src.model.hands_over_table(t))
       continue;
     const auto& emb = tables[t].layer;
     const Index d = emb.cfg.embedding_dim;
@@ -912,8 +963,8 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
       continue;
     }
     // Lazy: read only (each replica clears its own rows at its next step,
-    // Ncf::clear_table_grads). A thread updates the touched rows it owns (owned_users_,
-    // owned_items_), in ascending order: always the same rows, so a row's weights and moments
+    // Ncf::clear_table_grads). A thread updates the touched rows it owns (owned_), in
+    // ascending order: always the same rows, so a row's weights and moments
     // stay in its owner's cache from step to step (a split of the touched list by count moved
     // them between cores with the list). A row touched by one replica is updated straight from
     // that replica's buffer; only rows touched by several are summed (in replica order) into
@@ -921,12 +972,11 @@ void NcfTrainer::update_tables(int tid, TableSet set) {
     const Index table_rows = emb.cfg.num_embeddings;
     int32_t* ids = mine.merge_ids[t].view.data;  // [table_rows]
     Index total = 0;
-    // A user table's rows were touched by their owner's replica only when open_share splits
-    // a batch by user, so this thread updates the rows its own replica touched, from its own
-    // buffer; the same holds trivially on one thread.
-    const bool own = nt == 1 || (split_by_user_ && tables[t].is_user);
-    const std::vector<int32_t>& owned =
-        (tables[t].is_user ? owned_users_ : owned_items_)[static_cast<size_t>(tid)];
+    // The split side's rows were touched by one replica only (open_share), so this thread
+    // updates the rows its own replica touched, from its own buffer; the same holds trivially
+    // on one thread.
+    const bool own = own_side(side);
+    const std::vector<int32_t>& owned = owned_[side][static_cast<size_t>(tid)];
     // Branch-free: most rows are touched, at random.
     if (own) {
       const uint8_t* f = touched[tid];
@@ -991,8 +1041,9 @@ int NcfTrainer::table_index(int s, bool gmf) const {
   return static_cast<int>(&table - model.tables().data());
 }
 
-// The handed-over rows of the sides several replicas touch (several threads: the items, and the
-// users unless shares are by user). Each thread takes the rows it owns from every replica's
+// The handed-over rows of the sides several replicas touch (several threads: the side the
+// shares are not cut by, or both for contiguous shares, less the side by owner). Each thread
+// takes the rows it owns from every replica's
 // compact lists, sums a row's gradients in replica order (a row one replica touched is read in
 // place), and updates the MLP and GMF rows in one pass, in ascending order. The lists are only
 // read; each replica overwrites its own at its next share. The sums are those update_tables
@@ -1001,8 +1052,8 @@ void NcfTrainer::update_shared_rows(int tid) {
   detail::NcfReplica& mine = *replicas_[static_cast<size_t>(tid)];
   auto& model = replicas_[0]->model;
   for (int s = 0; s < 2; ++s) {
-    if (own_side(s) || !model.hands_over(s) || (s == 1 && items_by_owner_)) continue;
-    const std::vector<uint16_t>& owner = s == 0 ? user_owner_ : item_owner_;
+    if (own_side(s) || !model.hands_over(s) || s == owned_side_) continue;
+    const std::vector<uint16_t>& owner = owner_[s];
     detail::NcfReplica::SharedRows& sr = mine.shared[s];
     if (sr.gen == std::numeric_limits<int32_t>::max()) {
       std::fill(sr.stamp.begin(), sr.stamp.end(), 0);
@@ -1055,7 +1106,7 @@ void NcfTrainer::update_shared_rows(int tid) {
     const float** pm = mine.grad_ptrs.data();
     const float** pg = mine.gmf_ptrs.data();
     Index count = 0;
-    for (const int32_t row : (s == 0 ? owned_users_ : owned_items_)[static_cast<size_t>(tid)]) {
+    for (const int32_t row : owned_[s][static_cast<size_t>(tid)]) {
       const auto r = static_cast<size_t>(row);
       ids[count] = row;
       pm[count] = sr.mlp[r];
