@@ -577,8 +577,8 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
   zones_.sample = rec->zone("data.sample", Category::kData, {{0, 4 * 16}, {}}, model);
   // Per instance: its context row read and written, its row index.
   zones_.batch = rec->zone("data.batch", Category::kData, {{0, 8 * c + 4}, {}}, model);
-  // Per batch instance (shares by user): its user read and its bin's count read and written,
-  // then its four fields read, and written to the share.
+  // Per batch instance (shares cut by id): its id of the split side read and its bin's count
+  // read and written, then its four fields read, and written to the share.
   zones_.share = rec->zone("data.share", Category::kData, {{0, 4 + 8 + 4 * 4 + 4 * 4}, {}}, model);
   // The replica's table row grads of the last step's touched rows, zeroed (and, on threads
   // >= 1, its dense grads): lines the update on another core may just have read.
