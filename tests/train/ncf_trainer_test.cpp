@@ -221,7 +221,7 @@ TEST(NcfTrainer, EmptySharesAddNothing) {
   NcfTrainer one(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
   cfg.threads = kThreads;
   NcfTrainer many(model_config(p, NcfKind::kNeuMf, 2), cfg, p.train);
-  ASSERT_EQ(many.split_side(), 1);  // by item: the batch's 2 items against 0.4 users
+  ASSERT_EQ(many.split_side(), 1);  // by item: 2 instances repeat a user more often than an item
   one.draw_epoch(1);
   many.draw_epoch(1);
   // The trainer's cuts (one item per bin here), to count the steps with an empty share.
@@ -455,7 +455,7 @@ TEST(NcfTrainer, ProfilerZones) {
         "mlp.0.rows.forward", "mlp.0.rows.backward"})
     EXPECT_EQ(calls(z), 2 * steps) << z;  // both threads, every step
   // The split side's tables are updated before the step's barrier (here the items: a batch of
-  // 32 has ≈ 25 of the 64 items and ≈ 6 of the 40 users).
+  // 32 is expected to have ≈ 25 of the 64 items and ≈ 22 of the 40 users).
   EXPECT_EQ(t.split_side(), 1);
   EXPECT_EQ(calls("optimizer.split_tables"), 2 * steps);
   EXPECT_EQ(calls("optimizer.own_rows"), 2 * steps);  // the item rows, at the share's end

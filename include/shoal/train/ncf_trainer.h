@@ -104,13 +104,12 @@ int bin_shift(Index rows, Index batch);
 // shares. weights[s]: each row's expected instances per epoch (users: positives·(1 + neg);
 // items: positives plus the negatives, taken as uniform over the items). A side qualifies when
 // no bin of its rows (bin_shift) holds more than a tenth of a share's instances; of the sides
-// that do, the one whose rows a batch has more of (expected distinct rows, users counted per
-// positive since a positive's negatives share its user): the other side's rows, which every
-// share can touch, are then fewer and owned (Ncf::share_owned_rows).
-int split_side(const std::vector<double> (&weights)[2], Index batch, int negatives, int threads);
-// Each row's probability of being in a batch of `batch` instances drawn by weights, per_draw
-// instances to a draw (a user's positive brings its negatives): 1 − exp(−draws·w/Σw).
-std::vector<double> batch_presence(std::span<const double> weights, Index batch, int per_draw);
+// that do, the one whose rows a batch is expected to have more of (batch_presence): the other
+// side's rows, which every share can touch, are then fewer, and owned (Ncf::share_owned_rows).
+int split_side(const std::vector<double> (&weights)[2], Index batch, int threads);
+// Each row's probability of being in a batch of `batch` instances drawn by weights (the epoch's
+// instances are shuffled one by one): 1 − exp(−batch·w/Σw).
+std::vector<double> batch_presence(std::span<const double> weights, Index batch);
 // The bins [first, last) of share `share` of `shares`, from the batch's n instances counted
 // per bin. The cuts depend only on the counts: every thread finds the same ones.
 Range share_bins(std::span<const int32_t> counts, Index n, int share, int shares);

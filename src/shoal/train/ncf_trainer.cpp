@@ -371,18 +371,16 @@ int detail::bin_shift(Index rows, Index batch) {
   return shift;
 }
 
-std::vector<double> detail::batch_presence(std::span<const double> weights, Index batch,
-                                           int per_draw) {
+std::vector<double> detail::batch_presence(std::span<const double> weights, Index batch) {
   const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
-  const double draws = static_cast<double>(batch) / static_cast<double>(1 + per_draw);
   std::vector<double> p(weights.size(), 0.0);
   if (total <= 0) return p;
+  const auto draws = static_cast<double>(batch);
   for (size_t r = 0; r < weights.size(); ++r) p[r] = 1.0 - std::exp(-draws * weights[r] / total);
   return p;
 }
 
-int detail::split_side(const std::vector<double> (&weights)[2], Index batch, int negatives,
-                       int threads) {
+int detail::split_side(const std::vector<double> (&weights)[2], Index batch, int threads) {
   int best = -1;
   double best_distinct = 0;
   for (int s = 0; s < 2; ++s) {
@@ -394,7 +392,7 @@ int detail::split_side(const std::vector<double> (&weights)[2], Index batch, int
     std::vector<double> per_bin((((w.size() - 1) >> shift) + 1), 0.0);
     for (size_t r = 0; r < w.size(); ++r) per_bin[r >> shift] += w[r];
     if (*std::max_element(per_bin.begin(), per_bin.end()) * threads * 10 > total) continue;
-    const std::vector<double> p = batch_presence(w, batch, s == 0 ? negatives : 0);
+    const std::vector<double> p = batch_presence(w, batch);
     const double distinct = std::accumulate(p.begin(), p.end(), 0.0);
     if (best < 0 || distinct > best_distinct) {
       best = s;
@@ -455,7 +453,7 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   // for the cuts between bins to split a batch evenly (one very active user, or few users and
   // items: contiguous shares then).
   if (t > 1) {
-    split_side_ = detail::split_side(weights, cfg.batch_size, cfg.negatives, t);
+    split_side_ = detail::split_side(weights, cfg.batch_size, t);
     if (split_side_ >= 0) {
       const Index ids = split_side_ == 0 ? model.num_users : model.num_items;
       bin_shift_ = detail::bin_shift(ids, cfg.batch_size);
@@ -480,8 +478,7 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   thread_loss_.assign(static_cast<size_t>(t), 0.0);
   for (int s = 0; s < 2; ++s) {
     // Owners by the rows a batch is expected to have: an owner's work is per distinct row.
-    owner_[s] = detail::block_owners(
-        detail::batch_presence(weights[s], cfg.batch_size, s == 0 ? cfg.negatives : 0), t);
+    owner_[s] = detail::block_owners(detail::batch_presence(weights[s], cfg.batch_size), t);
     owned_[s].assign(static_cast<size_t>(t), {});
     for (size_t r = 0; r < owner_[s].size(); ++r)
       owned_[s][owner_[s][r]].push_back(static_cast<int32_t>(r));
