@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -37,6 +38,7 @@ struct BenchArgs {
   Index batch_positives = 256;
   int neg = 4;
   int epochs = 1;
+  double warm_up_s = 0.5;  // before every epoch, untimed (keep_cpus_busy)
   std::vector<int> threads = {1, 2};
   uint64_t seed = 1;
   std::string json;
@@ -85,6 +87,34 @@ nlohmann::json run_peer(const std::string& cmd) {
   const int rc = pclose(p);
   SHOAL_CHECK(rc == 0 && last.is_object(), "the peer failed (exit status {}): {}", rc, cmd);
   return last;
+}
+
+// Keeps the first `threads` allowed CPUs busy for `seconds` (one thread pinned to each; the
+// caller's own mask is restored). On a VM a vCPU that sat idle for seconds (here: during the
+// other thread counts' epochs) comes back slow: the two-thread steps that followed took ≈ 300
+// µs, a one-thread step's time, for their first 0.1–0.3 s, then ≈ 167 (docs/ncf-speed-log.md,
+// Session 22). Training keeps its cores busy from one epoch to the next; so does the bench.
+void keep_cpus_busy(const std::vector<int>& cpus, int threads, double seconds) {
+  const auto n = static_cast<size_t>(std::min<int>(threads, static_cast<int>(cpus.size())));
+  const double until = wall_seconds() + seconds;
+  auto spin = [until] {
+    uint64_t x = 1;
+    while (wall_seconds() < until)
+      for (int i = 0; i < 4096; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    volatile uint64_t sink = x;
+    (void)sink;
+  };
+  std::vector<std::thread> others;
+  for (size_t k = 1; k < n; ++k)
+    others.emplace_back([&, k] {
+      pin_current_thread(cpus[k]);
+      spin();
+    });
+  {
+    ScopedPin pin(cpus[0]);
+    spin();
+  }
+  for (auto& th : others) th.join();
 }
 
 // `shoal bench ncf`: the contextual user's shape, data synthesised in memory, one trainer per
@@ -161,6 +191,7 @@ void run_bench(const BenchArgs& b) {
       const int t = side.threads;
       train::NcfTrainer& trainer = *side.trainer;
       const Index n = trainer.instances_per_epoch();
+      keep_cpus_busy(cpus, t, b.warm_up_s);
       const double rt_ns = round_trip_ns(t);
       const double w0 = wall_seconds(), c0 = process_cpu_seconds();
       const double comp0 = trainer.compute_seconds(), upd0 = trainer.update_seconds();
@@ -344,6 +375,11 @@ void register_bench_ncf(CLI::App& bench) {
       ->check(kPositive)
       ->capture_default_str();
   bn->add_option("--threads-list", ba.threads)->delimiter(',')->capture_default_str();
+  bn->add_option("--warm-up", ba.warm_up_s,
+                 "Seconds to keep an epoch's CPUs busy before timing it (a vCPU that sat idle "
+                 "comes back slow)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   bn->add_option("--seed", ba.seed)->capture_default_str();
   bn->add_option("--json", ba.json, "Also write the results as JSON");
   bn->add_option("--peer-python", ba.peer_python,
