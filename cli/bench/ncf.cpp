@@ -191,7 +191,7 @@ void run_bench(const BenchArgs& b) {
       const int t = side.threads;
       train::NcfTrainer& trainer = *side.trainer;
       const Index n = trainer.instances_per_epoch();
-      keep_cpus_busy(cpus, t, b.warm_up_s);
+      keep_cpus_busy(cpus, ThreadPool::resolve(t), b.warm_up_s);
       const double rt_ns = round_trip_ns(t);
       const double w0 = wall_seconds(), c0 = process_cpu_seconds();
       const double comp0 = trainer.compute_seconds(), upd0 = trainer.update_seconds();
