@@ -164,8 +164,6 @@ class Ncf {
   // Implicit shares (forward alone: evaluation) are unaffected. holder may be this model.
   void share_owned_rows(Ncf* holder);
   bool rows_by_owner() const { return holder_ != nullptr; }
-  // The side planned for share_owned_rows (0 users, 1 items; -1 none).
-  int owned_side() const { return owned_side_; }
   // Projects the batch's rows of the owned side among `owned` (the ids this replica owns,
   // ascending) into the holder's table from first_row on (the number of ids the replicas
   // before this one own). batch_ids: every share's ids of that side, the whole batch.
