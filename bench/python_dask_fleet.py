@@ -6,8 +6,9 @@ peer packages (not in CI):
 
     build/benchenv/bin/python bench/python_dask_fleet.py --series 40 --max-steps 200
 
-(build/benchenv: `python3 -m venv build/benchenv`, a .pth file naming the peers' site-packages,
-`pip install dask distributed`; PYTHONPATH=build/release/python for shoal.)
+(build/benchenv: a venv of the peers' Python version, a .pth file naming the peers'
+site-packages (torch), `pip install dask distributed neuralforecast`; PYTHONPATH=
+build/release/python for shoal.)
 
 Both sides get the same partitions of series (a few per worker, balanced by rows) and the same
 model settings; with --nf-series K, neuralforecast fits an evenly spread sample of K of the
@@ -15,6 +16,14 @@ series (every n/K-th id) while shoal fits all of them, since neuralforecast need
 for all 1,428; fits/s are compared as rates, and both sMAPEs are also given on the sample; each neuralforecast task fits its series one after another with
 torch.set_num_threads(<worker threads>), as a Dask user would. sMAPE against the M3 test file
 shows that both learnt comparable models.
+
+Dask's nanny starts every worker with MALLOC_TRIM_THRESHOLD_=65536 (distributed's
+`distributed.nanny.pre-spawn-environ`). Setting that variable also fixes glibc's mmap threshold
+at 128 KiB, so every PyTorch tensor of 128 KiB or more is mmapped and unmapped again, and each of
+neuralforecast's fits takes ≈ 2.5 million page faults (docs/fleet.md, "PyTorch under Dask").
+By default the cluster here starts its workers without it, so that neuralforecast runs at the
+rate it has outside Dask; --dask-default-env keeps Dask's setting (what a default cluster
+gives). shoal allocates its buffers once per fleet and is not affected either way.
 """
 
 from __future__ import annotations
@@ -68,9 +77,12 @@ def main():
     p.add_argument("--skip-nf", action="store_true", help="shoal only")
     p.add_argument("--nf-series", type=int, default=0,
                    help="neuralforecast on an evenly spread sample of K series (0: all of them)")
+    p.add_argument("--dask-default-env", action="store_true",
+                   help="keep Dask's MALLOC_TRIM_THRESHOLD_=65536 in the workers (see above)")
     p.add_argument("--json", help="write the figures here")
     a = p.parse_args()
 
+    import dask
     import distributed
 
     import shoal
@@ -84,12 +96,21 @@ def main():
     n = train["unique_id"].nunique()
     settings = dict(h=18, input_size=36, max_steps=a.max_steps, random_seed=1)
 
+    if not a.dask_default_env:
+        env = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+        env.pop("MALLOC_TRIM_THRESHOLD_", None)
+        dask.config.set({"distributed.nanny.pre-spawn-environ": env})
+        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)  # the workers inherit ours as well
     cluster = distributed.LocalCluster(n_workers=a.workers, threads_per_worker=a.threads_per_worker,
                                        processes=True, dashboard_address=":0", silence_logs=40)
     client = distributed.Client(cluster)
     client.run(lambda: __import__("shoal"))  # import cost out of the timing, on both sides alike
+    trim = sorted(set(client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).values()),
+                  key=str)
+    print(f"workers' MALLOC_TRIM_THRESHOLD_: {', '.join(map(str, trim))}", flush=True)
     results = {"series": n, "max_steps": a.max_steps, "workers": a.workers,
-               "threads_per_worker": a.threads_per_worker, "load": os.getloadavg()[0]}
+               "threads_per_worker": a.threads_per_worker, "load": os.getloadavg()[0],
+               "malloc_trim_threshold": trim}
 
     t0 = time.perf_counter()
     ours = shoal.dask.fit_many(client, train, shoal.TSMixerx(n_series=1, **settings), freq=1)
