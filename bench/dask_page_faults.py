@@ -78,7 +78,7 @@ def show(where: str, library: str, rows, trim) -> None:
               f"{faults:12d}", flush=True)
 
 
-def on_dask(n: int, max_steps: int, keep_trim: bool) -> None:
+def on_dask(libraries: list[str], n: int, max_steps: int, keep_trim: bool) -> None:
     import dask
     import distributed  # noqa: F401  (loads the distributed.* config)
 
@@ -92,7 +92,7 @@ def on_dask(n: int, max_steps: int, keep_trim: bool) -> None:
     if not keep_trim:
         os.environ.pop(TRIM, None)
     try:
-        run_cluster(where, env, n, max_steps)
+        run_cluster(where, env, libraries, n, max_steps)
     finally:
         if before is None:
             os.environ.pop(TRIM, None)
@@ -100,7 +100,7 @@ def on_dask(n: int, max_steps: int, keep_trim: bool) -> None:
             os.environ[TRIM] = before
 
 
-def run_cluster(where: str, env: dict, n: int, max_steps: int) -> None:
+def run_cluster(where: str, env: dict, libraries: list[str], n: int, max_steps: int) -> None:
     import dask
     import distributed
 
@@ -111,7 +111,7 @@ def run_cluster(where: str, env: dict, n: int, max_steps: int) -> None:
             here = os.path.dirname(os.path.abspath(__file__))
             client.run(lambda: sys.path.insert(0, here))
             workers = list(client.scheduler_info()["workers"])
-            for library in ("shoal", "neuralforecast"):
+            for library in libraries:
                 futures = [client.submit(_task, library, n, max_steps, pure=False,
                                          workers=[w]) for w in workers]
                 for trim, rows in client.gather(futures):
@@ -127,6 +127,7 @@ def main() -> None:
     p.add_argument("--fits", type=int, default=2, help="fits per library and process")
     p.add_argument("--max-steps", type=int, default=1000)
     p.add_argument("--where", default="plain,plain-trim,dask,dask-no-trim")
+    p.add_argument("--libraries", default="shoal,neuralforecast")
     p.add_argument("--library", help=argparse.SUPPRESS)  # a plain-trim child's one library
     a = p.parse_args()
     if a.library:
@@ -134,17 +135,18 @@ def main() -> None:
         return
     print(f"{'where':13s} {'library':15s} {'trim':>7s} {'wall_s':>8s} {'user_s':>8s} "
           f"{'sys_s':>8s} {'minor_faults':>12s}", flush=True)
+    libraries = a.libraries.split(",")
     for where in a.where.split(","):
         if where == "plain":
-            for library in ("shoal", "neuralforecast"):
+            for library in libraries:
                 show(where, library, fits(library, a.fits, a.max_steps), os.environ.get(TRIM))
         elif where == "plain-trim":
-            for library in ("shoal", "neuralforecast"):
+            for library in libraries:
                 subprocess.run([sys.executable, __file__, "--fits", str(a.fits), "--max-steps",
                                 str(a.max_steps), "--library", library],
                                env={**os.environ, TRIM: "65536"}, check=True)
         elif where in ("dask", "dask-no-trim"):
-            on_dask(a.fits, a.max_steps, keep_trim=where == "dask")
+            on_dask(libraries, a.fits, a.max_steps, keep_trim=where == "dask")
         else:
             p.error(f"--where: unknown place {where!r}")
 
