@@ -23,7 +23,7 @@ at 128 KiB, so every PyTorch tensor of 128 KiB or more is mmapped and unmapped a
 neuralforecast's fits takes ≈ 2.5 million page faults (docs/fleet.md, "PyTorch under Dask").
 By default the cluster here starts its workers without it, so that neuralforecast runs at the
 rate it has outside Dask; --dask-default-env keeps Dask's setting (what a default cluster
-gives). shoal allocates its buffers once per fleet and is not affected either way.
+gives). shoal plans its buffers once per fit and is not affected either way.
 """
 
 from __future__ import annotations
