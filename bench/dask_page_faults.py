@@ -18,6 +18,7 @@ under Dask"). Each Dask worker runs --fits fits of each library, one after anoth
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import resource
@@ -78,21 +79,23 @@ def show(where: str, library: str, rows, trim) -> None:
               f"{faults:12d}", flush=True)
 
 
-def on_dask(libraries: list[str], n: int, max_steps: int, keep_trim: bool) -> None:
+@contextlib.contextmanager
+def worker_environment(keep_trim: bool):
+    """For the clusters started inside: Dask's worker environment, with or without
+    MALLOC_TRIM_THRESHOLD_. A nanny also writes its variables into the environment of the
+    process that starts it (which its workers inherit) and leaves them there, so this process's
+    own value is removed too when the variable is not kept, and restored after."""
     import dask
     import distributed  # noqa: F401  (loads the distributed.* config)
 
     env = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
-    if not keep_trim:
-        env.pop(TRIM, None)
-    where = "dask" if keep_trim else "dask-no-trim"
-    # A nanny puts its pre-spawn variables into this process's own environment (which its
-    # workers inherit) and leaves them there: start each cluster from the environment we had.
     before = os.environ.get(TRIM)
     if not keep_trim:
+        env.pop(TRIM, None)
         os.environ.pop(TRIM, None)
     try:
-        run_cluster(where, env, libraries, n, max_steps)
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+            yield
     finally:
         if before is None:
             os.environ.pop(TRIM, None)
@@ -100,22 +103,22 @@ def on_dask(libraries: list[str], n: int, max_steps: int, keep_trim: bool) -> No
             os.environ[TRIM] = before
 
 
-def run_cluster(where: str, env: dict, libraries: list[str], n: int, max_steps: int) -> None:
-    import dask
+def on_dask(libraries: list[str], n: int, max_steps: int, keep_trim: bool) -> None:
     import distributed
 
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                      dashboard_address=":0", silence_logs=40) as cluster, \
-                distributed.Client(cluster) as client:
-            here = os.path.dirname(os.path.abspath(__file__))
-            client.run(lambda: sys.path.insert(0, here))
-            workers = list(client.scheduler_info()["workers"])
-            for library in libraries:
-                futures = [client.submit(_task, library, n, max_steps, pure=False,
-                                         workers=[w]) for w in workers]
-                for trim, rows in client.gather(futures):
-                    show(where, library, rows, trim)
+    where = "dask" if keep_trim else "dask-no-trim"
+    with worker_environment(keep_trim), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=":0", silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        here = os.path.dirname(os.path.abspath(__file__))
+        client.run(lambda: sys.path.insert(0, here))
+        workers = list(client.scheduler_info()["workers"])
+        for library in libraries:
+            futures = [client.submit(_task, library, n, max_steps, pure=False, workers=[w])
+                       for w in workers]
+            for trim, rows in client.gather(futures):
+                show(where, library, rows, trim)
 
 
 def _task(library: str, n: int, max_steps: int):

@@ -82,8 +82,8 @@ def main():
     p.add_argument("--json", help="write the figures here")
     a = p.parse_args()
 
-    import dask
     import distributed
+    from dask_page_faults import worker_environment
 
     import shoal
     import shoal.dask
@@ -96,13 +96,11 @@ def main():
     n = train["unique_id"].nunique()
     settings = dict(h=18, input_size=36, max_steps=a.max_steps, random_seed=1)
 
-    if not a.dask_default_env:
-        env = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
-        env.pop("MALLOC_TRIM_THRESHOLD_", None)
-        dask.config.set({"distributed.nanny.pre-spawn-environ": env})
-        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)  # the workers inherit ours as well
-    cluster = distributed.LocalCluster(n_workers=a.workers, threads_per_worker=a.threads_per_worker,
-                                       processes=True, dashboard_address=":0", silence_logs=40)
+    with worker_environment(keep_trim=a.dask_default_env):
+        cluster = distributed.LocalCluster(n_workers=a.workers,
+                                           threads_per_worker=a.threads_per_worker,
+                                           processes=True, dashboard_address=":0",
+                                           silence_logs=40)
     client = distributed.Client(cluster)
     client.run(lambda: __import__("shoal"))  # import cost out of the timing, on both sides alike
     trim = sorted(set(client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).values()),
