@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/model_options.h"
 #include "cli/profile_options.h"
 #include "cli/stop_signal.h"
 #include "shoal/core/file_io.h"
@@ -23,26 +24,23 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
+#include "shoal/fleet/forecast_jobs.h"
+#include "shoal/fleet/jobs.h"
 #include "shoal/profile/output.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/forecast.h"
+#include "shoal/train/forecast_registry.h"
 #include "shoal/train/metrics.h"
 
 namespace shoal::cli {
 namespace {
 
+// The command's own flags; every model option is an OptionFlags flag (cli/model_options.h).
 struct ForecastArgs {
-  std::string data, static_df, futr_df, init_weights, model, n_series = "1", scaler = "identity",
-                                                             out, test, metrics_out, loss = "mae",
-                                                             init_generator = "torch";
-  Index h = 0, input_size = 0, max_steps = 1000, seasonality = 0, step_size = 1,
-        windows_batch_size = 32, val_size = 0, val_check_steps = 100, patience = -1,
-        num_lr_decays = -1;
+  std::string data, static_df, futr_df, init_weights, model, n_series = "1", out, test, metrics_out;
   double memory_limit_mb = 0;
-  std::vector<std::string> hist, futr, stat;
-  double lr = 1e-3;
-  uint64_t seed = 1;
   int threads = 1;
+  OptionFlags options;
   ProfileOptions profile;
 };
 
@@ -51,38 +49,16 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-train::ForecastJob make_job(const ForecastArgs& a, Index seasonality) {
-  train::ForecastJob job;
-  job.model = a.model;
-  job.windows = {.input_size = a.input_size,
-                 .h = a.h,
-                 .step_size = a.step_size,
-                 .val_size = a.val_size,
-                 .windows_batch_size = a.windows_batch_size,
-                 .scaler = data::parse_scaler_type(a.scaler)};
-  job.exog = {.hist = a.hist, .futr = a.futr, .stat = a.stat};
-  job.train = {
-      .max_steps = a.max_steps,
-      .learning_rate = a.lr,
-      .num_lr_decays = a.num_lr_decays,
-      .val_check_steps = a.val_check_steps,
-      .early_stop_patience_steps = a.patience,
-      .loss = train::parse_loss(a.loss),
-      .seed = a.seed,
-      .init_generator = a.init_generator == "torch" ? Generator::kTorchCpu : Generator::kPhilox,
-      .threads = a.threads};
-  job.seasonality = seasonality;
-  if (!a.init_weights.empty()) {
-    std::ifstream in(a.init_weights, std::ios::binary);
-    SHOAL_CHECK(in.good(), "cannot open --init-weights file '{}'", a.init_weights);
-    job.init_weights.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  return job;
+std::string read_init_weights(const std::string& path) {
+  if (path.empty()) return {};
+  std::ifstream in(path, std::ios::binary);
+  SHOAL_CHECK(in.good(), "cannot open --init-weights file '{}'", path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // The data's season length unless --seasonality says otherwise (integer ds: 1).
-Index pick_seasonality(const ForecastArgs& a, const data::SeriesSet& set) {
-  if (a.seasonality > 0) return a.seasonality;
+Index pick_seasonality(const train::ForecastJob& job, const data::SeriesSet& set) {
+  if (job.seasonality > 0) return job.seasonality;
   if (set.time_kind == data::TimeKind::kInteger) {
     fmt::print(stderr,
                "shoal forecast: ds is an integer step, so the frequency is unknown; using "
@@ -131,19 +107,31 @@ void decode_forecasts(const std::string& rows, double* dst, size_t count) {
   }
 }
 
+// The run's key: its settings and the contents of its inputs, so that a journal left by an
+// interrupted run is reused only by a run with the same settings on the same data.
+std::string run_key(const train::ForecastJob& job, const std::string& n_series,
+                    const data::SeriesSet& set, const data::StaticTable* statics,
+                    const data::SeriesSet* futr) {
+  nlohmann::json k = train::forecast_settings(job);
+  k["n_series"] = n_series;
+  k["data"] = fleet::content_digest(set);
+  if (futr != nullptr) k["futr_df"] = fleet::content_digest(*futr);
+  if (statics != nullptr)
+    k["static"] = fleet::digest(nlohmann::json{
+        {"ids", statics->ids},
+        {"columns", statics->columns},
+        {"values", statics->values}}.dump());
+  if (!job.init_weights.empty()) k["init_weights"] = fleet::digest(job.init_weights);
+  return fleet::digest(k.dump());
+}
+
 void run_forecast(const ForecastArgs& a) {
-  const train::FitPredictFn fit = train::find_model(a.model);
-  if (fit == nullptr)
-    throw Error(
-        fmt::format("model '{}' is not available in this build", a.model),
-        ErrorContext{
-            .field = "--model", .expected = "one of: " + train::model_names(), .actual = a.model});
+  // Options before any input is read or output written.
+  train::ForecastJob job = train::forecast_job(a.model, a.options.given());
+  const bool neural = train::is_neural(job);
+  train::check_forecast_job(job, /*fitting=*/neural);
   SHOAL_CHECK(a.threads >= 0, "--threads must be ≥ 0 (0: all cores), got {}", a.threads);
-  // Hyper-parameters before any input is read or output written.
-  if (train::is_neural(a.model))
-    train::check_forecast_job(make_job(a, 1), /*fitting=*/true);
-  else if (a.h < 1)
-    train::hyper_parameter_out_of_range("h", "an integer ≥ 1", double(a.h));
+  job.init_weights = read_init_weights(a.init_weights);
   auto t0 = Clock::now();
   const data::SeriesSet set = data::read_series(a.data);
   // --n-series: 1 (one model per series), all, or the data's series count (the same as all).
@@ -159,24 +147,43 @@ void run_forecast(const ForecastArgs& a) {
   if (!a.static_df.empty()) statics = data::read_static(a.static_df);
   data::SeriesSet futr;
   if (!a.futr_df.empty()) futr = data::read_series(a.futr_df, false);
-  const bool neural = train::is_neural(a.model);
   const bool per_series = a.n_series == "1";
-  if (neural) {
-    SHOAL_CHECK(a.input_size >= 1, "--input-size is required for model '{}'", a.model);
-    // One model per series: a too-short series fails alone (recorded by the fleet).
-    if (!per_series)
-      data::check_min_length(set, a.input_size + 1,
-                             fmt::format("input_size + 1 = {} + 1", a.input_size));
-  }
-  const Index m = pick_seasonality(a, set);
-  const train::ForecastJob job = make_job(a, m);
+  const Index h = job.windows.h, input_size = job.windows.input_size;
+  // One model per series: a too-short series fails alone (recorded by the fleet).
+  if (neural && !per_series)
+    data::check_min_length(set, input_size + 1, fmt::format("input_size + 1 = {} + 1", input_size));
+  const Index m = pick_seasonality(job, set);
+  job.seasonality = m;
   const data::StaticTable* stat_ptr = a.static_df.empty() ? nullptr : &statics;
   const data::SeriesSet* futr_ptr = a.futr_df.empty() ? nullptr : &futr;
-  const Index h = a.h;
   // --profile: one recorder for the whole run; started just before the fits.
   const std::unique_ptr<profile::Recorder> recorder = make_recorder(a.profile);
-  train::ForecastJob job_profiled = job;
-  job_profiled.profiler = recorder.get();
+  job.profiler = recorder.get();
+  // One fleet job per panel. Per-series neural fits run on the fleet's pinned workers, with a
+  // journal next to --out (a rerun after a crash or Ctrl-C resumes) and a failing series
+  // recorded while the rest go on; a joint model or a baseline runs here, on this thread.
+  const bool on_fleet = per_series && neural;
+  std::optional<profile::FitProcesses> processes;
+  if (recorder) {
+    recorder->set_model_name(0, on_fleet ? "fleet" : a.model);
+    // The first --profile-models fits get a trace process each; the rest share the last one.
+    if (on_fleet)
+      processes.emplace(*recorder, a.profile.models, fmt::format("{} (other series)", a.model));
+  }
+  fleet::ForecastJobsConfig jc{.key = run_key(job, a.n_series, set, stat_ptr, futr_ptr)};
+  if (processes)
+    jc.profile_process = [&](const std::string& id) {
+      return processes->pick(fmt::format("{} {}", a.model, id));
+    };
+  const std::vector<fleet::Job> jobs = fleet::forecast_jobs(
+      {.set = &set, .statics = stat_ptr, .futr = futr_ptr, .h_future = h}, job,
+      fleet::forecast_panels(set.n_series(), per_series), jc,
+      [h](std::span<const Index>, train::FitResult& r) {
+        return fleet::JobOutput{
+            encode_forecasts(r.forecasts, h),
+            {{"fit_s", r.fit_seconds}, {"steps", r.steps}, {"arena_bytes", r.arena_bytes}}};
+      });
+  const auto panels = fleet::forecast_panels(set.n_series(), per_series);
 
   std::vector<double> forecasts(size_t(set.n_series() * h));
   std::vector<Index> done;  // series with forecasts
@@ -184,37 +191,7 @@ void run_forecast(const ForecastArgs& a) {
   nlohmann::json fleet_j;
   Index models = 0;
   t0 = Clock::now();
-  if (per_series && neural) {
-    // One job per series through the fleet: pinned workers, journal next to --out (a rerun
-    // after a crash or Ctrl-C resumes), a failing series recorded while the rest go on.
-    size_t bytes = 0;
-    try {
-      const data::Panel p0(set, {0}, job.exog, stat_ptr, futr_ptr, h);
-      bytes = train::planned_arena_bytes(p0, job);
-    } catch (const std::exception&) {
-      bytes = 0;  // the first series cannot be planned: its job reports why
-    }
-    std::vector<fleet::Job> jobs;
-    jobs.reserve(size_t(set.n_series()));
-    if (recorder) recorder->set_model_name(0, "fleet");
-    // The first --profile-models fits get a trace process each; the rest share the last one.
-    std::optional<profile::FitProcesses> processes;
-    if (recorder)
-      processes.emplace(*recorder, a.profile.models, fmt::format("{} (other series)", a.model));
-    for (Index s = 0; s < set.n_series(); ++s)
-      jobs.push_back(
-          {set.ids[size_t(s)], bytes, [&, s] {
-             const data::Panel panel(set, {s}, job.exog, stat_ptr, futr_ptr, h);
-             // Profiled: each series' model is a trace process of its own.
-             train::ForecastJob pj = job_profiled;
-             if (recorder)
-               pj.profile_model =
-                   processes->pick(fmt::format("{} {}", a.model, set.ids[size_t(s)]));
-             const train::FitResult r = fit(panel, pj);
-             return fleet::JobOutput{
-                 encode_forecasts(r.forecasts, h),
-                 {{"fit_s", r.fit_seconds}, {"steps", r.steps}, {"arena_bytes", r.arena_bytes}}};
-           }});
+  if (on_fleet) {
     const std::string journal = a.out + ".journal";
     fleet::FleetSummary sum;
     if (recorder) recorder->start();
@@ -249,26 +226,18 @@ void run_forecast(const ForecastArgs& a) {
       fmt::print(stderr, "shoal forecast: stopped with {} series not run; rerun to resume\n",
                  sum.not_run);
   } else {
-    std::vector<std::vector<Index>> panels;
-    if (!per_series) {
-      panels.emplace_back(size_t(set.n_series()));
-      for (Index s = 0; s < set.n_series(); ++s) panels.back()[size_t(s)] = s;
-    } else {
-      for (Index s = 0; s < set.n_series(); ++s) panels.push_back({s});
-    }
     std::vector<double> bytes;
-    if (recorder) {
-      recorder->set_model_name(0, a.model);
-      recorder->start();
-    }
-    for (const auto& series : panels) {
-      const data::Panel panel(set, series, job.exog, stat_ptr, futr_ptr, h);
+    if (recorder) recorder->start();
+    for (size_t p = 0; p < jobs.size(); ++p) {
       const auto t1 = Clock::now();
-      const train::FitResult r = fit(panel, job_profiled);
-      fit_s.push_back(neural ? r.fit_seconds : seconds_since(t1));
-      bytes.push_back(double(r.arena_bytes));
+      const fleet::JobOutput o = jobs[p].run();
+      const std::vector<Index>& series = panels[p];
+      fit_s.push_back(neural ? o.metrics.value("fit_s", 0.0) : seconds_since(t1));
+      bytes.push_back(o.metrics.value("arena_bytes", 0.0));
+      std::vector<double> f(series.size() * size_t(h));
+      decode_forecasts(o.rows, f.data(), f.size());
       for (size_t n = 0; n < series.size(); ++n) {
-        std::copy_n(r.forecasts.begin() + static_cast<std::ptrdiff_t>(n) * h, h,
+        std::copy_n(f.begin() + static_cast<std::ptrdiff_t>(n) * h, h,
                     forecasts.begin() + series[n] * h);
         done.push_back(series[n]);
       }
@@ -298,8 +267,8 @@ void run_forecast(const ForecastArgs& a) {
   nlohmann::json j = {{"model", a.model},
                       {"data", a.data},
                       {"h", h},
-                      {"input_size", a.input_size},
-                      {"max_steps", a.max_steps},
+                      {"input_size", input_size},
+                      {"max_steps", job.train.max_steps},
                       {"n_series", set.n_series()},
                       {"series_per_model", a.n_series},
                       {"models", models},
@@ -307,7 +276,8 @@ void run_forecast(const ForecastArgs& a) {
                       {"fit_s_total", wall_s},
                       {"models_per_s", double(models) / std::max(wall_s, 1e-9)},
                       {"seasonality", m},
-                      {"seed", a.seed}};
+                      {"seed", job.train.seed},
+                      {"settings", train::forecast_settings(job)}};
   for (const auto& [k, v] : fleet_j.items())
     if (k != "fit_s_median") j[k] = v;
   if (!a.test.empty()) {
@@ -338,47 +308,24 @@ void register_forecast(CLI::App& app) {
       ->required();
   cmd->add_option("--static", a.static_df, "Static features: unique_id + numeric columns");
   cmd->add_option("--futr-df", a.futr_df, "Future exogenous values for the h forecast steps");
-  cmd->add_option("--model", a.model, "tsmixerx, tsmixer, seasonal_naive or naive")->required();
-  cmd->add_option("--h", a.h, "Forecast horizon")->required();
-  cmd->add_option("--input-size", a.input_size, "Input window length L (neural models)");
+  cmd->add_option("--model", a.model, train::forecast_model_names())->required();
   cmd->add_option("--n-series", a.n_series, "Series per model: 1 (one model each) or all")
       ->capture_default_str();
-  cmd->add_option("--hist-exog", a.hist, "Historical exogenous columns")->delimiter(',');
-  cmd->add_option("--futr-exog", a.futr, "Future exogenous columns")->delimiter(',');
-  cmd->add_option("--stat-exog", a.stat, "Static exogenous columns")->delimiter(',');
-  cmd->add_option("--max-steps", a.max_steps, "Training steps")->capture_default_str();
-  cmd->add_option("--learning-rate", a.lr, "Adam learning rate")->capture_default_str();
-  cmd->add_option("--windows-batch-size,--batch-size", a.windows_batch_size,
-                  "Windows per training step (0: every valid window)")
-      ->capture_default_str();
-  cmd->add_option("--val-size", a.val_size, "Validation rows at the end of each series (0 or ≥ h)")
-      ->capture_default_str();
-  cmd->add_option("--val-check-steps", a.val_check_steps, "Steps between validation checks")
-      ->capture_default_str();
-  cmd->add_option("--early-stop-patience-steps", a.patience,
-                  "Validation checks without improvement before stopping (≤ 0: off)")
-      ->capture_default_str();
-  cmd->add_option("--num-lr-decays", a.num_lr_decays, "StepLR halvings over max_steps (-1: none)")
-      ->capture_default_str();
-  cmd->add_option("--loss", a.loss, "mae, mse or huber")->capture_default_str();
+  // Every option of every registered model, under its key's name.
+  std::vector<std::pair<std::string, std::vector<OptionInfo>>> owners;
+  for (const train::ForecastModel& m : train::forecast_models())
+    owners.emplace_back(std::string(m.name), train::forecast_options(m.name));
+  a.options.add(*cmd, owners,
+                {{"seed", "random_seed"},
+                 {"batch-size", "windows_batch_size"},
+                 {"hist-exog", "hist_exog_list"},
+                 {"futr-exog", "futr_exog_list"},
+                 {"stat-exog", "stat_exog_list"}});
+  cmd->add_option("--init-weights", a.init_weights,
+                  "Initial weights (safetensors, neuralforecast names) instead of the seed's");
   cmd->add_option("--memory-limit-mb", a.memory_limit_mb,
                   "Fleet memory budget for concurrent fits' arenas (0: none)")
       ->capture_default_str();
-  cmd->add_option("--step-size", a.step_size, "Stride between windows")->capture_default_str();
-  cmd->add_option("--scaler-type", a.scaler,
-                  "identity, standard, robust, minmax, minmax1, invariant or revin")
-      ->capture_default_str();
-  cmd->add_option("--seasonality", a.seasonality,
-                  "Season length for seasonal_naive and MASE (0: from the data's frequency)")
-      ->capture_default_str();
-  cmd->add_option("--seed", a.seed, "Random seed")->capture_default_str();
-  cmd->add_option("--init-generator", a.init_generator,
-                  "Initial weights' generator: torch (neuralforecast's for the same seed) or "
-                  "philox (shoal's own stream)")
-      ->check(CLI::IsMember({"torch", "philox"}))
-      ->capture_default_str();
-  cmd->add_option("--init-weights", a.init_weights,
-                  "Initial weights (safetensors, neuralforecast names) instead of the seed's");
   cmd->add_option("--threads", a.threads, "Fleet workers for --n-series 1 (0: all cores)")
       ->capture_default_str();
   cmd->add_option("--out", a.out, "Forecasts CSV to write")->required();

@@ -2,9 +2,9 @@
 #include <memory>
 #include <string>
 
+#include "bench/drivers/kernel_bench.h"
+#include "bench/drivers/profile_bench.h"
 #include "cli/commands.h"
-#include "shoal/kernels/bench.h"
-#include "shoal/profile/bench.h"
 #include "shoal/profile/machine.h"
 
 namespace shoal::cli {

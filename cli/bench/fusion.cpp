@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/drivers/fusion_bench.h"
 #include "cli/commands.h"
-#include "shoal/fleet/fusion_bench.h"
 
 namespace shoal::cli {
 

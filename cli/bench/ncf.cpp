@@ -18,12 +18,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/drivers/kernel_bench.h"
 #include "cli/commands.h"
 #include "shoal/core/file_io.h"
 #include "shoal/core/measure.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/data/ncf.h"
-#include "shoal/kernels/bench.h"
+#include "shoal/kernels/peak.h"
 #include "shoal/train/ncf_trainer.h"
 
 namespace shoal::cli {

@@ -43,6 +43,7 @@
 #include "shoal/profile/cost.h"
 #include "shoal/profile/machine.h"
 #include "shoal/train/forecast.h"
+#include "shoal/train/forecast_trainer.h"
 
 namespace shoal::cli {
 namespace {
@@ -223,13 +224,13 @@ struct ShoalFigures {
 };
 
 train::ForecastJob make_job(const Options& o, const CaseFiles& f) {
-  train::ForecastJob job;
-  job.model = "tsmixerx";
-  job.windows = {.input_size = 24, .h = 12, .windows_batch_size = 32};
-  job.exog = {.hist = f.hist_names, .futr = f.futr_names, .stat = f.stat_names};
-  job.train.max_steps = o.max_steps;
-  job.train.seed = 1;
-  return job;
+  return train::forecast_job("tsmixerx", {{"h", 12},
+                                          {"input_size", 24},
+                                          {"hist_exog_list", f.hist_names},
+                                          {"futr_exog_list", f.futr_names},
+                                          {"stat_exog_list", f.stat_names},
+                                          {"max_steps", o.max_steps},
+                                          {"random_seed", 1}});
 }
 
 ShoalFigures run_shoal(const Options& o, const CaseFiles& f) {
@@ -247,13 +248,13 @@ ShoalFigures run_shoal(const Options& o, const CaseFiles& f) {
   r.fit_wall_s = r.fit_cpu_s = o.steps_only ? 0 : 1e30;  // 0: not timed (--steps-only)
   for (int i = 0; i < (o.steps_only ? 0 : o.fits); ++i) {
     const double w0 = wall_seconds(), c0 = thread_cpu_seconds();
-    const train::FitResult fit = train::fit_predict_tsmixerx(panel, job);
+    const train::FitResult fit = train::fit_forecast(panel, job);
     r.fit_cpu_s = std::min(r.fit_cpu_s, thread_cpu_seconds() - c0);
     r.fit_wall_s = std::min(r.fit_wall_s, wall_seconds() - w0);
     r.arena_bytes = fit.arena_bytes;
   }
 
-  // The step loop alone, as fit_predict_tsmixerx runs it (no validation: val_size 0).
+  // The step loop alone, as fit_forecast runs it (no validation: val_size 0).
   models::TSMixerx<float>::Config mc{.h = job.windows.h,
                                      .input_size = job.windows.input_size,
                                      .n_series = panel.n_series(),
@@ -262,9 +263,9 @@ ShoalFigures run_shoal(const Options& o, const CaseFiles& f) {
                                      .stat_exog_size = panel.n_stat()};
   models::TSMixerx<float> model(mc);
   const Index b = job.windows.windows_batch_size;
-  models::ForecastTrainer<models::TSMixerx<float>, float>::Config tc{.max_batch = b, .seed = 1};
+  train::ForecastTrainer<models::TSMixerx<float>, float>::Config tc{.max_batch = b, .seed = 1};
   if (o.chunk >= 0) tc.chunk_windows = o.chunk;
-  models::ForecastTrainer<models::TSMixerx<float>, float> trainer(model, tc);
+  train::ForecastTrainer<models::TSMixerx<float>, float> trainer(model, tc);
   r.params = model.num_params();
   const Index chunks = (b + trainer.chunk_windows() - 1) / trainer.chunk_windows();
   r.step_flops = train_step_flops(mc, b, chunks, r.params);

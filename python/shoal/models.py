@@ -98,6 +98,7 @@ class _Mixer:
             "learning_rate": self.learning_rate, "num_lr_decays": self.num_lr_decays,
             "val_check_steps": self.val_check_steps,
             "early_stop_patience_steps": self.early_stop_patience_steps, "loss": self.loss,
+            "huber_delta": self.huber_delta,
             "random_seed": self.random_seed, "n_block": self.n_block, "ff_dim": self.ff_dim,
             "dropout": self.dropout, "revin": self.revin,
         }

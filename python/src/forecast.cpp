@@ -18,12 +18,14 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <nlohmann/json.hpp>
 
 #include "interrupt.h"
 #include "profile.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
+#include "shoal/fleet/forecast_jobs.h"
 #include "shoal/train/forecast.h"
 
 namespace nb = nanobind;
@@ -94,42 +96,38 @@ StaticData make_static(F64Mat values, const std::vector<std::string>& columns) {
   return d;
 }
 
-// The job from the Python model's settings (neuralforecast names).
+// A Python value as JSON: the one key–value form of train/forecast.h (None, bool, int, float,
+// str, and lists of those).
+nlohmann::json to_json(nb::handle v) {
+  if (v.is_none()) return nullptr;
+  if (nb::isinstance<nb::bool_>(v)) return nb::cast<bool>(v);
+  if (nb::isinstance<nb::int_>(v)) {
+    // As text, read exactly by the option's type: Python ints are unbounded, C++ ones are not,
+    // and an out-of-range value is an error, never wrapped.
+    return nb::cast<std::string>(nb::str(v));
+  }
+  if (nb::isinstance<nb::float_>(v)) return nb::cast<double>(v);
+  if (nb::isinstance<nb::str>(v)) return nb::cast<std::string>(v);
+  if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) {
+    nlohmann::json out = nlohmann::json::array();
+    for (nb::handle e : v) out.push_back(to_json(e));
+    return out;
+  }
+  throw Error(fmt::format("unsupported setting value {}", nb::cast<std::string>(nb::repr(v))));
+}
+
+// The job from the Python model's settings (neuralforecast names; "model" names the model).
 train::ForecastJob make_job(const nb::dict& k) {
-  auto get = [&](const char* key) -> nb::handle {
-    SHOAL_CHECK(k.contains(key), "job setting '{}' is missing", key);
-    return k[key];
-  };
-  auto idx = [&](const char* key) { return nb::cast<Index>(get(key)); };
-  auto num = [&](const char* key) { return nb::cast<double>(get(key)); };
-  auto names = [&](const char* key) { return nb::cast<std::vector<std::string>>(get(key)); };
-  train::ForecastJob job;
-  job.model = nb::cast<std::string>(get("model"));
-  job.windows = {.input_size = idx("input_size"),
-                 .h = idx("h"),
-                 .step_size = idx("step_size"),
-                 .val_size = idx("val_size"),
-                 .test_size = idx("test_size"),
-                 .start_padding = nb::cast<bool>(get("start_padding_enabled")),
-                 .min_insample_fraction = num("training_data_availability_threshold"),
-                 .min_outsample_fraction = num("training_data_availability_threshold"),
-                 .windows_batch_size = idx("windows_batch_size"),
-                 .scaler = data::parse_scaler_type(nb::cast<std::string>(get("scaler_type")))};
-  job.exog = {.hist = names("hist_exog_list"),
-              .futr = names("futr_exog_list"),
-              .stat = names("stat_exog_list")};
-  job.train = {.max_steps = idx("max_steps"),
-               .learning_rate = num("learning_rate"),
-               .num_lr_decays = idx("num_lr_decays"),
-               .val_check_steps = idx("val_check_steps"),
-               .early_stop_patience_steps = idx("early_stop_patience_steps"),
-               .loss = train::parse_loss(nb::cast<std::string>(get("loss"))),
-               .seed = nb::cast<uint64_t>(get("random_seed"))};
-  job.mixer = {.n_block = idx("n_block"),
-               .ff_dim = idx("ff_dim"),
-               .dropout = num("dropout"),
-               .revin = nb::cast<bool>(get("revin"))};
-  return job;
+  nlohmann::json options = nlohmann::json::object();
+  std::string model;
+  for (auto [key, value] : k) {
+    const std::string name = nb::cast<std::string>(key);
+    if (name == "model")
+      model = nb::cast<std::string>(value);
+    else
+      options[name] = to_json(value);
+  }
+  return train::forecast_job(model, options);
 }
 
 nb::ndarray<nb::numpy, double> to_numpy(std::vector<double> v, std::vector<size_t> shape) {
@@ -160,8 +158,6 @@ nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dic
   train::ForecastJob job = make_job(settings);
   job.keep_weights = keep_weights;
   std::optional<FitProfile> prof = FitProfile::from(profile_spec);
-  const train::FitPredictFn fn = train::find_model(job.model);
-  SHOAL_CHECK(fn != nullptr, "unknown model '{}' (known: {})", job.model, train::model_names());
   const PanelInputs in{&d, statics, futr, h_future};
   train::FitResult r;
   run_interruptible([&](const std::atomic<bool>& stop) {
@@ -171,7 +167,7 @@ nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dic
       job.profiler = prof->rec.get();
       prof->rec->start();
     }
-    r = fn(panel, job);
+    r = train::fit_forecast(panel, job);
     if (prof) prof->finish();
   });
   const size_t n = series.size(), h = size_t(job.windows.h);
@@ -199,9 +195,6 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
     prof->rec->set_model_name(0, "fleet");
     processes.emplace(*prof->rec, prof->models, job.model + " (other series)");
   }
-  const train::FitPredictFn fn = train::find_model(job.model);
-  SHOAL_CHECK(fn != nullptr, "unknown model '{}' (known: {})", job.model, train::model_names());
-  const PanelInputs in{&d, statics, futr, h_future};
   const Index n = d.set.n_series(), h = job.windows.h;
   std::vector<double> forecasts(size_t(n * h), std::numeric_limits<double>::quiet_NaN());
   std::vector<std::string> weights(keep_weights ? size_t(n) : 0);
@@ -210,27 +203,24 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
   fleet::FleetSummary sum;
   run_interruptible([&](const std::atomic<bool>& stop) {
     job.train.stop = &stop;
-    size_t bytes = 0;
-    try {
-      bytes = train::planned_arena_bytes(in.panel(job, {0}), job);
-    } catch (const std::exception&) {
-      bytes = 0;  // the first series cannot be planned: its job reports why
-    }
-    std::vector<fleet::Job> jobs;
-    jobs.reserve(size_t(n));
-    for (Index s = 0; s < n; ++s)
-      jobs.push_back(
-          {d.set.ids[size_t(s)], bytes, [&, s] {
-             const data::Panel panel = in.panel(job, {s});
-             train::ForecastJob pj = job;
-             if (prof)
-               pj.profile_model = processes->pick(fmt::format("{} series {}", job.model, s));
-             train::FitResult r = fn(panel, pj);
-             std::copy(r.forecasts.begin(), r.forecasts.end(), forecasts.begin() + s * h);
-             if (keep_weights) weights[size_t(s)] = std::move(r.weights);
-             steps[size_t(s)] = r.steps;
-             return fleet::JobOutput{};
-           }});
+    fleet::ForecastJobsConfig jc;
+    if (prof)
+      jc.profile_process = [&](const std::string& id) {
+        return processes->pick(fmt::format("{} series {}", job.model, id));
+      };
+    const std::vector<fleet::Job> jobs = fleet::forecast_jobs(
+        {.set = &d.set,
+         .statics = statics != nullptr ? &statics->table : nullptr,
+         .futr = futr != nullptr ? &futr->set : nullptr,
+         .h_future = h_future},
+        job, fleet::forecast_panels(n, /*per_series=*/true), jc,
+        [&](std::span<const Index> series, train::FitResult& r) {
+          const Index s = series.front();
+          std::copy(r.forecasts.begin(), r.forecasts.end(), forecasts.begin() + s * h);
+          if (keep_weights) weights[size_t(s)] = std::move(r.weights);
+          steps[size_t(s)] = r.steps;
+          return fleet::JobOutput{};
+        });
     // The flag is const for the fits; the fleet's config takes a mutable pointer it only reads.
     auto* stop_flag = const_cast<std::atomic<bool>*>(&stop);
     if (prof) prof->rec->start();

@@ -16,6 +16,7 @@
 #include "shoal/models/forecast.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
+#include "shoal/train/forecast_trainer.h"
 
 namespace shoal {
 namespace tsmixer_golden_test {
@@ -241,7 +242,7 @@ std::vector<double> run_training_golden(Model& m, const Golden& g) {
   if (g.has("series/stat")) statd = g.get("series/stat");
   stat.assign(statd.begin(), statd.end());
 
-  models::ForecastTrainer<Model, float> trainer(
+  train::ForecastTrainer<Model, float> trainer(
       m, {.max_batch = b, .seed = 1, .adam = {.lr = meta.at("lr").get<double>()}});
   load_weights<Model, float>(m, trainer.arena(), g);
 

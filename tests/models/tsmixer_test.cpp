@@ -12,6 +12,7 @@
 #include "shoal/models/forecast.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
+#include "shoal/train/forecast_trainer.h"
 #include "support/alloc_counter.h"
 #include "support/gradcheck.h"
 
@@ -224,8 +225,8 @@ void fit_sine(Model& model, Index n_steps, double* first, double* last, int64_t*
   const Index b = 8, l = 16, h = 4, n = model.n_series();
   // Chunks of 3 windows (TSMixerx; TSMixer's BatchNorm ignores it): the chunked step must not
   // allocate either.
-  models::ForecastTrainer<Model, float> trainer(model,
-                                                {.max_batch = b, .seed = 3, .chunk_windows = 3});
+  train::ForecastTrainer<Model, float> trainer(model,
+                                               {.max_batch = b, .seed = 3, .chunk_windows = 3});
   std::vector<float> y(static_cast<size_t>(b * l * n)), target(static_cast<size_t>(b * h * n)),
       mask(target.size(), 1.f);
   RngStream rng(1, 2);
@@ -293,7 +294,7 @@ void check_chunked_against_whole(double dropout) {
                                    .dropout = dropout};
   };
   TSMixerx<float> whole_m(config()), chunk_m(config());
-  using Trainer = models::ForecastTrainer<TSMixerx<float>, float>;
+  using Trainer = train::ForecastTrainer<TSMixerx<float>, float>;
   Trainer whole(whole_m, {.max_batch = b, .seed = 5, .chunk_windows = 0});
   Trainer chunked(chunk_m, {.max_batch = b, .seed = 5, .chunk_windows = 3});
   EXPECT_EQ(whole.chunk_windows(), b);
@@ -345,7 +346,7 @@ TEST(TSMixerx, ChunkedStepsMatchWholeBatchSteps) {
 // _divide_no_nan).
 TEST(TSMixerx, ChunkedStepOfAFullyMaskedBatchIsZero) {
   TSMixerx<float> m({.h = 2, .input_size = 4, .n_series = 1, .ff_dim = 4});
-  models::ForecastTrainer<TSMixerx<float>, float> t(m, {.max_batch = 5, .chunk_windows = 2});
+  train::ForecastTrainer<TSMixerx<float>, float> t(m, {.max_batch = 5, .chunk_windows = 2});
   std::vector<float> y(20, 0.5f), target(10, 1.f), mask(10, 0.f);
   const double loss =
       t.train_step({.batch = 5, .insample_y = y.data()}, ConstMat<float>(target.data(), 10, 1),

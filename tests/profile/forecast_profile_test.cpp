@@ -1,4 +1,4 @@
-// The profiler on forecasting fits (train::fit_predict_tsmixerx / tsmixer, as `shoal forecast`
+// The profiler on forecasting fits (train::fit_forecast on tsmixerx / tsmixer, as `shoal forecast`
 // runs them): every layer's forward and backward, data, loss, optimizer and eval zones are
 // recorded; the step breakdown sums to wall time; profiling adds no allocation per step; the
 // trace validates; a profiled fleet puts each model on a trace process of its own.
@@ -76,7 +76,7 @@ TEST(ForecastProfile, TsmixerxFitRecordsEveryLayerAndTheBreakdownSumsToWall) {
   Recorder rec(config(Mode::kTrace));
   job.profiler = &rec;
   rec.start();
-  const train::FitResult r = train::fit_predict_tsmixerx(panel, job);
+  const train::FitResult r = train::fit_forecast(panel, job);
   rec.stop();
   ASSERT_EQ(r.steps, 12);
   const std::set<std::string> names = zone_names(rec);
@@ -120,7 +120,7 @@ TEST(ForecastProfile, TsmixerFitRecordsItsBlocks) {
   Recorder rec(config(Mode::kStats));
   job.profiler = &rec;
   rec.start();
-  train::fit_predict_tsmixer(panel, job);
+  train::fit_forecast(panel, job);
   rec.stop();
   const std::set<std::string> names = zone_names(rec);
   for (const char* z : {"norm.forward", "mixing_layers.0.temporal_mixer.forward",
@@ -145,7 +145,7 @@ TEST(ForecastProfile, NoHeapAllocationPerProfiledStep) {
       job.profiler = &rec;
       rec.start();
       testing::AllocCounter counter;
-      train::fit_predict_tsmixerx(panel, job);
+      train::fit_forecast(panel, job);
       const int64_t n = counter.count();
       rec.stop();
       EXPECT_EQ(rec.steps_recorded(), steps + 2);
@@ -168,7 +168,7 @@ TEST(ForecastProfile, FleetPutsEachModelOnItsOwnTraceProcess) {
                       train::ForecastJob pj = job;
                       pj.profiler = &rec;
                       pj.profile_model = rec.add_model("tsmixerx " + set.ids[size_t(s)]);
-                      train::fit_predict_tsmixerx(panel, pj);
+                      train::fit_forecast(panel, pj);
                       return fleet::JobOutput{};
                     }});
   rec.start();

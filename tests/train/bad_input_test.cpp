@@ -74,7 +74,7 @@ train::ForecastJob small_job(const std::string& model = "tsmixerx") {
   train::ForecastJob job;
   job.model = model;
   job.windows = {.input_size = 8, .h = 4, .windows_batch_size = 8};
-  job.train = {.max_steps = 20, .learning_rate = 1e-3, .seed = 1, .threads = 1};
+  job.train = {.max_steps = 20, .learning_rate = 1e-3, .seed = 1};
   return job;
 }
 
@@ -82,7 +82,7 @@ void fit(const std::string& data_path, const train::ForecastJob& job) {
   const data::SeriesSet set = data::read_series(data_path);
   std::vector<Index> all(size_t(set.n_series()));
   for (Index i = 0; i < set.n_series(); ++i) all[size_t(i)] = i;
-  train::find_model(job.model)(data::Panel(set, all, job.exog), job);
+  train::fit_forecast(data::Panel(set, all, job.exog), job);
 }
 
 // Runs the first job a jobs file builds (errors of a line become failing jobs).
@@ -332,9 +332,10 @@ const std::vector<Case>& cases() {
        "unknown.jsonl:1: field 'hidden_size': unknown config key 'hidden_size' for model "
        "'tsmixerx' (expected one "
        "of: dropout, early_stop_patience_steps, ff_dim, futr_exog_list, h, hist_exog_list, "
-       "input_size, learning_rate, loss, max_steps, n_block, n_series, num_lr_decays, revin, "
-       "scaler_type, seasonality, stat_exog_list, step_size, val_check_steps, val_size, "
-       "windows_batch_size)"},
+       "huber_delta, init_generator, input_size, learning_rate, loss, max_steps, n_block, "
+       "num_lr_decays, random_seed, revin, scaler_type, seasonality, start_padding_enabled, "
+       "stat_exog_list, step_size, test_size, training_data_availability_threshold, "
+       "val_check_steps, val_size, windows_batch_size)"},
       {"config_n_series_mismatch", "`\"series\": \"all\"` over 2 series with `n_series` 3",
        [] {
          write("d2.csv", "unique_id,ds,y\n" + series_csv("A", 40) + series_csv("B", 40));
@@ -363,9 +364,7 @@ const std::vector<Case>& cases() {
        "field 'input_size': hyper-parameter out of range (expected an integer ≥ 1, got -8)"},
       {"hparam_dropout_one", "`dropout` 1",
        [] {
-         auto job = small_job();
-         job.mixer.dropout = 1;
-         train::check_forecast_job(job, true);
+         train::forecast_job("tsmixerx", {{"h", 4}, {"input_size", 8}, {"dropout", 1}});
        },
        "field 'dropout': hyper-parameter out of range (expected a probability in [0, 1), got 1)"},
       {"hparam_max_steps_zero", "`max_steps` 0",

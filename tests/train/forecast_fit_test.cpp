@@ -18,6 +18,7 @@
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/forecast.h"
+#include "shoal/train/forecast_trainer.h"
 #include "shoal/train/metrics.h"
 #include "support/alloc_counter.h"
 
@@ -77,13 +78,16 @@ TEST(ForecastFit, TsmixerxBeatsNaiveBaselinesOnSeasonalSeries) {
   const data::Panel panel(set, {0}, {});
   ForecastJob job = mixer_job("tsmixerx", h, L, 400);
   job.train.learning_rate = 3e-3;
-  const FitResult r = fit_predict_tsmixerx(panel, job);
+  const FitResult r = fit_forecast(panel, job);
   ASSERT_EQ(r.forecasts.size(), size_t(h));
   EXPECT_EQ(r.steps, 400);
   EXPECT_GT(r.arena_bytes, 0u);
   const double m_model = mae_of(test, r.forecasts);
-  const double m_snaive = mae_of(test, fit_predict_seasonal_naive(panel, job).forecasts);
-  const double m_naive = mae_of(test, fit_predict_naive(panel, job).forecasts);
+  ForecastJob baseline = job;
+  baseline.model = "seasonal_naive";
+  const double m_snaive = mae_of(test, fit_forecast(panel, baseline).forecasts);
+  baseline.model = "naive";
+  const double m_naive = mae_of(test, fit_forecast(panel, baseline).forecasts);
   EXPECT_LT(m_model, m_snaive) << "naive " << m_naive;
   EXPECT_LT(m_model, m_naive) << "seasonal naive " << m_snaive;
 }
@@ -94,8 +98,7 @@ TEST(ForecastFit, SameSeedSameForecasts) {
   for (const char* model : {"tsmixerx", "tsmixer"}) {
     ForecastJob job = mixer_job(model, 6, 12, 30);
     job.windows.scaler = data::ScalerType::kStandard;
-    const FitPredictFn fit = find_model(model);
-    ASSERT_NE(fit, nullptr);
+    const auto fit = &fit_forecast;
     const FitResult a = fit(panel, job), b = fit(panel, job);
     ASSERT_EQ(a.forecasts.size(), 12u);
     EXPECT_EQ(a.forecasts, b.forecasts) << model;
@@ -112,17 +115,17 @@ TEST(ForecastFit, InitWeightsReplaceTheSeedsInit) {
   const ForecastJob job = mixer_job("tsmixerx", 6, 12, 20);
   auto init_of = [&](uint64_t seed) {
     models::TSMixerx<float> m({.h = 6, .input_size = 12, .n_series = 1});
-    models::ForecastTrainer<models::TSMixerx<float>, float> t(m, {.seed = seed});
+    train::ForecastTrainer<models::TSMixerx<float>, float> t(m, {.seed = seed});
     return encode_checkpoint(t.arena());
   };
-  const FitResult plain = fit_predict_tsmixerx(panel, job);
+  const FitResult plain = fit_forecast(panel, job);
   ForecastJob given = job;
   given.init_weights = init_of(job.train.seed);
-  EXPECT_EQ(fit_predict_tsmixerx(panel, given).forecasts, plain.forecasts);
+  EXPECT_EQ(fit_forecast(panel, given).forecasts, plain.forecasts);
   given.init_weights = init_of(job.train.seed + 1);
-  EXPECT_NE(fit_predict_tsmixerx(panel, given).forecasts, plain.forecasts);
+  EXPECT_NE(fit_forecast(panel, given).forecasts, plain.forecasts);
   given.init_weights = "not safetensors";
-  EXPECT_THROW(fit_predict_tsmixerx(panel, given), Error);
+  EXPECT_THROW(fit_forecast(panel, given), Error);
 }
 
 TEST(ForecastFit, ValidationEveryCheckAndEarlyStopping) {
@@ -131,7 +134,7 @@ TEST(ForecastFit, ValidationEveryCheckAndEarlyStopping) {
   ForecastJob job = mixer_job("tsmixerx", 6, 12, 200);
   job.windows.val_size = 12;
   job.train.val_check_steps = 10;
-  FitResult r = fit_predict_tsmixerx(panel, job);
+  FitResult r = fit_forecast(panel, job);
   EXPECT_EQ(r.steps, 200);
   ASSERT_EQ(r.val_losses.size(), 20u);
   for (const double v : r.val_losses) EXPECT_TRUE(std::isfinite(v) && v > 0);
@@ -139,7 +142,7 @@ TEST(ForecastFit, ValidationEveryCheckAndEarlyStopping) {
   job.train.max_steps = 3000;
   job.train.learning_rate = 1e-2;
   job.train.early_stop_patience_steps = 1;  // stops at the first check without improvement
-  r = fit_predict_tsmixerx(panel, job);
+  r = fit_forecast(panel, job);
   EXPECT_LT(r.steps, 3000);
   EXPECT_EQ(r.steps % 10, 0);
   ASSERT_EQ(r.val_losses.size(), size_t(r.steps / 10));
@@ -147,7 +150,7 @@ TEST(ForecastFit, ValidationEveryCheckAndEarlyStopping) {
   EXPECT_GE(r.val_losses.back(), *std::min_element(r.val_losses.begin(), r.val_losses.end() - 1));
 
   job.windows.val_size = 0;  // patience without validation data is an error, as neuralforecast
-  EXPECT_THROW(fit_predict_tsmixerx(panel, job), Error);
+  EXPECT_THROW(fit_forecast(panel, job), Error);
 }
 
 TEST(ForecastFit, NoAllocationPerStep) {
@@ -158,7 +161,7 @@ TEST(ForecastFit, NoAllocationPerStep) {
     job.windows.val_size = 6;
     job.train.val_check_steps = 5;
     const shoal::testing::AllocCounter counter;
-    const FitResult r = fit_predict_tsmixerx(panel, job);
+    const FitResult r = fit_forecast(panel, job);
     EXPECT_EQ(r.steps, steps);
     return counter.count();
   };
@@ -177,7 +180,7 @@ TEST(ForecastFit, FleetRecordsTheTooShortSeriesAndFitsTheRest) {
   for (Index s = 0; s < set.n_series(); ++s)
     jobs.push_back({set.ids[size_t(s)], 0, [&, s] {
                       const data::Panel panel(set, {s}, job.exog);
-                      const FitResult r = fit_predict_tsmixerx(panel, job);
+                      const FitResult r = fit_forecast(panel, job);
                       EXPECT_EQ(r.forecasts.size(), size_t(h));
                       return fleet::JobOutput{std::to_string(r.forecasts.size()) + "\n", {}};
                     }});

@@ -23,6 +23,7 @@
 #include "shoal/models/forecast.h"
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/checkpoint.h"
+#include "shoal/train/forecast_trainer.h"
 
 namespace shoal::train {
 namespace forecast_replay_test {
@@ -87,7 +88,7 @@ TEST(ForecastReplay, SameWeightsAndWindowsGiveNeuralforecastsLosses) {
   const data::WindowConfig wc{.input_size = g.at("input_size").get<Index>(),
                               .h = g.at("h").get<Index>()};
   models::TSMixerx<float> model({.h = wc.h, .input_size = wc.input_size, .n_series = 1});
-  models::ForecastTrainer<models::TSMixerx<float>, float> trainer(model, {.max_batch = 32});
+  train::ForecastTrainer<models::TSMixerx<float>, float> trainer(model, {.max_batch = 32});
   load_checkpoint(trainer.arena(), kGolden.string() + ".safetensors");
   data::WindowAssembler as(panel, wc, 32);
   const Index end = data::train_end(panel, wc);

@@ -52,7 +52,7 @@ TEST(ForecastWeights, PredictFromWeightsEqualsTheFitsForecasts) {
   for (const std::string model : {"tsmixerx", "tsmixer"}) {
     const ForecastJob job = job_for(model);
     const data::Panel panel(set, {0, 1}, job.exog);
-    const FitResult r = find_model(model)(panel, job);
+    const FitResult r = fit_forecast(panel, job);
     ASSERT_FALSE(r.weights.empty()) << model;
     const Index start = data::predict_window_start(panel, job.windows);
     const std::vector<double> f =
@@ -73,7 +73,7 @@ TEST(ForecastWeights, WeightsNameNeuralforecastTensors) {
   const data::SeriesSet set = two_series();
   const ForecastJob job = job_for("tsmixerx");
   const data::Panel panel(set, {0, 1}, job.exog);
-  const FitResult r = fit_predict_tsmixerx(panel, job);
+  const FitResult r = fit_forecast(panel, job);
   const SafetensorsFile f = decode_safetensors(r.weights, "fit");
   ASSERT_NE(f.find("out.weight"), nullptr);
   EXPECT_EQ(f.find("out.weight")->shape.str(), Shape({2, 64}).str());
@@ -85,7 +85,7 @@ TEST(ForecastWeights, MismatchedWeightsAreRejected) {
   const data::SeriesSet set = two_series();
   const ForecastJob job = job_for("tsmixerx");
   const data::Panel both(set, {0, 1}, job.exog), one(set, {0}, job.exog);
-  const FitResult r = fit_predict_tsmixerx(one, job);
+  const FitResult r = fit_forecast(one, job);
   const Index start = data::predict_window_start(both, job.windows);
   try {
     predict_windows(both, job, r.weights, {&start, 1}, both.length(), true);
@@ -104,7 +104,7 @@ TEST(ForecastWeights, StopFlagEndsTheFit) {
   job.train.stop = &stop;
   const data::Panel panel(set, {0, 1}, job.exog);
   try {
-    fit_predict_tsmixer(panel, job);
+    fit_forecast(panel, job);
     FAIL() << "the fit ignored the stop flag";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("interrupted at step 1"), std::string::npos);

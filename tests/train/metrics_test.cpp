@@ -3,8 +3,10 @@
 #include <cmath>
 #include <vector>
 
+#include "shoal/core/error.h"
 #include "shoal/data/windows.h"
 #include "shoal/train/forecast.h"
+#include "shoal/train/forecast_registry.h"
 #include "shoal/train/metrics.h"
 #include "support/alloc_counter.h"
 
@@ -51,15 +53,11 @@ TEST(Metrics, AccumulatorSkipsZeroScales) {
 TEST(Forecast, RegistryAndSeasonalNaiveOnAPanel) {
   const auto set = data::parse_series("unique_id,ds,y\na,1,1\na,2,3\na,3,2\na,4,6\n", "t.csv");
   const data::Panel p(set, {0}, {});
-  ForecastJob job;
-  job.windows.h = 3;
-  job.seasonality = 2;
-  const FitPredictFn fn = find_model("seasonal_naive");
-  ASSERT_NE(fn, nullptr);
-  EXPECT_EQ(fn(p, job).forecasts, (std::vector<double>{2, 6, 2}));
-  EXPECT_EQ(find_model("nope"), nullptr);
-  EXPECT_TRUE(is_neural("tsmixerx"));
-  EXPECT_FALSE(is_neural("naive"));
+  const ForecastJob job = forecast_job("seasonal_naive", {{"h", 3}, {"seasonality", 2}});
+  EXPECT_EQ(fit_forecast(p, job).forecasts, (std::vector<double>{2, 6, 2}));
+  EXPECT_THROW(forecast_model("nope"), Error);
+  EXPECT_TRUE(forecast_model("tsmixerx").neural);
+  EXPECT_FALSE(forecast_model("naive").neural);
 }
 
 TEST(TrainBatcher, NoAllocationPerStep) {

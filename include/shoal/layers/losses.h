@@ -48,6 +48,11 @@ struct PointLoss {
   double forward(ConstMat<T> pred, ConstMat<T> target, const LossWeights<T>& w = {});
   void backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred,
                 const LossWeights<T>& w = {}, double dloss = 1.0) const;
+  // One chunk of a batch whose Σ W is known beforehand (a batch trained a few rows at a time):
+  // returns the chunk's Σ ℓ(e)·m and writes dŷ = scale · ℓ'(e) · m, with scale = 1 / Σ W of the
+  // whole batch, so the chunks' gradients are exactly the whole batch's. mask may be empty.
+  double chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
+               T scale) const;
   // Whether the last forward's Σ ℓ·W was finite. forward returns 0 for a non-finite ratio (as
   // neuralforecast's _divide_no_nan does), which hides a diverged model; trainers ask this.
   bool numerator_finite() const { return num_finite_; }

@@ -1,5 +1,6 @@
-// What a multivariate forecasting model (TSMixer, TSMixerx) consumes and produces, and a
-// minimal training step around one (plan → init → per step forward, loss, backward, Adam).
+// What a windowed forecasting model (TSMixer, TSMixerx) consumes and produces, its shape, and
+// the options the mixers share. The training step around such a model is
+// train/forecast_trainer.h.
 //
 // Layouts (neuralforecast's windows_batch, all contiguous row-major, already scaled):
 //   insample_y [B, L, N]        hist_exog [B, X, L, N]        futr_exog [B, F, L + H, N]
@@ -7,18 +8,12 @@
 // Legend: B windows, L input_size, H horizon, N series, X/F/S exogenous counts.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "shoal/core/arena.h"
 #include "shoal/core/ctx.h"
+#include "shoal/core/options.h"
 #include "shoal/core/rng.h"
-#include "shoal/kernels/reduce.h"
-#include "shoal/layers/losses.h"
-#include "shoal/optim/adam.h"
-#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
@@ -47,248 +42,35 @@ struct ForecastInputs {
   }
 };
 
+// A windowed model's shape, fixed by the data and the job rather than by the user's options.
+struct WindowShape {
+  Index h = 0;
+  Index input_size = 0;
+  Index n_series = 0;   // N: series modelled jointly
+  Index hist_exog = 0;  // X
+  Index futr_exog = 0;  // F
+  Index stat_exog = 0;  // S
+};
+
+// The options TSMixer and TSMixerx share, with neuralforecast's names (their defaults are the
+// Config members').
+template <class Config>
+void visit_mixer_options(Config& c, OptionVisitor& v) {
+  v("n_block", c.n_block, "Mixing blocks");
+  v("ff_dim", c.ff_dim, "Hidden width of each feature mixer's MLP");
+  v("dropout", c.dropout, "Dropout probability");
+  v("revin", c.revin, "Reversible instance normalisation of the input and output");
+}
+template <class Config>
+void validate_mixer_options(const Config& c) {
+  if (c.n_block < 0) option_out_of_range("n_block", "an integer ≥ 0", double(c.n_block));
+  if (c.ff_dim < 1) option_out_of_range("ff_dim", "an integer ≥ 1", double(c.ff_dim));
+  if (!(c.dropout >= 0 && c.dropout < 1))
+    option_out_of_range("dropout", "a probability in [0, 1)", c.dropout);
+}
+
 // The Philox stream that initialisation draws from (dropout layers use small stream ids); a
 // Generator::kTorchCpu init ignores it.
 inline constexpr uint64_t kInitStream = 0x7153'0000;
-
-// Owns the arena of one model replica and runs neuralforecast's training step on it:
-//   zero grads → out = model.forward → L = loss(out, outsample_y, mask = outsample mask)
-//   → model.backward(∂L/∂out) → Adam step.
-// Model needs: plan(Planner&, max_batch), init(RngStream&), forward(ctx, inputs) → [B·H, N]
-// view, backward(ctx, inputs, dout), horizon(), n_series(), and kWindowsIndependent. The model
-// must outlive the trainer and stay where it is (its layers are bound to the arena by address).
-//
-// Chunks. When no operation couples the windows of a batch (kWindowsIndependent: TSMixerx, not
-// TSMixer's BatchNorm), a step runs forward, loss and backward on chunks of `chunk_windows`
-// windows in turn, accumulating the parameter gradients, so the activations the model keeps
-// between its forward and backward are planned for one chunk (and stay in the L2 cache) instead
-// of for the whole batch. The loss is the masked mean over the whole batch: its denominator
-// Σ mask is known before the forward, so every chunk's ∂L/∂ŷ is exact; a non-finite loss
-// zeroes every gradient, as an unchunked step would (PointLoss, layers/losses.h).
-template <class Model, class T>
-class ForecastTrainer {
- public:
-  struct Config {
-    Index max_batch = 32;
-    uint64_t seed = 1;                                // init and dropout masks
-    Generator init_generator = Generator::kTorchCpu;  // the init's words (core/rng.h)
-    optim::AdamConfig adam{};
-    layers::PointLossKind loss = layers::PointLossKind::kMae;
-    double huber_delta = 1.0;
-    // Windows per chunk (models with kWindowsIndependent only); 0 = the whole batch at once.
-    // 8 windows of TSMixerx's defaults keep a chunk's activations in L2 (docs/tsmixerx.md).
-    Index chunk_windows = 8;
-  };
-
-  ForecastTrainer(Model& model, Config cfg)
-      : model_(model),
-        cfg_(cfg),
-        adam_(cfg.adam),
-        loss_({.kind = cfg.loss, .delta = cfg.huber_delta}) {
-    SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
-                cfg_.max_batch);
-    chunk_ = cfg_.max_batch;
-    if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
-      chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
-    const Index h = model_.horizon(), n = model_.n_series();
-    Planner planner;
-    model_.plan(planner, chunk_);
-    planner.buffer(dout_, Region::kActivationGrads, "trainer.dout", {chunk_ * h, n});
-    if (chunk_ < cfg_.max_batch)
-      planner.buffer(pred_, Region::kActivations, "trainer.predict", {cfg_.max_batch * h, n});
-    planner.set_optim_slots(adam_.slots());
-    arena_ = Arena(std::move(planner));
-    RngStream rng(cfg_.seed, kInitStream, cfg_.init_generator);
-    model_.init(rng);
-  }
-  ForecastTrainer(const ForecastTrainer&) = delete;
-  ForecastTrainer& operator=(const ForecastTrainer&) = delete;
-
-  // One optimizer step on a batch; target and mask are [B·H, N] (mask: outsample availability,
-  // an empty view means all ones). Returns the loss before the update (neuralforecast's
-  // train_loss). ctx.step is the number of steps taken so far, so dropout masks differ by step.
-  double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask = {}) {
-    Ctx ctx{.training = true, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
-    ctx.profiler = prof_;
-    profile::ZoneChain zone(prof_, in.batch);
-    zone.next(zones_.zero_grad);
-    std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
-    zone.close();
-    double loss = 0;
-    if (chunk_ >= in.batch) {
-      ConstMat<T> out = model_.forward(ctx, in);
-      const layers::LossWeights<T> w{.mask = mask};
-      zone.next(zones_.loss_forward);
-      loss = loss_.forward(out, target, w);
-      diverged_ = !loss_.numerator_finite();
-      MatView<T> dout = dout_.mat().rows_block(0, out.rows);
-      zone.next(zones_.loss_backward);
-      loss_.backward(out, target, dout, w);
-      zone.close();
-      model_.backward(ctx, in, dout);
-    } else {
-      loss = chunked_step(ctx, in, target, mask);
-    }
-    zone.next(zones_.optimizer);
-    // A diverged step leaves the weights as they were, so the caller can still see where the
-    // non-finite values started (its backward through Inf activations made NaN gradients).
-    if (!diverged_) adam_.step(arena_);
-    ++steps_;
-    return loss;
-  }
-
-  // Profiler: registers the zones of the model's layers (Model::register_zones), the loss and
-  // the optimizer under trace process `model`; train_step and predict then record into `rec`
-  // (null: off). Zone rows are windows (B), so costs are per window.
-  void set_profiler(profile::Recorder* rec, int model = 0) {
-    prof_ = rec;
-    if (rec == nullptr) return;
-    model_.register_zones(*rec, model);
-    using profile::Category;
-    const double h = static_cast<double>(model_.horizon());
-    const double n = static_cast<double>(model_.n_series());
-    Index params = 0;
-    model_.for_each_param([&](const auto&, Param<T>& p) { params += p.shape.numel(); });
-    const double p = static_cast<double>(params), e = sizeof(T);
-    zones_.zero_grad =
-        rec->zone("optimizer.zero_grad", Category::kOptimizer, {{}, {0, p * e}}, model);
-    zones_.loss_forward = rec->zone(
-        "loss.forward", Category::kForward,
-        profile::AffineCost::of([&](double b) { return profile::point_loss_forward(b * h, n, e); }),
-        model);
-    zones_.loss_backward =
-        rec->zone("loss.backward", Category::kBackward, profile::AffineCost::of([&](double b) {
-                    return profile::point_loss_backward(b * h, n, e);
-                  }),
-                  model);
-    zones_.optimizer = rec->zone("optimizer.step", Category::kOptimizer,
-                                 {{}, profile::adam_update(p, adam_.config().amsgrad, e)}, model);
-  }
-  profile::Recorder* profiler() const { return prof_; }
-
-  // Forecast in eval mode (dropout off, BatchNorm running statistics): a [B·H, N] view of the
-  // model's output buffer, valid until the next call.
-  ConstMat<T> predict(const ForecastInputs<T>& in) {
-    Ctx ctx{.training = false, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
-    ctx.profiler = prof_;
-    if (chunk_ >= in.batch) return model_.forward(ctx, in);
-    SHOAL_CHECK(in.batch <= cfg_.max_batch, "predict: batch {} over the planned {}", in.batch,
-                cfg_.max_batch);
-    const Index h = model_.horizon(), n = model_.n_series();
-    MatView<T> all = pred_.mat().rows_block(0, in.batch * h);
-    for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
-      const Index bc = std::min(chunk_, in.batch - b0);
-      ConstMat<T> out = model_.forward(ctx, slice(in, b0, bc));
-      for (Index r = 0; r < bc * h; ++r) std::copy_n(out.row(r), n, all.row(b0 * h + r));
-    }
-    return all;
-  }
-
-  Arena& arena() { return arena_; }
-  // Whether the last train_step's predictions gave a non-finite loss sum. train_step then returns
-  // 0 (neuralforecast's _divide_no_nan) and skips the update; the fit loop stops on this.
-  bool last_step_diverged() const { return diverged_; }
-  optim::Adam<T>& optimizer() { return adam_; }
-  int64_t steps() const { return steps_; }
-  // Windows per forward/backward pass (the model is planned for this many).
-  Index chunk_windows() const { return chunk_; }
-
- private:
-  ForecastInputs<T> slice(const ForecastInputs<T>& in, Index b0, Index count) const {
-    if constexpr (Model::kWindowsIndependent) {
-      const auto& c = model_.config();
-      return in.windows(b0, count, c.input_size, c.h, c.n_series, c.hist_exog_size,
-                        c.futr_exog_size);
-    } else {
-      SHOAL_CHECK(false, "this model couples the windows of a batch; it cannot be chunked");
-      return in;
-    }
-  }
-
-  // The masked mean loss over the whole batch, chunk by chunk (see the class comment). The
-  // elementwise terms are PointLoss's (layers/losses.h), with Σ W taken over every chunk first.
-  double chunked_step(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> target,
-                      ConstMat<T> mask) {
-    const Index h = model_.horizon();
-    double den = 0;
-    if (mask.data == nullptr)
-      den = static_cast<double>(target.rows) * static_cast<double>(target.cols);
-    else
-      for (Index r = 0; r < mask.rows; ++r)
-        den +=
-            kernels::lane_sum(mask.cols, [&](Index j) { return static_cast<double>(mask(r, j)); });
-    const T scale = static_cast<T>(1.0 / den);
-    double num = 0;
-    for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
-      const Index bc = std::min(chunk_, in.batch - b0);
-      const ForecastInputs<T> sub = slice(in, b0, bc);
-      ConstMat<T> out = model_.forward(ctx, sub);
-      ConstMat<T> tgt = target.rows_block(b0 * h, bc * h);
-      ConstMat<T> msk = mask.data == nullptr ? ConstMat<T>{} : mask.rows_block(b0 * h, bc * h);
-      MatView<T> dout = dout_.mat().rows_block(0, bc * h);
-      {
-        // The chunk's loss and its gradient are one pass; the profile shows both as the
-        // forward zone (the loss is a tiny share of a step).
-        profile::ZoneChain zone(prof_, bc);
-        zone.next(zones_.loss_forward);
-        num += chunk_loss(out, tgt, msk, dout, scale);
-      }
-      model_.backward(ctx, sub, dout);
-    }
-    diverged_ = !std::isfinite(num);
-    const double ratio = num / den;
-    if (std::isfinite(ratio)) return ratio;
-    std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
-    return 0;
-  }
-
-  // Σ ℓ(ŷ − y)·m over a chunk; dŷ = scale · ℓ'(ŷ − y) · m.
-  double chunk_loss(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
-                    T scale) const {
-    const T delta = static_cast<T>(cfg_.huber_delta);
-    const layers::PointLossKind kind = cfg_.loss;
-    auto loss_of = [kind, delta](T e) {
-      if (kind == layers::PointLossKind::kMae) return std::abs(e);
-      if (kind == layers::PointLossKind::kMse) return e * e;
-      const T a = std::abs(e);
-      return a < delta ? T(0.5) * e * e : delta * (a - T(0.5) * delta);
-    };
-    auto grad_of = [kind, delta](T e) {
-      if (kind == layers::PointLossKind::kMae) return static_cast<T>((e > T(0)) - (e < T(0)));
-      if (kind == layers::PointLossKind::kMse) return T(2) * e;
-      return e < -delta ? -delta : (e > delta ? delta : e);
-    };
-    double num = 0;
-    for (Index r = 0; r < pred.rows; ++r) {
-      const T* p = pred.row(r);
-      const T* y = target.row(r);
-      const T* m = mask.data == nullptr ? nullptr : mask.row(r);
-      T* d = dpred.row(r);
-      num += kernels::lane_sum(pred.cols, [&](Index j) {
-        const T l = loss_of(p[j] - y[j]);
-        return static_cast<double>(m == nullptr ? l : l * m[j]);
-      });
-      for (Index j = 0; j < pred.cols; ++j)
-        d[j] = scale * grad_of(p[j] - y[j]) * (m == nullptr ? T(1) : m[j]);
-    }
-    return num;
-  }
-
- private:
-  Model& model_;
-  Config cfg_;
-  optim::Adam<T> adam_;
-  layers::PointLoss<T> loss_;
-  Buffer<T> dout_;
-  Buffer<T> pred_;  // [max_batch·H, N] chunked predict output
-  Arena arena_;
-  Index chunk_ = 0;
-  int64_t steps_ = 0;
-  bool diverged_ = false;
-  profile::Recorder* prof_ = nullptr;
-  struct Zones {
-    profile::ZoneId zero_grad, loss_forward, loss_backward, optimizer;
-  } zones_{};
-};
 
 }  // namespace shoal::models

@@ -34,6 +34,19 @@ class TSMixer {
     double dropout = 0.9;
     bool revin = true;
     uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
+
+    // The user's options (neuralforecast's names and defaults) and the data's shape.
+    void visit(OptionVisitor& v) { visit_mixer_options(*this, v); }
+    void validate() const { validate_mixer_options(*this); }
+    void set_shape(const WindowShape& s) {
+      SHOAL_CHECK(s.hist_exog == 0 && s.futr_exog == 0 && s.stat_exog == 0,
+                  "tsmixer takes no exogenous inputs (got {} hist, {} futr, {} static); use "
+                  "tsmixerx",
+                  s.hist_exog, s.futr_exog, s.stat_exog);
+      h = s.h;
+      input_size = s.input_size;
+      n_series = s.n_series;
+    }
   };
 
   // BatchNorm normalises over the windows of a batch, so a batch cannot be split.

@@ -36,6 +36,18 @@ class TSMixerx {
     double dropout = 0.0;
     bool revin = true;
     uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
+
+    // The user's options (neuralforecast's names and defaults) and the data's shape.
+    void visit(OptionVisitor& v) { visit_mixer_options(*this, v); }
+    void validate() const { validate_mixer_options(*this); }
+    void set_shape(const WindowShape& s) {
+      h = s.h;
+      input_size = s.input_size;
+      n_series = s.n_series;
+      hist_exog_size = s.hist_exog;
+      futr_exog_size = s.futr_exog;
+      stat_exog_size = s.stat_exog;
+    }
   };
 
   // No operation couples the windows of a batch: a trainer may run a batch in chunks.

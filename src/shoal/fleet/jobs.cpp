@@ -15,13 +15,16 @@
 #include <fmt/format.h>
 
 #include "shoal/core/error.h"
+#include "shoal/core/options.h"
 #include "shoal/data/csv.h"
 #include "shoal/data/gzip.h"
 #include "shoal/data/ncf.h"
 #include "shoal/data/text.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
+#include "shoal/fleet/forecast_jobs.h"
 #include "shoal/train/forecast.h"
+#include "shoal/train/forecast_registry.h"
 #include "shoal/train/lanes_mlp_trainer.h"
 #include "shoal/train/metrics.h"
 #include "shoal/train/mlp_trainer.h"
@@ -57,7 +60,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> kForecastModels = {"tsmixerx", "tsmixer", "seasonal_naive", "naive"};
 const std::set<std::string> kLineKeys = {"id",     "data",    "model",     "seed",
                                          "config", "test",    "series",    "sweep",
                                          "static", "futr_df", "max_series"};
@@ -418,47 +420,20 @@ Job failing_job(const std::string& id, const std::string& key, const std::string
 
 // ---- forecasting ----
 
-train::ForecastJob forecast_job(const JobSpec& s, ConfigReader& c, const data::SeriesSet& set) {
-  train::ForecastJob job;
-  job.model = s.model;
-  const bool neural = train::is_neural(s.model);
-  SHOAL_CHECK(c.has("h"), "config 'h' (the forecast horizon) is required");
-  const Index h = c.integer("h", 0);
-  SHOAL_CHECK(h >= 1, "config 'h' must be ≥ 1, got {}", h);
-  const Index input_size = c.integer("input_size", 0);
-  SHOAL_CHECK(!neural || input_size >= 1, "config 'input_size' is required for model '{}'",
-              s.model);
-  job.windows = {.input_size = input_size,
-                 .h = h,
-                 .step_size = c.integer("step_size", 1),
-                 .val_size = c.integer("val_size", 0),
-                 .windows_batch_size = c.integer("windows_batch_size", 32),
-                 .scaler = data::parse_scaler_type(c.text("scaler_type", "identity"))};
-  job.exog = {.hist = c.list("hist_exog_list"),
-              .futr = c.list("futr_exog_list"),
-              .stat = c.list("stat_exog_list")};
-  SHOAL_CHECK(job.exog.stat.empty() || !s.static_df.empty(),
-              "stat_exog_list needs a static table: give the line a 'static' file");
-  SHOAL_CHECK(job.exog.futr.empty() || !s.futr_df.empty() || !neural,
-              "futr_exog_list needs the future values: give the line a 'futr_df' file");
-  job.train = {.max_steps = c.integer("max_steps", 1000),
-               .learning_rate = c.real("learning_rate", 1e-3),
-               .num_lr_decays = c.integer("num_lr_decays", -1),
-               .val_check_steps = c.integer("val_check_steps", 100),
-               .early_stop_patience_steps = c.integer("early_stop_patience_steps", -1),
-               .loss = train::parse_loss(c.text("loss", "mae")),
-               .seed = s.seed,
-               .threads = 1};
-  job.mixer.n_block = c.integer("n_block", job.mixer.n_block);
-  job.mixer.ff_dim = c.integer("ff_dim", job.mixer.ff_dim);
-  job.mixer.dropout = c.real("dropout", job.mixer.dropout);
-  job.mixer.revin = c.flag("revin", job.mixer.revin);
-  if (c.has("n_series")) {
-    // neuralforecast's n_series is implied by 'series'; a stated one must agree with the data.
+// The line's forecasting job: its config (the one key–value form of train/forecast.h) with the
+// line's seed; a stated n_series must agree with the panels the line makes.
+train::ForecastJob forecast_job(const JobSpec& s, const data::SeriesSet& set) {
+  nlohmann::json options = s.config;
+  SHOAL_CHECK(!options.contains("random_seed"),
+              "give the seed as the line's 'seed', not as config 'random_seed'");
+  options["random_seed"] = s.seed;
+  if (options.contains("n_series")) {
+    OptionReader reader(options, "n_series");
     const Index want = s.series != "all"  ? 1
                        : s.max_series > 0 ? std::min<Index>(s.max_series, set.n_series())
                                           : set.n_series();
-    const Index got = c.integer("n_series", want);
+    Index got = want;
+    reader("n_series", got, "");
     if (got != want)
       throw Error(
           "n_series does not match the data",
@@ -468,10 +443,16 @@ train::ForecastJob forecast_job(const JobSpec& s, ConfigReader& c, const data::S
                                        ? std::string("1 (series 'each': one model per series)")
                                        : fmt::format("{} (the series in the data)", want),
                        .actual = fmt::format("{}", got)});
+    options.erase("n_series");
   }
-  const Index m = c.integer("seasonality", 0);
-  job.seasonality = m > 0 ? m : set.freq.front().season_length();
-  c.check_all_used();
+  SHOAL_CHECK(options.contains("h"), "config 'h' (the forecast horizon) is required");
+  train::ForecastJob job = train::forecast_job(s.model, options);
+  SHOAL_CHECK(job.exog.stat.empty() || !s.static_df.empty(),
+              "stat_exog_list needs a static table: give the line a 'static' file");
+  SHOAL_CHECK(job.exog.futr.empty() || !s.futr_df.empty() || !train::is_neural(job),
+              "futr_exog_list needs the future values: give the line a 'futr_df' file");
+  if (job.seasonality == 0) job.seasonality = set.freq.front().season_length();
+  train::check_forecast_job(job, true);
   return job;
 }
 
@@ -495,14 +476,9 @@ nlohmann::json score_series(const data::SeriesSet& set, Index s, const data::Ser
 
 void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
   const std::string key = spec_key(s);
-  const auto fail = [&](const std::string& why) {
-    out.jobs.push_back(failing_job(s.id, key, why));
-    out.info.push_back({s.group, s.model, true});
-  };
   std::shared_ptr<const data::SeriesSet> set, test, futr;
   std::shared_ptr<const data::StaticTable> statics;
-  std::shared_ptr<train::ForecastJob> job;
-  std::vector<std::vector<Index>> panels;
+  train::ForecastJob job;
   try {
     SHOAL_CHECK(!s.data.empty(), "'data' (a long-format CSV) is required");
     SHOAL_CHECK(s.series == "each" || s.series == "all", "'series' must be each or all, got '{}'",
@@ -517,70 +493,57 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     if (!s.futr_df.empty())
       futr = loaded.get(loaded.futr, s.futr_df,
                         [&] { return data::read_series(s.futr_df, /*require_y=*/false); });
-    ConfigReader c(s.config, s.model);
-    job = std::make_shared<train::ForecastJob>(forecast_job(s, c, *set));
-    const Index n =
-        s.max_series > 0 ? std::min<Index>(s.max_series, set->n_series()) : set->n_series();
-    if (s.series == "all") {
-      panels.emplace_back(size_t(n));
-      std::iota(panels.back().begin(), panels.back().end(), Index{0});
-    } else {
-      for (Index i = 0; i < n; ++i) panels.push_back({i});
-    }
+    job = forecast_job(s, *set);
   } catch (const std::exception& e) {
-    fail(located(s, e.what()));
+    out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));
+    out.info.push_back({s.group, s.model, true});
     return;
   }
-  size_t bytes = 0;
-  try {
-    bytes = train::planned_arena_bytes(
-        data::Panel(*set, panels.front(), job->exog, statics.get(), futr.get(), job->windows.h),
-        *job);
-  } catch (const std::exception&) {
-    bytes = 0;  // the first panel cannot be planned: its own job reports why
-  }
-  const train::FitPredictFn fit = train::find_model(s.model);
+  const Index h = job.windows.h, m = job.seasonality;
   const std::string test_path = s.test;
-  for (const auto& series : panels) {
-    const std::string id = s.series == "all" ? s.id : s.id + "/" + set->ids[size_t(series[0])];
-    // Per-series jobs of a group have equal shapes; a group planned as one panel covers all.
-    out.jobs.push_back(
-        {id, bytes,
-         [set, test, statics, futr, job, series, fit, id, test_path]() {
-           const data::Panel panel(*set, series, job->exog, statics.get(), futr.get(),
-                                   job->windows.h);
-           const train::FitResult r = fit(panel, *job);
-           const Index h = job->windows.h;
-           JobOutput o;
-           nlohmann::json scores;
-           for (size_t k = 0; k < series.size(); ++k) {
-             const Index sid = series[k];
-             int64_t ds = set->ds_of(sid).back();
-             const std::string prefix =
-                 csv_field(id) + "," + csv_field(set->ids[size_t(sid)]) + ",";
-             for (Index t = 0; t < h; ++t) {
-               ds = data::advance(ds, set->freq[size_t(sid)]);
-               o.rows += prefix + data::format_ds(ds, set->time_kind, set->date_only) +
-                         fmt::format(",{}\n", r.forecasts[k * size_t(h) + t]);
-             }
-             if (test) {
-               const nlohmann::json sc =
-                   score_series(*set, sid, *test, test_path, r.forecasts.data() + k * size_t(h), h,
-                                job->seasonality);
-               if (scores.is_null()) {
-                 scores = sc;
-               } else {
-                 for (const auto& [name, v] : sc.items())
-                   scores[name] = scores[name].get<double>() + v.get<double>();
-               }
-             }
-           }
-           o.metrics = {
-               {"fit_s", r.fit_seconds}, {"steps", r.steps}, {"arena_bytes", r.arena_bytes}};
-           if (!scores.is_null()) o.metrics["scores"] = scores;
-           return o;
-         },
-         series.size() == 1 ? digest(key + "/" + id) : key});
+  // The job's data outlive this call: the jobs keep the tables alive.
+  auto owner = std::make_shared<std::tuple<decltype(set), decltype(futr), decltype(statics)>>(
+      set, futr, statics);
+  const ForecastData data{.set = set.get(),
+                          .statics = statics.get(),
+                          .futr = futr.get(),
+                          .h_future = h,
+                          .owner = owner};
+  const auto panels = forecast_panels(set->n_series(), s.series != "all", s.max_series);
+  const std::string line_id = s.id;
+  std::vector<Job> jobs = forecast_jobs(
+      data, job, panels, {.id_prefix = s.id + "/", .joint_id = s.id, .key = key},
+      [set, test, test_path, h, m, line_id](std::span<const Index> series, train::FitResult& r) {
+        const std::string id =
+            series.size() == 1 ? line_id + "/" + set->ids[size_t(series[0])] : line_id;
+        JobOutput o;
+        nlohmann::json scores;
+        for (size_t k = 0; k < series.size(); ++k) {
+          const Index sid = series[k];
+          int64_t ds = set->ds_of(sid).back();
+          const std::string prefix = csv_field(id) + "," + csv_field(set->ids[size_t(sid)]) + ",";
+          for (Index t = 0; t < h; ++t) {
+            ds = data::advance(ds, set->freq[size_t(sid)]);
+            o.rows += prefix + data::format_ds(ds, set->time_kind, set->date_only) +
+                      fmt::format(",{}\n", r.forecasts[k * size_t(h) + t]);
+          }
+          if (test) {
+            const nlohmann::json sc =
+                score_series(*set, sid, *test, test_path, r.forecasts.data() + k * size_t(h), h, m);
+            if (scores.is_null()) {
+              scores = sc;
+            } else {
+              for (const auto& [name, v] : sc.items())
+                scores[name] = scores[name].get<double>() + v.get<double>();
+            }
+          }
+        }
+        o.metrics = {{"fit_s", r.fit_seconds}, {"steps", r.steps}, {"arena_bytes", r.arena_bytes}};
+        if (!scores.is_null()) o.metrics["scores"] = scores;
+        return o;
+      });
+  for (Job& j : jobs) {
+    out.jobs.push_back(std::move(j));
     out.info.push_back({s.group, s.model, true});
   }
 }
@@ -682,6 +645,12 @@ void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
 
 // ---- NCF recommender ----
 
+bool is_forecaster(const std::string& model) {
+  for (const train::ForecastModel& m : train::forecast_models())
+    if (m.name == model) return true;
+  return false;
+}
+
 bool ends_with_csv(const std::string& p) {
   return p.size() >= 4 && p.compare(p.size() - 4, 4, ".csv") == 0;
 }
@@ -757,22 +726,22 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
   for (const JobSpec& s : specs) {
     if (!s.error.empty()) {
       out.jobs.push_back(failing_job(s.id, spec_key(s), s.error));
-      out.info.push_back({s.group, s.model, kForecastModels.count(s.model) > 0});
-    } else if (kForecastModels.count(s.model)) {
+      out.info.push_back({s.group, s.model, is_forecaster(s.model)});
+    } else if (is_forecaster(s.model)) {
       add_forecast_jobs(s, *loaded, out);
     } else if (s.model == "mlp") {
       add_mlp_job(s, *loaded, out);
     } else if (s.model == "ncf") {
       add_ncf_job(s, *loaded, out);
     } else {
-      out.jobs.push_back(failing_job(
-          s.id, spec_key(s),
-          format_error(fmt::format("unknown model '{}'", s.model),
-                       {.file = s.source,
-                        .line = s.line,
-                        .field = "model",
-                        .expected = "tsmixerx, tsmixer, seasonal_naive, naive, mlp or ncf",
-                        .actual = s.model.empty() ? "(missing)" : s.model})));
+      out.jobs.push_back(
+          failing_job(s.id, spec_key(s),
+                      format_error(fmt::format("unknown model '{}'", s.model),
+                                   {.file = s.source,
+                                    .line = s.line,
+                                    .field = "model",
+                                    .expected = train::forecast_model_names() + ", mlp or ncf",
+                                    .actual = s.model.empty() ? "(missing)" : s.model})));
       out.info.push_back({s.group, s.model, false});
     }
   }

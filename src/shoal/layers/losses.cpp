@@ -165,6 +165,29 @@ double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWei
 }
 
 template <class T>
+double PointLoss<T>::chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
+                           T scale) const {
+  const T delta = static_cast<T>(cfg.delta);
+  double num = 0;
+  with_kind<T>(cfg.kind, [&](auto kind) {
+    constexpr PointLossKind K = decltype(kind)::value;
+    for (Index r = 0; r < pred.rows; ++r) {
+      const T* p = pred.row(r);
+      const T* y = target.row(r);
+      const T* m = mask.data == nullptr ? nullptr : mask.row(r);
+      T* d = dpred.row(r);
+      num += lane_sum(pred.cols, [&](Index j) {
+        const T l = elem_loss<K>(p[j] - y[j], delta);
+        return static_cast<double>(m == nullptr ? l : l * m[j]);
+      });
+      for (Index j = 0; j < pred.cols; ++j)
+        d[j] = scale * elem_grad<K>(p[j] - y[j], delta) * (m == nullptr ? T(1) : m[j]);
+    }
+  });
+  return num;
+}
+
+template <class T>
 void PointLoss<T>::backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred,
                             const LossWeights<T>& w, double dloss) const {
   SHOAL_DCHECK(pred.rows == target.rows && pred.cols == target.cols && dpred.rows == pred.rows &&

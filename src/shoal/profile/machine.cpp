@@ -10,8 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shoal/core/error.h"
 #include "shoal/core/file_io.h"
-#include "shoal/kernels/bench.h"
+#include "shoal/kernels/peak.h"
 
 namespace shoal::profile {
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "shoal/core/error.h"
+#include "shoal/core/options.h"
 
 namespace shoal::train {
 namespace {
@@ -65,8 +66,7 @@ void throw_non_finite_loss(int64_t step, std::span<const Arena* const> arenas) {
 }
 
 void hyper_parameter_out_of_range(const char* field, const std::string& expected, double got) {
-  throw Error("hyper-parameter out of range",
-              ErrorContext{.field = field, .expected = expected, .actual = fmt::format("{}", got)});
+  option_out_of_range(field, expected, got);
 }
 
 void check_lr_and_batch(double lr, int64_t batch_size) {

@@ -1,4 +1,4 @@
-#include "shoal/fleet/fusion_bench.h"
+#include "bench/drivers/fusion_bench.h"
 
 #include <sched.h>
 #include <time.h>

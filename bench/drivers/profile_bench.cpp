@@ -1,4 +1,4 @@
-#include "shoal/profile/bench.h"
+#include "bench/drivers/profile_bench.h"
 
 #include <algorithm>
 #include <array>
@@ -185,8 +185,8 @@ Workload mlp_workload(std::string name, Index in, std::vector<Index> hidden, Ind
           }};
 }
 
-// A whole TSMixerx fit (train::fit_predict_tsmixerx, as `shoal forecast` runs it: setup, zone
-// registration, sampling, steps, validation, predict) on synthetic monthly-like series with
+// A whole TSMixerx fit (train::fit_forecast on model tsmixerx, as `shoal forecast` runs it: setup,
+// zone registration, sampling, steps, validation, predict) on synthetic monthly-like series with
 // one historical exogenous column; one run() is one fit.
 Workload tsmixerx_workload(std::string name, Index n_series, Index h, Index input_size, Index steps,
                            Index batch) {
@@ -226,7 +226,7 @@ Workload tsmixerx_workload(std::string name, Index n_series, Index h, Index inpu
   s->panel = std::make_unique<data::Panel>(s->set, series, s->job.exog);
   return {std::move(name), [s](Recorder* r) { s->job.profiler = r; },
           [s, steps] {
-            train::fit_predict_tsmixerx(*s->panel, s->job);
+            train::fit_forecast(*s->panel, s->job);
             return static_cast<int64_t>(steps);
           },
           /*headline=*/true};

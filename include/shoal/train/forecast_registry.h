@@ -1,0 +1,44 @@
+// The registry of forecasting models: one entry per model, the only place that knows a model
+// by name. Every front end (the CLI, jobs files, Python) and every engine path (fit, plan,
+// predict, the fleet) looks a model up here; nothing else compares a model's name.
+//
+// Adding a model is one entry in kForecastModels (src/shoal/train/forecast_registry.cpp). A
+// windowed neural model (its file pair in models/) needs: a Config that holds its options with
+// their defaults (`visit(OptionVisitor&)`, `validate()`, `set_shape(WindowShape)`), and the
+// members the trainer's concept names (train/forecast_trainer.h: WindowModel); its entry is
+// then `windowed_model<models::Name<float>>("name", "Name")`. docs/architecture.md walks
+// through it.
+#pragma once
+
+#include <any>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "shoal/core/options.h"
+#include "shoal/train/forecast.h"
+
+namespace shoal::train {
+
+struct ForecastModel {
+  std::string_view name;        // --model, a jobs line's "model", Python's model name
+  std::string_view class_name;  // neuralforecast's class: the forecast column's name
+  bool neural = false;          // trains on windows: needs input_size
+  // Its options: the defaults, and one visit over them (reading, writing, listing them).
+  std::any (*default_options)() = nullptr;
+  void (*visit_options)(std::any& options, OptionVisitor& v) = nullptr;
+  void (*validate)(const std::any& options) = nullptr;
+  FitResult (*fit)(const data::Panel&, const ForecastJob&) = nullptr;
+  size_t (*planned_bytes)(const data::Panel&, const ForecastJob&) = nullptr;
+  // Null for models without weights (baselines).
+  std::vector<double> (*predict)(const data::Panel&, const ForecastJob&, std::string_view weights,
+                                 std::span<const Index> starts, Index end, bool future) = nullptr;
+};
+
+std::span<const ForecastModel> forecast_models();
+// The entry named `name`; throws shoal::Error listing the registered names otherwise.
+const ForecastModel& forecast_model(std::string_view name);
+// The registered names, comma separated (for messages and help).
+std::string forecast_model_names();
+
+}  // namespace shoal::train

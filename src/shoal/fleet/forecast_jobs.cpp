@@ -1,0 +1,87 @@
+#include "shoal/fleet/forecast_jobs.h"
+
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "shoal/data/windows.h"
+#include "shoal/fleet/jobs.h"
+
+namespace shoal::fleet {
+
+std::vector<std::vector<Index>> forecast_panels(Index n_series, bool per_series, Index max_series) {
+  const Index n = max_series > 0 ? std::min(max_series, n_series) : n_series;
+  std::vector<std::vector<Index>> panels;
+  if (!per_series) {
+    panels.emplace_back(size_t(n));
+    std::iota(panels.back().begin(), panels.back().end(), Index{0});
+  } else {
+    for (Index i = 0; i < n; ++i) panels.push_back({i});
+  }
+  return panels;
+}
+
+std::vector<Job> forecast_jobs(const ForecastData& data, const train::ForecastJob& job,
+                               const std::vector<std::vector<Index>>& panels,
+                               const ForecastJobsConfig& cfg, FitSink sink) {
+  size_t bytes = 0;
+  if (!panels.empty()) {
+    try {
+      bytes = train::planned_arena_bytes(
+          data::Panel(*data.set, panels.front(), job.exog, data.statics, data.futr, data.h_future),
+          job);
+    } catch (const std::exception&) {
+      bytes = 0;  // the first panel cannot be planned: its own job reports why
+    }
+  }
+  auto shared = std::make_shared<const train::ForecastJob>(job);
+  auto shared_sink = std::make_shared<const FitSink>(std::move(sink));
+  std::vector<Job> jobs;
+  jobs.reserve(panels.size());
+  for (const std::vector<Index>& series : panels) {
+    const bool one = series.size() == 1;
+    const std::string id =
+        one ? cfg.id_prefix + data.set->ids[size_t(series.front())] : cfg.joint_id;
+    const int process = cfg.profile_process ? cfg.profile_process(id) : job.profile_model;
+    jobs.push_back({id, bytes,
+                    [data, shared, shared_sink, series, process]() {
+                      const data::Panel panel(*data.set, series, shared->exog, data.statics,
+                                              data.futr, data.h_future);
+                      const train::ForecastJob* fit_job = shared.get();
+                      train::ForecastJob profiled;
+                      if (shared->profiler != nullptr && process != shared->profile_model) {
+                        profiled = *shared;
+                        profiled.profile_model = process;
+                        fit_job = &profiled;
+                      }
+                      train::FitResult r = train::fit_forecast(panel, *fit_job);
+                      return (*shared_sink)(series, r);
+                    },
+                    one ? digest(cfg.key + "/" + id) : cfg.key});
+  }
+  return jobs;
+}
+
+std::string content_digest(const data::SeriesSet& set) {
+  // 64-bit FNV-1a over the bytes, streamed (a table may be large).
+  uint64_t h = 1469598103934665603ULL;
+  auto add = [&](const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) {
+      h ^= b[i];
+      h *= 1099511628211ULL;
+    }
+  };
+  auto add_text = [&](const std::string& s) { add(s.c_str(), s.size() + 1); };
+  for (const std::string& id : set.ids) add_text(id);
+  add(set.offsets.data(), set.offsets.size() * sizeof(Index));
+  add(set.ds.data(), set.ds.size() * sizeof(int64_t));
+  add(set.y.data(), set.y.size() * sizeof(double));
+  for (size_t c = 0; c < set.exog.size(); ++c) {
+    add_text(set.exog_names[c]);
+    add(set.exog[c].data(), set.exog[c].size() * sizeof(double));
+  }
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace shoal::fleet

@@ -1,0 +1,87 @@
+// The forecasting models shoal knows: one entry each (train/forecast_registry.h).
+#include "shoal/train/forecast_registry.h"
+
+#include <fmt/format.h>
+
+#include "shoal/models/tsmixer.h"
+#include "shoal/models/tsmixerx.h"
+#include "shoal/train/checks.h"
+#include "shoal/train/metrics.h"
+#include "windowed_fit.h"
+
+namespace shoal::train {
+namespace {
+
+// The last season (`seasonality`, or the data's season length when 0) repeated; m = 1 is the
+// last value.
+FitResult repeat_last_season(const data::Panel& panel, const ForecastJob& job, bool seasonal) {
+  check_forecast_job(job, false);
+  const data::SeriesSet& set = panel.set();
+  const Index h = job.windows.h;
+  FitResult r;
+  r.forecasts.resize(size_t(panel.n_series() * h));
+  for (Index n = 0; n < panel.n_series(); ++n) {
+    const Index s = panel.series()[size_t(n)];
+    const Index m = !seasonal             ? 1
+                    : job.seasonality > 0 ? job.seasonality
+                                          : set.freq[size_t(s)].season_length();
+    seasonal_naive(set.y_of(s), m, std::span<double>(r.forecasts.data() + n * h, size_t(h)));
+  }
+  return r;
+}
+
+size_t no_arena(const data::Panel&, const ForecastJob&) {
+  return 0;
+}
+
+ForecastModel baseline(std::string_view name, std::string_view class_name,
+                       FitResult (*fit)(const data::Panel&, const ForecastJob&)) {
+  return {.name = name,
+          .class_name = class_name,
+          .neural = false,
+          .default_options = [] { return std::any(); },
+          .visit_options = [](std::any&, OptionVisitor&) {},
+          .validate = [](const std::any&) {},
+          .fit = fit,
+          .planned_bytes = &no_arena,
+          .predict = nullptr};
+}
+
+const std::vector<ForecastModel>& registry() {
+  static const std::vector<ForecastModel> models = {
+      detail::windowed_model<models::TSMixerx<float>>("tsmixerx", "TSMixerx"),
+      detail::windowed_model<models::TSMixer<float>>("tsmixer", "TSMixer"),
+      baseline("seasonal_naive", "SeasonalNaive",
+               [](const data::Panel& p, const ForecastJob& j) {
+                 return repeat_last_season(p, j, true);
+               }),
+      baseline("naive", "Naive",
+               [](const data::Panel& p, const ForecastJob& j) {
+                 return repeat_last_season(p, j, false);
+               }),
+  };
+  return models;
+}
+
+}  // namespace
+
+std::span<const ForecastModel> forecast_models() {
+  return registry();
+}
+
+const ForecastModel& forecast_model(std::string_view name) {
+  for (const ForecastModel& m : registry())
+    if (m.name == name) return m;
+  throw Error(fmt::format("unknown model '{}'", name),
+              ErrorContext{.field = "model",
+                           .expected = "one of: " + forecast_model_names(),
+                           .actual = name.empty() ? "(missing)" : std::string(name)});
+}
+
+std::string forecast_model_names() {
+  std::string out;
+  for (const ForecastModel& m : registry()) out += (out.empty() ? "" : ", ") + std::string(m.name);
+  return out;
+}
+
+}  // namespace shoal::train

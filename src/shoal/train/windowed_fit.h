@@ -1,0 +1,236 @@
+// The fit, plan and predict of any windowed neural forecaster (train/forecast_trainer.h's
+// WindowModel), and the registry entry that wires them: windowed_model<Model>(name, class).
+// Private to the registry (src/shoal/train/forecast_registry.cpp).
+#pragma once
+
+#include <algorithm>
+#include <any>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "shoal/optim/lr_schedule.h"
+#include "shoal/profile/recorder.h"
+#include "shoal/train/checkpoint.h"
+#include "shoal/train/checks.h"
+#include "shoal/train/forecast_registry.h"
+#include "shoal/train/forecast_trainer.h"
+
+namespace shoal::train::detail {
+
+models::ForecastInputs<float> inputs_of(const data::WindowBatch& b);
+
+// Profiler zones of a fit outside the trainer (which registers the model's, the loss's and the
+// optimizer's): sampling, validation, predict, and the fit as a whole.
+struct FitZones {
+  profile::Recorder* rec = nullptr;
+  bool steps = false;  // this thread marks profiler steps
+  profile::ZoneId fit = profile::kStepZone, setup = profile::kStepZone, sample = profile::kStepZone,
+                  validation = profile::kStepZone, predict = profile::kStepZone;
+  explicit FitZones(const ForecastJob& job);
+};
+
+// The model's Config: the job's options (the model's defaults when it has none) shaped by the
+// panel.
+template <class Model>
+typename Model::Config model_config(const data::Panel& p, const ForecastJob& job) {
+  using Config = typename Model::Config;
+  Config c = job.options.has_value() ? std::any_cast<const Config&>(job.options) : Config{};
+  c.set_shape({.h = job.windows.h,
+               .input_size = job.windows.input_size,
+               .n_series = p.n_series(),
+               .hist_exog = p.n_hist(),
+               .futr_exog = p.n_futr(),
+               .stat_exog = p.n_stat()});
+  return c;
+}
+
+// One model and its trainer, set up for a job on a panel.
+template <class Model>
+struct Fit {
+  using Trainer = ForecastTrainer<Model, float>;
+  Model model;
+  Trainer trainer;
+
+  Fit(const data::Panel& panel, const ForecastJob& job, Index max_batch)
+      : model(model_config<Model>(panel, job)),
+        trainer(model, typename Trainer::Config{.max_batch = max_batch,
+                                                .seed = job.train.seed,
+                                                .init_generator = job.train.init_generator,
+                                                .adam = {.lr = job.train.learning_rate},
+                                                .loss = job.train.loss,
+                                                .huber_delta = job.train.huber_delta}) {}
+};
+
+// The fit's loop, for any trainer (see fit_forecast in train/forecast.h).
+template <class Model>
+FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  const FitZones fz(job);
+  profile::ZoneChain whole(fz.steps ? nullptr : fz.rec, 0);  // profiler: a fleet worker's fit
+  whole.next(fz.fit);
+  profile::ZoneChain zone(fz.rec, 0);
+  zone.next(fz.setup);
+  check_forecast_job(job, true);
+  const data::WindowConfig& wc = job.windows;
+  const Index h = wc.h, n = panel.n_series();
+  data::TrainBatcher batcher(panel, wc, job.train.seed);  // throws when too short
+  const Index max_batch =
+      std::max<Index>(wc.windows_batch_size > 0 ? wc.windows_batch_size : batcher.n_valid(), 1);
+  Fit<Model> fit(panel, job, max_batch);
+  auto& trainer = fit.trainer;
+  // Not strict: a torch state_dict may hold buffers shoal does not keep (num_batches_tracked).
+  if (!job.init_weights.empty())
+    load_checkpoint_bytes(trainer.arena(), job.init_weights, "init weights", /*strict=*/false);
+  if (fz.rec != nullptr) trainer.set_profiler(fz.rec, job.profile_model);
+  optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
+                                                      job.train.num_lr_decays);
+  trainer.optimizer().set_lr(sched.lr());
+
+  // Validation (raw space, neuralforecast's valid_loss = loss) and predict share one assembler
+  // and one output buffer, both sized here.
+  const bool validate = wc.val_size > 0;
+  const std::vector<Index> val_starts =
+      validate ? data::val_window_starts(panel, wc) : std::vector<Index>{};
+  const Index vend = validate ? data::val_end(panel, wc) : 0;
+  data::WindowAssembler eval(panel, wc, max_batch);
+  std::vector<float> yhat(size_t(max_batch * h * n));
+  layers::PointLoss<float> val_loss({.kind = job.train.loss, .delta = job.train.huber_delta});
+  FitResult r;
+  r.train_losses.reserve(size_t(job.train.max_steps));
+  if (validate)
+    r.val_losses.reserve(
+        size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
+  auto run_eval = [&](const data::WindowBatch& b) {
+    const ConstMat<float> out = trainer.predict(inputs_of(b));
+    std::copy_n(out.data, size_t(b.B * h * n), yhat.data());
+    eval.inverse_scale(yhat.data());
+  };
+  auto validation_loss = [&] {
+    double sum = 0;
+    Index count = 0;
+    for (size_t i = 0; i < val_starts.size(); i += size_t(max_batch)) {
+      const size_t k = std::min(val_starts.size() - i, size_t(max_batch));
+      const data::WindowBatch& b = eval.assemble({val_starts.data() + i, k}, vend);
+      run_eval(b);
+      const Index rows = b.B * h;
+      const double l = val_loss.forward(ConstMat<float>(yhat.data(), rows, n),
+                                        ConstMat<float>(b.outsample_y_raw.data, rows, n),
+                                        {.mask = ConstMat<float>(b.outsample_mask.data, rows, n)});
+      sum += l * double(b.B);
+      count += b.B;
+    }
+    return sum / double(std::max<Index>(count, 1));
+  };
+
+  const Index interval =
+      std::max<Index>(std::min(job.train.val_check_steps, job.train.max_steps), 1);
+  const Index patience = job.train.early_stop_patience_steps;
+  double best = std::numeric_limits<double>::infinity();
+  Index wait = 0;
+  zone.close();
+  if (fz.steps) fz.rec->step();  // profiler: setup is a step of its own
+  profile::ZoneChain step_zone(fz.rec, 0);
+  for (Index step = 1; step <= job.train.max_steps; ++step) {
+    if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
+      throw Error(fmt::format("training interrupted at step {}", step));
+    if (fz.steps && step > 1) fz.rec->step();
+    step_zone.next(fz.sample);
+    const data::WindowBatch& b = batcher.next();
+    step_zone.close();
+    const Index rows = b.B * h;
+    const double loss =
+        trainer.train_step(inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, n),
+                           ConstMat<float>(b.outsample_mask.data, rows, n));
+    if (!std::isfinite(loss) || trainer.last_step_diverged()) [[unlikely]] {
+      const Arena* arena = &trainer.arena();
+      throw_non_finite_loss(step, {&arena, 1});
+    }
+    trainer.optimizer().set_lr(sched.step());
+    r.train_losses.push_back(loss);
+    r.steps = step;
+    if (validate && step % interval == 0) {
+      step_zone.next(fz.validation);
+      const double v = validation_loss();
+      step_zone.close();
+      r.val_losses.push_back(v);
+      if (patience > 0) {
+        if (!std::isfinite(v)) break;  // Lightning stops on a non-finite monitor
+        if (v < best) {
+          best = v;
+          wait = 0;
+        } else if (++wait >= patience) {
+          break;  // the last weights stay (no checkpoint restore)
+        }
+      }
+    }
+  }
+
+  if (fz.steps) fz.rec->step();
+  zone.next(fz.predict);
+  const Index start = data::predict_window_start(panel, wc);
+  const data::WindowBatch& b = eval.assemble({&start, 1}, panel.length(), /*future=*/true);
+  run_eval(b);
+  r.forecasts.resize(size_t(n * h));
+  for (Index s = 0; s < n; ++s)
+    for (Index t = 0; t < h; ++t) r.forecasts[size_t(s * h + t)] = double(yhat[size_t(t * n + s)]);
+  zone.close();
+  r.arena_bytes = trainer.arena().bytes();
+  if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
+  r.fit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
+}
+
+template <class Model>
+size_t plan_windowed(const data::Panel& panel, const ForecastJob& job) {
+  check_forecast_job(job, true);
+  const Index max_batch = job.windows.windows_batch_size > 0
+                              ? job.windows.windows_batch_size
+                              : data::TrainBatcher(panel, job.windows, job.train.seed).n_valid();
+  Fit<Model> fit(panel, job, std::max<Index>(max_batch, 1));
+  return fit.trainer.arena().bytes();
+}
+
+template <class Model>
+std::vector<double> predict_windowed(const data::Panel& panel, const ForecastJob& job,
+                                     std::string_view weights, std::span<const Index> starts,
+                                     Index end, bool future) {
+  check_forecast_job(job, false);
+  const Index h = job.windows.h, n = panel.n_series(), w = Index(starts.size());
+  const Index max_batch = std::clamp<Index>(w, 1, 256);
+  Fit<Model> fit(panel, job, max_batch);
+  load_checkpoint_bytes(fit.trainer.arena(), weights, "weights");
+  data::WindowAssembler eval(panel, job.windows, max_batch);
+  std::vector<double> out(size_t(n * w * h));
+  for (Index i = 0; i < w; i += max_batch) {
+    const Index k = std::min(w - i, max_batch);
+    const data::WindowBatch& b = eval.assemble(starts.subspan(size_t(i), size_t(k)), end, future);
+    const ConstMat<float> y = fit.trainer.predict(inputs_of(b));
+    std::vector<float> yhat(y.data, y.data + k * h * n);
+    eval.inverse_scale(yhat.data());
+    for (Index j = 0; j < k; ++j)
+      for (Index s = 0; s < n; ++s)
+        for (Index t = 0; t < h; ++t)
+          out[size_t((s * w + i + j) * h + t)] = double(yhat[size_t((j * h + t) * n + s)]);
+  }
+  return out;
+}
+
+// The registry entry of a windowed model: its Config holds the options (train/forecast_registry.h).
+template <class Model>
+ForecastModel windowed_model(std::string_view name, std::string_view class_name) {
+  using Config = typename Model::Config;
+  return {
+      .name = name,
+      .class_name = class_name,
+      .neural = true,
+      .default_options = [] { return std::any(Config{}); },
+      .visit_options = [](std::any& o, OptionVisitor& v) { std::any_cast<Config&>(o).visit(v); },
+      .validate = [](const std::any& o) { std::any_cast<const Config&>(o).validate(); },
+      .fit = &fit_windowed<Model>,
+      .planned_bytes = &plan_windowed<Model>,
+      .predict = &predict_windowed<Model>};
+}
+
+}  // namespace shoal::train::detail
