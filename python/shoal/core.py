@@ -16,7 +16,7 @@ import pandas as pd
 
 from . import _core, profiling
 from ._frames import Series, Statics, future_ds, long_frame
-from .models import _Mixer
+from .models import _ForecastModel
 
 
 def _column_names(models):
@@ -44,9 +44,9 @@ class NeuralForecast:
         if not models:
             raise ValueError("models must hold at least one model")
         for m in models:
-            if not isinstance(m, _Mixer):
-                raise ValueError(f"{m!r} is not a shoal model (shoal.TSMixer or shoal.TSMixerx)")
-            if per_series and m.n_series != 1:
+            if not isinstance(m, _ForecastModel):
+                raise ValueError(f"{m!r} is not a shoal forecasting model (e.g. shoal.TSMixerx)")
+            if per_series and getattr(m, "n_series", 1) != 1:
                 raise ValueError(f"per_series=True fits one model per series: {m!r} needs "
                                  f"n_series=1, got {m.n_series}")
         if not isinstance(freq, (str, int, np.integer)) and not hasattr(freq, "freqstr"):
@@ -95,7 +95,7 @@ class NeuralForecast:
         return Statics(static_df, s, stat, cols["id_col"]).core
 
     def _check_joint(self, m, s):
-        if not self.per_series and m.n_series != s.n_series:
+        if not self.per_series and getattr(m, "n_series", s.n_series) != s.n_series:
             raise ValueError(f"{m!r} was built with n_series={m.n_series} but df has "
                              f"{s.n_series} series; set n_series={s.n_series}, or fit one model "
                              "per series with NeuralForecast(..., per_series=True)")

@@ -71,7 +71,7 @@ def fit_many(client, df, model, freq, static_df=None, futr_df=None, partitions_p
     if isinstance(df, (list, tuple)):
         return [fit_many(client, d, model, freq, static_df, futr_df, partitions_per_worker,
                          n_partitions, id_col, time_col, target_col, retries) for d in df]
-    if model.n_series != 1:
+    if getattr(model, "n_series", 1) != 1:
         raise ValueError(f"fit_many fits one model per series: {model!r} needs n_series=1, got "
                          f"{model.n_series}")
     s = Series(df, id_col, time_col, target_col, what="df")  # validates before any task

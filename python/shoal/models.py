@@ -26,20 +26,26 @@ _IGNORED = ("batch_size", "valid_batch_size", "inference_windows_batch_size",
             "drop_last_loader", "val_monitor", "dataloader_kwargs")
 
 
-class _Mixer:
-    _model = ""  # shoal's C++ model name
-    _default_dropout = 0.0
+class _ForecastModel:
+    """A forecasting model of shoal's registry (C++ name `_model`), with neuralforecast's
+    arguments. Subclasses name their own options in `_own_options`; every other argument is one
+    every windowed model shares. An option left at None is not sent, so the C++ default (written
+    once, in the model's Config) applies; tests/python check that the defaults shown in the
+    signatures are those."""
 
-    def __init__(self, h, input_size, n_series, futr_exog_list=None, hist_exog_list=None,
-                 stat_exog_list=None, exclude_insample_y=False, n_block=2, ff_dim=64,
-                 dropout=None, revin=True, loss="mae", valid_loss=None, max_steps=1000,
-                 learning_rate=1e-3, num_lr_decays=-1, early_stop_patience_steps=-1,
-                 val_monitor="ptl/val_loss", val_check_steps=100, batch_size=32,
-                 valid_batch_size=None, windows_batch_size=32, inference_windows_batch_size=32,
-                 start_padding_enabled=False, training_data_availability_threshold=0.0,
-                 step_size=1, scaler_type="identity", random_seed=1, drop_last_loader=False,
-                 alias=None, optimizer=None, optimizer_kwargs=None, lr_scheduler=None,
-                 lr_scheduler_kwargs=None, dataloader_kwargs=None, **trainer_kwargs):
+    _model = ""  # the registry's name
+    _own_options: tuple = ()
+
+    def __init__(self, h, input_size, futr_exog_list=None, hist_exog_list=None,
+                 stat_exog_list=None, exclude_insample_y=False, loss="mae", valid_loss=None,
+                 max_steps=1000, learning_rate=1e-3, num_lr_decays=-1,
+                 early_stop_patience_steps=-1, val_monitor="ptl/val_loss", val_check_steps=100,
+                 batch_size=32, valid_batch_size=None, windows_batch_size=32,
+                 inference_windows_batch_size=32, start_padding_enabled=False,
+                 training_data_availability_threshold=0.0, step_size=1, scaler_type="identity",
+                 random_seed=1, drop_last_loader=False, alias=None, optimizer=None,
+                 optimizer_kwargs=None, lr_scheduler=None, lr_scheduler_kwargs=None,
+                 dataloader_kwargs=None, own_options=None, **trainer_kwargs):
         given = dict(exclude_insample_y=exclude_insample_y, valid_loss=valid_loss,
                      optimizer=optimizer, optimizer_kwargs=optimizer_kwargs,
                      lr_scheduler=lr_scheduler, lr_scheduler_kwargs=lr_scheduler_kwargs)
@@ -47,9 +53,8 @@ class _Mixer:
             if given[name] is not default and given[name] != default:
                 raise NotImplementedError(f"{type(self).__name__}: {name}={given[name]!r} is not "
                                           f"supported by shoal (leave it at {default!r})")
-        for name, value in (("h", h), ("input_size", input_size), ("n_series", n_series),
-                            ("max_steps", max_steps)):
-            if not isinstance(value, int) or value < (0 if name == "max_steps" else 1):
+        for name, value in (("h", h), ("input_size", input_size), ("max_steps", max_steps)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{type(self).__name__}: {name} must be a positive integer, "
                                  f"got {value!r}")
         if trainer_kwargs:
@@ -57,14 +62,9 @@ class _Mixer:
                           f"shoal: {sorted(trainer_kwargs)}", stacklevel=3)
         self.h = h
         self.input_size = input_size
-        self.n_series = n_series
         self.futr_exog_list = list(futr_exog_list or [])
         self.hist_exog_list = list(hist_exog_list or [])
         self.stat_exog_list = list(stat_exog_list or [])
-        self.n_block = n_block
-        self.ff_dim = ff_dim
-        self.dropout = self._default_dropout if dropout is None else float(dropout)
-        self.revin = bool(revin)
         self.loss, self.huber_delta = loss_name(loss)
         self.max_steps = max_steps
         self.learning_rate = float(learning_rate)
@@ -78,6 +78,10 @@ class _Mixer:
         self.scaler_type = scaler_type
         self.random_seed = random_seed
         self.alias = alias
+        own = dict(own_options or {})
+        assert set(own) == set(self._own_options), (own, self._own_options)
+        for name, value in own.items():
+            setattr(self, name, value)
         # Trained state: one blob for a joint model, or {unique_id: blob} per series.
         self._weights: bytes | None = None
         self._series_weights: dict | None = None
@@ -85,9 +89,9 @@ class _Mixer:
     def __repr__(self):
         return self.alias or type(self).__name__
 
-    # The settings the C++ job reads (see python/src/forecast.cpp make_job).
+    # The settings the C++ job reads: the registry's one key-value form (train/forecast.h).
     def _settings(self, val_size=0, test_size=0):
-        return {
+        settings = {
             "model": self._model, "h": self.h, "input_size": self.input_size,
             "step_size": self.step_size, "val_size": int(val_size), "test_size": int(test_size),
             "start_padding_enabled": self.start_padding_enabled,
@@ -98,10 +102,13 @@ class _Mixer:
             "learning_rate": self.learning_rate, "num_lr_decays": self.num_lr_decays,
             "val_check_steps": self.val_check_steps,
             "early_stop_patience_steps": self.early_stop_patience_steps, "loss": self.loss,
-            "huber_delta": self.huber_delta,
-            "random_seed": self.random_seed, "n_block": self.n_block, "ff_dim": self.ff_dim,
-            "dropout": self.dropout, "revin": self.revin,
+            "huber_delta": self.huber_delta, "random_seed": self.random_seed,
         }
+        for name in self._own_options:
+            value = getattr(self, name)
+            if value is not None:
+                settings[name] = value
+        return settings
 
     @property
     def fitted(self):
@@ -151,21 +158,48 @@ class _Mixer:
         return self._weights
 
 
+class _Mixer(_ForecastModel):
+    """TSMixer and TSMixerx: n_series series modelled jointly (1 with per_series=True)."""
+
+    _own_options = ("n_block", "ff_dim", "dropout", "revin")
+
+    def __init__(self, h, input_size, n_series, futr_exog_list=None, hist_exog_list=None,
+                 stat_exog_list=None, exclude_insample_y=False, n_block=2, ff_dim=64,
+                 dropout=None, revin=True, **kwargs):
+        if not isinstance(n_series, int) or isinstance(n_series, bool) or n_series < 1:
+            raise ValueError(f"{type(self).__name__}: n_series must be a positive integer, "
+                             f"got {n_series!r}")
+        self.n_series = n_series
+        super().__init__(h, input_size, futr_exog_list, hist_exog_list, stat_exog_list,
+                         exclude_insample_y,
+                         own_options=dict(n_block=n_block, ff_dim=ff_dim,
+                                          dropout=None if dropout is None else float(dropout),
+                                          revin=bool(revin)),
+                         **kwargs)
+
+
 class TSMixerx(_Mixer):
     """neuralforecast.models.TSMixerx: mixer with historical, future and static exogenous."""
 
     _model = "tsmixerx"
-    _default_dropout = 0.0
+
+    def __init__(self, h, input_size, n_series, futr_exog_list=None, hist_exog_list=None,
+                 stat_exog_list=None, exclude_insample_y=False, n_block=2, ff_dim=64,
+                 dropout=0.0, revin=True, **kwargs):
+        super().__init__(h, input_size, n_series, futr_exog_list, hist_exog_list,
+                         stat_exog_list, exclude_insample_y, n_block, ff_dim, dropout, revin,
+                         **kwargs)
 
 
 class TSMixer(_Mixer):
     """neuralforecast.models.TSMixer: mixer on the target only (no exogenous inputs)."""
 
     _model = "tsmixer"
-    _default_dropout = 0.9
 
     def __init__(self, h, input_size, n_series, futr_exog_list=None, hist_exog_list=None,
-                 stat_exog_list=None, **kwargs):
+                 stat_exog_list=None, exclude_insample_y=False, n_block=2, ff_dim=64,
+                 dropout=0.9, revin=True, **kwargs):
         if futr_exog_list or hist_exog_list or stat_exog_list:
             raise ValueError("TSMixer takes no exogenous inputs; use TSMixerx")
-        super().__init__(h, input_size, n_series, **kwargs)
+        super().__init__(h, input_size, n_series, None, None, None, exclude_insample_y, n_block,
+                         ff_dim, dropout, revin, **kwargs)

@@ -17,6 +17,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,7 @@
 #include "shoal/fleet/fleet.h"
 #include "shoal/fleet/forecast_jobs.h"
 #include "shoal/train/forecast.h"
+#include "shoal/train/forecast_registry.h"
 
 namespace nb = nanobind;
 
@@ -294,7 +296,26 @@ nb::ndarray<nb::numpy, double> predict(const SeriesData& d,
 
 }  // namespace
 
+// The registry as Python sees it: [(name, neuralforecast class, neural)] and, per model, its
+// options [(key, default as text, kind)] (the defaults the Python classes must show).
+std::vector<std::tuple<std::string, std::string, bool>> forecast_models() {
+  std::vector<std::tuple<std::string, std::string, bool>> out;
+  for (const train::ForecastModel& m : train::forecast_models())
+    out.emplace_back(std::string(m.name), std::string(m.class_name), m.neural);
+  return out;
+}
+
+std::vector<std::tuple<std::string, std::string, std::string>> forecast_options(
+    const std::string& model) {
+  std::vector<std::tuple<std::string, std::string, std::string>> out;
+  for (const OptionInfo& o : train::forecast_options(model))
+    out.emplace_back(o.key, o.default_text, o.kind);
+  return out;
+}
+
 void bind_forecast(nb::module_& m) {
+  m.def("forecast_models", &forecast_models);
+  m.def("forecast_options", &forecast_options, nb::arg("model"));
   nb::class_<SeriesData>(m, "SeriesData")
       .def_prop_ro("n_series", [](const SeriesData& d) { return d.set.n_series(); })
       .def_prop_ro("rows", [](const SeriesData& d) { return d.set.rows(); });

@@ -1,0 +1,76 @@
+"""The Python model classes against the C++ registry: every model the registry lists has a
+class, every class's signature shows the registry's defaults, and every option reaches C++."""
+
+import inspect
+
+import pytest
+
+import shoal
+from shoal import _core
+
+# Python-only arguments: data loading, Lightning and neuralforecast plumbing, or options that
+# Python spells differently (loss is an object there, the val/test sizes come from fit).
+PYTHON_ONLY = {"h", "input_size", "n_series", "exclude_insample_y", "valid_loss", "val_monitor",
+               "batch_size", "valid_batch_size", "inference_windows_batch_size",
+               "drop_last_loader", "alias", "optimizer", "optimizer_kwargs", "lr_scheduler",
+               "lr_scheduler_kwargs", "dataloader_kwargs", "loss", "kwargs", "self",
+               "own_options", "trainer_kwargs"}
+# C++ options Python takes elsewhere (fit's val_size, cross_validation's test_size) or not
+# at all (shoal-only: the init generator, seasonality for baselines, the Huber delta via
+# HuberLoss(delta)).
+CPP_ONLY = {"val_size", "test_size", "init_generator", "seasonality", "huber_delta"}
+
+
+def as_python(text, kind):
+    if kind == "flag":
+        return text == "true"
+    if kind == "integer":
+        return int(text)
+    if kind == "number":
+        return float(text)
+    if kind == "list":
+        return [] if text == "" else text.split(",")
+    return text
+
+
+@pytest.mark.parametrize("model", ["tsmixerx", "tsmixer"])
+def test_signature_defaults_are_the_registrys(model):
+    cls = {c._model: c for c in (shoal.TSMixerx, shoal.TSMixer)}[model]
+    params = {}
+    for klass in reversed(cls.__mro__):
+        if "__init__" in vars(klass) and klass is not object:
+            params.update(inspect.signature(klass.__init__).parameters)
+    options = {k: (d, kind) for k, d, kind in _core.forecast_options(model)}
+    checked = 0
+    for key, (text, kind) in options.items():
+        if key in CPP_ONLY:
+            continue
+        assert key in params, f"{cls.__name__} has no argument {key}"
+        default = params[key].default
+        if default is inspect.Parameter.empty:  # required in Python (h, input_size)
+            continue
+        if kind == "list":
+            assert default is None and text == "", (key, default, text)
+        else:
+            assert default == as_python(text, kind), f"{cls.__name__}.{key}: {default} vs {text}"
+        checked += 1
+    assert checked >= 15
+    for name in params:
+        if name not in PYTHON_ONLY and params[name].kind != inspect.Parameter.VAR_KEYWORD:
+            assert name in options, f"{cls.__name__}({name}=...) does not reach the C++ job"
+
+
+def test_every_registered_model_has_a_class():
+    classes = {c._model for c in (shoal.TSMixerx, shoal.TSMixer)}
+    for name, class_name, neural in _core.forecast_models():
+        if neural:
+            assert name in classes, f"registry model {name} ({class_name}) has no Python class"
+
+
+def test_an_out_of_range_int_is_a_value_error():
+    with pytest.raises(ValueError, match="random_seed"):
+        from shoal.models import TSMixerx
+        import pandas as pd
+        df = pd.DataFrame({"unique_id": ["a"] * 30, "ds": range(30), "y": range(30)})
+        shoal.NeuralForecast([TSMixerx(h=2, input_size=4, n_series=1, max_steps=2,
+                                       random_seed=2**70)], freq=1).fit(df)
