@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/model_options.h"
 #include "cli/profile_options.h"
 #include "shoal/data/csv.h"
 #include "shoal/train/mlp_trainer.h"
@@ -16,28 +17,23 @@ namespace {
 
 struct MlpArgs {
   std::string data;
-  std::string target = "y";
-  std::vector<Index> hidden = {64, 64};
-  std::string act = "relu";
-  int epochs = 30;
-  Index batch_size = 64;
-  double lr = 1e-3;
-  double val_fraction = 0.2;
   int threads = 0;
   uint64_t seed = 1;
+  OptionFlags options;  // train::MlpOptions
   ProfileOptions profile;
 };
 
-void run_train(const MlpArgs& a) {
-  const data::NumericTable table = data::read_numeric_csv(a.data);
+void run_train(const MlpArgs& args) {
+  train::MlpOptions a;
+  OptionReader reader(args.options.given(), "shoal mlp train");
+  a.visit(reader);
+  a.validate();
+  const data::NumericTable table = data::read_numeric_csv(args.data);
   const Index target = table.column(a.target);
-  SHOAL_CHECK(table.cols() >= 2, "{}: need at least one feature column besides '{}'", a.data,
+  SHOAL_CHECK(table.cols() >= 2, "{}: need at least one feature column besides '{}'", args.data,
               a.target);
-  SHOAL_CHECK(a.val_fraction >= 0 && a.val_fraction < 1, "--val-fraction must be in [0, 1), got {}",
-              a.val_fraction);
-  SHOAL_CHECK(a.act == "relu" || a.act == "gelu", "--act must be relu or gelu, got '{}'", a.act);
   std::vector<double> x, y;
-  data::shuffled_xy(table, target, a.seed, x, y);
+  data::shuffled_xy(table, target, args.seed, x, y);
   const Index in = table.cols() - 1;
   const Index n_val = static_cast<Index>(static_cast<double>(table.rows) * a.val_fraction);
   const Index n_train = table.rows - n_val;
@@ -45,19 +41,14 @@ void run_train(const MlpArgs& a) {
   ConstMat<double> x_train(x.data(), n_train, in), y_train(y.data(), n_train, 1);
   ConstMat<double> x_val(x.data() + n_train * in, n_val, in), y_val(y.data() + n_train, n_val, 1);
 
-  models::Mlp<float>::Config model{
-      .in = in,
-      .hidden = a.hidden,
-      .out = 1,
-      .act = a.act == "gelu" ? kernels::Act::kGelu : kernels::Act::kRelu};
-  train::MlpTrainer trainer(model,
+  train::MlpTrainer trainer(a.model(in),
                             {.batch_size = a.batch_size,
-                             .lr = a.lr,
-                             .seed = a.seed,
-                             .threads = a.threads,
+                             .lr = a.learning_rate,
+                             .seed = args.seed,
+                             .threads = args.threads,
                              .pinning = Pinning::kAll},
                             x_train, y_train);
-  auto recorder = make_recorder(a.profile);
+  auto recorder = make_recorder(args.profile);
   if (recorder) {
     recorder->set_model_name(0, "mlp");
     trainer.set_profiler(recorder.get());
@@ -89,7 +80,7 @@ void run_train(const MlpArgs& a) {
     const auto m = trainer.evaluate(x_val, y_val);
     fmt::print("validation: mse {:.4f}  mae {:.4f}  r2 {:.4f}\n", m.mse, m.mae, m.r2);
   }
-  if (recorder) finish_profile(*recorder, a.profile, "mlp");
+  if (recorder) finish_profile(*recorder, args.profile, "mlp");
 }
 
 }  // namespace
@@ -101,20 +92,10 @@ void register_mlp(CLI::App& app) {
       mlp->add_subcommand("train", "Train an MLP regressor and report validation metrics");
   static MlpArgs a;
   train->add_option("--data", a.data, "CSV with a header; all columns numeric")->required();
-  train->add_option("--target", a.target, "Column to predict")->capture_default_str();
-  train->add_option("--hidden", a.hidden, "Hidden widths, comma separated")
-      ->delimiter(',')
-      ->capture_default_str();
-  train->add_option("--act", a.act, "Hidden activation: relu or gelu")->capture_default_str();
-  train->add_option("--epochs", a.epochs, "Passes over the training rows")
-      ->check(kPositive)
-      ->capture_default_str();
-  train->add_option("--batch-size", a.batch_size, "Rows per optimizer step")
-      ->check(kPositive)
-      ->capture_default_str();
-  train->add_option("--lr", a.lr, "Adam learning rate")->check(kPositive)->capture_default_str();
-  train->add_option("--val-fraction", a.val_fraction, "Share of rows held out for validation")
-      ->capture_default_str();
+  train::MlpOptions defaults;
+  OptionLister list;
+  defaults.visit(list);
+  a.options.add(*train, {{"mlp", list.options}}, {{"lr", "learning_rate"}});
   train->add_option("--threads", a.threads, "Threads (0 = all cores)")->capture_default_str();
   train->add_option("--seed", a.seed, "Seed for init, shuffling and the split")
       ->capture_default_str();

@@ -53,7 +53,7 @@ class OptionVisitor {
 class OptionReader final : public OptionVisitor {
  public:
   // `owner` names what the options belong to in messages ("model 'tsmixerx'").
-  OptionReader(const nlohmann::json& values, std::string owner);
+  OptionReader(nlohmann::json values, std::string owner);
 
   void operator()(std::string_view key, int64_t& v, std::string_view help) override;
   void operator()(std::string_view key, uint64_t& v, std::string_view help) override;
@@ -74,7 +74,7 @@ class OptionReader final : public OptionVisitor {
  private:
   const nlohmann::json* find(std::string_view key);
   double number(std::string_view key, const nlohmann::json& v) const;
-  const nlohmann::json& values_;
+  const nlohmann::json values_;  // a copy: readers outlive temporaries
   std::string owner_;
   std::set<std::string, std::less<>> used_;
 };

@@ -6,14 +6,49 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "shoal/core/options.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/models/mlp.h"
 #include "shoal/optim/adam.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::train {
+
+// What a user sets for an MLP regressor, with the defaults written once: `shoal mlp train`'s
+// flags and a jobs file's config keys both read this struct (core/options.h).
+struct MlpOptions {
+  std::string target = "y";
+  std::vector<int64_t> hidden = {64, 64};
+  std::string act = "relu";
+  int64_t epochs = 30;
+  int64_t batch_size = 64;
+  double learning_rate = 1e-3;
+  double val_fraction = 0.2;
+
+  void visit(OptionVisitor& v) {
+    static constexpr std::string_view kActs[] = {"relu", "gelu"};
+    v("target", target, "Column to predict");
+    v("hidden", hidden, "Hidden widths, comma separated");
+    v.choice("act", act, kActs, "Hidden activation");
+    v("epochs", epochs, "Passes over the training rows");
+    v("batch_size", batch_size, "Rows per optimizer step");
+    v("learning_rate", learning_rate, "Adam learning rate");
+    v("val_fraction", val_fraction, "Share of rows held out for validation");
+  }
+  // Throws shoal::Error naming the first option out of range.
+  void validate() const;
+  // The model for a table of `in` feature columns.
+  models::Mlp<float>::Config model(Index in) const {
+    return {.in = in,
+            .hidden = hidden,
+            .out = 1,
+            .act = act == "gelu" ? kernels::Act::kGelu : kernels::Act::kRelu};
+  }
+};
 
 struct MlpTrainConfig {
   Index batch_size = 64;  // rows per optimizer step (split across threads)

@@ -69,8 +69,8 @@ bool parse_integer(const std::string& s, bool is_signed, int64_t& i, uint64_t& u
 
 }  // namespace
 
-OptionReader::OptionReader(const nlohmann::json& values, std::string owner)
-    : values_(values), owner_(std::move(owner)) {
+OptionReader::OptionReader(nlohmann::json values, std::string owner)
+    : values_(std::move(values)), owner_(std::move(owner)) {
   SHOAL_CHECK(values_.is_object() || values_.is_null(), "options for {} must be an object", owner_);
 }
 

@@ -11,6 +11,14 @@
 #include "standardise.h"
 
 namespace shoal::train {
+
+void MlpOptions::validate() const {
+  if (epochs < 1) option_out_of_range("epochs", "an integer ≥ 1", double(epochs));
+  check_lr_and_batch(learning_rate, batch_size);
+  if (!(val_fraction >= 0 && val_fraction < 1))
+    option_out_of_range("val_fraction", "a fraction in [0, 1)", val_fraction);
+  SHOAL_CHECK(!hidden.empty(), "config 'hidden' must list at least one width");
+}
 namespace {
 
 // Validates before any member (the optimizer checks lr too, with a less specific message).

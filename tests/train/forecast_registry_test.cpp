@@ -1,0 +1,65 @@
+// The forecasting registry: every model's options (shared and its own) round-trip through the one
+// key–value form, a value reaches the model, and errors name the model and the key.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "shoal/core/error.h"
+#include "shoal/models/tsmixer.h"
+#include "shoal/models/tsmixerx.h"
+#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_registry.h"
+
+namespace shoal::forecast_registry_test {
+
+using train::forecast_job;
+
+TEST(ForecastRegistry, EveryOptionOfEveryModelRoundTrips) {
+  ASSERT_GE(train::forecast_models().size(), 4u);
+  for (const train::ForecastModel& m : train::forecast_models()) {
+    const nlohmann::json base = {{"h", 3}, {"input_size", 6}};
+    const train::ForecastJob job = forecast_job(m.name, base);
+    const nlohmann::json settings = train::forecast_settings(job);
+    nlohmann::json again = settings;
+    again.erase("model");
+    // What the settings say, the parser reads back to the same settings.
+    EXPECT_EQ(train::forecast_settings(forecast_job(m.name, again)), settings) << m.name;
+    // Every listed option is one the parser knows.
+    for (const OptionInfo& o : train::forecast_options(m.name))
+      EXPECT_TRUE(settings.contains(o.key)) << m.name << " " << o.key;
+  }
+}
+
+TEST(ForecastRegistry, ModelOptionsReachTheModelsConfig) {
+  const train::ForecastJob job =
+      forecast_job("tsmixerx", {{"h", 3}, {"input_size", 6}, {"n_block", "3"}, {"ff_dim", 16}});
+  const auto& c = std::any_cast<const models::TSMixerx<float>::Config&>(job.options);
+  EXPECT_EQ(c.n_block, 3);
+  EXPECT_EQ(c.ff_dim, 16);
+  EXPECT_EQ(c.dropout, 0.0);
+  // One default per model, written in its Config.
+  const train::ForecastJob mixer = forecast_job("tsmixer", {{"h", 3}, {"input_size", 6}});
+  EXPECT_EQ(std::any_cast<const models::TSMixer<float>::Config&>(mixer.options).dropout, 0.9);
+}
+
+TEST(ForecastRegistry, ErrorsNameTheModelAndTheKey) {
+  try {
+    forecast_job("naive", {{"h", 3}, {"n_block", 2}});
+    FAIL() << "a mixer option was accepted for naive";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown config key 'n_block' for model 'naive'"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    forecast_job("nhits", {{"h", 3}});
+    FAIL() << "an unknown model was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown model 'nhits'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(train::forecast_model_names()), std::string::npos);
+  }
+  EXPECT_THROW(forecast_job("tsmixerx", {{"h", 3}, {"input_size", 6}, {"ff_dim", 0}}), Error);
+  EXPECT_THROW(forecast_job("tsmixerx", {{"h", 3}, {"input_size", 6}, {"loss", "l1"}}), Error);
+}
+
+}  // namespace shoal::forecast_registry_test
