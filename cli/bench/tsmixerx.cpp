@@ -4,7 +4,7 @@
 // plus shoal's achieved GFLOP/s and % of this core's peak in the training steps.
 //
 // Two cases on M4 hourly series (ds is an integer step, hour of day = ds mod 24):
-//   n1       series H1 alone, y only (the default TSMixerx of issue 5);
+//   n1       series H1 alone, y only (a default TSMixerx, one model per series);
 //   n10_exog H1…H10 jointly (n_series 10), 1 historical (the series' standardised value 24
 //            steps back), 2 future (hour-of-day sine and cosine) and 2 static (log10 of the
 //            mean level, coefficient of variation) exogenous variables.

@@ -2,10 +2,9 @@
 // floats, ~300 MB; the sampler's epoch arrays): requests of kHugePageBytes or more are mapped
 // fresh, aligned to a huge page, with transparent huge pages requested (madvise), so that a
 // random row costs a cache miss and not also a TLB miss and page walk (4 KiB pages give the
-// L2 TLB 8 MB of reach on Zen 3). On the test VM (THP "madvise") the NCF trainer's context
-// gather (profiler zone data.batch, one full-scale epoch) took 0.9-1.2 s instead of 1.5-1.7 s
-// (docs/ncf-speed-log.md, Session 6). Smaller requests use operator new. Where THP is off, the
-// memory has ordinary pages: only slower.
+// L2 TLB 8 MB of reach on Zen 3). With THP "madvise" the NCF trainer's context gather
+// (profiler zone data.batch, one full-scale epoch) took 0.9-1.2 s instead of 1.5-1.7 s. Smaller
+// requests use operator new. Where THP is off, the memory has ordinary pages: only slower.
 #pragma once
 
 #include <cstddef>

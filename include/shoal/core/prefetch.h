@@ -6,7 +6,7 @@
 // dense_rows: whether `used` rows in ascending order of a range of `total` rows walk it densely
 // enough for the hardware prefetchers to follow; software prefetches on top of such a sweep
 // only cost issue slots and fill buffers (the NCF trainer's table updates ran 40% faster
-// without them, docs/ncf-speed-log.md, Session 15).
+// without them).
 #pragma once
 
 #include "shoal/core/tensor.h"

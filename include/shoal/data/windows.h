@@ -103,9 +103,9 @@ Index val_end(const Panel& p, const WindowConfig& c);  // T - test_size
 Index predict_window_start(const Panel& p, const WindowConfig& c);
 std::vector<Index> cv_window_starts(const Panel& p, const WindowConfig& c, Index n_windows);
 
-// One batch in the model's layout (spec §1), float32 row-major, views into a WindowAssembler's
-// buffers (valid until its next assemble). Position n of the N axis holds panel series
-// series_order[n]; y values and exogenous features are scaled with the window's insample
+// One batch in the model's layout (neuralforecast's windows_batch), float32 row-major, views into a
+// WindowAssembler's buffers (valid until its next assemble). Position n of the N axis holds panel
+// series series_order[n]; y values and exogenous features are scaled with the window's insample
 // statistics, per series and channel.
 struct WindowBatch {
   Index B = 0, L = 0, h = 0, N = 0, X = 0, F = 0, S = 0;

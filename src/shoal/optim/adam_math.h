@@ -18,7 +18,7 @@ inline void adam_moments(const Vec<T>& g, Vec<T>& m, Vec<T>& v, T lerp_w, T beta
 // with the division by the step's scalar √(1 − β2^t) done as a multiply by its reciprocal
 // (inv_bias2_sqrt, rounded once per step): the denominator is then within an ulp or so of
 // torch's. The loop is bound by the divider (√ and two divisions per vector, ≈ 12 cycles per
-// 8 floats on Zen 3); one division fewer made it ≈ 25% faster (docs/ncf-speed-log.md, Session 16).
+// 8 floats on Zen 3); one division fewer made it ≈ 25% faster.
 template <class T>
 inline void adam_apply(Vec<T>& p, const Vec<T>& m, const Vec<T>& v, T neg_step_size,
                        T inv_bias2_sqrt, T eps) {
