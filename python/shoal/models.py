@@ -203,3 +203,31 @@ class TSMixer(_Mixer):
             raise ValueError("TSMixer takes no exogenous inputs; use TSMixerx")
         super().__init__(h, input_size, n_series, None, None, None, exclude_insample_y, n_block,
                          ff_dim, dropout, revin, **kwargs)
+
+
+class NLinear(_ForecastModel):
+    """neuralforecast.models.NLinear: one linear map of the window relative to its last value.
+    Univariate: fit it one series at a time (NeuralForecast(..., per_series=True))."""
+
+    _model = "nlinear"
+
+    def __init__(self, h, input_size, stat_exog_list=None, hist_exog_list=None,
+                 futr_exog_list=None, exclude_insample_y=False, loss="mae", valid_loss=None,
+                 max_steps=5000, learning_rate=1e-4, num_lr_decays=-1,
+                 early_stop_patience_steps=-1, val_monitor="ptl/val_loss", val_check_steps=100,
+                 batch_size=32, valid_batch_size=None, windows_batch_size=1024,
+                 inference_windows_batch_size=1024, start_padding_enabled=False,
+                 training_data_availability_threshold=0.0, step_size=1, scaler_type="identity",
+                 random_seed=1, drop_last_loader=False, alias=None, optimizer=None,
+                 optimizer_kwargs=None, lr_scheduler=None, lr_scheduler_kwargs=None,
+                 dataloader_kwargs=None, **trainer_kwargs):
+        if futr_exog_list or hist_exog_list or stat_exog_list:
+            raise ValueError("NLinear takes no exogenous inputs")
+        super().__init__(
+            h, input_size, None, None, None, exclude_insample_y, loss, valid_loss, max_steps,
+            learning_rate, num_lr_decays, early_stop_patience_steps, val_monitor,
+            val_check_steps, batch_size, valid_batch_size, windows_batch_size,
+            inference_windows_batch_size, start_padding_enabled,
+            training_data_availability_threshold, step_size, scaler_type, random_seed,
+            drop_last_loader, alias, optimizer, optimizer_kwargs, lr_scheduler,
+            lr_scheduler_kwargs, dataloader_kwargs, own_options={}, **trainer_kwargs)

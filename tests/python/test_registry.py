@@ -33,9 +33,12 @@ def as_python(text, kind):
     return text
 
 
-@pytest.mark.parametrize("model", ["tsmixerx", "tsmixer"])
+CLASSES = {c._model: c for c in (shoal.TSMixerx, shoal.TSMixer, shoal.NLinear)}
+
+
+@pytest.mark.parametrize("model", sorted(CLASSES))
 def test_signature_defaults_are_the_registrys(model):
-    cls = {c._model: c for c in (shoal.TSMixerx, shoal.TSMixer)}[model]
+    cls = CLASSES[model]
     params = {}
     for klass in reversed(cls.__mro__):
         if "__init__" in vars(klass) and klass is not object:
@@ -61,10 +64,10 @@ def test_signature_defaults_are_the_registrys(model):
 
 
 def test_every_registered_model_has_a_class():
-    classes = {c._model for c in (shoal.TSMixerx, shoal.TSMixer)}
     for name, class_name, neural in _core.forecast_models():
         if neural:
-            assert name in classes, f"registry model {name} ({class_name}) has no Python class"
+            assert name in CLASSES, f"registry model {name} ({class_name}) has no Python class"
+            assert CLASSES[name].__name__ == class_name
 
 
 def test_an_out_of_range_int_is_a_value_error():
@@ -74,3 +77,19 @@ def test_an_out_of_range_int_is_a_value_error():
         df = pd.DataFrame({"unique_id": ["a"] * 30, "ds": range(30), "y": range(30)})
         shoal.NeuralForecast([TSMixerx(h=2, input_size=4, n_series=1, max_steps=2,
                                        random_seed=2**70)], freq=1).fit(df)
+
+
+def test_nlinear_per_series_fits_and_rejects_joint_panels():
+    import numpy as np
+    import pandas as pd
+    t = np.arange(60)
+    df = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 60), "ds": np.tile(t, 2),
+                       "y": np.concatenate([0.5 * t, 3.0 - 0.2 * t])})
+    model = shoal.NLinear(h=4, input_size=8, max_steps=200, learning_rate=1e-2)
+    fcst = shoal.NeuralForecast([model], freq=1, per_series=True).fit(df).predict()
+    assert list(fcst.columns) == ["unique_id", "ds", "NLinear"]
+    assert len(fcst) == 8
+    a = fcst[fcst.unique_id == "a"]["NLinear"].to_numpy()
+    assert np.all(np.abs(a - 0.5 * np.arange(60, 64)) < 1.0), a
+    with pytest.raises(ValueError, match="univariate"):
+        shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8, max_steps=2)], freq=1).fit(df)

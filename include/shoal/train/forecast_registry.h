@@ -24,6 +24,9 @@ struct ForecastModel {
   std::string_view name;        // --model, a jobs line's "model", Python's model name
   std::string_view class_name;  // neuralforecast's class: the forecast column's name
   bool neural = false;          // trains on windows: needs input_size
+  // Its defaults for the options every forecaster shares, where they differ from
+  // visit_forecast_options' (neuralforecast gives each model its own max_steps, ...). Null: none.
+  void (*shared_defaults)(ForecastJob& job) = nullptr;
   // Its options: the defaults, and one visit over them (reading, writing, listing them).
   std::any (*default_options)() = nullptr;
   void (*visit_options)(std::any& options, OptionVisitor& v) = nullptr;
@@ -36,6 +39,9 @@ struct ForecastModel {
 };
 
 std::span<const ForecastModel> forecast_models();
+// A job for `name` with every default: the shared options', the model's own, and the model's
+// defaults for shared options.
+ForecastJob default_job(std::string_view name);
 // The entry named `name`; throws shoal::Error listing the registered names otherwise.
 const ForecastModel& forecast_model(std::string_view name);
 // The registered names, comma separated (for messages and help).

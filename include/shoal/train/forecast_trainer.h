@@ -187,8 +187,10 @@ class ForecastTrainer {
   ForecastInputs<T> slice(const ForecastInputs<T>& in, Index b0, Index count) const {
     if constexpr (Model::kWindowsIndependent) {
       const auto& c = model_.config();
-      return in.windows(b0, count, c.input_size, c.h, c.n_series, c.hist_exog_size,
-                        c.futr_exog_size);
+      Index x = 0, f = 0;  // exogenous counts, for models that take them
+      if constexpr (requires { c.hist_exog_size; }) x = c.hist_exog_size;
+      if constexpr (requires { c.futr_exog_size; }) f = c.futr_exog_size;
+      return in.windows(b0, count, c.input_size, c.h, c.n_series, x, f);
     } else {
       SHOAL_CHECK(false, "this model couples the windows of a batch; it cannot be chunked");
       return in;

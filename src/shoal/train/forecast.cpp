@@ -101,8 +101,7 @@ void visit_job_options(ForecastJob& job, OptionVisitor& v) {
 }
 
 ForecastJob forecast_job(std::string_view model, const nlohmann::json& options) {
-  ForecastJob job;
-  job.model = std::string(forecast_model(model).name);
+  ForecastJob job = default_job(model);
   OptionReader reader(options, fmt::format("model '{}'", model));
   visit_job_options(job, reader);
   reader.check_all_used();
@@ -119,8 +118,7 @@ nlohmann::json forecast_settings(const ForecastJob& job) {
 }
 
 std::vector<OptionInfo> forecast_options(std::string_view model) {
-  ForecastJob job;
-  job.model = std::string(model);
+  ForecastJob job = default_job(model);
   OptionLister l;
   visit_job_options(job, l);
   return l.options;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "shoal/models/nlinear.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/checks.h"
@@ -51,6 +52,12 @@ const std::vector<ForecastModel>& registry() {
   static const std::vector<ForecastModel> models = {
       detail::windowed_model<models::TSMixerx<float>>("tsmixerx", "TSMixerx"),
       detail::windowed_model<models::TSMixer<float>>("tsmixer", "TSMixer"),
+      detail::windowed_model<models::NLinear<float>>("nlinear", "NLinear",
+                                                     [](ForecastJob& j) {
+                                                       j.train.max_steps = 5000;
+                                                       j.train.learning_rate = 1e-4;
+                                                       j.windows.windows_batch_size = 1024;
+                                                     }),
       baseline("seasonal_naive", "SeasonalNaive",
                [](const data::Panel& p, const ForecastJob& j) {
                  return repeat_last_season(p, j, true);
@@ -76,6 +83,15 @@ const ForecastModel& forecast_model(std::string_view name) {
               ErrorContext{.field = "model",
                            .expected = "one of: " + forecast_model_names(),
                            .actual = name.empty() ? "(missing)" : std::string(name)});
+}
+
+ForecastJob default_job(std::string_view name) {
+  const ForecastModel& m = forecast_model(name);
+  ForecastJob job;
+  job.model = std::string(m.name);
+  job.options = m.default_options();
+  if (m.shared_defaults != nullptr) m.shared_defaults(job);
+  return job;
 }
 
 std::string forecast_model_names() {

@@ -219,12 +219,14 @@ std::vector<double> predict_windowed(const data::Panel& panel, const ForecastJob
 
 // The registry entry of a windowed model: its Config holds the options (train/forecast_registry.h).
 template <class Model>
-ForecastModel windowed_model(std::string_view name, std::string_view class_name) {
+ForecastModel windowed_model(std::string_view name, std::string_view class_name,
+                             void (*shared_defaults)(ForecastJob&) = nullptr) {
   using Config = typename Model::Config;
   return {
       .name = name,
       .class_name = class_name,
       .neural = true,
+      .shared_defaults = shared_defaults,
       .default_options = [] { return std::any(Config{}); },
       .visit_options = [](std::any& o, OptionVisitor& v) { std::any_cast<Config&>(o).visit(v); },
       .validate = [](const std::any& o) { std::any_cast<const Config&>(o).validate(); },

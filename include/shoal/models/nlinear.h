@@ -1,0 +1,66 @@
+// NLinear (neuralforecast.models.NLinear; Zeng et al., AAAI 2023): one linear map from the input
+// window to the horizon, on the window taken relative to its last value:
+//   ŷ = Linear_{L→H}(y − y_L) + y_L
+// A univariate model: one series per panel (N = 1), no exogenous inputs. Its parameters are
+// neuralforecast's state_dict keys "linear.weight" [H, L] and "linear.bias" [H]; PyTorch's
+// default init. The input y is data: backward forms the parameters' gradients only.
+// Legend: B windows, L input_size, H horizon.
+#pragma once
+
+#include <string>
+
+#include "shoal/layers/linear.h"
+#include "shoal/models/forecast.h"
+#include "shoal/profile/recorder.h"
+
+namespace shoal::models {
+
+template <class T>
+class NLinear {
+ public:
+  struct Config {
+    Index h = 0;
+    Index input_size = 0;
+    Index n_series = 1;
+
+    // No options beyond those every forecaster shares; its defaults for those (max_steps 5000,
+    // learning_rate 1e-4, windows_batch_size 1024) are in its registry entry.
+    void visit(OptionVisitor&) {}
+    void validate() const {}
+    void set_shape(const WindowShape& s);
+  };
+
+  // Each window is mapped on its own: a trainer may run a batch in chunks.
+  static constexpr bool kWindowsIndependent = true;
+
+  explicit NLinear(Config cfg);
+  NLinear(const NLinear&) = delete;
+  NLinear& operator=(const NLinear&) = delete;
+
+  const Config& config() const { return cfg_; }
+  Index horizon() const { return cfg_.h; }
+  Index n_series() const { return cfg_.n_series; }
+
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng);
+  // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Profiler zone "linear" (rows = windows), recorded when ctx.profiler is set.
+  void register_zones(profile::Recorder& rec, int model = 0);
+
+  template <class F>
+  void for_each_param(F&& f) {
+    linear_.for_each_param(
+        [&](std::string_view n, Param<T>& p) { f("linear." + std::string(n), p); });
+  }
+
+ private:
+  Config cfg_;
+  layers::Linear<T> linear_;
+  Buffer<T> x_;    // [B, L] the windows relative to their last value
+  Buffer<T> out_;  // [B, H]
+  profile::LayerZones zones_;
+};
+
+}  // namespace shoal::models

@@ -1,0 +1,98 @@
+#include "shoal/models/nlinear.h"
+
+#include "shoal/profile/cost.h"
+
+namespace shoal::models {
+
+template <class T>
+void NLinear<T>::Config::set_shape(const WindowShape& s) {
+  SHOAL_CHECK(s.hist_exog == 0 && s.futr_exog == 0 && s.stat_exog == 0,
+              "nlinear takes no exogenous inputs (got {} hist, {} futr, {} static)", s.hist_exog,
+              s.futr_exog, s.stat_exog);
+  SHOAL_CHECK(s.n_series == 1,
+              "nlinear is a univariate model: fit it one series at a time (--n-series 1, "
+              "series \"each\", per_series=True), got {} series in one panel",
+              s.n_series);
+  h = s.h;
+  input_size = s.input_size;
+  n_series = 1;
+}
+
+template <class T>
+NLinear<T>::NLinear(Config cfg) : cfg_(cfg), linear_({.in = cfg.input_size, .out = cfg.h}) {
+  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
+              "NLinear needs h, input_size > 0 and one series, got {} {} {}", cfg_.h,
+              cfg_.input_size, cfg_.n_series);
+}
+
+template <class T>
+void NLinear<T>::plan(Planner& planner, Index max_batch) {
+  SHOAL_CHECK(max_batch > 0, "NLinear max_batch must be > 0, got {}", max_batch);
+  planner.push_scope("linear.");
+  linear_.plan(planner, max_batch);
+  planner.pop_scope();
+  planner.buffer(x_, Region::kActivations, "x", {max_batch, cfg_.input_size});
+  planner.buffer(out_, Region::kActivations, "out", {max_batch, cfg_.h});
+}
+
+template <class T>
+void NLinear<T>::init(RngStream& rng) {
+  linear_.init(rng);
+}
+
+template <class T>
+MatView<T> NLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
+  const Index b = in.batch, l = cfg_.input_size, h = cfg_.h;
+  profile::ZoneChain zone(ctx.profiler, b);
+  zone.next(zones_.forward);
+  MatView<T> x = x_.mat().rows_block(0, b);
+  MatView<T> y = out_.mat().rows_block(0, b);
+  for (Index w = 0; w < b; ++w) {
+    const T* src = in.insample_y + w * l;
+    const T last = src[l - 1];
+    T* dst = x.row(w);
+    for (Index t = 0; t < l; ++t) dst[t] = src[t] - last;
+  }
+  linear_.forward(ctx, x, y);
+  for (Index w = 0; w < b; ++w) {
+    const T last = in.insample_y[w * l + l - 1];
+    T* row = y.row(w);
+    for (Index t = 0; t < h; ++t) row[t] += last;
+  }
+  // [B, H] is the trainer's [B·H, N = 1].
+  return MatView<T>(y.data, b * h, 1);
+}
+
+template <class T>
+void NLinear<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
+  const Index b = in.batch;
+  profile::ZoneChain zone(ctx.profiler, b);
+  zone.next(zones_.backward);
+  // The last value's path reaches only the input, which is data: the parameters see dŷ as is.
+  linear_.backward(ctx, x_.mat().rows_block(0, b), out_.mat().rows_block(0, b),
+                   ConstMat<T>(dout.data, b, cfg_.h), MatView<T>{});
+}
+
+template <class T>
+void NLinear<T>::register_zones(profile::Recorder& rec, int model) {
+  using profile::ActKind;
+  using profile::AffineCost;
+  using profile::Category;
+  const double e = sizeof(T), h = double(cfg_.h), l = double(cfg_.input_size);
+  zones_ = profile::LayerZones{
+      rec.zone("linear.forward", Category::kForward, AffineCost::of([&](double b) {
+                 return profile::elementwise(b, l, 1, 2, e) +
+                        profile::linear_forward(b, l, h, true, ActKind::kNone, e) +
+                        profile::elementwise(b, h, 1, 2, e);
+               }),
+               model),
+      rec.zone("linear.backward", Category::kBackward, AffineCost::of([&](double b) {
+                 return profile::linear_backward_dw(b, l, h, true, e);
+               }),
+               model)};
+}
+
+template class NLinear<float>;
+template class NLinear<double>;
+
+}  // namespace shoal::models
