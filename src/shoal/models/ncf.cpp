@@ -8,8 +8,8 @@
 #include "ncf_fused.h"
 #include "shoal/core/copy_row.h"
 #include "shoal/core/prefetch.h"
+#include "shoal/kernels/bce.h"
 #include "shoal/layers/losses.h"
-#include "shoal/train/bce_fused.h"
 
 namespace shoal::models {
 
@@ -230,12 +230,12 @@ void Ncf<T>::clear_table_grads() {
 
 namespace {
 // BCE-with-logits over a column of logits: Σ loss (double, in order), dz = scale·(σ(z) − y);
-// float by the trainer's fused pass (train/bce_fused.h), double by the reference loss (its
+// float by the one-pass kernel (kernels/bce.h), double by the reference loss (its
 // mean times n, and dloss = scale·n).
 template <class T>
 double bce_column(const T* z, const T* y, T* dz, Index n, T scale) {
   if constexpr (std::is_same_v<T, float>) {
-    return train::bce_logits_fused(z, y, dz, n, scale);
+    return kernels::bce_logits(z, y, dz, n, scale);
   } else {
     const layers::BceWithLogitsLoss<T> bce;
     const ConstMat<T> zm(z, n, 1), ym(y, n, 1);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../kernels/bce_lanes.h"
 #include "shoal/core/error.h"
-#include "shoal/train/bce_fused.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -202,19 +202,19 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
     }
     zv = _mm256_add_ps(lane_sums(s), _mm256_set1_ps(a.bp));
   }
-  // BCE-with-logits on the logits' lanes by bce_fused.h's lanes, as the layer-by-layer path
+  // BCE-with-logits on the logits' lanes by kernels/bce.h's lanes, as the layer-by-layer path
   // (bitwise the same per row); the padding rows' labels and dz are 0. The logits stay in a
-  // register and the labels are a masked load: through bce_logits_fused, the padded copies
+  // register and the labels are a masked load: through kernels::bce_logits, the padded copies
   // (scalar stores read back as a vector, which the store buffer cannot forward) cost about 3%
   // of the pass.
   {
-    const __m256i live = train::lanes_below(valid);
+    const __m256i live = kernels::detail::lanes_below(valid);
     __m256 d;
     alignas(32) float l[kLanes];
-    _mm256_store_ps(l, train::bce_logit8(zv, _mm256_maskload_ps(a.labels + t0, live),
-                                         _mm256_set1_ps(a.scale), d));
+    _mm256_store_ps(l, kernels::detail::bce_logit8(zv, _mm256_maskload_ps(a.labels + t0, live),
+                                                   _mm256_set1_ps(a.scale), d));
     _mm256_store_ps(dz, _mm256_and_ps(d, _mm256_castsi256_ps(live)));
-    double sum = 0;  // in row order, as bce_logits_fused
+    double sum = 0;  // in row order, as kernels::bce_logits
     for (Index r = 0; r < valid; ++r) sum += static_cast<double>(l[r]);
     loss += sum;
   }

@@ -401,7 +401,7 @@ double NcfTrainer::train_chunks(int tid, const Ctx& base) {
   Ctx ctx = base;
   ctx.thread = tid;
   // The share's mean loss weighted by its share of the batch: the replicas' gradients then
-  // sum to the gradient of the batch mean. Loss and dlogits in one fused pass (bce_fused.h).
+  // sum to the gradient of the batch mean. Loss and dlogits in one fused pass (kernels/bce.h).
   const double rows = static_cast<double>(count);
   const auto scale = static_cast<float>(sh.fraction / rows);
   const float* table = train_.context.data();
