@@ -51,7 +51,7 @@ class Ncf {
     // reference the tests compare with).
     bool factored_first_layer = true;
     // train_chunk runs NeuMF's tower, predict layer and loss in one fused pass over tiles of
-    // rows (models/ncf_fused.h) where there is a kernel for the widths (float, AVX2, first
+    // rows (kernels/ncf_tower.h) where there is a kernel for the widths (float, AVX2, first
     // layer factored); false always runs forward, the loss and backward layer by layer.
     bool fused_tower = true;
   };
@@ -231,7 +231,8 @@ class Ncf {
   // columns of mlp.0 [C, L1], mlp.1 [L1, L2], mlp.2 [L2, L3]) and the context columns' dW
   // transposed [C, L1], added into mlp.0's grad when the share ends.
   Buffer<T> wc_t_, w2_t_, w3_t_, dwc_t_;
-  // The chunk's h1, h2 and pre-activation gradients d1, d2, d3 (ncf_fused.h), [rows, width].
+  // The chunk's h1, h2 and pre-activation gradients d1, d2, d3 (kernels/ncf_tower.h), [rows,
+  // width].
   Buffer<T> fused_h1_, fused_h2_, fused_d1_, fused_d2_, fused_d3_;
   bool fused_widths() const;
   double run_fused(std::span<const Id> users, std::span<const Id> items, ConstMat<T> context,

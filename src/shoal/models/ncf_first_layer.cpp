@@ -45,7 +45,7 @@ void weight_grad_distinct(ConstMat<T> table, const int32_t* list, Index m, Index
 }  // namespace
 
 // Chunk calls over one set of weights: the fused kernel reads the weights it broadcasts
-// against transposed (see ncf_fused.h) and accumulates the context columns' dW transposed.
+// against transposed (see kernels/ncf_tower.h) and accumulates the context columns' dW transposed.
 template <class T>
 void Ncf<T>::begin_chunks() {
   if (!fused_widths()) return;
