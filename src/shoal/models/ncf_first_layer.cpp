@@ -4,8 +4,8 @@
 #include <span>
 #include <type_traits>
 
-#include "ncf_rows.h"
 #include "shoal/kernels/gemm.h"
+#include "shoal/kernels/ncf_rows.h"
 #include "shoal/models/ncf.h"
 
 namespace shoal::models {
@@ -19,27 +19,27 @@ constexpr Index kRowGemmRows = 3 * NcfRowSet<float>::kRowBlock;
 static_assert(NcfRowSet<float>::kRowBlock == NcfRowSet<double>::kRowBlock);
 
 // The factored first layer's products over a share's distinct rows, read in place from the
-// table (ncf_rows.h): the vector kernels for float where the widths allow, else the plain loops.
-// Rows in random order of a large table are prefetched a tile ahead.
+// table (kernels/ncf_rows.h): the vector kernels for float where the widths allow, else the plain
+// loops. Rows in random order of a large table are prefetched a tile ahead.
 template <class T>
 void project_distinct(ConstMat<T> table, const int32_t* list, Index m, Index e, const T* wt,
                       Index l1, T* proj, bool prefetch) {
   if constexpr (std::is_same_v<T, float>) {
-    if (detail::rows_kernels_supported(e, l1))
-      return detail::project_rows(table.data, table.ld, list, m, e, wt, l1, proj, prefetch);
+    if (kernels::rows_kernels_supported(e, l1))
+      return kernels::project_rows(table.data, table.ld, list, m, e, wt, l1, proj, prefetch);
   }
-  detail::project_rows_ref<T>(table.data, table.ld, list, m, e, wt, l1, proj);
+  kernels::project_rows_ref<T>(table.data, table.ld, list, m, e, wt, l1, proj);
 }
 
 template <class T>
 void weight_grad_distinct(ConstMat<T> table, const int32_t* list, Index m, Index e, const T* dz,
                           Index l1, MatView<T> dw, bool prefetch) {
   if constexpr (std::is_same_v<T, float>) {
-    if (detail::rows_kernels_supported(e, l1))
-      return detail::rows_weight_grad(table.data, table.ld, list, m, e, dz, l1, dw.data, dw.ld,
-                                      prefetch);
+    if (kernels::rows_kernels_supported(e, l1))
+      return kernels::rows_weight_grad(table.data, table.ld, list, m, e, dz, l1, dw.data, dw.ld,
+                                       prefetch);
   }
-  detail::rows_weight_grad_ref<T>(table.data, table.ld, list, m, e, dz, l1, dw.data, dw.ld);
+  kernels::rows_weight_grad_ref<T>(table.data, table.ld, list, m, e, dz, l1, dw.data, dw.ld);
 }
 
 }  // namespace
