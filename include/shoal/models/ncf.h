@@ -46,7 +46,7 @@ class Ncf {
     std::vector<Index> layers = {64, 32, 16, 8};  // L0..LK; L0 even
     Index context = 0;                            // C
     double embedding_std = 0.01;
-    // The first tower layer by distinct rows (see forward): the same function and gradients,
+    // The first tower layer by distinct rows (see Rows): the same function and gradients,
     // fewer FLOPs when ids repeat; false runs it as one Linear over [P_m[u], Q_m[i], c] (the
     // reference the tests compare with).
     bool factored_first_layer = true;

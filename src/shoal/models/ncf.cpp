@@ -491,9 +491,9 @@ void Ncf<T>::backward(const Ctx& ctx, std::span<const Id> users, std::span<const
   const Index f = has_gmf() ? cfg_.factors : 0;
   if (has_gmf()) {
     // The product's backward fused with the GMF tables' row sums: d(P[u]) += dh ⊙ Q[i] and
-    // d(Q[i]) += dh ⊙ P[u], in ascending position order; into the open share's per distinct
-    // row sums when the first layer is factored (finish_share passes them on), else into
-    // the tables' grad buffers.
+    // d(Q[i]) += dh ⊙ P[u], in ascending position order; into the rows' sums (Rows::gmf) when
+    // the first layer is factored (close_rows, or the caller, passes them on), else into the
+    // tables' grad buffers.
     profile::Zone zone(prof, zones_.gmf.backward, n);
     const auto tu = static_cast<size_t>(gmf_user_), ti = static_cast<size_t>(gmf_item_);
     const ConstMat<T> pu = tables_[tu].layer.p.weight.value.mat();
