@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "shoal/models/ncf.h"
+#include "shoal/models/ncf_row_set.h"
 #include "support/gradcheck.h"
 
 namespace shoal {
@@ -109,11 +110,45 @@ TEST(Ncf, OneLayerTowerGradients) {
   check_gradients(NcfKind::kNeuMf, 2, false, {6, 4});
 }
 
+// A set of rows over several calls, as a caller of Ncf's Rows runs it (train/ncf_shares.h does
+// for the trainer's shares): the distinct ids listed, projected, the calls, the rows' backward
+// with their gradients added into the tables' buffers.
+template <class T>
+struct RowSets {
+  models::NcfRowSet<T> sets[2];
+  void plan(Planner& planner, const Ncf<T>& m, Index max_ids) {
+    const auto& c = m.config();
+    const Index f = m.has_gmf() ? c.factors : 0;
+    sets[0].plan(planner, "test.users.", c.num_users, max_ids, c.layers[1], c.layers[0] / 2, f);
+    sets[1].plan(planner, "test.items.", c.num_items, max_ids, c.layers[1], c.layers[0] / 2, f);
+  }
+  typename Ncf<T>::Rows open(Ncf<T>& m, std::span<const int32_t> users,
+                             std::span<const int32_t> items) {
+    sets[0].list_ids(users);
+    sets[1].list_ids(items);
+    typename Ncf<T>::Rows rows;
+    for (int s = 0; s < 2; ++s) {
+      m.open_rows(s, sets[s]);
+      sets[s].dz_clear = false;  // the calls add into the sums
+      rows.proj[s] = sets[s].proj.view.data;
+      rows.slot[s] = sets[s].slot.view.data;
+      rows.dz[s] = sets[s].dz.view.data;
+      rows.gmf[s] = sets[s].gmf_grads.view.data;
+    }
+    m.begin_chunks();
+    return rows;
+  }
+  void close(Ncf<T>& m) {
+    for (int s = 0; s < 2; ++s) m.close_rows(s, sets[s], /*add_to_tables=*/true);
+    m.end_chunks();
+  }
+};
+
 // The factored first layer against the one-Linear form: the same logits and gradients (to
 // double rounding) over several calls into one share, as the trainer runs its chunks. The ids
 // and tables are scaled by `scale`: at 1 the share's 12 ids cover the tables (their distinct
 // rows are listed in ascending order, a sweep of the table), at 10 the tables have more than
-// 4 rows per id (first-seen order, Ncf::list_distinct).
+// 4 rows per id (first-seen order, NcfRowSet::list_ids).
 void factored_share_equals_unfactored(int32_t scale) {
   const Index n = 12, c = 3;
   auto make = [&](bool factored) {
@@ -128,9 +163,11 @@ void factored_share_equals_unfactored(int32_t scale) {
   };
   Ncf<double> a(make(true)), b(make(false));
   Buffer<double> ctx_a, ctx_b, dout_a, dout_b;
+  RowSets<double> sets;
   Planner pa, pb;
-  a.plan(pa, 4, n);
-  b.plan(pb, 4, n);
+  a.plan(pa, 4);
+  b.plan(pb, 4);
+  sets.plan(pa, a, n);
   pa.buffer(ctx_a, Region::kActivations, "context", {n, c});
   pb.buffer(ctx_b, Region::kActivations, "context", {n, c});
   pa.buffer(dout_a, Region::kActivationGrads, "dout", {n, 1});
@@ -149,18 +186,18 @@ void factored_share_equals_unfactored(int32_t scale) {
   for (int32_t& i : items) i *= scale;
   const std::span<const int32_t> us(users), is(items);
   Ctx ctx;
-  a.begin_share(ctx, us, is);
+  const Ncf<double>::Rows rows = sets.open(a, us, is);
   for (Index r0 = 0; r0 < n; r0 += 4) {
     const auto cu = static_cast<size_t>(r0);
     const MatView<double> la =
-        a.forward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), ctx_a.mat().rows_block(r0, 4));
+        a.forward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), ctx_a.mat().rows_block(r0, 4), rows);
     const MatView<double> lb =
         b.forward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), ctx_b.mat().rows_block(r0, 4));
     for (Index r = 0; r < 4; ++r) EXPECT_NEAR(la(r, 0), lb(r, 0), 1e-12) << r0 + r;
-    a.backward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), dout_a.mat().rows_block(r0, 4));
+    a.backward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), dout_a.mat().rows_block(r0, 4), rows);
     b.backward(ctx, us.subspan(cu, 4), is.subspan(cu, 4), dout_b.mat().rows_block(r0, 4));
   }
-  a.end_share(ctx);
+  sets.close(a);
   std::vector<std::pair<std::string, std::vector<double>>> ga, gb;
   a.for_each_param([&](const std::string& name, Param<double>& p) {
     if (p.kind == ParamKind::kDense) ga.push_back({name, {p.grad.begin(), p.grad.end()}});
@@ -211,7 +248,7 @@ TEST(Ncf, FactoredShareEqualsUnfactoredLargeTables) {
   factored_share_equals_unfactored(10);
 }
 
-// train_chunk's fused kernel (models/ncf_fused.cpp) against forward + loss + backward layer by
+// train_chunk's fused kernel (kernels/ncf_tower.cpp) against forward + loss + backward layer by
 // layer: the same losses, logits' effect and gradients to float rounding, over chunks of a
 // share whose sizes are not whole tiles, with repeated ids, unused ids between them and a
 // context width that is not a whole vector, for both kernel shapes.
@@ -229,9 +266,12 @@ void check_fused_chunk(std::vector<Index> layers, Index factors, Index c) {
   };
   Ncf<float> a(make(true)), b(make(false));
   Buffer<float> ctx_a, ctx_b;
+  RowSets<float> sets_a, sets_b;
   Planner pa, pb;
-  a.plan(pa, chunk, n);
-  b.plan(pb, chunk, n);
+  a.plan(pa, chunk);
+  b.plan(pb, chunk);
+  sets_a.plan(pa, a, n);
+  sets_b.plan(pb, b, n);
   pa.buffer(ctx_a, Region::kActivations, "context", {n, std::max<Index>(c, 1)});
   pb.buffer(ctx_b, Region::kActivations, "context", {n, std::max<Index>(c, 1)});
   Arena arena_a(std::move(pa)), arena_b(std::move(pb));
@@ -250,8 +290,7 @@ void check_fused_chunk(std::vector<Index> layers, Index factors, Index c) {
   }
   const std::span<const int32_t> us(users), is(items);
   Ctx ctx;
-  a.begin_share(ctx, us, is);
-  b.begin_share(ctx, us, is);
+  const Ncf<float>::Rows rows_a = sets_a.open(a, us, is), rows_b = sets_b.open(b, us, is);
   EXPECT_TRUE(a.fused());
   EXPECT_FALSE(b.fused());
   const float scale = 1.0f / static_cast<float>(n);
@@ -259,15 +298,15 @@ void check_fused_chunk(std::vector<Index> layers, Index factors, Index c) {
   for (Index r0 = 0; r0 < n; r0 += chunk) {
     const Index m = std::min(chunk, n - r0);
     const auto cu = static_cast<size_t>(r0), cm = static_cast<size_t>(m);
-    loss_a +=
-        a.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
-                      ConstMat<float>(ctx_a.view.data + r0 * c, m, c), labels.data() + r0, scale);
-    loss_b +=
-        b.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
-                      ConstMat<float>(ctx_b.view.data + r0 * c, m, c), labels.data() + r0, scale);
+    loss_a += a.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
+                            ConstMat<float>(ctx_a.view.data + r0 * c, m, c), labels.data() + r0,
+                            scale, rows_a);
+    loss_b += b.train_chunk(ctx, us.subspan(cu, cm), is.subspan(cu, cm),
+                            ConstMat<float>(ctx_b.view.data + r0 * c, m, c), labels.data() + r0,
+                            scale, rows_b);
   }
-  a.end_share(ctx);
-  b.end_share(ctx);
+  sets_a.close(a);
+  sets_b.close(b);
   EXPECT_NEAR(loss_a, loss_b, 1e-5 * std::abs(loss_b));
   auto near = [](float x, float y) { return std::abs(x - y) <= 1e-6f + 1e-4f * std::abs(y); };
   std::vector<std::pair<std::string, Param<float>*>> pa_list, pb_list;
@@ -309,186 +348,6 @@ TEST(Ncf, FusedChunkEqualsLayerByLayer) {
   check_fused_chunk({64, 32, 16, 8}, 8, 6);
   check_fused_chunk({64, 32, 16, 8}, 8, 0);
   check_fused_chunk({128, 64, 32, 16}, 16, 3);
-}
-
-// Hand-over (Ncf::set_hand_over) moves a side's MLP and GMF row gradients out of the tables'
-// buffers into share_row_grads, unchanged: against a model without hand-over, the handed rows
-// are the rows it flagged and their gradients its buffers' rows, bitwise (both are one sum per
-// row from zero, in the same order); a side not handed over stays in the buffers. For the
-// fused chunk and the layer-by-layer path, both sides handed over (one thread) and the users
-// only (shares by user).
-void check_hand_over(bool fused, bool items_too) {
-  const Index n = 30, chunk = 12, c = 5;
-  auto make = [&] {
-    return Ncf<float>::Config{.kind = NcfKind::kNeuMf,
-                              .num_users = 17,
-                              .num_items = 27,
-                              .factors = 8,
-                              .layers = {64, 32, 16, 8},
-                              .context = c,
-                              .embedding_std = 0.3,
-                              .fused_tower = fused};
-  };
-  Ncf<float> a(make()), b(make());
-  a.set_hand_over(0, true);
-  a.set_hand_over(1, items_too);
-  Buffer<float> context;
-  Planner pa, pb;
-  a.plan(pa, chunk, n);
-  b.plan(pb, chunk, n);
-  pa.buffer(context, Region::kActivations, "context", {n, c});
-  Arena arena_a(std::move(pa)), arena_b(std::move(pb));
-  RngStream ra(7, 1), rb(7, 1);
-  a.init(ra);
-  b.init(rb);
-  testing::fill_uniform(context.view.data, context.view.numel(), 4);
-  std::vector<int32_t> users(static_cast<size_t>(n)), items(static_cast<size_t>(n));
-  std::vector<float> labels(static_cast<size_t>(n));
-  for (Index r = 0; r < n; ++r) {
-    // Even ids only: a row's place among the share's distinct rows is not its id.
-    users[static_cast<size_t>(r)] = static_cast<int32_t>(2 * ((r * 5 + r / 4) % 8));
-    items[static_cast<size_t>(r)] = static_cast<int32_t>(2 * ((r * 7 + 2) % 13));
-    labels[static_cast<size_t>(r)] = r % 4 == 0 ? 1.0f : 0.0f;
-  }
-  const std::span<const int32_t> us(users), is(items);
-  Ctx ctx;
-  for (Ncf<float>* m : {&a, &b}) {
-    EXPECT_EQ(m->fused(), fused);
-    m->begin_share(ctx, us, is);
-    for (Index r0 = 0; r0 < n; r0 += chunk) {
-      const Index k = std::min(chunk, n - r0);
-      const auto cu = static_cast<size_t>(r0), ck = static_cast<size_t>(k);
-      m->train_chunk(ctx, us.subspan(cu, ck), is.subspan(cu, ck),
-                     ConstMat<float>(context.view.data + r0 * c, k, c), labels.data() + r0,
-                     1.0f / static_cast<float>(n));
-    }
-    m->end_share(ctx);
-  }
-  Index handed_rows = 0;
-  float largest = 0;
-  for (size_t t = 0; t < a.tables().size(); ++t) {
-    const auto& table = a.tables()[t];
-    const int side = table.is_user ? 0 : 1;
-    const bool handed = side == 0 || items_too;
-    EXPECT_EQ(a.hands_over_table(t), handed) << table.name;
-    EXPECT_FALSE(b.hands_over_table(t)) << table.name;
-    const auto ta = a.table_grad(t), tb = b.table_grad(t);
-    if (!handed) {
-      for (Index r = 0; r < tb.grad.rows; ++r) {
-        EXPECT_EQ(ta.touched[r], tb.touched[r]) << table.name << " row " << r;
-        for (Index j = 0; j < tb.grad.cols; ++j)
-          EXPECT_EQ(ta.grad(r, j), tb.grad(r, j)) << table.name << " row " << r;
-      }
-      continue;
-    }
-    const auto g = a.share_row_grads(side);
-    const bool gmf = table.name.find("gmf") != std::string::npos;
-    const ConstMat<float> grads = gmf ? g.gmf_grads : g.grads;
-    ASSERT_EQ(grads.rows, static_cast<Index>(g.rows.size()));
-    ASSERT_EQ(grads.cols, tb.grad.cols);
-    Index flagged = 0;
-    for (Index r = 0; r < tb.grad.rows; ++r) {
-      EXPECT_EQ(ta.touched[r], 0) << table.name << " row " << r << ": handed over, yet flagged";
-      flagged += tb.touched[r];
-    }
-    EXPECT_EQ(flagged, static_cast<Index>(g.rows.size())) << table.name;
-    for (size_t k = 0; k < g.rows.size(); ++k) {
-      const int32_t row = g.rows[k];
-      EXPECT_EQ(tb.touched[row], 1) << table.name << " row " << row;
-      for (Index j = 0; j < grads.cols; ++j) {
-        EXPECT_EQ(grads(static_cast<Index>(k), j), tb.grad(row, j)) << table.name << " " << row;
-        largest = std::max(largest, std::abs(tb.grad(row, j)));
-      }
-    }
-    handed_rows += static_cast<Index>(g.rows.size());
-  }
-  EXPECT_EQ(handed_rows, 2 * 8 + (items_too ? 2 * 13 : 0));  // MLP and GMF tables
-  EXPECT_GT(largest, 1e-4f);                                 // the gradients are not all zero
-}
-TEST(Ncf, HandOverMovesTheRowGradientsUnchanged) {
-  for (const bool fused : {true, false}) {
-#if !(defined(__AVX2__) && defined(__FMA__))
-    if (fused) continue;  // no fused NCF kernel in this build
-#endif
-    check_hand_over(fused, /*items_too=*/true);
-    check_hand_over(fused, /*items_too=*/false);
-  }
-}
-
-// A share whose rows added into the dz sums and that never finished (a step abandoned midway)
-// leaves no trace: the next share's gradients are bitwise those of a model that never ran it
-// (finish_share clears the sums it used; open_share clears the rest after an unfinished one).
-void check_abandoned_share(bool fused) {
-  const Index n = 30, chunk = 12, c = 5;
-  const Ncf<float>::Config cfg{.kind = NcfKind::kNeuMf,
-                               .num_users = 17,
-                               .num_items = 27,
-                               .factors = 8,
-                               .layers = {64, 32, 16, 8},
-                               .context = c,
-                               .embedding_std = 0.3,
-                               .fused_tower = fused};
-  Ncf<float> a(cfg), b(cfg);
-  Buffer<float> context;
-  Planner pa, pb;
-  a.plan(pa, chunk, n);
-  b.plan(pb, chunk, n);
-  pa.buffer(context, Region::kActivations, "context", {n, c});
-  Arena arena_a(std::move(pa)), arena_b(std::move(pb));
-  RngStream ra(9, 1), rb(9, 1);
-  a.init(ra);
-  b.init(rb);
-  testing::fill_uniform(context.view.data, context.view.numel(), 6);
-  std::vector<int32_t> users(static_cast<size_t>(n)), items(static_cast<size_t>(n));
-  std::vector<float> labels(static_cast<size_t>(n));
-  for (Index r = 0; r < n; ++r) {
-    users[static_cast<size_t>(r)] = static_cast<int32_t>((r * 5 + r / 4) % 17);
-    items[static_cast<size_t>(r)] = static_cast<int32_t>((r * 7 + 2) % 27);
-    labels[static_cast<size_t>(r)] = r % 4 == 0 ? 1.0f : 0.0f;
-  }
-  const std::span<const int32_t> us(users), is(items);
-  const float scale = 1.0f / static_cast<float>(n);
-  Ctx ctx;
-  auto run_chunk = [&](Ncf<float>& m, Index r0) {
-    const Index k = std::min(chunk, n - r0);
-    const auto cu = static_cast<size_t>(r0), ck = static_cast<size_t>(k);
-    m.train_chunk(ctx, us.subspan(cu, ck), is.subspan(cu, ck),
-                  ConstMat<float>(context.view.data + r0 * c, k, c), labels.data() + r0, scale);
-  };
-  // The abandoned share: one chunk, no end_share; then every gradient it left is zeroed.
-  a.begin_share(ctx, us, is);
-  run_chunk(a, 0);
-  a.for_each_param([](const std::string&, Param<float>& p) {
-    if (p.kind == ParamKind::kDense) std::fill(p.grad.begin(), p.grad.end(), 0.0f);
-  });
-  a.clear_table_grads();
-  for (Ncf<float>* m : {&a, &b}) {
-    m->begin_share(ctx, us, is);
-    for (Index r0 = 0; r0 < n; r0 += chunk) run_chunk(*m, r0);
-    m->end_share(ctx);
-  }
-  std::vector<std::vector<float>> ga, gb;
-  a.for_each_param([&](const std::string&, Param<float>& p) {
-    if (p.kind == ParamKind::kDense) ga.emplace_back(p.grad.begin(), p.grad.end());
-  });
-  b.for_each_param([&](const std::string&, Param<float>& p) {
-    if (p.kind == ParamKind::kDense) gb.emplace_back(p.grad.begin(), p.grad.end());
-  });
-  EXPECT_EQ(ga, gb);
-  for (size_t t = 0; t < a.tables().size(); ++t) {
-    const auto ta = a.table_grad(t), tb = b.table_grad(t);
-    for (Index r = 0; r < tb.grad.rows; ++r)
-      for (Index j = 0; j < tb.grad.cols; ++j)
-        ASSERT_EQ(ta.grad(r, j), tb.grad(r, j)) << a.tables()[t].name << " row " << r;
-  }
-}
-TEST(Ncf, AbandonedShareLeavesNoTrace) {
-  for (const bool fused : {true, false}) {
-#if !(defined(__AVX2__) && defined(__FMA__))
-    if (fused) continue;  // no fused NCF kernel in this build
-#endif
-    check_abandoned_share(fused);
-  }
 }
 
 TEST(Ncf, ParameterNamesAndCounts) {

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "shoal/kernels/bce.h"
 #include "shoal/layers/losses.h"
-#include "shoal/train/bce_fused.h"
 #include "shoal/train/ncf_trainer.h"
 #include "support/alloc_counter.h"
 
@@ -103,7 +103,7 @@ TEST(NcfTrainer, FusedBceMatchesReference) {
   const auto n = static_cast<Index>(z.size());
   std::vector<float> d(z.size()), d_ref(z.size());
   const float scale = 0.37f / static_cast<float>(n);
-  const double sum = train::bce_logits_fused(z.data(), y.data(), d.data(), n, scale);
+  const double sum = kernels::bce_logits(z.data(), y.data(), d.data(), n, scale);
   const layers::BceWithLogitsLoss<float> ref;
   const ConstMat<float> zm(z.data(), n, 1), ym(y.data(), n, 1);
   const double mean_ref = ref.forward(zm, ym);
@@ -114,14 +114,14 @@ TEST(NcfTrainer, FusedBceMatchesReference) {
     EXPECT_NEAR(d[i], d_ref[i], 4e-7f * std::abs(d_ref[i]) + 2.5e-7f * scale) << "z " << z[i];
     // Each element's loss too: the sum alone could hide compensating errors.
     std::vector<float> one(1);
-    const double li = train::bce_logits_fused(&z[i], &y[i], one.data(), 1, scale);
+    const double li = kernels::bce_logits(&z[i], &y[i], one.data(), 1, scale);
     const double li_ref = ref.forward(ConstMat<float>(&z[i], 1, 1), ConstMat<float>(&y[i], 1, 1));
     EXPECT_NEAR(li, li_ref, 4e-7 * li_ref + 1e-30) << "z " << z[i] << " y " << y[i];
     // A row alone (a column's tail) gets the bits it got inside the column.
     EXPECT_EQ(std::memcmp(&one[0], &d[i], sizeof(float)), 0) << "z " << z[i] << " y " << y[i];
     // The scalar form (the path of a build without AVX2) to the same accuracy.
     float d_scalar = 0;
-    const double li_scalar = train::bce_logit(z[i], y[i], scale, d_scalar);
+    const double li_scalar = kernels::bce_logits_ref(&z[i], &y[i], &d_scalar, 1, scale);
     EXPECT_NEAR(li_scalar, li_ref, 4e-7 * li_ref + 1e-30) << "z " << z[i] << " y " << y[i];
     EXPECT_NEAR(d_scalar, d_ref[i], 4e-7f * std::abs(d_ref[i]) + 2.5e-7f * scale) << "z " << z[i];
   }

@@ -11,7 +11,7 @@
 //      thread's mean weighted by its share so that the sum of the replicas' gradients is the
 //      gradient of the batch mean. Rows its replica alone touched are then updated by the
 //      thread before the barrier (lazy update): the MLP and GMF rows straight from the share's
-//      row gradients (Ncf::set_hand_over; every row on one thread, the split side's with
+//      row gradients (NcfShareRows::set_hand_over; every row on one thread, the split side's with
 //      several), or, without a factored first layer (GMF), the split side's rows from the grad
 //      buffer (several threads);
 //   2. after one barrier in the same parallel region (one fork-join per step), one fused pass
@@ -32,7 +32,7 @@
 //      allocation after construction.
 // A share runs in chunks of 256 rows (Ncf::train_chunk: forward, loss, backward, fused where
 // the model has a kernel); the model's first tower layer is factored by distinct rows over the
-// whole share (Ncf::begin_share / end_share).
+// whole share (NcfShareRows::begin / end, train/ncf_shares.h).
 // Evaluation: for each test user the candidates are the K negatives in file order, then the
 // positive unless it already appears among them (the authors' evaluate.py keys scores by
 // item). rank = #{c: s_c > s_pos} + #{c before pos: s_c = s_pos} (heapq.nlargest keeps the
@@ -53,6 +53,7 @@
 #include "shoal/optim/adam.h"
 #include "shoal/optim/sparse_adam.h"
 #include "shoal/profile/recorder.h"
+#include "shoal/train/ncf_shares.h"
 
 namespace shoal::train {
 
@@ -87,32 +88,6 @@ struct NcfMetrics {
 
 namespace detail {
 struct NcfReplica;  // one thread's model, batch buffers and arena (ncf_trainer.cpp)
-
-// The thread owning each row of a table: the rows, in id order, cut into threads·k blocks of
-// near-equal total weight, block b owned by thread b % threads, with k = ⌈rows / (threads ·
-// kOwnerBlock)⌉ (blocks of ≈ kOwnerBlock rows when the weights are equal). Why blocks of
-// consecutive ids and not id % threads: ncf_trainer.cpp.
-inline constexpr Index kOwnerBlock = 256;
-std::vector<uint16_t> block_owners(std::span<const double> weights, int threads);
-
-// A batch split by the ids of one side (NcfTrainer::open_share): its instances are counted per
-// bin of 2^shift consecutive ids, the shift the smallest that leaves at most max(batch, 64)
-// bins (the per-step count and scan then cost no more than the batch); share t of T takes the
-// bins between the cuts where the running count comes nearest t·n/T (ties: the later cut).
-int bin_shift(Index rows, Index batch);
-// The side (0 users, 1 items) whose id ranges split a batch into T shares, or -1 for contiguous
-// shares. weights[s]: each row's expected instances per epoch (users: positives·(1 + neg);
-// items: positives plus the negatives, taken as uniform over the items). A side qualifies when
-// no bin of its rows (bin_shift) holds more than a tenth of a share's instances; of the sides
-// that do, the one whose rows a batch is expected to have more of (batch_presence): the other
-// side's rows, which every share can touch, are then fewer, and owned (Ncf::share_owned_rows).
-int split_side(const std::vector<double> (&weights)[2], Index batch, int threads);
-// Each row's probability of being in a batch of `batch` instances drawn by weights (the epoch's
-// instances are shuffled one by one): 1 − exp(−batch·w/Σw).
-std::vector<double> batch_presence(std::span<const double> weights, Index batch);
-// The bins [first, last) of share `share` of `shares`, from the batch's n instances counted
-// per bin. The cuts depend only on the counts: every thread finds the same ones.
-Range share_bins(std::span<const int32_t> counts, Index n, int share, int shares);
 }  // namespace detail
 
 // Evaluation without training (pretrained weights): one replica per thread, shared params.
@@ -159,7 +134,7 @@ class NcfTrainer {
   // contiguous shares, and on one thread; see the header comment and detail::split_side).
   int split_side() const { return split_side_; }
   // The side whose rows of a batch are projected and back-propagated by their owners
-  // (Ncf::share_owned_rows; -1: none).
+  // (NcfShareRows::share_owned_rows; -1: none).
   int owned_side() const { return owned_side_; }
   // Mean training context per user [U, C] (empty without context).
   const std::vector<float>& user_context() const { return user_context_; }
@@ -187,7 +162,7 @@ class NcfTrainer {
   void close_share(int tid, const Ctx& base, double sum);
   // Until flag >= value (spinning, then yielding, as barrier() does).
   static void wait_for(const std::atomic<uint64_t>& flag, uint64_t value);
-  void update_rows(int s, const models::Ncf<float>::RowGrads& g);
+  void update_rows(int s, const NcfShareRows<float>::RowGrads& g);
   // Which tables update_tables updates: all; the split side's, whose touched rows are this
   // thread's own (lazy update, several threads: before the step's barrier); the other side's
   // (after it).
@@ -218,7 +193,7 @@ class NcfTrainer {
   ThreadPool pool_;
   data::NcfSampler sampler_;
   std::vector<std::unique_ptr<detail::NcfReplica>> replicas_;
-  std::vector<models::Ncf<float>*> models_;  // the replicas' models, in replica order
+  std::vector<NcfShareRows<float>*> share_rows_;  // the replicas' share rows, in replica order
   std::vector<const Arena*> arenas_;
   optim::Adam<float> adam_;
   optim::SparseAdam<float> sparse_adam_;
@@ -235,7 +210,7 @@ class NcfTrainer {
   int split_side_ = -1;
   int bin_shift_ = 0;
   Index bins_ = 0;
-  // Rows by owner (Ncf::share_owned_rows; several threads, rows handed over): the side not
+  // Rows by owner (NcfShareRows::share_owned_rows; several threads, rows handed over): the side not
   // split (the items with contiguous shares), or -1. Thread t's owned rows take the rows from
   // owned_first_row_[t] on in replica 0's projection table.
   int owned_side_ = -1;

@@ -1,17 +1,17 @@
-#include "ncf_fused.h"
+#include "shoal/kernels/ncf_tower.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "bce_lanes.h"
 #include "shoal/core/error.h"
-#include "shoal/train/bce_fused.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define SHOAL_NCF_FUSED 1
 #endif
 
-namespace shoal::models::detail {
+namespace shoal::kernels {
 
 #if SHOAL_NCF_FUSED
 namespace {
@@ -20,7 +20,7 @@ namespace {
 // loads and 6 broadcasts per step (8 rows × 1 vector: 8 chains against 9 loads; 6–8% slower
 // for the whole pass on its own). kLanes: the predict layer sums a tile's rows 8 at a time,
 // one per lane (the last two lanes idle), into logits the loss reads.
-constexpr int kRows = static_cast<int>(kFusedTileRows);
+constexpr int kRows = static_cast<int>(kNcfFusedTileRows);
 constexpr int kLanes = 8;
 static_assert(kRows <= kLanes);
 
@@ -202,19 +202,19 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
     }
     zv = _mm256_add_ps(lane_sums(s), _mm256_set1_ps(a.bp));
   }
-  // BCE-with-logits on the logits' lanes by bce_fused.h's lanes, as the layer-by-layer path
+  // BCE-with-logits on the logits' lanes by bce.h's lanes, as the layer-by-layer path
   // (bitwise the same per row); the padding rows' labels and dz are 0. The logits stay in a
-  // register and the labels are a masked load: through bce_logits_fused, the padded copies
+  // register and the labels are a masked load: through bce_logits, the padded copies
   // (scalar stores read back as a vector, which the store buffer cannot forward) cost about 3%
   // of the pass.
   {
-    const __m256i live = train::lanes_below(valid);
+    const __m256i live = detail::lanes_below(valid);
     __m256 d;
     alignas(32) float l[kLanes];
-    _mm256_store_ps(l, train::bce_logit8(zv, _mm256_maskload_ps(a.labels + t0, live),
-                                         _mm256_set1_ps(a.scale), d));
+    _mm256_store_ps(l, detail::bce_logit8(zv, _mm256_maskload_ps(a.labels + t0, live),
+                                          _mm256_set1_ps(a.scale), d));
     _mm256_store_ps(dz, _mm256_and_ps(d, _mm256_castsi256_ps(live)));
-    double sum = 0;  // in row order, as bce_logits_fused
+    double sum = 0;  // in row order, as bce_logits
     for (Index r = 0; r < valid; ++r) sum += static_cast<double>(l[r]);
     loss += sum;
   }
@@ -317,12 +317,12 @@ double run_chunk(const NcfFusedChunk& a) {
 
 }  // namespace
 
-bool fused_supported(Index l1, Index l2, Index l3, Index f) {
+bool ncf_fused_supported(Index l1, Index l2, Index l3, Index f) {
   return (l1 == 32 && l2 == 16 && l3 == 8 && f == 8) ||
          (l1 == 64 && l2 == 32 && l3 == 16 && f == 16);
 }
 
-double fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a) {
+double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a) {
   if (l1 == 32 && l2 == 16 && l3 == 8 && f == 8) return run_chunk<32, 16, 8, 8>(a);
   if (l1 == 64 && l2 == 32 && l3 == 16 && f == 16) return run_chunk<64, 32, 16, 16>(a);
   SHOAL_CHECK(false, "no fused NCF kernel for widths {}, {}, {}, factors {}", l1, l2, l3, f);
@@ -331,10 +331,10 @@ double fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a
 
 #else
 
-bool fused_supported(Index, Index, Index, Index) {
+bool ncf_fused_supported(Index, Index, Index, Index) {
   return false;
 }
-double fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk&) {
+double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk&) {
   SHOAL_CHECK(false, "no fused NCF kernel in this build (needs AVX2 and FMA): {}, {}, {}, {}", l1,
               l2, l3, f);
   return 0;
@@ -342,4 +342,4 @@ double fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk&) 
 
 #endif
 
-}  // namespace shoal::models::detail
+}  // namespace shoal::kernels

@@ -1,11 +1,12 @@
-// Internal to src/shoal/models: the factored first layer's two products over a share's distinct
-// table rows, reading the rows in place through the share's list.
+// The NCF factored first layer's two products over a set of distinct table rows, reading the
+// rows in place through the set's list.
 //
-// The first layer's embedding columns are applied once per distinct row of a share (see
-// Ncf::open_share): proj = X·W_partᵀ forward and dW_part += dZᵀ·X backward, X the rows
-// table[list[k]]. Until session 17 the rows were first copied into a compact X (≈ 1,330 rows
-// of 128 bytes per one-thread step of the user's model); these kernels broadcast or load each
-// row's elements straight from the table instead, so the copy and its buffer are gone.
+// The first layer's embedding columns are applied once per distinct row of a set (see
+// models/ncf.h, Ncf::project_rows and rows_backward): proj = X·W_partᵀ forward and dW_part +=
+// dZᵀ·X backward, X the rows table[list[k]]. The kernels broadcast or load each row's elements
+// straight from the table: no compact copy of X (≈ 1,330 rows of 128 bytes per one-thread step
+// of the user's model) and no buffer for it.
+// Legend: M listed rows, E row elements read (the table's row stride ld ≥ E), L1 outputs.
 //
 // The float kernels are AVX2/FMA register-blocked loops (widths multiples of 8); the _ref twins
 // are plain loops for any T, which the double model and builds without AVX2 run, and which the
@@ -16,7 +17,7 @@
 
 #include "shoal/core/tensor.h"
 
-namespace shoal::models::detail {
+namespace shoal::kernels {
 
 // Whether project_rows / rows_weight_grad have a vector kernel for e inputs, l1 outputs.
 bool rows_kernels_supported(Index e, Index l1);
@@ -38,4 +39,4 @@ template <class T>
 void rows_weight_grad_ref(const T* table, Index ld, const int32_t* list, Index m, Index e,
                           const T* dz, Index l1, T* dw, Index ldw);
 
-}  // namespace shoal::models::detail
+}  // namespace shoal::kernels
