@@ -93,8 +93,8 @@ nlohmann::json run_peer(const std::string& cmd) {
 // Keeps the first `threads` allowed CPUs busy for `seconds` (one thread pinned to each; the
 // caller's own mask is restored). On a VM a vCPU that sat idle for seconds (here: during the
 // other thread counts' epochs) comes back slow: the two-thread steps that followed took ≈ 300
-// µs, a one-thread step's time, for their first 0.1–0.3 s, then ≈ 167 (docs/ncf-speed-log.md,
-// Session 22). Training keeps its cores busy from one epoch to the next; so does the bench.
+// µs, a one-thread step's time, for their first 0.1–0.3 s, then ≈ 167 (docs/ncf.md). Training keeps
+// its cores busy from one epoch to the next; so does the bench.
 void keep_cpus_busy(const std::vector<int>& cpus, int threads, double seconds) {
   const auto n = static_cast<size_t>(std::min<int>(threads, static_cast<int>(cpus.size())));
   const double until = wall_seconds() + seconds;
@@ -157,7 +157,7 @@ void run_bench(const BenchArgs& b) {
       "mGFLOP/s", "GFLOP/s", "%peak", "steps", "p10_us", "p50_us", "%pk_p50", "rt_ns");
   // Two threads move cache lines between the cores every step (the items' rows, the barrier):
   // the cores' round trip, measured before each epoch, is one of the things that set their
-  // pace on a VM (docs/ncf-speed-log.md, Session 8).
+  // pace on a VM (docs/ncf.md).
   const std::vector<int> cpus = allowed_cpus();
   auto round_trip_ns = [&](int threads) {
     return threads > 1 && cpus.size() > 1 ? kernels::measure_core_round_trip_ns(cpus[0], cpus[1])

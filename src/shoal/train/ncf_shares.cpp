@@ -18,7 +18,7 @@ namespace shoal::train {
 // those lines went back and forth between the cores. Two threads on the user-shaped data:
 // 82 ns per MLP user row updated against 24 ns on one thread; with blocks of ≈ 64 rows a step
 // was 12% faster, and blocks of up to 256 rows (≈ 160 users, ≈ 190 items at the user's scale)
-// gained 3% more (docs/ncf-speed-log.md, Session 10).
+// gained 3% more.
 std::vector<uint16_t> detail::block_owners(std::span<const double> weights, int threads) {
   SHOAL_CHECK(threads >= 1 && threads <= std::numeric_limits<uint16_t>::max(),
               "block_owners: {} threads", threads);
@@ -320,8 +320,7 @@ typename NcfShareRows<T>::RowGrads NcfShareRows<T>::backward_owned_rows(
 }
 
 // Every owner's block of rows this step, contiguous: the rows its share had lie anywhere in
-// them, and a sweep of the share's stamps with a store per row cost ≈ 2× these clears
-// (ncf-speed-log.md, Session 19).
+// them, and a sweep of the share's stamps with a store per row cost ≈ 2× these clears.
 template <class T>
 void NcfShareRows<T>::clear_owned_sums(std::span<NcfShareRows* const> owners) {
   if (!rows_by_owner() || owned_.sums_clear) return;

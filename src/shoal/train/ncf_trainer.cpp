@@ -93,7 +93,7 @@ NcfTrainer::NcfTrainer(const models::Ncf<float>::Config& model, const NcfTrainCo
   // Rows by owner (Ncf::share_owned_rows) wherever the rows are handed over (lazy update, first
   // layer factored): each of a batch's rows of the side not split (the items for contiguous
   // shares) is projected and back-propagated once, by its owner, not by every thread whose
-  // share has it (docs/ncf-speed-log.md, Sessions 19 and 22).
+  // share has it (docs/ncf.md, "Design decisions").
   if (t > 1 && !cfg.dense_embedding_adam && model.kind != models::NcfKind::kGmf &&
       model.factored_first_layer)
     owned_side_ = split_side_ == 1 ? 0 : 1;
@@ -316,7 +316,7 @@ void NcfTrainer::open_share(int tid, Index begin, Index n, const Ctx& base) {
   // The first chunk's context rows are fetched while the share's distinct MLP rows are
   // projected (once for all its chunks, NcfShareRows::begin). Later chunks' are not prefetched
   // during the chunk before them: from inside the fused pass, those prefetches cost the pass
-  // more than they saved the gather (docs/ncf-speed-log.md, Session 12).
+  // more than they saved the gather.
   const float* table = train_.context.data();
   if (c > 0)
     for (Index i = 0; i < std::min(count, kComputeChunkRows); ++i)
