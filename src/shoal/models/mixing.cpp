@@ -4,13 +4,10 @@
 #include <cmath>
 #include <type_traits>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define SHOAL_MIXING_AVX2 1
-#endif
-
 #include "shoal/kernels/gemm.h"
+#include "shoal/kernels/layer_norm.h"
 #include "shoal/kernels/reduce.h"
+#include "shoal/kernels/time_linear.h"
 #include "shoal/layers/init.h"
 
 namespace shoal::models {
@@ -19,89 +16,6 @@ namespace {
 using kernels::Act;
 using kernels::lane_sum;
 using kernels::Trans;
-
-// Σ_j f(j) over [0, n) in 8 independent lanes of T (vectorisable without -ffast-math; the order
-// depends only on n). The LayerNorm sums a row (≤ a few hundred elements) this way and joins
-// the rows in double.
-template <class T, class F>
-T row_lane_sum(Index n, F&& f) {
-  T acc[8] = {};
-  Index j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int k = 0; k < 8; ++k) acc[k] += f(j + k);
-  T tail = 0;
-  for (; j < n; ++j) tail += f(j);
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
-}
-
-// dW[o, i] += Σ_c g[o, c] · x[i, c] for `batch` windows (g_b = g + b·O·ldg, x_b = x + b·I·ldx):
-// the weight gradient of a Linear along time, g_b·x_bᵀ, without packing x_b transposed per
-// window (libxsmm 1.17 transposes neither operand of this form). `acc` is scratch of O·I·8.
-template <class T>
-void time_weight_grad(Index no, Index ni, Index c, Index batch, const T* g, Index ldg, const T* x,
-                      Index ldx, T* dw, T* acc) {
-#ifdef SHOAL_MIXING_AVX2
-  if constexpr (std::is_same_v<T, float>) {
-    // Four rows of g against one row of x per step: 5 loads per 4 FMAs, the partial sums kept
-    // as 8-lane vectors across windows and reduced once at the end.
-    const Index cv = c / 8 * 8;
-    std::fill(acc, acc + no * ni * 8, 0.0f);
-    for (Index b = 0; b < batch; ++b) {
-      const float* gb = g + b * no * ldg;
-      const float* xb = x + b * ni * ldx;
-      Index o = 0;
-      for (; o + 4 <= no; o += 4)
-        for (Index i = 0; i < ni; ++i) {
-          const float* xr = xb + i * ldx;
-          __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-          for (Index j = 0; j < cv; j += 8) {
-            const __m256 xv = _mm256_loadu_ps(xr + j);
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + o * ldg + j), xv, a0);
-            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + (o + 1) * ldg + j), xv, a1);
-            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + (o + 2) * ldg + j), xv, a2);
-            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + (o + 3) * ldg + j), xv, a3);
-          }
-          float* p = acc + (o * ni + i) * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a0));
-          p += ni * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a1));
-          p += ni * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a2));
-          p += ni * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a3));
-          for (Index j = cv; j < c; ++j)
-            for (Index q = 0; q < 4; ++q)
-              acc[((o + q) * ni + i) * 8] += gb[(o + q) * ldg + j] * xr[j];
-        }
-      for (; o < no; ++o)
-        for (Index i = 0; i < ni; ++i) {
-          const float* xr = xb + i * ldx;
-          const float* gr = gb + o * ldg;
-          __m256 a0 = _mm256_setzero_ps();
-          for (Index j = 0; j < cv; j += 8)
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(gr + j), _mm256_loadu_ps(xr + j), a0);
-          float* p = acc + (o * ni + i) * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a0));
-          for (Index j = cv; j < c; ++j) p[0] += gr[j] * xr[j];
-        }
-    }
-    for (Index k = 0; k < no * ni; ++k) {
-      const float* p = acc + k * 8;
-      dw[k] += ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
-    }
-    return;
-  }
-#endif
-  (void)acc;
-  for (Index b = 0; b < batch; ++b)
-    for (Index o = 0; o < no; ++o) {
-      const T* gr = g + (b * no + o) * ldg;
-      for (Index i = 0; i < ni; ++i) {
-        const T* xr = x + (b * ni + i) * ldx;
-        dw[o * ni + i] += row_lane_sum<T>(c, [&](Index j) { return gr[j] * xr[j]; });
-      }
-    }
-}
 
 }  // namespace
 
@@ -200,8 +114,8 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
   const T* w = weight.value.data;
   for (Index o = 0; o < no; ++o)
     for (Index i = 0; i < ni; ++i) w_t[i * no + o] = w[o * ni + i];
-  time_weight_grad<T>(no, ni, c, batch, g.data, g.ld, x.data, x.ld, weight.grad.data,
-                      w_t + ni * no);
+  kernels::time_weight_grad<T>(no, ni, c, batch, g.data, g.ld, x.data, x.ld, weight.grad.data,
+                               w_t + ni * no);
   for (Index b = 0; b < batch; ++b) {
     const T* gb = g.row(b * no);
     for (Index o = 0; o < no; ++o) {
@@ -232,246 +146,25 @@ void WindowLayerNorm<T>::init(RngStream&) {
   std::fill(bias.value.begin(), bias.value.end(), T(0));
 }
 
-namespace {
-
-// Window b's statistics and y = (s − μ)·r·w + bias, where s is x, or a + res written to s.
-template <class T>
-void layer_norm_windows(Index nr, Index nc, double eps, const T* w, const T* bs, ConstMat<T> a,
-                        const ConstMat<T>* res, MatView<T> s, MatView<T> y, Index batch, T* mean,
-                        T* rstd);
-#ifdef SHOAL_MIXING_AVX2
-void layer_norm_windows_avx2(Index nr, Index nc, double eps, const float* w, const float* bs,
-                             ConstMat<float> a, const ConstMat<float>* res, MatView<float> s,
-                             MatView<float> y, Index batch, float* mean, float* rstd);
-#endif
-
-template <class T>
-void layer_norm_windows(Index nr, Index nc, double eps, const T* w, const T* bs, ConstMat<T> a,
-                        const ConstMat<T>* res, MatView<T> s, MatView<T> y, Index batch, T* mean,
-                        T* rstd) {
-#ifdef SHOAL_MIXING_AVX2
-  if constexpr (std::is_same_v<T, float>) {
-    if (nc % 8 == 0)
-      return layer_norm_windows_avx2(nr, nc, eps, w, bs, a, res, s, y, batch, mean, rstd);
-  }
-#endif
-  const double inv_n = 1.0 / static_cast<double>(nr * nc);
-  ConstMat<T> x = res != nullptr ? ConstMat<T>(s) : a;
-  for (Index b = 0; b < batch; ++b) {
-    double sum = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const Index row = b * nr + r;
-      if (res != nullptr) {
-        // r may be s itself (a projected residual already written there).
-        const T* ar = a.row(row);
-        const T* rr = res->row(row);
-        T* sr = s.row(row);
-        for (Index j = 0; j < nc; ++j) sr[j] = ar[j] + rr[j];
-      }
-      const T* xr = x.row(row);
-      sum += static_cast<double>(row_lane_sum<T>(nc, [&](Index j) { return xr[j]; }));
-    }
-    const T m = static_cast<T>(sum * inv_n);
-    double q = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const T* xr = x.row(b * nr + r);
-      q += static_cast<double>(row_lane_sum<T>(nc, [&](Index j) {
-        const T d = xr[j] - m;
-        return d * d;
-      }));
-    }
-    const T rs = static_cast<T>(1.0 / std::sqrt(q * inv_n + eps));
-    mean[b] = m;
-    rstd[b] = rs;
-    for (Index r = 0; r < nr; ++r) {
-      const T* __restrict xr = x.row(b * nr + r);
-      T* __restrict yr = y.row(b * nr + r);
-      const T* __restrict wr = w + r * nc;
-      const T* __restrict br = bs + r * nc;
-      for (Index j = 0; j < nc; ++j) yr[j] = (xr[j] - m) * rs * wr[j] + br[j];
-    }
-  }
-}
-
-#ifdef SHOAL_MIXING_AVX2
-float hsum8(__m256 v) {
-  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
-}
-
-// The float forward with 8-wide vectors when C is a multiple of 8: each row's sums in one
-// vector, joined across rows in double.
-void layer_norm_windows_avx2(Index nr, Index nc, double eps, const float* w, const float* bs,
-                             ConstMat<float> a, const ConstMat<float>* res, MatView<float> s,
-                             MatView<float> y, Index batch, float* mean, float* rstd) {
-  const double inv_n = 1.0 / static_cast<double>(nr * nc);
-  ConstMat<float> x = res != nullptr ? ConstMat<float>(s) : a;
-  for (Index b = 0; b < batch; ++b) {
-    double sum = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const Index row = b * nr + r;
-      __m256 acc = _mm256_setzero_ps();
-      if (res != nullptr) {
-        const float* ar = a.row(row);
-        const float* rr = res->row(row);
-        float* sr = s.row(row);
-        for (Index j = 0; j < nc; j += 8) {
-          const __m256 v = _mm256_add_ps(_mm256_loadu_ps(ar + j), _mm256_loadu_ps(rr + j));
-          _mm256_storeu_ps(sr + j, v);
-          acc = _mm256_add_ps(acc, v);
-        }
-      } else {
-        const float* xr = x.row(row);
-        for (Index j = 0; j < nc; j += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(xr + j));
-      }
-      sum += static_cast<double>(hsum8(acc));
-    }
-    const float m = static_cast<float>(sum * inv_n);
-    const __m256 mv = _mm256_set1_ps(m);
-    double q = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const float* xr = x.row(b * nr + r);
-      __m256 acc = _mm256_setzero_ps();
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(xr + j), mv);
-        acc = _mm256_fmadd_ps(d, d, acc);
-      }
-      q += static_cast<double>(hsum8(acc));
-    }
-    const float rs = static_cast<float>(1.0 / std::sqrt(q * inv_n + eps));
-    mean[b] = m;
-    rstd[b] = rs;
-    const __m256 rv = _mm256_set1_ps(rs);
-    for (Index r = 0; r < nr; ++r) {
-      const float* xr = x.row(b * nr + r);
-      float* yr = y.row(b * nr + r);
-      const float* wr = w + r * nc;
-      const float* br = bs + r * nc;
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + j), mv), rv);
-        _mm256_storeu_ps(yr + j,
-                         _mm256_fmadd_ps(xh, _mm256_loadu_ps(wr + j), _mm256_loadu_ps(br + j)));
-      }
-    }
-  }
-}
-
-// The float backward, C a multiple of 8: one pass for the two sums and the affine grads, one
-// for dx.
-void layer_norm_backward_avx2(Index nr, Index nc, const float* w, float* dw, float* db,
-                              const float* mean, const float* rstd, ConstMat<float> x,
-                              ConstMat<float> dy, MatView<float> dx, Index batch) {
-  const double inv_n = 1.0 / static_cast<double>(nr * nc);
-  for (Index b = 0; b < batch; ++b) {
-    const __m256 mv = _mm256_set1_ps(mean[b]), rv = _mm256_set1_ps(rstd[b]);
-    double sg = 0, sgx = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const float* xr = x.row(b * nr + r);
-      const float* dyr = dy.row(b * nr + r);
-      const float* wr = w + r * nc;
-      float* dwr = dw + r * nc;
-      float* dbr = db + r * nc;
-      __m256 ag = _mm256_setzero_ps(), agx = ag;
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 d = _mm256_loadu_ps(dyr + j);
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + j), mv), rv);
-        const __m256 g = _mm256_mul_ps(d, _mm256_loadu_ps(wr + j));
-        ag = _mm256_add_ps(ag, g);
-        agx = _mm256_fmadd_ps(g, xh, agx);
-        _mm256_storeu_ps(dwr + j, _mm256_fmadd_ps(d, xh, _mm256_loadu_ps(dwr + j)));
-        _mm256_storeu_ps(dbr + j, _mm256_add_ps(d, _mm256_loadu_ps(dbr + j)));
-      }
-      sg += static_cast<double>(hsum8(ag));
-      sgx += static_cast<double>(hsum8(agx));
-    }
-    // dx = r·(g − a − x̂·c) = r·g − r·a − x̂·(r·c)
-    const float rs = rstd[b];
-    const __m256 ra = _mm256_set1_ps(rs * static_cast<float>(sg * inv_n));
-    const __m256 rc = _mm256_set1_ps(rs * static_cast<float>(sgx * inv_n));
-    for (Index r = 0; r < nr; ++r) {
-      const float* xr = x.row(b * nr + r);
-      const float* dyr = dy.row(b * nr + r);
-      float* dxr = dx.row(b * nr + r);
-      const float* wr = w + r * nc;
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + j), mv), rv);
-        const __m256 g = _mm256_mul_ps(_mm256_loadu_ps(dyr + j), _mm256_loadu_ps(wr + j));
-        const __m256 v = _mm256_fmsub_ps(rv, g, ra);
-        _mm256_storeu_ps(dxr + j, _mm256_fnmadd_ps(xh, rc, v));
-      }
-    }
-  }
-}
-#endif
-
-}  // namespace
-
 template <class T>
 void WindowLayerNorm<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y, Index batch) {
-  SHOAL_DCHECK(x.rows == batch * cfg.rows && x.cols == cfg.cols && y.rows == x.rows &&
-               y.cols == cfg.cols);
-  layer_norm_windows<T>(cfg.rows, cfg.cols, cfg.eps, weight.value.data, bias.value.data, x, nullptr,
-                        MatView<T>{}, y, batch, mean.view.data, rstd.view.data);
+  kernels::layer_norm_forward<T>(batch, cfg.rows, cfg.cols, cfg.eps, weight.value.data,
+                                 bias.value.data, x, y, mean.view.data, rstd.view.data);
 }
 
 template <class T>
 void WindowLayerNorm<T>::forward_residual(ConstMat<T> a, ConstMat<T> r, MatView<T> s, MatView<T> y,
                                           Index batch) {
-  SHOAL_DCHECK(a.rows == batch * cfg.rows && a.cols == cfg.cols && r.rows == a.rows &&
-               r.cols == a.cols && s.rows == a.rows && y.rows == a.rows);
-  layer_norm_windows<T>(cfg.rows, cfg.cols, cfg.eps, weight.value.data, bias.value.data, a, &r, s,
-                        y, batch, mean.view.data, rstd.view.data);
+  kernels::layer_norm_residual_forward<T>(batch, cfg.rows, cfg.cols, cfg.eps, weight.value.data,
+                                          bias.value.data, a, r, s, y, mean.view.data,
+                                          rstd.view.data);
 }
 
 template <class T>
 void WindowLayerNorm<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
                                   Index batch) {
-  const Index nr = cfg.rows, nc = cfg.cols;
-  SHOAL_DCHECK(x.rows == batch * nr && dy.rows == x.rows && dx.rows == x.rows);
-  const double inv_n = 1.0 / static_cast<double>(nr * nc);
-  const T* w = weight.value.data;
-  T* dw = weight.grad.data;
-  T* db = bias.grad.data;
-#ifdef SHOAL_MIXING_AVX2
-  if constexpr (std::is_same_v<T, float>) {
-    if (nc % 8 == 0)
-      return layer_norm_backward_avx2(nr, nc, w, dw, db, mean.view.data, rstd.view.data, x, dy, dx,
-                                      batch);
-  }
-#endif
-  for (Index b = 0; b < batch; ++b) {
-    const T m = mean.view.data[b];
-    const T rs = rstd.view.data[b];
-    // g = dy·w; dx = r·(g − mean(g) − x̂·mean(g·x̂)) (docs/derivations/layer_norm.md).
-    double sg = 0, sgx = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const T* __restrict xr = x.row(b * nr + r);
-      const T* __restrict dyr = dy.row(b * nr + r);
-      const T* __restrict wr = w + r * nc;
-      T* __restrict dwr = dw + r * nc;
-      T* __restrict dbr = db + r * nc;
-      for (Index j = 0; j < nc; ++j) {
-        dwr[j] += dyr[j] * ((xr[j] - m) * rs);
-        dbr[j] += dyr[j];
-      }
-      sg += static_cast<double>(row_lane_sum<T>(nc, [&](Index j) { return dyr[j] * wr[j]; }));
-      sgx += static_cast<double>(
-          row_lane_sum<T>(nc, [&](Index j) { return (dyr[j] * wr[j]) * ((xr[j] - m) * rs); }));
-    }
-    const T a = static_cast<T>(sg * inv_n);
-    const T c = static_cast<T>(sgx * inv_n);
-    for (Index r = 0; r < nr; ++r) {
-      const T* xr = x.row(b * nr + r);
-      const T* dyr = dy.row(b * nr + r);
-      T* dxr = dx.row(b * nr + r);
-      const T* wr = w + r * nc;
-      for (Index j = 0; j < nc; ++j) {
-        const T xhat = (xr[j] - m) * rs;
-        dxr[j] = rs * (dyr[j] * wr[j] - a - xhat * c);
-      }
-    }
-  }
+  kernels::layer_norm_backward<T>(batch, cfg.rows, cfg.cols, weight.value.data, weight.grad.data,
+                                  bias.grad.data, mean.view.data, rstd.view.data, x, dy, dx);
 }
 
 // ---- RevIn -----------------------------------------------------------------------------------
