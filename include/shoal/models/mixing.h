@@ -17,6 +17,7 @@
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
 #include "shoal/layers/dropout.h"
+#include "shoal/layers/layer_norm.h"
 #include "shoal/layers/linear.h"
 
 namespace shoal::models {
@@ -55,43 +56,6 @@ struct TimeLinear {
   // (dy is read in full before dx is written).
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx,
                 Index batch, bool accumulate_dx);
-};
-
-// nn.LayerNorm((R, C)) on a [B·R, C] view: window b (rows b·R … b·R + R − 1) is normalised over
-// all its R·C elements (biased variance, eps inside the root); weight and bias are [R, C].
-// The window need not be contiguous, so producers can write into a column block of a concat
-// buffer. Two passes for the statistics (mean, then Σ(x − μ)²), each row summed in T and the
-// rows joined in double, so a large offset does not cancel the variance.
-//
-// Fusions (TSMixerx's post-norm blocks): forward_residual adds the residual while it sums
-// (s = a + r is written for the backward), so the add is not a pass of its own; the backward
-// reads dy and s twice (statistics, then dx) and accumulates the affine grads in the first.
-template <class T>
-struct WindowLayerNorm {
-  struct Config {
-    Index rows = 0;  // R
-    Index cols = 0;  // C
-    double eps = 1e-5;
-  };
-  Config cfg;
-  Param<T> weight;  // [R, C], init 1
-  Param<T> bias;    // [R, C], init 0
-  Buffer<T> mean;   // [B]
-  Buffer<T> rstd;   // [B]
-
-  explicit WindowLayerNorm(Config c) : cfg(c) {}
-  template <class F>
-  void for_each_param(F&& f) {
-    f(std::string_view("weight"), weight);
-    f(std::string_view("bias"), bias);
-  }
-  void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch);
-  // s = a + r (a and r [B·R, C]), then y = LayerNorm(s); s is kept for the backward.
-  void forward_residual(ConstMat<T> a, ConstMat<T> r, MatView<T> s, MatView<T> y, Index batch);
-  // dx overwritten (it may alias dy); weight/bias grads accumulate.
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch);
 };
 
 // RevINMultivariate(num_features = N, affine = True) on [B, R, N] views.
@@ -147,10 +111,10 @@ struct FeatureMixingX {
   Config cfg;
   layers::Linear<T> lin1, lin2, proj;
   layers::Dropout<T> drop1, drop2;
-  WindowLayerNorm<T> norm;
-  Buffer<T> a1, a2, s;   // [B·H, K], [B·H, out], [B·H, out]
-  Buffer<T> ds, da2;     // activation grads [B·H, out] (da2 with dropout only)
-  Buffer<T> da1, dproj;  // [B·H, K], scratch [B·H, in]
+  layers::LayerNorm<T> norm;  // over (H, out) / (H, C): one sample per window
+  Buffer<T> a1, a2, s;        // [B·H, K], [B·H, out], [B·H, out]
+  Buffer<T> ds, da2;          // activation grads [B·H, out] (da2 with dropout only)
+  Buffer<T> da1, dproj;       // [B·H, K], scratch [B·H, in]
   // W₁ᵀ, W₂ᵀ, Wₚᵀ for the forward GEMMs (x·Wᵀ as an NN product), packed by the chunk with
   // row0 = 0 and reused by the batch's later chunks (the weights change only between steps).
   Buffer<T> wt1, wt2, wtp;
@@ -195,7 +159,7 @@ struct TemporalMixingX {
     uint64_t stream = 0;
   };
   Config cfg;
-  WindowLayerNorm<T> norm;
+  layers::LayerNorm<T> norm;  // over (H, out) / (H, C): one sample per window
   TimeLinear<T> lin;
   layers::Dropout<T> drop;
   Buffer<T> a, s;  // [B·H, C]

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "shoal/kernels/gemm.h"
-#include "shoal/kernels/layer_norm.h"
 #include "shoal/kernels/reduce.h"
 #include "shoal/kernels/time_linear.h"
 #include "shoal/layers/init.h"
@@ -127,44 +125,6 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
       kernels::gemm<T>(Trans::kNo, Trans::kNo, ni, c, no, T(1), w_t, no, gb, g.ld,
                        accumulate_dx ? T(1) : T(0), dx.row(b * ni), dx.ld);
   }
-}
-
-// ---- WindowLayerNorm -------------------------------------------------------------------------
-
-template <class T>
-void WindowLayerNorm<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(cfg.rows > 0 && cfg.cols > 0, "LayerNorm over (rows, cols) needs both > 0");
-  planner.param(weight, "weight", {cfg.rows, cfg.cols});
-  planner.param(bias, "bias", {cfg.rows, cfg.cols});
-  planner.buffer(mean, Region::kActivations, "mean", {max_batch});
-  planner.buffer(rstd, Region::kActivations, "rstd", {max_batch});
-}
-
-template <class T>
-void WindowLayerNorm<T>::init(RngStream&) {
-  std::fill(weight.value.begin(), weight.value.end(), T(1));
-  std::fill(bias.value.begin(), bias.value.end(), T(0));
-}
-
-template <class T>
-void WindowLayerNorm<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y, Index batch) {
-  kernels::layer_norm_forward<T>(batch, cfg.rows, cfg.cols, cfg.eps, weight.value.data,
-                                 bias.value.data, x, y, mean.view.data, rstd.view.data);
-}
-
-template <class T>
-void WindowLayerNorm<T>::forward_residual(ConstMat<T> a, ConstMat<T> r, MatView<T> s, MatView<T> y,
-                                          Index batch) {
-  kernels::layer_norm_residual_forward<T>(batch, cfg.rows, cfg.cols, cfg.eps, weight.value.data,
-                                          bias.value.data, a, r, s, y, mean.view.data,
-                                          rstd.view.data);
-}
-
-template <class T>
-void WindowLayerNorm<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
-                                  Index batch) {
-  kernels::layer_norm_backward<T>(batch, cfg.rows, cfg.cols, weight.value.data, weight.grad.data,
-                                  bias.grad.data, mean.view.data, rstd.view.data, x, dy, dx);
 }
 
 // ---- RevIn -----------------------------------------------------------------------------------
@@ -312,16 +272,14 @@ FeatureMixingX<T>::FeatureMixingX(Config c)
       proj({.in = c.in, .out = c.out}),
       drop1({.p = c.dropout, .stream = c.stream}),
       drop2({.p = c.dropout, .stream = c.stream + 1}),
-      norm({.rows = c.h, .cols = c.out}) {}
+      norm({.normalized_shape = {c.h, c.out}, .cols = c.out}) {}
 
 template <class T>
 void FeatureMixingX<T>::plan(Planner& planner, Index max_batch) {
   const Index rows = max_batch * cfg.h;
   each_child([&](std::string_view prefix, auto& layer) {
     planner.push_scope(prefix);
-    layer.plan(planner, std::is_same_v<std::decay_t<decltype(layer)>, WindowLayerNorm<T>>
-                            ? max_batch
-                            : rows);
+    layer.plan(planner, rows);
     planner.pop_scope();
   });
   drop1.plan(planner, rows);
@@ -359,9 +317,9 @@ void FeatureMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Ind
   if (projects()) {
     // s = proj(x) first, then the norm adds a2 to it while it sums.
     linear_forward_packed<T>(proj, wtp.view.data, repack, x, sr);
-    norm.forward_residual(a2r, sr, sr, y, batch);
+    norm.forward_residual(ctx, a2r, sr, sr, y);
   } else {
-    norm.forward_residual(a2r, x, sr, y, batch);
+    norm.forward_residual(ctx, a2r, x, sr, y);
   }
 }
 
@@ -372,7 +330,7 @@ void FeatureMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, 
   MatView<T> a1r = a1.mat().rows_block(0, rows), a2r = a2.mat().rows_block(0, rows),
              sr = s.mat().rows_block(0, rows), dsr = ds.mat().rows_block(0, rows),
              da1r = da1.mat().rows_block(0, rows);
-  norm.backward(ctx, sr, dy, dsr, batch);
+  norm.backward(ctx, sr, ConstMat<T>{}, dy, dsr);
   // Without dropout (or in eval) its backward is the identity: skip the copy.
   ConstMat<T> da2r = dsr;
   if (ctx.training && cfg.dropout > 0) {
@@ -397,7 +355,7 @@ void FeatureMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, 
 template <class T>
 TemporalMixingX<T>::TemporalMixingX(Config c)
     : cfg(c),
-      norm({.rows = c.h, .cols = c.cols}),
+      norm({.normalized_shape = {c.h, c.cols}, .cols = c.cols}),
       lin({.in = c.h, .out = c.h, .cols = c.cols, .act = Act::kRelu}),
       drop({.p = c.dropout, .stream = c.stream}) {}
 
@@ -405,7 +363,7 @@ template <class T>
 void TemporalMixingX<T>::plan(Planner& planner, Index max_batch) {
   const Index rows = max_batch * cfg.h;
   planner.push_scope("temporal_norm.");
-  norm.plan(planner, max_batch);
+  norm.plan(planner, rows);
   planner.pop_scope();
   planner.push_scope("temporal_lin.");
   lin.plan(planner, max_batch);
@@ -429,7 +387,7 @@ void TemporalMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, In
   MatView<T> ar = a.mat().rows_block(0, rows), sr = s.mat().rows_block(0, rows);
   lin.forward(ctx, x, ar, batch);
   drop.forward(ctx, ar, ar, row0);
-  norm.forward_residual(ar, x, sr, y, batch);
+  norm.forward_residual(ctx, ar, x, sr, y);
 }
 
 template <class T>
@@ -438,7 +396,7 @@ void TemporalMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy,
   const Index rows = batch * cfg.h;
   MatView<T> ar = a.mat().rows_block(0, rows), sr = s.mat().rows_block(0, rows);
   // The norm's input gradient is the residual's share of dx; the time Linear then adds its own.
-  norm.backward(ctx, sr, dy, dx, batch);
+  norm.backward(ctx, sr, ConstMat<T>{}, dy, dx);
   ConstMat<T> dar = dx;
   if (ctx.training && cfg.dropout > 0) {
     MatView<T> d = da.mat().rows_block(0, rows);
@@ -450,7 +408,6 @@ void TemporalMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy,
 
 #define SHOAL_INSTANTIATE(T)                           \
   template struct TimeLinear<T>;                       \
-  template struct WindowLayerNorm<T>;                  \
   template struct RevIn<T>;                            \
   template struct FeatureMixingX<T>;                   \
   template struct TemporalMixingX<T>;                  \
