@@ -14,8 +14,10 @@
 namespace shoal {
 namespace mixing_test {
 
+using models::FeatureMixing;
 using models::FeatureMixingX;
 using models::RevIn;
+using models::TemporalMixing;
 using models::TemporalMixingX;
 using models::TimeLinear;
 
@@ -73,7 +75,7 @@ TEST(TimeLinearBlock, GradientsMatchCentralDifferences) {
     TimeLinear<double> lin({.in = c.in, .out = c.out, .cols = c.cols, .act = c.act});
     Act x, y;
     Planner planner;
-    lin.plan(planner, c.batch);
+    lin.plan(planner, c.batch * c.in);
     x.plan(planner, "x", c.batch * c.in, c.cols);
     y.plan(planner, "y", c.batch * c.out, c.cols);
     Arena arena(std::move(planner));
@@ -85,10 +87,10 @@ TEST(TimeLinearBlock, GradientsMatchCentralDifferences) {
     // With accumulate_dx the block adds to dx: the check's "overwrite" expectation holds when
     // dx starts at zero.
     expect_gradients(
-        vars, {y.out()}, [&] { lin.forward(kTrain, x.x(), y.x(), c.batch); },
+        vars, {y.out()}, [&] { lin.forward(kTrain, x.x(), y.x()); },
         [&] {
           if (c.accumulate_dx) std::fill(x.grad.view.begin(), x.grad.view.end(), 0.0);
-          lin.backward(kTrain, x.x(), y.x(), y.dx(), x.dx(), c.batch, c.accumulate_dx);
+          lin.backward(kTrain, x.x(), y.x(), y.dx(), x.dx(), c.accumulate_dx);
         });
   }
 }
@@ -98,11 +100,11 @@ TEST(RevInBlock, GradientsMatchCentralDifferences) {
     for (const Index batch : {1, 2}) {
       SCOPED_TRACE(::testing::Message() << "N=" << n << " B=" << batch);
       const Index l = 5, h = 3;
-      RevIn<double> revin({.n_series = n});
+      RevIn<double> revin({.n_series = n, .input_size = l, .h = h});
       Buffer<double> x;  // the raw series [B·L, N], contiguous (data: no gradient)
       Act y, z, out;     // normalize output [B·L, N]; denormalize input and output [B·H, N]
       Planner planner;
-      revin.plan(planner, batch);
+      revin.plan(planner, batch * l);
       planner.buffer(x, Region::kActivations, "x", {batch * l, n});
       y.plan(planner, "y", batch * l, n);
       z.plan(planner, "z", batch * h, n);
@@ -117,12 +119,12 @@ TEST(RevInBlock, GradientsMatchCentralDifferences) {
       expect_gradients(
           vars, {y.out(), out.out()},
           [&] {
-            revin.normalize(x.mat(), y.x(), batch);
-            revin.denormalize(z.x(), out.x(), batch);
+            revin.normalize(x.mat(), y.x());
+            revin.denormalize(z.x(), out.x());
           },
           [&] {
-            revin.normalize_backward(x.mat(), y.dx(), batch);
-            revin.denormalize_backward(z.x(), out.dx(), z.dx(), batch);
+            revin.normalize_backward(x.mat(), y.dx());
+            revin.denormalize_backward(z.x(), out.dx(), z.dx());
           });
     }
 }
@@ -142,7 +144,7 @@ TEST(FeatureMixingXBlock, GradientsMatchCentralDifferences) {
         {.in = c.in, .out = c.out, .h = c.h, .ff = c.ff, .dropout = c.dropout, .stream = 7});
     Act x, y;
     Planner planner;
-    fm.plan(planner, c.batch);
+    fm.plan(planner, c.batch * c.h);
     x.plan(planner, "x", c.batch * c.h, c.in);
     y.plan(planner, "y", c.batch * c.h, c.out);
     Arena arena(std::move(planner));
@@ -156,10 +158,10 @@ TEST(FeatureMixingXBlock, GradientsMatchCentralDifferences) {
     expect_gradients(
         vars, {y.out()},
         [&] {
-          if (c.row0 > 0) fm.forward(kTrain, x.x(), y.x(), c.batch, 0);
-          fm.forward(kTrain, x.x(), y.x(), c.batch, c.row0);
+          if (c.row0 > 0) fm.forward(kTrain, x.x(), y.x(), 0);
+          fm.forward(kTrain, x.x(), y.x(), c.row0);
         },
-        [&] { fm.backward(kTrain, x.x(), y.dx(), x.dx(), c.batch, c.row0); });
+        [&] { fm.backward(kTrain, x.x(), y.dx(), x.dx(), c.row0); });
   }
 }
 
@@ -175,7 +177,7 @@ TEST(TemporalMixingXBlock, GradientsMatchCentralDifferences) {
     TemporalMixingX<double> tm({.cols = c.cols, .h = c.h, .dropout = c.dropout, .stream = 3});
     Act x, y;
     Planner planner;
-    tm.plan(planner, c.batch);
+    tm.plan(planner, c.batch * c.h);
     x.plan(planner, "x", c.batch * c.h, c.cols);
     y.plan(planner, "y", c.batch * c.h, c.cols);
     Arena arena(std::move(planner));
@@ -185,8 +187,73 @@ TEST(TemporalMixingXBlock, GradientsMatchCentralDifferences) {
     std::vector<testing::GradVar> vars = {x.var("x")};
     add_params(tm, vars, 6);
     expect_gradients(
-        vars, {y.out()}, [&] { tm.forward(kTrain, x.x(), y.x(), c.batch, c.row0); },
-        [&] { tm.backward(kTrain, x.x(), y.dx(), x.dx(), c.batch, c.row0); });
+        vars, {y.out()}, [&] { tm.forward(kTrain, x.x(), y.x(), c.row0); },
+        [&] { tm.backward(kTrain, x.x(), y.dx(), x.dx(), c.row0); });
+  }
+}
+
+// TSMixer's pre-norm blocks: BatchNorm's batch statistics need B ≥ 2 in training; eval
+// (running statistics) takes one window. The feature half reads its input as contiguous
+// windows (one BatchNorm row each), so its x is a plain [B·L, N] buffer.
+struct PrenormCase {
+  Index n, l, ff, batch;
+  bool training;
+  double dropout;
+};
+constexpr PrenormCase kPrenormCases[] = {{1, 1, 1, 2, true, 0.0},
+                                         {3, 5, 2, 2, true, 0.4},
+                                         {9, 4, 8, 3, true, 0.0},
+                                         {2, 3, 5, 1, false, 0.9},
+                                         {8, 2, 9, 2, false, 0.0}};
+
+TEST(TemporalMixingBlock, GradientsMatchCentralDifferences) {
+  for (const PrenormCase c : kPrenormCases) {
+    SCOPED_TRACE(::testing::Message() << "N=" << c.n << " L=" << c.l << " B=" << c.batch
+                                      << " training=" << c.training << " p=" << c.dropout);
+    TemporalMixing<double> tm(
+        {.n_series = c.n, .input_size = c.l, .dropout = c.dropout, .stream = 2});
+    Act x, y;
+    Planner planner;
+    tm.plan(planner, c.batch * c.l);
+    x.plan(planner, "x", c.batch * c.l, c.n);
+    y.plan(planner, "y", c.batch * c.l, c.n);
+    Arena arena(std::move(planner));
+    RngStream rng(3, 1);
+    tm.init(rng);
+    testing::fill_uniform(x.value.view.data, x.value.view.numel(), 4, -2, 2);
+    std::vector<testing::GradVar> vars = {x.var("x")};
+    add_params(tm, vars, 6);
+    const Ctx ctx{.training = c.training, .seed = 9, .step = 2};
+    expect_gradients(
+        vars, {y.out()}, [&] { tm.forward(ctx, x.x(), y.x()); },
+        [&] { tm.backward(ctx, x.x(), y.dx(), x.dx()); });
+  }
+}
+
+TEST(FeatureMixingBlock, GradientsMatchCentralDifferences) {
+  for (const PrenormCase c : kPrenormCases) {
+    SCOPED_TRACE(::testing::Message()
+                 << "N=" << c.n << " L=" << c.l << " K=" << c.ff << " B=" << c.batch
+                 << " training=" << c.training << " p=" << c.dropout);
+    FeatureMixing<double> fm(
+        {.n_series = c.n, .input_size = c.l, .ff = c.ff, .dropout = c.dropout, .stream = 2});
+    Buffer<double> x, dx;
+    Act y;
+    Planner planner;
+    fm.plan(planner, c.batch * c.l);
+    planner.buffer(x, Region::kActivations, "x", {c.batch * c.l, c.n});
+    planner.buffer(dx, Region::kActivationGrads, "dx", {c.batch * c.l, c.n});
+    y.plan(planner, "y", c.batch * c.l, c.n);
+    Arena arena(std::move(planner));
+    RngStream rng(3, 1);
+    fm.init(rng);
+    testing::fill_uniform(x.view.data, x.view.numel(), 4, -2, 2);
+    std::vector<testing::GradVar> vars = {{"x", x.view.data, dx.view.data, x.view.numel(), false}};
+    add_params(fm, vars, 6);
+    const Ctx ctx{.training = c.training, .seed = 9, .step = 2};
+    expect_gradients(
+        vars, {y.out()}, [&] { fm.forward(ctx, x.mat(), y.x()); },
+        [&] { fm.backward(ctx, x.mat(), y.dx(), dx.mat()); });
   }
 }
 

@@ -52,10 +52,14 @@ void transpose_windows(ConstMat<T> x, MatView<T> y, Index batch, bool accumulate
 // ---- TimeLinear ------------------------------------------------------------------------------
 
 template <class T>
-void TimeLinear<T>::plan(Planner& planner, Index max_batch) {
+void TimeLinear<T>::plan(Planner& planner, Index max_rows) {
   SHOAL_CHECK(cfg.in > 0 && cfg.out > 0 && cfg.cols > 0,
               "TimeLinear needs in, out, cols > 0, got {} {} {}", cfg.in, cfg.out, cfg.cols);
   SHOAL_CHECK(cfg.act == Act::kNone || cfg.act == Act::kRelu, "TimeLinear supports none/relu");
+  SHOAL_CHECK(max_rows > 0 && max_rows % cfg.in == 0,
+              "TimeLinear max_rows must be a positive multiple of in = {}, got {}", cfg.in,
+              max_rows);
+  const Index max_batch = max_rows / cfg.in;
   planner.param(weight, "weight", {cfg.out, cfg.in});
   planner.param(bias, "bias", {cfg.out});
   planner.buffer(dz, Region::kScratch, "dz", {max_batch * cfg.out, cfg.cols});
@@ -69,8 +73,8 @@ void TimeLinear<T>::init(RngStream& rng) {
 }
 
 template <class T>
-void TimeLinear<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y, Index batch) {
-  const Index ni = cfg.in, no = cfg.out, c = cfg.cols;
+void TimeLinear<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y) {
+  const Index ni = cfg.in, no = cfg.out, c = cfg.cols, batch = x.rows / ni;
   SHOAL_DCHECK(x.rows == batch * ni && y.rows == batch * no && x.cols == c && y.cols == c);
   const T* w = weight.value.data;
   const T* bs = bias.value.data;
@@ -92,8 +96,8 @@ void TimeLinear<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y, Index batch
 
 template <class T>
 void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy,
-                             MatView<T> dx, Index batch, bool accumulate_dx) {
-  const Index ni = cfg.in, no = cfg.out, c = cfg.cols;
+                             MatView<T> dx, bool accumulate_dx) {
+  const Index ni = cfg.in, no = cfg.out, c = cfg.cols, batch = x.rows / ni;
   SHOAL_DCHECK(dy.rows == batch * no && dy.cols == c && x.rows == batch * ni);
   T* db = bias.grad.data;
   ConstMat<T> g = dy;
@@ -130,8 +134,14 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
 // ---- RevIn -----------------------------------------------------------------------------------
 
 template <class T>
-void RevIn<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(cfg.n_series > 0, "RevIN needs n_series > 0, got {}", cfg.n_series);
+void RevIn<T>::plan(Planner& planner, Index max_rows) {
+  SHOAL_CHECK(cfg.n_series > 0 && cfg.input_size > 0 && cfg.h > 0,
+              "RevIN needs n_series, input_size, h > 0, got {} {} {}", cfg.n_series, cfg.input_size,
+              cfg.h);
+  SHOAL_CHECK(max_rows > 0 && max_rows % cfg.input_size == 0,
+              "RevIN max_rows must be a positive multiple of input_size = {}, got {}",
+              cfg.input_size, max_rows);
+  const Index max_batch = max_rows / cfg.input_size;
   planner.param(affine_weight, "affine_weight", {1, 1, cfg.n_series});
   planner.param(affine_bias, "affine_bias", {1, 1, cfg.n_series});
   planner.buffer(mu, Region::kActivations, "mu", {max_batch, cfg.n_series});
@@ -145,8 +155,8 @@ void RevIn<T>::init(RngStream&) {
 }
 
 template <class T>
-void RevIn<T>::normalize(ConstMat<T> x, MatView<T> y, Index batch) {
-  const Index n = cfg.n_series, len = x.rows / batch;
+void RevIn<T>::normalize(ConstMat<T> x, MatView<T> y) {
+  const Index n = cfg.n_series, len = cfg.input_size, batch = x.rows / len;
   SHOAL_DCHECK(x.cols == n && y.cols == n && y.rows == x.rows && x.rows == batch * len);
   const T* w = affine_weight.value.data;
   const T* bs = affine_bias.value.data;
@@ -175,8 +185,8 @@ void RevIn<T>::normalize(ConstMat<T> x, MatView<T> y, Index batch) {
 }
 
 template <class T>
-void RevIn<T>::normalize_backward(ConstMat<T> x, ConstMat<T> dy, Index batch) {
-  const Index n = cfg.n_series, len = x.rows / batch;
+void RevIn<T>::normalize_backward(ConstMat<T> x, ConstMat<T> dy) {
+  const Index n = cfg.n_series, len = cfg.input_size, batch = x.rows / len;
   T* dw = affine_weight.grad.data;
   T* db = affine_bias.grad.data;
   for (Index b = 0; b < batch; ++b) {
@@ -194,8 +204,8 @@ void RevIn<T>::normalize_backward(ConstMat<T> x, ConstMat<T> dy, Index batch) {
 }
 
 template <class T>
-void RevIn<T>::denormalize(ConstMat<T> x, MatView<T> y, Index batch) {
-  const Index n = cfg.n_series, len = x.rows / batch;
+void RevIn<T>::denormalize(ConstMat<T> x, MatView<T> y) {
+  const Index n = cfg.n_series, len = cfg.h, batch = x.rows / len;
   const T* w = affine_weight.value.data;
   const T* bs = affine_bias.value.data;
   for (Index b = 0; b < batch; ++b) {
@@ -210,8 +220,8 @@ void RevIn<T>::denormalize(ConstMat<T> x, MatView<T> y, Index batch) {
 }
 
 template <class T>
-void RevIn<T>::denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch) {
-  const Index n = cfg.n_series, len = x.rows / batch;
+void RevIn<T>::denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx) {
+  const Index n = cfg.n_series, len = cfg.h, batch = x.rows / len;
   const T* w = affine_weight.value.data;
   const T* bs = affine_bias.value.data;
   T* dw = affine_weight.grad.data;
@@ -275,8 +285,11 @@ FeatureMixingX<T>::FeatureMixingX(Config c)
       norm({.normalized_shape = {c.h, c.out}, .cols = c.out}) {}
 
 template <class T>
-void FeatureMixingX<T>::plan(Planner& planner, Index max_batch) {
-  const Index rows = max_batch * cfg.h;
+void FeatureMixingX<T>::plan(Planner& planner, Index max_rows) {
+  SHOAL_CHECK(cfg.h > 0 && max_rows > 0 && max_rows % cfg.h == 0,
+              "FeatureMixingX max_rows must be a positive multiple of h = {}, got {}", cfg.h,
+              max_rows);
+  const Index rows = max_rows;
   each_child([&](std::string_view prefix, auto& layer) {
     planner.push_scope(prefix);
     layer.plan(planner, rows);
@@ -302,9 +315,8 @@ void FeatureMixingX<T>::init(RngStream& rng) {
 }
 
 template <class T>
-void FeatureMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch,
-                                Index row0) {
-  const Index rows = batch * cfg.h;
+void FeatureMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0) {
+  const Index rows = x.rows;
   MatView<T> a1r = a1.mat().rows_block(0, rows), a2r = a2.mat().rows_block(0, rows),
              sr = s.mat().rows_block(0, rows);
   // The first chunk of a batch packs the transposed weights; later chunks reuse them.
@@ -325,8 +337,8 @@ void FeatureMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Ind
 
 template <class T>
 void FeatureMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
-                                 Index batch, Index row0) {
-  const Index rows = batch * cfg.h;
+                                 Index row0) {
+  const Index rows = x.rows;
   MatView<T> a1r = a1.mat().rows_block(0, rows), a2r = a2.mat().rows_block(0, rows),
              sr = s.mat().rows_block(0, rows), dsr = ds.mat().rows_block(0, rows),
              da1r = da1.mat().rows_block(0, rows);
@@ -360,13 +372,13 @@ TemporalMixingX<T>::TemporalMixingX(Config c)
       drop({.p = c.dropout, .stream = c.stream}) {}
 
 template <class T>
-void TemporalMixingX<T>::plan(Planner& planner, Index max_batch) {
-  const Index rows = max_batch * cfg.h;
+void TemporalMixingX<T>::plan(Planner& planner, Index max_rows) {
+  const Index rows = max_rows;
   planner.push_scope("temporal_norm.");
   norm.plan(planner, rows);
   planner.pop_scope();
   planner.push_scope("temporal_lin.");
-  lin.plan(planner, max_batch);
+  lin.plan(planner, rows);
   planner.pop_scope();
   drop.plan(planner, rows);
   planner.buffer(a, Region::kActivations, "a", {rows, cfg.cols});
@@ -381,19 +393,18 @@ void TemporalMixingX<T>::init(RngStream& rng) {
 }
 
 template <class T>
-void TemporalMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch,
-                                 Index row0) {
-  const Index rows = batch * cfg.h;
+void TemporalMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0) {
+  const Index rows = x.rows;
   MatView<T> ar = a.mat().rows_block(0, rows), sr = s.mat().rows_block(0, rows);
-  lin.forward(ctx, x, ar, batch);
+  lin.forward(ctx, x, ar);
   drop.forward(ctx, ar, ar, row0);
   norm.forward_residual(ctx, ar, x, sr, y);
 }
 
 template <class T>
 void TemporalMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
-                                  Index batch, Index row0) {
-  const Index rows = batch * cfg.h;
+                                  Index row0) {
+  const Index rows = x.rows;
   MatView<T> ar = a.mat().rows_block(0, rows), sr = s.mat().rows_block(0, rows);
   // The norm's input gradient is the residual's share of dx; the time Linear then adds its own.
   norm.backward(ctx, sr, ConstMat<T>{}, dy, dx);
@@ -403,7 +414,7 @@ void TemporalMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy,
     drop.backward(ctx, ar, ar, dx, d, row0);
     dar = d;
   }
-  lin.backward(ctx, x, ar, dar, dx, batch, /*accumulate_dx=*/true);
+  lin.backward(ctx, x, ar, dar, dx, /*accumulate_dx=*/true);
 }
 
 #define SHOAL_INSTANTIATE(T)                           \
