@@ -257,5 +257,27 @@ TEST(FeatureMixingBlock, GradientsMatchCentralDifferences) {
   }
 }
 
+// Each block's analytic cost is affine in its rows (what the profiler's zones assume), and the
+// blocks' parts add up: FeatureMixingX without dropout or projection is its two Linears, the
+// residual add and its LayerNorm.
+TEST(MixingBlockCosts, AffineInRowsAndSumOfTheirLayers) {
+  FeatureMixingX<float> fm({.in = 6, .out = 6, .h = 3, .ff = 5});
+  const auto at = [&](double rows) { return fm.forward_cost(rows); };
+  EXPECT_EQ(at(7).flops - at(3).flops, 4 * (at(1).flops - at(0).flops));
+  EXPECT_EQ(at(7).bytes - at(3).bytes, 4 * (at(1).bytes - at(0).bytes));
+  const profile::Cost parts = fm.lin1.forward_cost(12) + fm.lin2.forward_cost(12) +
+                              profile::elementwise(12, 6, 1, 2, 4) + fm.norm.forward_cost(12);
+  EXPECT_EQ(fm.forward_cost(12), parts);
+  FeatureMixingX<float> dropped({.in = 6, .out = 4, .h = 3, .ff = 5, .dropout = 0.5});
+  EXPECT_EQ(dropped.forward_cost(12).flops,
+            fm.lin1.forward_cost(12).flops + dropped.lin2.forward_cost(12).flops +
+                dropped.proj.forward_cost(12).flops + 12 * 4 + dropped.norm.forward_cost(12).flops +
+                12 * 5 + 12 * 4);
+  EXPECT_LT(dropped.backward_cost(12, false).flops, dropped.backward_cost(12, true).flops);
+  TimeLinear<float> lin({.in = 4, .out = 2, .cols = 3});
+  // 2 windows of 4 rows: a Linear 4 → 2 on 2·3 columns.
+  EXPECT_EQ(lin.forward_cost(8), profile::linear_forward(6, 4, 2, true, profile::ActKind::kNone));
+}
+
 }  // namespace mixing_test
 }  // namespace shoal

@@ -20,6 +20,7 @@
 #include "shoal/core/arena.h"
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
+#include "shoal/profile/cost.h"
 
 namespace shoal::layers {
 
@@ -65,6 +66,16 @@ struct LayerNorm {
   void forward_residual(const Ctx& ctx, ConstMat<T> a, ConstMat<T> res, MatView<T> s, MatView<T> y);
   // dx is overwritten (it may alias dy); weight.grad and bias.grad accumulate. y is not used.
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx);
+
+  // Analytic cost (profile/cost.h) of one call on `rows` rows of x, counted per row of the view
+  // as cost.h's closed forms do (rows · cols elements; forward_residual's add is its caller's).
+  profile::Cost forward_cost(double rows) const {
+    return profile::layer_norm_forward(rows, double(cols()), has_weight(), sizeof(T));
+  }
+  profile::Cost backward_cost(double rows) const {
+    return profile::layer_norm_backward_dx(rows, double(cols()), sizeof(T)) +
+           profile::layer_norm_backward_dw(rows, double(cols()), has_weight(), sizeof(T));
+  }
 };
 
 }  // namespace shoal::layers

@@ -7,7 +7,9 @@
 //
 // The blocks follow the layer convention (layers/README.md): plan(planner, max_rows) with the
 // rows of the input view ([B·R, C] has B·R), and forward/backward on views alone; a block knows
-// its window length R from its Config, so its windows are x.rows / R.
+// its window length R from its Config, so its windows are x.rows / R. Each block also reports
+// its analytic cost per call, forward_cost(rows) and backward_cost(rows[, dx]), of its input
+// rows (profile/cost.h conventions); models register their profiler zones from these.
 //
 // Legend: B windows, R rows (time steps) per window, C features, I/O in/out sizes of a Linear,
 // L input_size, H horizon, N series, K ff_dim.
@@ -24,6 +26,7 @@
 #include "shoal/layers/dropout.h"
 #include "shoal/layers/layer_norm.h"
 #include "shoal/layers/linear.h"
+#include "shoal/profile/cost.h"
 
 namespace shoal::models {
 
@@ -62,6 +65,9 @@ struct TimeLinear {
   // (dy is read in full before dx is written).
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx,
                 bool accumulate_dx);
+  // A Linear I → O on the B·C columns of rows = B·I input rows.
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows, bool dx = true) const;
 };
 
 // RevINMultivariate(num_features = N, affine = True) on [B, L, N] and [B, H, N] views.
@@ -101,6 +107,12 @@ struct RevIn {
   void denormalize(ConstMat<T> x, MatView<T> y);
   // dx overwritten; weight/bias grads accumulate.
   void denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx);
+  // Statistics (4 FLOPs per element) and normalise + affine (4); the inverse 4; the backwards
+  // 2 (affine grads) and 4. rows: the input's, B·L or B·H.
+  profile::Cost normalize_cost(double rows) const;
+  profile::Cost normalize_backward_cost(double rows) const;
+  profile::Cost denormalize_cost(double rows) const;
+  profile::Cost denormalize_backward_cost(double rows) const;
 };
 
 // TSMixerx FeatureMixing(in → out), post-norm, on [B·H, in]:
@@ -145,6 +157,8 @@ struct FeatureMixingX {
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0 = 0);
   // dx overwritten; an empty dx (no data) skips the input gradient.
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index row0 = 0);
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows, bool dx = true) const;
 
  private:
   template <class F>
@@ -188,6 +202,8 @@ struct TemporalMixingX {
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0 = 0);
   // dx overwritten (dy may alias it).
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index row0 = 0);
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows, bool dx = true) const;
 };
 
 // TSMixer TemporalMixing, pre-norm, on x [B·L, N] (no norm after the add):
@@ -227,6 +243,8 @@ struct TemporalMixing {
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
   // dx (if it has data) overwritten.
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx);
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows) const;
 };
 
 // TSMixer FeatureMixing(N → K → N), pre-norm, on x [B·L, N]:
@@ -266,6 +284,8 @@ struct FeatureMixing {
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
   // dx overwritten.
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx);
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows) const;
 };
 
 // Elementwise helpers on views (row by row, any ld).

@@ -52,8 +52,8 @@ class TSMixer {
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones per half block ("mixing_layers.{k}.temporal_mixer", ".feature_mixer"), RevIN
-  // and the head, rows = windows, analytic costs (tsmixer_zones.cpp); recorded when
-  // ctx.profiler is set.
+  // and the head, rows = windows, with the blocks' own analytic costs (models/zones.h);
+  // recorded when ctx.profiler is set.
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>

@@ -131,6 +131,26 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
   }
 }
 
+template <class T>
+profile::Cost TimeLinear<T>::forward_cost(double rows) const {
+  const double columns = rows / double(cfg.in) * double(cfg.cols);
+  return profile::linear_forward(
+      columns, double(cfg.in), double(cfg.out), true,
+      cfg.act == Act::kRelu ? profile::ActKind::kRelu : profile::ActKind::kNone, sizeof(T));
+}
+
+template <class T>
+profile::Cost TimeLinear<T>::backward_cost(double rows, bool dx) const {
+  const double columns = rows / double(cfg.in) * double(cfg.cols);
+  profile::Cost c =
+      profile::linear_backward_dw(columns, double(cfg.in), double(cfg.out), true, sizeof(T));
+  if (dx)
+    c += profile::linear_backward_dx(
+        columns, double(cfg.in), double(cfg.out),
+        cfg.act == Act::kRelu ? profile::ActKind::kRelu : profile::ActKind::kNone, sizeof(T));
+  return c;
+}
+
 // ---- RevIn -----------------------------------------------------------------------------------
 
 template <class T>
@@ -241,6 +261,23 @@ void RevIn<T>::denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx
       }
     }
   }
+}
+
+template <class T>
+profile::Cost RevIn<T>::normalize_cost(double rows) const {
+  return profile::elementwise(rows, double(cfg.n_series), 8, 1, sizeof(T));
+}
+template <class T>
+profile::Cost RevIn<T>::normalize_backward_cost(double rows) const {
+  return profile::elementwise(rows, double(cfg.n_series), 2, 2, sizeof(T));
+}
+template <class T>
+profile::Cost RevIn<T>::denormalize_cost(double rows) const {
+  return profile::elementwise(rows, double(cfg.n_series), 4, 1, sizeof(T));
+}
+template <class T>
+profile::Cost RevIn<T>::denormalize_backward_cost(double rows) const {
+  return profile::elementwise(rows, double(cfg.n_series), 4, 2, sizeof(T));
 }
 
 // ---- FeatureMixingX --------------------------------------------------------------------------
@@ -362,6 +399,27 @@ void FeatureMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, 
   }
 }
 
+// lin1 + ReLU, dropout, lin2, dropout, the residual (projected when in ≠ out) added in the
+// norm's first pass, LayerNorm over (H, out); the backward's residual share is not counted.
+template <class T>
+profile::Cost FeatureMixingX<T>::forward_cost(double rows) const {
+  profile::Cost c = lin1.forward_cost(rows) + lin2.forward_cost(rows) +
+                    profile::elementwise(rows, double(cfg.out), 1, 2, sizeof(T)) +
+                    norm.forward_cost(rows) + drop1.cost(rows, double(cfg.ff)) +
+                    drop2.cost(rows, double(cfg.out));
+  if (projects()) c += proj.forward_cost(rows);
+  return c;
+}
+
+template <class T>
+profile::Cost FeatureMixingX<T>::backward_cost(double rows, bool dx) const {
+  profile::Cost c = norm.backward_cost(rows) + lin2.backward_cost(rows) +
+                    lin1.backward_cost(rows, dx) + drop1.cost(rows, double(cfg.ff)) +
+                    drop2.cost(rows, double(cfg.out));
+  if (projects()) c += proj.backward_cost(rows, dx);
+  return c;
+}
+
 // ---- TemporalMixingX -------------------------------------------------------------------------
 
 template <class T>
@@ -415,6 +473,21 @@ void TemporalMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy,
     dar = d;
   }
   lin.backward(ctx, x, ar, dar, dx, /*accumulate_dx=*/true);
+}
+
+// The time Linear H → H + ReLU on the windows' columns, dropout, the residual added in the
+// norm's first pass, LayerNorm over (H, C); the backward adds the Linear's dx to the norm's.
+template <class T>
+profile::Cost TemporalMixingX<T>::forward_cost(double rows) const {
+  return lin.forward_cost(rows) + profile::elementwise(rows, double(cfg.cols), 1, 2, sizeof(T)) +
+         norm.forward_cost(rows) + drop.cost(rows, double(cfg.cols));
+}
+
+template <class T>
+profile::Cost TemporalMixingX<T>::backward_cost(double rows, bool dx) const {
+  return norm.backward_cost(rows) + lin.backward_cost(rows, dx) +
+         profile::elementwise(rows, double(cfg.cols), 1, 2, sizeof(T)) +
+         drop.cost(rows, double(cfg.cols));
 }
 
 #define SHOAL_INSTANTIATE(T)                           \

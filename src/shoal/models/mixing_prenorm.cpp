@@ -85,6 +85,22 @@ void TemporalMixing<T>::backward(const Ctx& ctx, ConstMat<T> /*x*/, ConstMat<T> 
   transpose_windows<T>(rows_of(dtt, rn), dx, bsz, true);
 }
 
+// BatchNorm over (N·L) per window, the time Linear L → L + ReLU on the windows' N columns,
+// dropout, the residual add; transposes are data movement (not counted).
+template <class T>
+profile::Cost TemporalMixing<T>::forward_cost(double rows) const {
+  const double e = sizeof(T), n = double(cfg.n_series), windows = rows / double(cfg.input_size);
+  return norm.forward_cost(windows) + lin.forward_cost(windows * n) + drop.cost(rows, n) +
+         profile::elementwise(rows, n, 1, 2, e);
+}
+
+template <class T>
+profile::Cost TemporalMixing<T>::backward_cost(double rows) const {
+  const double e = sizeof(T), n = double(cfg.n_series), windows = rows / double(cfg.input_size);
+  return profile::elementwise(rows, n, 1, 2, e) + drop.cost(rows, n) +
+         lin.backward_cost(windows * n) + norm.backward_cost(windows);
+}
+
 // ---- FeatureMixing ---------------------------------------------------------------------------
 
 template <class T>
@@ -160,6 +176,23 @@ void FeatureMixing<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, M
   MatView<T> dn = rows_of(dbn, rows);
   for (Index r = 0; r < rows; ++r)
     for (Index j = 0; j < n; ++j) dx(r, j) = dy(r, j) + dn(r, j);
+}
+
+// BatchNorm over (L·N) per window, Linear N → K + ReLU, dropout, Linear K → N, dropout, the
+// residual add, on B·L rows.
+template <class T>
+profile::Cost FeatureMixing<T>::forward_cost(double rows) const {
+  const double e = sizeof(T), n = double(cfg.n_series), k = double(cfg.ff);
+  return norm.forward_cost(rows / double(cfg.input_size)) + lin1.forward_cost(rows) +
+         drop1.cost(rows, k) + lin2.forward_cost(rows) + drop2.cost(rows, n) +
+         profile::elementwise(rows, n, 1, 2, e);
+}
+
+template <class T>
+profile::Cost FeatureMixing<T>::backward_cost(double rows) const {
+  const double n = double(cfg.n_series), k = double(cfg.ff);
+  return drop2.cost(rows, n) + lin2.backward_cost(rows) + drop1.cost(rows, k) +
+         lin1.backward_cost(rows) + norm.backward_cost(rows / double(cfg.input_size));
 }
 
 template struct TemporalMixing<float>;

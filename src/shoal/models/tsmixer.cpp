@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "shoal/models/zones.h"
+
 namespace shoal::models {
 
 template <class T>
@@ -80,6 +82,24 @@ void TSMixer<T>::init(RngStream& rng) {
     b.feature.init(rng);
   }
   out_.init(rng);
+}
+
+template <class T>
+void TSMixer<T>::register_zones(profile::Recorder& rec, int model) {
+  const double l = double(cfg_.input_size), h = double(cfg_.h);
+  for (size_t k = 0; k < blocks_.size(); ++k) {
+    Block& b = blocks_[k];
+    const std::string p = block_prefix(k);
+    b.temporal_zones = block_zones(rec, model, p + "temporal_mixer", l, b.temporal);
+    b.feature_zones = block_zones(rec, model, p + "feature_mixer", l, b.feature);
+  }
+  norm_zones_ = cost_zones(
+      rec, model, "norm", l, [&](double r) { return revin_.normalize_cost(r); },
+      [&](double r) { return revin_.normalize_backward_cost(r); });
+  norm_inverse_zones_ = cost_zones(
+      rec, model, "norm.inverse", h, [&](double r) { return revin_.denormalize_cost(r); },
+      [&](double r) { return revin_.denormalize_backward_cost(r); });
+  out_zones_ = block_zones(rec, model, "out", l, out_);
 }
 
 template <class T>

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "shoal/models/zones.h"
+
 namespace shoal::models {
 
 template <class T>
@@ -287,6 +289,39 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   zone.next(zones_.norm.backward);
   if (cfg_.revin)
     revin_.normalize_backward(ConstMat<T>(in.insample_y, rl, n), dxin.cols_block(0, n));
+}
+
+// Every zone's cost is its block's own (models/zones.h). The norm zone also packs the X + F
+// exogenous channels beside y, counted at RevIN's rate per element, so that zone reads per
+// element of the projection's input (C₀·N columns).
+template <class T>
+void TSMixerx<T>::register_zones(profile::Recorder& rec, int model) {
+  const double l = double(cfg_.input_size), h = double(cfg_.h),
+               packed = double((c0() - 1) * cfg_.n_series);
+  zones_.norm = cost_zones(
+      rec, model, "norm", l,
+      [&](double r) {
+        return revin_.normalize_cost(r) + profile::elementwise(r, packed, 8, 1, sizeof(T));
+      },
+      [&](double r) { return revin_.normalize_backward_cost(r); });
+  zones_.norm_inverse = cost_zones(
+      rec, model, "norm.inverse", h, [&](double r) { return revin_.denormalize_cost(r); },
+      [&](double r) { return revin_.denormalize_backward_cost(r); });
+  zones_.projection = block_zones(rec, model, "temporal_projection", l, projection_, cfg_.revin);
+  zones_.fm_hist = block_zones(rec, model, "feature_mixer_hist", h, *fm_hist_);
+  // The exogenous-only mixers need no input gradient.
+  if (fm_futr_) zones_.fm_futr = block_zones(rec, model, "feature_mixer_futr", h, *fm_futr_, false);
+  if (fm_stat_) zones_.fm_stat = block_zones(rec, model, "feature_mixer_stat", h, *fm_stat_, false);
+  zones_.mixers.assign(mixers_.size(), {});
+  for (size_t j = 0; j < mixers_.size(); ++j) {
+    const std::string p = mixer_prefix(j);
+    const Mixer& mx = mixers_[j];
+    if (mx.stat)
+      zones_.mixers[j].stat = block_zones(rec, model, p + "feature_mixer_stat", h, *mx.stat, false);
+    zones_.mixers[j].temporal = block_zones(rec, model, p + "temporal_mixer", h, *mx.temporal);
+    zones_.mixers[j].feature = block_zones(rec, model, p + "feature_mixer", h, *mx.feature);
+  }
+  zones_.out = block_zones(rec, model, "out", h, out_);
 }
 
 template class TSMixerx<float>;
