@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 #include <vector>
@@ -18,14 +19,15 @@ struct LayerNormRig {
   Buffer<T> x, y, dy, dx;
   Arena arena;
 
+  // n samples: [n, F], or [n·R, C] when the config's cols is C (R rows per sample).
   LayerNormRig(typename LayerNorm<T>::Config cfg, Index n) : layer(cfg) {
-    const Index f = layer.features();
+    const Index rows = n * layer.rows_per_sample(), c = layer.cols();
     Planner planner;
-    layer.plan(planner, n);
-    planner.buffer(x, Region::kActivations, "x", {n, f});
-    planner.buffer(y, Region::kActivations, "y", {n, f});
-    planner.buffer(dy, Region::kActivationGrads, "dy", {n, f});
-    planner.buffer(dx, Region::kActivationGrads, "dx", {n, f});
+    layer.plan(planner, rows);
+    planner.buffer(x, Region::kActivations, "x", {rows, c});
+    planner.buffer(y, Region::kActivations, "y", {rows, c});
+    planner.buffer(dy, Region::kActivationGrads, "dy", {rows, c});
+    planner.buffer(dx, Region::kActivationGrads, "dx", {rows, c});
     arena = Arena(std::move(planner));
     RngStream rng(1, 2);
     layer.init(rng);
@@ -37,11 +39,12 @@ struct LayerNormCase {
   Shape shape;
   bool affine;
   bool bias;
+  Index cols = 0;  // C: a sample is F / C rows of the view
 };
 
 void PrintTo(const LayerNormCase& c, std::ostream* os) {
   *os << "n=" << c.n << " shape=" << c.shape.str() << (c.affine ? " affine" : " no-affine")
-      << (c.bias ? " bias" : " no-bias");
+      << (c.bias ? " bias" : " no-bias") << " cols=" << c.cols;
 }
 
 class LayerNormGrad : public ::testing::TestWithParam<LayerNormCase> {};
@@ -49,7 +52,8 @@ class LayerNormGrad : public ::testing::TestWithParam<LayerNormCase> {};
 TEST_P(LayerNormGrad, MatchesCentralDifferences) {
   const auto c = GetParam();
   LayerNormRig<double> rig(
-      {.normalized_shape = c.shape, .elementwise_affine = c.affine, .bias = c.bias}, c.n);
+      {.normalized_shape = c.shape, .elementwise_affine = c.affine, .bias = c.bias, .cols = c.cols},
+      c.n);
   auto& layer = rig.layer;
   const Index f = layer.features();
   testing::fill_uniform(rig.x.view.data, rig.x.view.numel(), 3, -2, 3);
@@ -75,7 +79,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(LayerNormCase{1, {7}, true, true}, LayerNormCase{1, {1, 8}, true, true},
                       LayerNormCase{3, {9}, true, true}, LayerNormCase{2, {3, 5}, true, false},
                       LayerNormCase{4, {16}, false, false}, LayerNormCase{3, {17}, true, true},
-                      LayerNormCase{2, {2, 3}, true, true}));
+                      LayerNormCase{2, {2, 3}, true, true},
+                      // Windows of rows (TSMixerx's norm over (H, C)): one row, C around the
+                      // 8-wide vector, every affine variant.
+                      LayerNormCase{1, {1, 8}, true, true, 8},
+                      LayerNormCase{2, {3, 5}, true, true, 5},
+                      LayerNormCase{3, {2, 8}, true, false, 8},
+                      LayerNormCase{2, {4, 9}, false, false, 9},
+                      LayerNormCase{1, {3, 16}, true, true, 16}));
 
 TEST(LayerNorm, KnownRowWithAffine) {
   LayerNormRig<double> rig({.normalized_shape = {4}}, 1);
@@ -148,6 +159,80 @@ TEST(LayerNorm, StridedViewsMatchContiguous) {
     }
 }
 
+// A window of R rows of a column block (ld > C) is the same sample as one contiguous row of
+// R·C: the same statistics, outputs and gradients up to the order of the sums.
+TEST(LayerNorm, WindowsOfStridedRowsMatchFlattenedRows) {
+  const Index n = 3, r = 4, c = 9, ld = 13;
+  LayerNormRig<double> flat({.normalized_shape = {r, c}}, n);
+  LayerNorm<double> win({.normalized_shape = {r, c}, .cols = c});
+  Planner planner;
+  win.plan(planner, n * r);
+  Arena arena(std::move(planner));
+  testing::fill_uniform(flat.x.view.data, n * r * c, 8, 5, 7);
+  testing::fill_uniform(flat.dy.view.data, n * r * c, 9);
+  testing::fill_uniform(flat.layer.p.weight.value.data, r * c, 10);
+  testing::fill_uniform(flat.layer.p.bias.value.data, r * c, 11);
+  std::copy(flat.layer.p.weight.value.begin(), flat.layer.p.weight.value.end(),
+            win.p.weight.value.data);
+  std::copy(flat.layer.p.bias.value.begin(), flat.layer.p.bias.value.end(), win.p.bias.value.data);
+  Ctx ctx;
+  flat.layer.forward(ctx, flat.x.mat(), flat.y.mat());
+  flat.layer.backward(ctx, flat.x.mat(), flat.y.mat(), flat.dy.mat(), flat.dx.mat());
+  std::vector<double> wx(n * r * ld, 99.0), wy(n * r * ld, 99.0), wdy(n * r * ld, 99.0),
+      wdx(n * r * ld, 99.0);
+  MatView<double> xs(wx.data() + 2, n * r, c, ld), ys(wy.data() + 2, n * r, c, ld),
+      dys(wdy.data() + 2, n * r, c, ld), dxs(wdx.data() + 2, n * r, c, ld);
+  for (Index i = 0; i < n * r; ++i)
+    for (Index j = 0; j < c; ++j) {
+      xs(i, j) = flat.x.view.data[i * c + j];
+      dys(i, j) = flat.dy.view.data[i * c + j];
+    }
+  std::fill(win.p.weight.grad.begin(), win.p.weight.grad.end(), 0.0);
+  std::fill(win.p.bias.grad.begin(), win.p.bias.grad.end(), 0.0);
+  win.forward(ctx, xs, ys);
+  win.backward(ctx, xs, ys, dys, dxs);
+  for (Index s = 0; s < n; ++s) {
+    EXPECT_NEAR(win.mean.view.data[s], flat.layer.mean.view.data[s], 1e-13);
+    EXPECT_NEAR(win.rstd.view.data[s], flat.layer.rstd.view.data[s], 1e-12);
+  }
+  for (Index i = 0; i < n * r; ++i)
+    for (Index j = 0; j < c; ++j) {
+      EXPECT_NEAR(ys(i, j), flat.y.view.data[i * c + j], 1e-12);
+      EXPECT_NEAR(dxs(i, j), flat.dx.view.data[i * c + j], 1e-12);
+    }
+  for (Index k = 0; k < r * c; ++k) {
+    EXPECT_NEAR(win.p.weight.grad.data[k], flat.layer.p.weight.grad.data[k], 1e-12);
+    EXPECT_NEAR(win.p.bias.grad.data[k], flat.layer.p.bias.grad.data[k], 1e-12);
+  }
+  for (Index i = 0; i < n * r; ++i)  // nothing outside the views
+    for (Index j = 0; j < ld; ++j)
+      if (j < 2 || j >= 2 + c) {
+        const size_t e = static_cast<size_t>(i * ld + j);
+        EXPECT_EQ(wy[e], 99.0);
+        EXPECT_EQ(wdx[e], 99.0);
+      }
+}
+
+// forward_residual is the add, then the plain forward on the sum.
+TEST(LayerNorm, ResidualForwardIsAddThenNorm) {
+  const Index n = 2, r = 3, c = 8;
+  LayerNormRig<float> rig({.normalized_shape = {r, c}, .cols = c}, n);
+  std::vector<float> a(n * r * c), res(n * r * c), s(n * r * c), y(n * r * c);
+  testing::fill_uniform(a.data(), n * r * c, 1);
+  testing::fill_uniform(res.data(), n * r * c, 2);
+  testing::fill_uniform(rig.layer.p.weight.value.data, r * c, 3);
+  Ctx ctx;
+  rig.layer.forward_residual(
+      ctx, ConstMat<float>(a.data(), n * r, c), ConstMat<float>(res.data(), n * r, c),
+      MatView<float>(s.data(), n * r, c), MatView<float>(y.data(), n * r, c));
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(s[i], a[i] + res[i]);
+    rig.x.view.data[i] = a[i] + res[i];
+  }
+  rig.layer.forward(ctx, rig.x.mat(), rig.y.mat());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(y[i], rig.y.view.data[i]) << i;
+}
+
 TEST(LayerNorm, InputGradOverwritesParamGradsAccumulate) {
   LayerNormRig<double> rig({.normalized_shape = {8}}, 2);
   testing::fill_uniform(rig.x.view.data, 16, 11);
@@ -170,6 +255,14 @@ TEST(LayerNorm, PlanRejectsEmptyShape) {
   LayerNorm<float> layer({.normalized_shape = {}});
   Planner planner;
   EXPECT_THROW(layer.plan(planner, 4), Error);
+}
+
+TEST(LayerNorm, PlanRejectsColsOtherThanFOrLastDimAndPartialWindows) {
+  Planner planner;
+  LayerNorm<float> odd_cols({.normalized_shape = {3, 4}, .cols = 6});
+  EXPECT_THROW(odd_cols.plan(planner, 6), Error);
+  LayerNorm<float> windows({.normalized_shape = {3, 4}, .cols = 4});
+  EXPECT_THROW(windows.plan(planner, 7), Error);  // not a whole number of 3-row windows
 }
 
 }  // namespace layer_norm_test

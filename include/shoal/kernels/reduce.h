@@ -21,6 +21,20 @@ double lane_sum(Index n, F&& f) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
 }
 
+// Σ_j f(j) over [0, n) in 8 independent lanes of T, joined in a fixed tree (vectorisable
+// without -ffast-math; the order depends only on n). For short rows whose sums are joined in
+// double by the caller (the LayerNorm and time-Linear kernels).
+template <class T, class F>
+T row_lane_sum(Index n, F&& f) {
+  T acc[8] = {};
+  Index j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += f(j + k);
+  T tail = 0;
+  for (; j < n; ++j) tail += f(j);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
+}
+
 // s[f] = Σ_n x(n, f)  for x [N, F] (any ld ≥ F), s [F]; with accumulate, s[f] += that sum.
 // Used for bias gradients.
 template <class T>

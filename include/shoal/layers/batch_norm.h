@@ -24,6 +24,7 @@
 #include "shoal/core/arena.h"
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
+#include "shoal/profile/cost.h"
 
 namespace shoal::layers {
 
@@ -64,6 +65,15 @@ struct BatchNorm1d {
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
   // Uses ctx.training, which must match the forward's. dx overwritten; grads accumulate.
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx);
+
+  // Analytic cost (profile/cost.h) of one call on `rows` rows.
+  profile::Cost forward_cost(double rows) const {
+    return profile::batch_norm_forward(rows, double(cfg.num_features), cfg.affine, sizeof(T));
+  }
+  profile::Cost backward_cost(double rows) const {
+    return profile::batch_norm_backward_dx(rows, double(cfg.num_features), sizeof(T)) +
+           profile::batch_norm_backward_dw(rows, double(cfg.num_features), cfg.affine, sizeof(T));
+  }
 };
 
 }  // namespace shoal::layers

@@ -19,6 +19,7 @@
 #include "shoal/core/arena.h"
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
+#include "shoal/profile/cost.h"
 
 namespace shoal::layers {
 
@@ -48,6 +49,12 @@ struct Dropout {
   // Whether element (r, c) of a [rows, cols] tensor is kept at ctx.step (training mode); for
   // tests and for fused consumers that need the same mask.
   bool kept(const Ctx& ctx, Index cols, Index r, Index c) const;
+
+  // Analytic cost of a forward or a backward on [rows, cols] (the same mask multiply); nothing
+  // when p = 0 (the identity).
+  profile::Cost cost(double rows, double cols) const {
+    return cfg.p > 0 ? profile::dropout(rows, cols, sizeof(T)) : profile::Cost{};
+  }
 };
 
 }  // namespace shoal::layers

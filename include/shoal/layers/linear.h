@@ -8,6 +8,7 @@
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
 #include "shoal/kernels/gemm.h"
+#include "shoal/profile/cost.h"
 
 namespace shoal::layers {
 
@@ -43,6 +44,26 @@ struct Linear {
   void init(RngStream& rng);
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx);
+
+  // Analytic cost (profile/cost.h) of one call on `rows` rows; a backward without dx computes
+  // the parameter gradients only.
+  profile::Cost forward_cost(double rows) const {
+    return profile::linear_forward(rows, double(cfg.in), double(cfg.out), cfg.bias, act_kind(),
+                                   sizeof(T));
+  }
+  profile::Cost backward_cost(double rows, bool dx = true) const {
+    profile::Cost c =
+        profile::linear_backward_dw(rows, double(cfg.in), double(cfg.out), cfg.bias, sizeof(T));
+    if (dx)
+      c +=
+          profile::linear_backward_dx(rows, double(cfg.in), double(cfg.out), act_kind(), sizeof(T));
+    return c;
+  }
+  profile::ActKind act_kind() const {
+    return cfg.act == Act::kRelu   ? profile::ActKind::kRelu
+           : cfg.act == Act::kGelu ? profile::ActKind::kGelu
+                                   : profile::ActKind::kNone;
+  }
 };
 
 }  // namespace shoal::layers

@@ -5,6 +5,12 @@
 // time-wise ones (TimeLinear) are one GEMM per window with the weight on the left, so no
 // transpose is ever materialised. Every view may have ld > cols (concat as column blocks).
 //
+// The blocks follow the layer convention (layers/README.md): plan(planner, max_rows) with the
+// rows of the input view ([B·R, C] has B·R), and forward/backward on views alone; a block knows
+// its window length R from its Config, so its windows are x.rows / R. Each block also reports
+// its analytic cost per call, forward_cost(rows) and backward_cost(rows[, dx]), of its input
+// rows (profile/cost.h conventions); models register their profiler zones from these.
+//
 // Legend: B windows, R rows (time steps) per window, C features, I/O in/out sizes of a Linear,
 // L input_size, H horizon, N series, K ff_dim.
 #pragma once
@@ -16,8 +22,11 @@
 #include "shoal/core/arena.h"
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
+#include "shoal/layers/batch_norm.h"
 #include "shoal/layers/dropout.h"
+#include "shoal/layers/layer_norm.h"
 #include "shoal/layers/linear.h"
+#include "shoal/profile/cost.h"
 
 namespace shoal::models {
 
@@ -46,55 +55,22 @@ struct TimeLinear {
     f(std::string_view("weight"), weight);
     f(std::string_view("bias"), bias);
   }
-  void plan(Planner& planner, Index max_batch);
+  // max_rows: rows of x, B·I.
+  void plan(Planner& planner, Index max_rows);
   void init(RngStream& rng);
   // x [B·I, C], y [B·O, C].
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch);
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
   // dx (if it has data) is overwritten, or added to with accumulate_dx (a residual's gradient
   // already stored there). weight/bias grads accumulate. dy may alias dx when accumulate_dx
   // (dy is read in full before dx is written).
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx,
-                Index batch, bool accumulate_dx);
+                bool accumulate_dx);
+  // A Linear I → O on the B·C columns of rows = B·I input rows.
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows, bool dx = true) const;
 };
 
-// nn.LayerNorm((R, C)) on a [B·R, C] view: window b (rows b·R … b·R + R − 1) is normalised over
-// all its R·C elements (biased variance, eps inside the root); weight and bias are [R, C].
-// The window need not be contiguous, so producers can write into a column block of a concat
-// buffer. Two passes for the statistics (mean, then Σ(x − μ)²), each row summed in T and the
-// rows joined in double, so a large offset does not cancel the variance.
-//
-// Fusions (TSMixerx's post-norm blocks): forward_residual adds the residual while it sums
-// (s = a + r is written for the backward), so the add is not a pass of its own; the backward
-// reads dy and s twice (statistics, then dx) and accumulates the affine grads in the first.
-template <class T>
-struct WindowLayerNorm {
-  struct Config {
-    Index rows = 0;  // R
-    Index cols = 0;  // C
-    double eps = 1e-5;
-  };
-  Config cfg;
-  Param<T> weight;  // [R, C], init 1
-  Param<T> bias;    // [R, C], init 0
-  Buffer<T> mean;   // [B]
-  Buffer<T> rstd;   // [B]
-
-  explicit WindowLayerNorm(Config c) : cfg(c) {}
-  template <class F>
-  void for_each_param(F&& f) {
-    f(std::string_view("weight"), weight);
-    f(std::string_view("bias"), bias);
-  }
-  void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch);
-  // s = a + r (a and r [B·R, C]), then y = LayerNorm(s); s is kept for the backward.
-  void forward_residual(ConstMat<T> a, ConstMat<T> r, MatView<T> s, MatView<T> y, Index batch);
-  // dx overwritten (it may alias dy); weight/bias grads accumulate.
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch);
-};
-
-// RevINMultivariate(num_features = N, affine = True) on [B, R, N] views.
+// RevINMultivariate(num_features = N, affine = True) on [B, L, N] and [B, H, N] views.
 //   normalize:   μ, σ over the L steps of each (window, series), σ = √(var_biased + eps),
 //                detached; y = (x − μ)/σ · w + b
 //   denormalize: y = (x − b)/w · σ + μ   (no eps on w, as neuralforecast)
@@ -103,7 +79,9 @@ struct WindowLayerNorm {
 template <class T>
 struct RevIn {
   struct Config {
-    Index n_series = 0;
+    Index n_series = 0;    // N
+    Index input_size = 0;  // L: rows per window of normalize's input
+    Index h = 0;           // H: rows per window of denormalize's input
     double eps = 1e-5;
   };
   Config cfg;
@@ -118,16 +96,23 @@ struct RevIn {
     f(std::string_view("affine_weight"), affine_weight);
     f(std::string_view("affine_bias"), affine_bias);
   }
-  void plan(Planner& planner, Index max_batch);
+  // max_rows: rows of normalize's input, B·L.
+  void plan(Planner& planner, Index max_rows);
   void init(RngStream& rng);
   // x [B·L, N] contiguous rows of N (ld N), y [B·L, N] any ld.
-  void normalize(ConstMat<T> x, MatView<T> y, Index batch);
+  void normalize(ConstMat<T> x, MatView<T> y);
   // dy [B·L, N] → weight/bias grads (accumulate) only.
-  void normalize_backward(ConstMat<T> x, ConstMat<T> dy, Index batch);
+  void normalize_backward(ConstMat<T> x, ConstMat<T> dy);
   // x, y [B·H, N]; uses the statistics of the last normalize.
-  void denormalize(ConstMat<T> x, MatView<T> y, Index batch);
+  void denormalize(ConstMat<T> x, MatView<T> y);
   // dx overwritten; weight/bias grads accumulate.
-  void denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch);
+  void denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx);
+  // Statistics (4 FLOPs per element) and normalise + affine (4); the inverse 4; the backwards
+  // 2 (affine grads) and 4. rows: the input's, B·L or B·H.
+  profile::Cost normalize_cost(double rows) const;
+  profile::Cost normalize_backward_cost(double rows) const;
+  profile::Cost denormalize_cost(double rows) const;
+  profile::Cost denormalize_backward_cost(double rows) const;
 };
 
 // TSMixerx FeatureMixing(in → out), post-norm, on [B·H, in]:
@@ -147,10 +132,10 @@ struct FeatureMixingX {
   Config cfg;
   layers::Linear<T> lin1, lin2, proj;
   layers::Dropout<T> drop1, drop2;
-  WindowLayerNorm<T> norm;
-  Buffer<T> a1, a2, s;   // [B·H, K], [B·H, out], [B·H, out]
-  Buffer<T> ds, da2;     // activation grads [B·H, out] (da2 with dropout only)
-  Buffer<T> da1, dproj;  // [B·H, K], scratch [B·H, in]
+  layers::LayerNorm<T> norm;  // over (H, out) / (H, C): one sample per window
+  Buffer<T> a1, a2, s;        // [B·H, K], [B·H, out], [B·H, out]
+  Buffer<T> ds, da2;          // activation grads [B·H, out] (da2 with dropout only)
+  Buffer<T> da1, dproj;       // [B·H, K], scratch [B·H, in]
   // W₁ᵀ, W₂ᵀ, Wₚᵀ for the forward GEMMs (x·Wᵀ as an NN product), packed by the chunk with
   // row0 = 0 and reused by the batch's later chunks (the weights change only between steps).
   Buffer<T> wt1, wt2, wtp;
@@ -165,13 +150,15 @@ struct FeatureMixingX {
       });
     });
   }
-  void plan(Planner& planner, Index max_batch);
+  // max_rows: rows of x, B·H.
+  void plan(Planner& planner, Index max_rows);
   void init(RngStream& rng);
   // row0: the first row's index in the whole batch (dropout masks, layers/dropout.h).
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch, Index row0 = 0);
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0 = 0);
   // dx overwritten; an empty dx (no data) skips the input gradient.
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch,
-                Index row0 = 0);
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index row0 = 0);
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows, bool dx = true) const;
 
  private:
   template <class F>
@@ -195,7 +182,7 @@ struct TemporalMixingX {
     uint64_t stream = 0;
   };
   Config cfg;
-  WindowLayerNorm<T> norm;
+  layers::LayerNorm<T> norm;  // over (H, out) / (H, C): one sample per window
   TimeLinear<T> lin;
   layers::Dropout<T> drop;
   Buffer<T> a, s;  // [B·H, C]
@@ -209,12 +196,96 @@ struct TemporalMixingX {
     lin.for_each_param(
         [&](std::string_view n, Param<T>& p) { f("temporal_lin." + std::string(n), p); });
   }
-  void plan(Planner& planner, Index max_batch);
+  // max_rows: rows of x, B·H.
+  void plan(Planner& planner, Index max_rows);
   void init(RngStream& rng);
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch, Index row0 = 0);
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0 = 0);
   // dx overwritten (dy may alias it).
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch,
-                Index row0 = 0);
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index row0 = 0);
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows, bool dx = true) const;
+};
+
+// TSMixer TemporalMixing, pre-norm, on x [B·L, N] (no norm after the add):
+//   y = x + dropout(relu(Linear_{L→L}(BN_{N·L}(x as [B, N, L]))))   (Linear along time)
+// It works on the per-window transpose [B·N, L] = [B, N·L], so its BatchNorm1d (features
+// ordered series-major, n·L + l, as neuralforecast flattens them) and Linear are the plain
+// layers with PyTorch's parameter order. Names: temporal_norm, temporal_lin.
+template <class T>
+struct TemporalMixing {
+  struct Config {
+    Index n_series = 0;    // N
+    Index input_size = 0;  // L
+    double dropout = 0.0;
+    uint64_t stream = 0;
+  };
+  Config cfg;
+  layers::BatchNorm1d<T> norm;
+  layers::Linear<T> lin;
+  layers::Dropout<T> drop;
+  Buffer<T> tt, tu, tv;     // [B·N, L]: transposed x, normed, linear out
+  Buffer<T> tw;             // [B·L, N]: linear out transposed back, then dropped
+  Buffer<T> dtt, dtu, dtv;  // their gradients
+  Buffer<T> dtw;
+
+  explicit TemporalMixing(Config c);
+  template <class F>
+  void for_each_param(F&& f) {
+    norm.for_each_param(
+        [&](std::string_view n, Param<T>& p) { f("temporal_norm." + std::string(n), p); });
+    lin.for_each_param(
+        [&](std::string_view n, Param<T>& p) { f("temporal_lin." + std::string(n), p); });
+  }
+  // max_rows: rows of x, B·L.
+  void plan(Planner& planner, Index max_rows);
+  void init(RngStream& rng);
+  // Training mode needs B ≥ 2 (BatchNorm batch statistics).
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
+  // dx (if it has data) overwritten.
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx);
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows) const;
+};
+
+// TSMixer FeatureMixing(N → K → N), pre-norm, on x [B·L, N]:
+//   y = x + dropout₂(Linear_{K→N}(dropout₁(relu(Linear_{N→K}(BN_{L·N}(x))))))
+// BatchNorm1d's features are ordered time-major (l·N + n): the window [L, N] is one row of
+// [B, L·N]. Names: feature_norm, feature_lin_1, feature_lin_2.
+template <class T>
+struct FeatureMixing {
+  struct Config {
+    Index n_series = 0;    // N
+    Index input_size = 0;  // L
+    Index ff = 0;          // K
+    double dropout = 0.0;
+    uint64_t stream = 0;  // uses stream and stream + 1
+  };
+  Config cfg;
+  layers::BatchNorm1d<T> norm;
+  layers::Linear<T> lin1, lin2;
+  layers::Dropout<T> drop1, drop2;
+  Buffer<T> fb, f1, f2;          // [B·L, N], [B·L, K], [B·L, N]
+  Buffer<T> dfb, df1, df2, dbn;  // their gradients; dbn: the norm's input gradient
+
+  explicit FeatureMixing(Config c);
+  template <class F>
+  void for_each_param(F&& f) {
+    auto with = [&](const char* prefix, auto& layer) {
+      layer.for_each_param([&](std::string_view n, Param<T>& p) { f(prefix + std::string(n), p); });
+    };
+    with("feature_norm.", norm);
+    with("feature_lin_1.", lin1);
+    with("feature_lin_2.", lin2);
+  }
+  // max_rows: rows of x, B·L.
+  void plan(Planner& planner, Index max_rows);
+  void init(RngStream& rng);
+  // Training mode needs B ≥ 2 (BatchNorm batch statistics).
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
+  // dx overwritten.
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx);
+  profile::Cost forward_cost(double rows) const;
+  profile::Cost backward_cost(double rows) const;
 };
 
 // Elementwise helpers on views (row by row, any ld).

@@ -5,8 +5,7 @@
 //   out = RevIN⁻¹(Linear_{L→H} along time(x)),  x₀ = RevIN(insample_y)
 // BatchNorm1d: eps 1e-3, momentum 0.01; the temporal norm's features are ordered series-major
 // (n·L + l), the feature norm's time-major (l·N + n), as neuralforecast flattens them.
-// Activations are [B·L, N]; the temporal half works on a per-window transpose [B·N, L] so its
-// BatchNorm and Linear are the plain layers with PyTorch's parameter order.
+// Activations are [B·L, N]; the halves are models/mixing.h's TemporalMixing and FeatureMixing.
 // Names are neuralforecast's state_dict keys ("mixing_layers.0.temporal_mixer.temporal_lin.weight",
 // "...temporal_norm.running_mean", "out.weight", "norm.affine_weight").
 // Legend: B windows, L input_size, H horizon, N series, K ff_dim.
@@ -15,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "shoal/layers/batch_norm.h"
 #include "shoal/models/forecast.h"
 #include "shoal/models/mixing.h"
 #include "shoal/profile/recorder.h"
@@ -67,8 +65,8 @@ class TSMixer {
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones per half block ("mixing_layers.{k}.temporal_mixer", ".feature_mixer"), RevIN
-  // and the head, rows = windows, analytic costs (tsmixer_zones.cpp); recorded when
-  // ctx.profiler is set.
+  // and the head, rows = windows, with the blocks' own analytic costs (models/zones.h);
+  // recorded when ctx.profiler is set.
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
@@ -78,30 +76,20 @@ class TSMixer {
     };
     if (cfg_.revin) with("norm.", revin_);
     for (size_t k = 0; k < blocks_.size(); ++k) {
-      const std::string p = "mixing_layers." + std::to_string(k) + ".";
-      Block& b = blocks_[k];
-      with(p + "temporal_mixer.temporal_norm.", b.tnorm);
-      with(p + "temporal_mixer.temporal_lin.", b.tlin);
-      with(p + "feature_mixer.feature_norm.", b.fnorm);
-      with(p + "feature_mixer.feature_lin_1.", b.flin1);
-      with(p + "feature_mixer.feature_lin_2.", b.flin2);
+      with(block_prefix(k) + "temporal_mixer.", blocks_[k].temporal);
+      with(block_prefix(k) + "feature_mixer.", blocks_[k].feature);
     }
     with("out.", out_);
   }
 
  private:
-  struct Block {
-    layers::BatchNorm1d<T> tnorm, fnorm;
-    layers::Linear<T> tlin, flin1, flin2;
-    layers::Dropout<T> tdrop, fdrop1, fdrop2;
-    Buffer<T> tt, tu, tv, tw, xa;  // [B·N, L] ×3 (transposed), [B·L, N] ×2
-    Buffer<T> fb, f1, f2;          // [B·L, N], [B·L, K], [B·L, N]
-    Buffer<T> dtt, dtu, dtv, dtw, dxa, dfb, df1, df2, dtmp;
+  struct Block {  // mixing_layers.{k}
+    TemporalMixing<T> temporal;
+    FeatureMixing<T> feature;
+    Buffer<T> xa, dxa;  // [B·L, N]: the temporal half's output (the feature half's input)
     profile::LayerZones temporal_zones, feature_zones;
   };
-  void forward_block(const Ctx& ctx, Block& b, ConstMat<T> x, MatView<T> y, Index bsz);
-  void backward_block(const Ctx& ctx, Block& b, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
-                      Index bsz);
+  static std::string block_prefix(size_t k) { return "mixing_layers." + std::to_string(k) + "."; }
 
   Config cfg_;
   Index max_batch_ = 0;

@@ -70,7 +70,8 @@ class TSMixerx {
   // dout [B·H, N]: ∂loss/∂forecast of the last forward. Parameter grads accumulate.
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "<module>.forward" / ".backward" per layer (neuralforecast module names),
-  // rows = windows, with analytic costs (tsmixerx_zones.cpp); recorded when ctx.profiler is set.
+  // rows = windows, with the blocks' own analytic costs (models/zones.h); recorded when
+  // ctx.profiler is set.
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>

@@ -1,23 +1,25 @@
 #include "shoal/layers/layer_norm.h"
 
-#include <cmath>
-
-#include "shoal/kernels/reduce.h"
+#include "shoal/kernels/layer_norm.h"
 
 namespace shoal::layers {
-
-using kernels::lane_sum;
 
 template <class T>
 void LayerNorm<T>::plan(Planner& planner, Index max_rows) {
   SHOAL_CHECK(cfg.normalized_shape.rank > 0 && features() > 0,
               "LayerNorm needs a non-empty normalized_shape, got {}", cfg.normalized_shape.str());
+  SHOAL_CHECK(cfg.cols == 0 || cfg.cols == features() ||
+                  cfg.cols == cfg.normalized_shape[cfg.normalized_shape.rank - 1],
+              "LayerNorm cols must be 0, F or the last dim of normalized_shape {}, got {}",
+              cfg.normalized_shape.str(), cfg.cols);
   SHOAL_CHECK(cfg.eps >= 0, "LayerNorm eps must be >= 0, got {}", cfg.eps);
-  SHOAL_CHECK(max_rows > 0, "LayerNorm max_rows must be > 0, got {}", max_rows);
+  SHOAL_CHECK(max_rows > 0 && max_rows % rows_per_sample() == 0,
+              "LayerNorm max_rows must be a positive multiple of {}, got {}", rows_per_sample(),
+              max_rows);
   if (has_weight()) planner.param(p.weight, "weight", cfg.normalized_shape);
   if (has_bias()) planner.param(p.bias, "bias", cfg.normalized_shape);
-  planner.buffer(mean, Region::kActivations, "mean", {max_rows});
-  planner.buffer(rstd, Region::kActivations, "rstd", {max_rows});
+  planner.buffer(mean, Region::kActivations, "mean", {max_rows / rows_per_sample()});
+  planner.buffer(rstd, Region::kActivations, "rstd", {max_rows / rows_per_sample()});
 }
 
 template <class T>
@@ -30,70 +32,33 @@ void LayerNorm<T>::init(RngStream&) {
 
 template <class T>
 void LayerNorm<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y) {
-  const Index f = features();
-  SHOAL_DCHECK(x.cols == f && y.cols == f && x.rows == y.rows && x.rows <= mean.view.numel());
-  const T* w = has_weight() ? p.weight.value.data : nullptr;
-  const T* b = has_bias() ? p.bias.value.data : nullptr;
-  for (Index n = 0; n < x.rows; ++n) {
-    const T* xr = x.row(n);
-    T* yr = y.row(n);
-    const double mu =
-        lane_sum(f, [&](Index j) { return static_cast<double>(xr[j]); }) / static_cast<double>(f);
-    const double var = lane_sum(f,
-                                [&](Index j) {
-                                  const double d = static_cast<double>(xr[j]) - mu;
-                                  return d * d;
-                                }) /
-                       static_cast<double>(f);
-    const T m = static_cast<T>(mu);
-    const T r = static_cast<T>(1.0 / std::sqrt(var + cfg.eps));
-    mean.view.data[n] = m;
-    rstd.view.data[n] = r;
-    if (w != nullptr && b != nullptr) {
-      for (Index j = 0; j < f; ++j) yr[j] = (xr[j] - m) * r * w[j] + b[j];
-    } else if (w != nullptr) {
-      for (Index j = 0; j < f; ++j) yr[j] = (xr[j] - m) * r * w[j];
-    } else {
-      for (Index j = 0; j < f; ++j) yr[j] = (xr[j] - m) * r;
-    }
-  }
+  const Index r = rows_per_sample(), n = x.rows / r;
+  SHOAL_DCHECK(x.cols == cols() && y.cols == cols() && x.rows == y.rows && x.rows == n * r &&
+               n <= mean.view.numel());
+  kernels::layer_norm_forward<T>(
+      n, r, cols(), cfg.eps, has_weight() ? p.weight.value.data : nullptr,
+      has_bias() ? p.bias.value.data : nullptr, x, y, mean.view.data, rstd.view.data);
+}
+
+template <class T>
+void LayerNorm<T>::forward_residual(const Ctx&, ConstMat<T> a, ConstMat<T> res, MatView<T> s,
+                                    MatView<T> y) {
+  const Index r = rows_per_sample(), n = a.rows / r;
+  SHOAL_DCHECK(a.cols == cols() && a.rows == n * r && n <= mean.view.numel());
+  kernels::layer_norm_residual_forward<T>(
+      n, r, cols(), cfg.eps, has_weight() ? p.weight.value.data : nullptr,
+      has_bias() ? p.bias.value.data : nullptr, a, res, s, y, mean.view.data, rstd.view.data);
 }
 
 template <class T>
 void LayerNorm<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T>, ConstMat<T> dy, MatView<T> dx) {
-  const Index f = features();
-  SHOAL_DCHECK(x.cols == f && dy.cols == f && dx.cols == f && dy.rows == x.rows &&
-               dx.rows == x.rows);
-  const T* w = has_weight() ? p.weight.value.data : nullptr;
-  T* dw = has_weight() ? p.weight.grad.data : nullptr;
-  T* db = has_bias() ? p.bias.grad.data : nullptr;
-  const double inv_f = 1.0 / static_cast<double>(f);
-  for (Index n = 0; n < x.rows; ++n) {
-    const T* xr = x.row(n);
-    const T* dyr = dy.row(n);
-    T* dxr = dx.row(n);
-    const T m = mean.view.data[n];
-    const T r = rstd.view.data[n];
-    // g = dy·w; dx = r·(g − mean(g) − x̂·mean(g·x̂)).
-    auto g = [&](Index j) { return w != nullptr ? dyr[j] * w[j] : dyr[j]; };
-    const double mean_g = lane_sum(f, [&](Index j) { return static_cast<double>(g(j)); }) * inv_f;
-    const double mean_gx =
-        lane_sum(f,
-                 [&](Index j) {
-                   return static_cast<double>(g(j)) * static_cast<double>((xr[j] - m) * r);
-                 }) *
-        inv_f;
-    const T a = static_cast<T>(mean_g);
-    const T c = static_cast<T>(mean_gx);
-    for (Index j = 0; j < f; ++j) {
-      const T xhat = (xr[j] - m) * r;
-      dxr[j] = r * (g(j) - a - xhat * c);
-    }
-    if (dw != nullptr)
-      for (Index j = 0; j < f; ++j) dw[j] += dyr[j] * ((xr[j] - m) * r);
-    if (db != nullptr)
-      for (Index j = 0; j < f; ++j) db[j] += dyr[j];
-  }
+  const Index r = rows_per_sample(), n = x.rows / r;
+  SHOAL_DCHECK(x.cols == cols() && dy.cols == cols() && dx.cols == cols() && dy.rows == x.rows &&
+               dx.rows == x.rows && x.rows == n * r);
+  kernels::layer_norm_backward<T>(n, r, cols(), has_weight() ? p.weight.value.data : nullptr,
+                                  has_weight() ? p.weight.grad.data : nullptr,
+                                  has_bias() ? p.bias.grad.data : nullptr, mean.view.data,
+                                  rstd.view.data, x, dy, dx);
 }
 
 template struct LayerNorm<float>;

@@ -2,15 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
-
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define SHOAL_MIXING_AVX2 1
-#endif
 
 #include "shoal/kernels/gemm.h"
 #include "shoal/kernels/reduce.h"
+#include "shoal/kernels/time_linear.h"
 #include "shoal/layers/init.h"
 
 namespace shoal::models {
@@ -19,89 +14,6 @@ namespace {
 using kernels::Act;
 using kernels::lane_sum;
 using kernels::Trans;
-
-// Σ_j f(j) over [0, n) in 8 independent lanes of T (vectorisable without -ffast-math; the order
-// depends only on n). The LayerNorm sums a row (≤ a few hundred elements) this way and joins
-// the rows in double.
-template <class T, class F>
-T row_lane_sum(Index n, F&& f) {
-  T acc[8] = {};
-  Index j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int k = 0; k < 8; ++k) acc[k] += f(j + k);
-  T tail = 0;
-  for (; j < n; ++j) tail += f(j);
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
-}
-
-// dW[o, i] += Σ_c g[o, c] · x[i, c] for `batch` windows (g_b = g + b·O·ldg, x_b = x + b·I·ldx):
-// the weight gradient of a Linear along time, g_b·x_bᵀ, without packing x_b transposed per
-// window (libxsmm 1.17 transposes neither operand of this form). `acc` is scratch of O·I·8.
-template <class T>
-void time_weight_grad(Index no, Index ni, Index c, Index batch, const T* g, Index ldg, const T* x,
-                      Index ldx, T* dw, T* acc) {
-#ifdef SHOAL_MIXING_AVX2
-  if constexpr (std::is_same_v<T, float>) {
-    // Four rows of g against one row of x per step: 5 loads per 4 FMAs, the partial sums kept
-    // as 8-lane vectors across windows and reduced once at the end.
-    const Index cv = c / 8 * 8;
-    std::fill(acc, acc + no * ni * 8, 0.0f);
-    for (Index b = 0; b < batch; ++b) {
-      const float* gb = g + b * no * ldg;
-      const float* xb = x + b * ni * ldx;
-      Index o = 0;
-      for (; o + 4 <= no; o += 4)
-        for (Index i = 0; i < ni; ++i) {
-          const float* xr = xb + i * ldx;
-          __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-          for (Index j = 0; j < cv; j += 8) {
-            const __m256 xv = _mm256_loadu_ps(xr + j);
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + o * ldg + j), xv, a0);
-            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + (o + 1) * ldg + j), xv, a1);
-            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + (o + 2) * ldg + j), xv, a2);
-            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + (o + 3) * ldg + j), xv, a3);
-          }
-          float* p = acc + (o * ni + i) * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a0));
-          p += ni * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a1));
-          p += ni * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a2));
-          p += ni * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a3));
-          for (Index j = cv; j < c; ++j)
-            for (Index q = 0; q < 4; ++q)
-              acc[((o + q) * ni + i) * 8] += gb[(o + q) * ldg + j] * xr[j];
-        }
-      for (; o < no; ++o)
-        for (Index i = 0; i < ni; ++i) {
-          const float* xr = xb + i * ldx;
-          const float* gr = gb + o * ldg;
-          __m256 a0 = _mm256_setzero_ps();
-          for (Index j = 0; j < cv; j += 8)
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(gr + j), _mm256_loadu_ps(xr + j), a0);
-          float* p = acc + (o * ni + i) * 8;
-          _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a0));
-          for (Index j = cv; j < c; ++j) p[0] += gr[j] * xr[j];
-        }
-    }
-    for (Index k = 0; k < no * ni; ++k) {
-      const float* p = acc + k * 8;
-      dw[k] += ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
-    }
-    return;
-  }
-#endif
-  (void)acc;
-  for (Index b = 0; b < batch; ++b)
-    for (Index o = 0; o < no; ++o) {
-      const T* gr = g + (b * no + o) * ldg;
-      for (Index i = 0; i < ni; ++i) {
-        const T* xr = x + (b * ni + i) * ldx;
-        dw[o * ni + i] += row_lane_sum<T>(c, [&](Index j) { return gr[j] * xr[j]; });
-      }
-    }
-}
 
 }  // namespace
 
@@ -140,10 +52,14 @@ void transpose_windows(ConstMat<T> x, MatView<T> y, Index batch, bool accumulate
 // ---- TimeLinear ------------------------------------------------------------------------------
 
 template <class T>
-void TimeLinear<T>::plan(Planner& planner, Index max_batch) {
+void TimeLinear<T>::plan(Planner& planner, Index max_rows) {
   SHOAL_CHECK(cfg.in > 0 && cfg.out > 0 && cfg.cols > 0,
               "TimeLinear needs in, out, cols > 0, got {} {} {}", cfg.in, cfg.out, cfg.cols);
   SHOAL_CHECK(cfg.act == Act::kNone || cfg.act == Act::kRelu, "TimeLinear supports none/relu");
+  SHOAL_CHECK(max_rows > 0 && max_rows % cfg.in == 0,
+              "TimeLinear max_rows must be a positive multiple of in = {}, got {}", cfg.in,
+              max_rows);
+  const Index max_batch = max_rows / cfg.in;
   planner.param(weight, "weight", {cfg.out, cfg.in});
   planner.param(bias, "bias", {cfg.out});
   planner.buffer(dz, Region::kScratch, "dz", {max_batch * cfg.out, cfg.cols});
@@ -157,8 +73,8 @@ void TimeLinear<T>::init(RngStream& rng) {
 }
 
 template <class T>
-void TimeLinear<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y, Index batch) {
-  const Index ni = cfg.in, no = cfg.out, c = cfg.cols;
+void TimeLinear<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y) {
+  const Index ni = cfg.in, no = cfg.out, c = cfg.cols, batch = x.rows / ni;
   SHOAL_DCHECK(x.rows == batch * ni && y.rows == batch * no && x.cols == c && y.cols == c);
   const T* w = weight.value.data;
   const T* bs = bias.value.data;
@@ -180,8 +96,8 @@ void TimeLinear<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y, Index batch
 
 template <class T>
 void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy,
-                             MatView<T> dx, Index batch, bool accumulate_dx) {
-  const Index ni = cfg.in, no = cfg.out, c = cfg.cols;
+                             MatView<T> dx, bool accumulate_dx) {
+  const Index ni = cfg.in, no = cfg.out, c = cfg.cols, batch = x.rows / ni;
   SHOAL_DCHECK(dy.rows == batch * no && dy.cols == c && x.rows == batch * ni);
   T* db = bias.grad.data;
   ConstMat<T> g = dy;
@@ -200,8 +116,8 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
   const T* w = weight.value.data;
   for (Index o = 0; o < no; ++o)
     for (Index i = 0; i < ni; ++i) w_t[i * no + o] = w[o * ni + i];
-  time_weight_grad<T>(no, ni, c, batch, g.data, g.ld, x.data, x.ld, weight.grad.data,
-                      w_t + ni * no);
+  kernels::time_weight_grad<T>(no, ni, c, batch, g.data, g.ld, x.data, x.ld, weight.grad.data,
+                               w_t + ni * no);
   for (Index b = 0; b < batch; ++b) {
     const T* gb = g.row(b * no);
     for (Index o = 0; o < no; ++o) {
@@ -215,270 +131,37 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
   }
 }
 
-// ---- WindowLayerNorm -------------------------------------------------------------------------
-
 template <class T>
-void WindowLayerNorm<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(cfg.rows > 0 && cfg.cols > 0, "LayerNorm over (rows, cols) needs both > 0");
-  planner.param(weight, "weight", {cfg.rows, cfg.cols});
-  planner.param(bias, "bias", {cfg.rows, cfg.cols});
-  planner.buffer(mean, Region::kActivations, "mean", {max_batch});
-  planner.buffer(rstd, Region::kActivations, "rstd", {max_batch});
+profile::Cost TimeLinear<T>::forward_cost(double rows) const {
+  const double columns = rows / double(cfg.in) * double(cfg.cols);
+  return profile::linear_forward(
+      columns, double(cfg.in), double(cfg.out), true,
+      cfg.act == Act::kRelu ? profile::ActKind::kRelu : profile::ActKind::kNone, sizeof(T));
 }
 
 template <class T>
-void WindowLayerNorm<T>::init(RngStream&) {
-  std::fill(weight.value.begin(), weight.value.end(), T(1));
-  std::fill(bias.value.begin(), bias.value.end(), T(0));
-}
-
-namespace {
-
-// Window b's statistics and y = (s − μ)·r·w + bias, where s is x, or a + res written to s.
-template <class T>
-void layer_norm_windows(Index nr, Index nc, double eps, const T* w, const T* bs, ConstMat<T> a,
-                        const ConstMat<T>* res, MatView<T> s, MatView<T> y, Index batch, T* mean,
-                        T* rstd);
-#ifdef SHOAL_MIXING_AVX2
-void layer_norm_windows_avx2(Index nr, Index nc, double eps, const float* w, const float* bs,
-                             ConstMat<float> a, const ConstMat<float>* res, MatView<float> s,
-                             MatView<float> y, Index batch, float* mean, float* rstd);
-#endif
-
-template <class T>
-void layer_norm_windows(Index nr, Index nc, double eps, const T* w, const T* bs, ConstMat<T> a,
-                        const ConstMat<T>* res, MatView<T> s, MatView<T> y, Index batch, T* mean,
-                        T* rstd) {
-#ifdef SHOAL_MIXING_AVX2
-  if constexpr (std::is_same_v<T, float>) {
-    if (nc % 8 == 0)
-      return layer_norm_windows_avx2(nr, nc, eps, w, bs, a, res, s, y, batch, mean, rstd);
-  }
-#endif
-  const double inv_n = 1.0 / static_cast<double>(nr * nc);
-  ConstMat<T> x = res != nullptr ? ConstMat<T>(s) : a;
-  for (Index b = 0; b < batch; ++b) {
-    double sum = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const Index row = b * nr + r;
-      if (res != nullptr) {
-        // r may be s itself (a projected residual already written there).
-        const T* ar = a.row(row);
-        const T* rr = res->row(row);
-        T* sr = s.row(row);
-        for (Index j = 0; j < nc; ++j) sr[j] = ar[j] + rr[j];
-      }
-      const T* xr = x.row(row);
-      sum += static_cast<double>(row_lane_sum<T>(nc, [&](Index j) { return xr[j]; }));
-    }
-    const T m = static_cast<T>(sum * inv_n);
-    double q = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const T* xr = x.row(b * nr + r);
-      q += static_cast<double>(row_lane_sum<T>(nc, [&](Index j) {
-        const T d = xr[j] - m;
-        return d * d;
-      }));
-    }
-    const T rs = static_cast<T>(1.0 / std::sqrt(q * inv_n + eps));
-    mean[b] = m;
-    rstd[b] = rs;
-    for (Index r = 0; r < nr; ++r) {
-      const T* __restrict xr = x.row(b * nr + r);
-      T* __restrict yr = y.row(b * nr + r);
-      const T* __restrict wr = w + r * nc;
-      const T* __restrict br = bs + r * nc;
-      for (Index j = 0; j < nc; ++j) yr[j] = (xr[j] - m) * rs * wr[j] + br[j];
-    }
-  }
-}
-
-#ifdef SHOAL_MIXING_AVX2
-float hsum8(__m256 v) {
-  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
-}
-
-// The float forward with 8-wide vectors when C is a multiple of 8: each row's sums in one
-// vector, joined across rows in double.
-void layer_norm_windows_avx2(Index nr, Index nc, double eps, const float* w, const float* bs,
-                             ConstMat<float> a, const ConstMat<float>* res, MatView<float> s,
-                             MatView<float> y, Index batch, float* mean, float* rstd) {
-  const double inv_n = 1.0 / static_cast<double>(nr * nc);
-  ConstMat<float> x = res != nullptr ? ConstMat<float>(s) : a;
-  for (Index b = 0; b < batch; ++b) {
-    double sum = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const Index row = b * nr + r;
-      __m256 acc = _mm256_setzero_ps();
-      if (res != nullptr) {
-        const float* ar = a.row(row);
-        const float* rr = res->row(row);
-        float* sr = s.row(row);
-        for (Index j = 0; j < nc; j += 8) {
-          const __m256 v = _mm256_add_ps(_mm256_loadu_ps(ar + j), _mm256_loadu_ps(rr + j));
-          _mm256_storeu_ps(sr + j, v);
-          acc = _mm256_add_ps(acc, v);
-        }
-      } else {
-        const float* xr = x.row(row);
-        for (Index j = 0; j < nc; j += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(xr + j));
-      }
-      sum += static_cast<double>(hsum8(acc));
-    }
-    const float m = static_cast<float>(sum * inv_n);
-    const __m256 mv = _mm256_set1_ps(m);
-    double q = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const float* xr = x.row(b * nr + r);
-      __m256 acc = _mm256_setzero_ps();
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(xr + j), mv);
-        acc = _mm256_fmadd_ps(d, d, acc);
-      }
-      q += static_cast<double>(hsum8(acc));
-    }
-    const float rs = static_cast<float>(1.0 / std::sqrt(q * inv_n + eps));
-    mean[b] = m;
-    rstd[b] = rs;
-    const __m256 rv = _mm256_set1_ps(rs);
-    for (Index r = 0; r < nr; ++r) {
-      const float* xr = x.row(b * nr + r);
-      float* yr = y.row(b * nr + r);
-      const float* wr = w + r * nc;
-      const float* br = bs + r * nc;
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + j), mv), rv);
-        _mm256_storeu_ps(yr + j,
-                         _mm256_fmadd_ps(xh, _mm256_loadu_ps(wr + j), _mm256_loadu_ps(br + j)));
-      }
-    }
-  }
-}
-
-// The float backward, C a multiple of 8: one pass for the two sums and the affine grads, one
-// for dx.
-void layer_norm_backward_avx2(Index nr, Index nc, const float* w, float* dw, float* db,
-                              const float* mean, const float* rstd, ConstMat<float> x,
-                              ConstMat<float> dy, MatView<float> dx, Index batch) {
-  const double inv_n = 1.0 / static_cast<double>(nr * nc);
-  for (Index b = 0; b < batch; ++b) {
-    const __m256 mv = _mm256_set1_ps(mean[b]), rv = _mm256_set1_ps(rstd[b]);
-    double sg = 0, sgx = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const float* xr = x.row(b * nr + r);
-      const float* dyr = dy.row(b * nr + r);
-      const float* wr = w + r * nc;
-      float* dwr = dw + r * nc;
-      float* dbr = db + r * nc;
-      __m256 ag = _mm256_setzero_ps(), agx = ag;
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 d = _mm256_loadu_ps(dyr + j);
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + j), mv), rv);
-        const __m256 g = _mm256_mul_ps(d, _mm256_loadu_ps(wr + j));
-        ag = _mm256_add_ps(ag, g);
-        agx = _mm256_fmadd_ps(g, xh, agx);
-        _mm256_storeu_ps(dwr + j, _mm256_fmadd_ps(d, xh, _mm256_loadu_ps(dwr + j)));
-        _mm256_storeu_ps(dbr + j, _mm256_add_ps(d, _mm256_loadu_ps(dbr + j)));
-      }
-      sg += static_cast<double>(hsum8(ag));
-      sgx += static_cast<double>(hsum8(agx));
-    }
-    // dx = r·(g − a − x̂·c) = r·g − r·a − x̂·(r·c)
-    const float rs = rstd[b];
-    const __m256 ra = _mm256_set1_ps(rs * static_cast<float>(sg * inv_n));
-    const __m256 rc = _mm256_set1_ps(rs * static_cast<float>(sgx * inv_n));
-    for (Index r = 0; r < nr; ++r) {
-      const float* xr = x.row(b * nr + r);
-      const float* dyr = dy.row(b * nr + r);
-      float* dxr = dx.row(b * nr + r);
-      const float* wr = w + r * nc;
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + j), mv), rv);
-        const __m256 g = _mm256_mul_ps(_mm256_loadu_ps(dyr + j), _mm256_loadu_ps(wr + j));
-        const __m256 v = _mm256_fmsub_ps(rv, g, ra);
-        _mm256_storeu_ps(dxr + j, _mm256_fnmadd_ps(xh, rc, v));
-      }
-    }
-  }
-}
-#endif
-
-}  // namespace
-
-template <class T>
-void WindowLayerNorm<T>::forward(const Ctx&, ConstMat<T> x, MatView<T> y, Index batch) {
-  SHOAL_DCHECK(x.rows == batch * cfg.rows && x.cols == cfg.cols && y.rows == x.rows &&
-               y.cols == cfg.cols);
-  layer_norm_windows<T>(cfg.rows, cfg.cols, cfg.eps, weight.value.data, bias.value.data, x, nullptr,
-                        MatView<T>{}, y, batch, mean.view.data, rstd.view.data);
-}
-
-template <class T>
-void WindowLayerNorm<T>::forward_residual(ConstMat<T> a, ConstMat<T> r, MatView<T> s, MatView<T> y,
-                                          Index batch) {
-  SHOAL_DCHECK(a.rows == batch * cfg.rows && a.cols == cfg.cols && r.rows == a.rows &&
-               r.cols == a.cols && s.rows == a.rows && y.rows == a.rows);
-  layer_norm_windows<T>(cfg.rows, cfg.cols, cfg.eps, weight.value.data, bias.value.data, a, &r, s,
-                        y, batch, mean.view.data, rstd.view.data);
-}
-
-template <class T>
-void WindowLayerNorm<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
-                                  Index batch) {
-  const Index nr = cfg.rows, nc = cfg.cols;
-  SHOAL_DCHECK(x.rows == batch * nr && dy.rows == x.rows && dx.rows == x.rows);
-  const double inv_n = 1.0 / static_cast<double>(nr * nc);
-  const T* w = weight.value.data;
-  T* dw = weight.grad.data;
-  T* db = bias.grad.data;
-#ifdef SHOAL_MIXING_AVX2
-  if constexpr (std::is_same_v<T, float>) {
-    if (nc % 8 == 0)
-      return layer_norm_backward_avx2(nr, nc, w, dw, db, mean.view.data, rstd.view.data, x, dy, dx,
-                                      batch);
-  }
-#endif
-  for (Index b = 0; b < batch; ++b) {
-    const T m = mean.view.data[b];
-    const T rs = rstd.view.data[b];
-    // g = dy·w; dx = r·(g − mean(g) − x̂·mean(g·x̂)) (docs/derivations/layer_norm.md).
-    double sg = 0, sgx = 0;
-    for (Index r = 0; r < nr; ++r) {
-      const T* __restrict xr = x.row(b * nr + r);
-      const T* __restrict dyr = dy.row(b * nr + r);
-      const T* __restrict wr = w + r * nc;
-      T* __restrict dwr = dw + r * nc;
-      T* __restrict dbr = db + r * nc;
-      for (Index j = 0; j < nc; ++j) {
-        dwr[j] += dyr[j] * ((xr[j] - m) * rs);
-        dbr[j] += dyr[j];
-      }
-      sg += static_cast<double>(row_lane_sum<T>(nc, [&](Index j) { return dyr[j] * wr[j]; }));
-      sgx += static_cast<double>(
-          row_lane_sum<T>(nc, [&](Index j) { return (dyr[j] * wr[j]) * ((xr[j] - m) * rs); }));
-    }
-    const T a = static_cast<T>(sg * inv_n);
-    const T c = static_cast<T>(sgx * inv_n);
-    for (Index r = 0; r < nr; ++r) {
-      const T* xr = x.row(b * nr + r);
-      const T* dyr = dy.row(b * nr + r);
-      T* dxr = dx.row(b * nr + r);
-      const T* wr = w + r * nc;
-      for (Index j = 0; j < nc; ++j) {
-        const T xhat = (xr[j] - m) * rs;
-        dxr[j] = rs * (dyr[j] * wr[j] - a - xhat * c);
-      }
-    }
-  }
+profile::Cost TimeLinear<T>::backward_cost(double rows, bool dx) const {
+  const double columns = rows / double(cfg.in) * double(cfg.cols);
+  profile::Cost c =
+      profile::linear_backward_dw(columns, double(cfg.in), double(cfg.out), true, sizeof(T));
+  if (dx)
+    c += profile::linear_backward_dx(
+        columns, double(cfg.in), double(cfg.out),
+        cfg.act == Act::kRelu ? profile::ActKind::kRelu : profile::ActKind::kNone, sizeof(T));
+  return c;
 }
 
 // ---- RevIn -----------------------------------------------------------------------------------
 
 template <class T>
-void RevIn<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(cfg.n_series > 0, "RevIN needs n_series > 0, got {}", cfg.n_series);
+void RevIn<T>::plan(Planner& planner, Index max_rows) {
+  SHOAL_CHECK(cfg.n_series > 0 && cfg.input_size > 0 && cfg.h > 0,
+              "RevIN needs n_series, input_size, h > 0, got {} {} {}", cfg.n_series, cfg.input_size,
+              cfg.h);
+  SHOAL_CHECK(max_rows > 0 && max_rows % cfg.input_size == 0,
+              "RevIN max_rows must be a positive multiple of input_size = {}, got {}",
+              cfg.input_size, max_rows);
+  const Index max_batch = max_rows / cfg.input_size;
   planner.param(affine_weight, "affine_weight", {1, 1, cfg.n_series});
   planner.param(affine_bias, "affine_bias", {1, 1, cfg.n_series});
   planner.buffer(mu, Region::kActivations, "mu", {max_batch, cfg.n_series});
@@ -492,8 +175,8 @@ void RevIn<T>::init(RngStream&) {
 }
 
 template <class T>
-void RevIn<T>::normalize(ConstMat<T> x, MatView<T> y, Index batch) {
-  const Index n = cfg.n_series, len = x.rows / batch;
+void RevIn<T>::normalize(ConstMat<T> x, MatView<T> y) {
+  const Index n = cfg.n_series, len = cfg.input_size, batch = x.rows / len;
   SHOAL_DCHECK(x.cols == n && y.cols == n && y.rows == x.rows && x.rows == batch * len);
   const T* w = affine_weight.value.data;
   const T* bs = affine_bias.value.data;
@@ -522,8 +205,8 @@ void RevIn<T>::normalize(ConstMat<T> x, MatView<T> y, Index batch) {
 }
 
 template <class T>
-void RevIn<T>::normalize_backward(ConstMat<T> x, ConstMat<T> dy, Index batch) {
-  const Index n = cfg.n_series, len = x.rows / batch;
+void RevIn<T>::normalize_backward(ConstMat<T> x, ConstMat<T> dy) {
+  const Index n = cfg.n_series, len = cfg.input_size, batch = x.rows / len;
   T* dw = affine_weight.grad.data;
   T* db = affine_bias.grad.data;
   for (Index b = 0; b < batch; ++b) {
@@ -541,8 +224,8 @@ void RevIn<T>::normalize_backward(ConstMat<T> x, ConstMat<T> dy, Index batch) {
 }
 
 template <class T>
-void RevIn<T>::denormalize(ConstMat<T> x, MatView<T> y, Index batch) {
-  const Index n = cfg.n_series, len = x.rows / batch;
+void RevIn<T>::denormalize(ConstMat<T> x, MatView<T> y) {
+  const Index n = cfg.n_series, len = cfg.h, batch = x.rows / len;
   const T* w = affine_weight.value.data;
   const T* bs = affine_bias.value.data;
   for (Index b = 0; b < batch; ++b) {
@@ -557,8 +240,8 @@ void RevIn<T>::denormalize(ConstMat<T> x, MatView<T> y, Index batch) {
 }
 
 template <class T>
-void RevIn<T>::denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index batch) {
-  const Index n = cfg.n_series, len = x.rows / batch;
+void RevIn<T>::denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx) {
+  const Index n = cfg.n_series, len = cfg.h, batch = x.rows / len;
   const T* w = affine_weight.value.data;
   const T* bs = affine_bias.value.data;
   T* dw = affine_weight.grad.data;
@@ -578,6 +261,23 @@ void RevIn<T>::denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx
       }
     }
   }
+}
+
+template <class T>
+profile::Cost RevIn<T>::normalize_cost(double rows) const {
+  return profile::elementwise(rows, double(cfg.n_series), 8, 1, sizeof(T));
+}
+template <class T>
+profile::Cost RevIn<T>::normalize_backward_cost(double rows) const {
+  return profile::elementwise(rows, double(cfg.n_series), 2, 2, sizeof(T));
+}
+template <class T>
+profile::Cost RevIn<T>::denormalize_cost(double rows) const {
+  return profile::elementwise(rows, double(cfg.n_series), 4, 1, sizeof(T));
+}
+template <class T>
+profile::Cost RevIn<T>::denormalize_backward_cost(double rows) const {
+  return profile::elementwise(rows, double(cfg.n_series), 4, 2, sizeof(T));
 }
 
 // ---- FeatureMixingX --------------------------------------------------------------------------
@@ -619,16 +319,17 @@ FeatureMixingX<T>::FeatureMixingX(Config c)
       proj({.in = c.in, .out = c.out}),
       drop1({.p = c.dropout, .stream = c.stream}),
       drop2({.p = c.dropout, .stream = c.stream + 1}),
-      norm({.rows = c.h, .cols = c.out}) {}
+      norm({.normalized_shape = {c.h, c.out}, .cols = c.out}) {}
 
 template <class T>
-void FeatureMixingX<T>::plan(Planner& planner, Index max_batch) {
-  const Index rows = max_batch * cfg.h;
+void FeatureMixingX<T>::plan(Planner& planner, Index max_rows) {
+  SHOAL_CHECK(cfg.h > 0 && max_rows > 0 && max_rows % cfg.h == 0,
+              "FeatureMixingX max_rows must be a positive multiple of h = {}, got {}", cfg.h,
+              max_rows);
+  const Index rows = max_rows;
   each_child([&](std::string_view prefix, auto& layer) {
     planner.push_scope(prefix);
-    layer.plan(planner, std::is_same_v<std::decay_t<decltype(layer)>, WindowLayerNorm<T>>
-                            ? max_batch
-                            : rows);
+    layer.plan(planner, rows);
     planner.pop_scope();
   });
   drop1.plan(planner, rows);
@@ -651,9 +352,8 @@ void FeatureMixingX<T>::init(RngStream& rng) {
 }
 
 template <class T>
-void FeatureMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch,
-                                Index row0) {
-  const Index rows = batch * cfg.h;
+void FeatureMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0) {
+  const Index rows = x.rows;
   MatView<T> a1r = a1.mat().rows_block(0, rows), a2r = a2.mat().rows_block(0, rows),
              sr = s.mat().rows_block(0, rows);
   // The first chunk of a batch packs the transposed weights; later chunks reuse them.
@@ -666,20 +366,20 @@ void FeatureMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Ind
   if (projects()) {
     // s = proj(x) first, then the norm adds a2 to it while it sums.
     linear_forward_packed<T>(proj, wtp.view.data, repack, x, sr);
-    norm.forward_residual(a2r, sr, sr, y, batch);
+    norm.forward_residual(ctx, a2r, sr, sr, y);
   } else {
-    norm.forward_residual(a2r, x, sr, y, batch);
+    norm.forward_residual(ctx, a2r, x, sr, y);
   }
 }
 
 template <class T>
 void FeatureMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
-                                 Index batch, Index row0) {
-  const Index rows = batch * cfg.h;
+                                 Index row0) {
+  const Index rows = x.rows;
   MatView<T> a1r = a1.mat().rows_block(0, rows), a2r = a2.mat().rows_block(0, rows),
              sr = s.mat().rows_block(0, rows), dsr = ds.mat().rows_block(0, rows),
              da1r = da1.mat().rows_block(0, rows);
-  norm.backward(ctx, sr, dy, dsr, batch);
+  norm.backward(ctx, sr, ConstMat<T>{}, dy, dsr);
   // Without dropout (or in eval) its backward is the identity: skip the copy.
   ConstMat<T> da2r = dsr;
   if (ctx.training && cfg.dropout > 0) {
@@ -699,23 +399,44 @@ void FeatureMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, 
   }
 }
 
+// lin1 + ReLU, dropout, lin2, dropout, the residual (projected when in ≠ out) added in the
+// norm's first pass, LayerNorm over (H, out); the backward's residual share is not counted.
+template <class T>
+profile::Cost FeatureMixingX<T>::forward_cost(double rows) const {
+  profile::Cost c = lin1.forward_cost(rows) + lin2.forward_cost(rows) +
+                    profile::elementwise(rows, double(cfg.out), 1, 2, sizeof(T)) +
+                    norm.forward_cost(rows) + drop1.cost(rows, double(cfg.ff)) +
+                    drop2.cost(rows, double(cfg.out));
+  if (projects()) c += proj.forward_cost(rows);
+  return c;
+}
+
+template <class T>
+profile::Cost FeatureMixingX<T>::backward_cost(double rows, bool dx) const {
+  profile::Cost c = norm.backward_cost(rows) + lin2.backward_cost(rows) +
+                    lin1.backward_cost(rows, dx) + drop1.cost(rows, double(cfg.ff)) +
+                    drop2.cost(rows, double(cfg.out));
+  if (projects()) c += proj.backward_cost(rows, dx);
+  return c;
+}
+
 // ---- TemporalMixingX -------------------------------------------------------------------------
 
 template <class T>
 TemporalMixingX<T>::TemporalMixingX(Config c)
     : cfg(c),
-      norm({.rows = c.h, .cols = c.cols}),
+      norm({.normalized_shape = {c.h, c.cols}, .cols = c.cols}),
       lin({.in = c.h, .out = c.h, .cols = c.cols, .act = Act::kRelu}),
       drop({.p = c.dropout, .stream = c.stream}) {}
 
 template <class T>
-void TemporalMixingX<T>::plan(Planner& planner, Index max_batch) {
-  const Index rows = max_batch * cfg.h;
+void TemporalMixingX<T>::plan(Planner& planner, Index max_rows) {
+  const Index rows = max_rows;
   planner.push_scope("temporal_norm.");
-  norm.plan(planner, max_batch);
+  norm.plan(planner, rows);
   planner.pop_scope();
   planner.push_scope("temporal_lin.");
-  lin.plan(planner, max_batch);
+  lin.plan(planner, rows);
   planner.pop_scope();
   drop.plan(planner, rows);
   planner.buffer(a, Region::kActivations, "a", {rows, cfg.cols});
@@ -730,34 +451,47 @@ void TemporalMixingX<T>::init(RngStream& rng) {
 }
 
 template <class T>
-void TemporalMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index batch,
-                                 Index row0) {
-  const Index rows = batch * cfg.h;
+void TemporalMixingX<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0) {
+  const Index rows = x.rows;
   MatView<T> ar = a.mat().rows_block(0, rows), sr = s.mat().rows_block(0, rows);
-  lin.forward(ctx, x, ar, batch);
+  lin.forward(ctx, x, ar);
   drop.forward(ctx, ar, ar, row0);
-  norm.forward_residual(ar, x, sr, y, batch);
+  norm.forward_residual(ctx, ar, x, sr, y);
 }
 
 template <class T>
 void TemporalMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
-                                  Index batch, Index row0) {
-  const Index rows = batch * cfg.h;
+                                  Index row0) {
+  const Index rows = x.rows;
   MatView<T> ar = a.mat().rows_block(0, rows), sr = s.mat().rows_block(0, rows);
   // The norm's input gradient is the residual's share of dx; the time Linear then adds its own.
-  norm.backward(ctx, sr, dy, dx, batch);
+  norm.backward(ctx, sr, ConstMat<T>{}, dy, dx);
   ConstMat<T> dar = dx;
   if (ctx.training && cfg.dropout > 0) {
     MatView<T> d = da.mat().rows_block(0, rows);
     drop.backward(ctx, ar, ar, dx, d, row0);
     dar = d;
   }
-  lin.backward(ctx, x, ar, dar, dx, batch, /*accumulate_dx=*/true);
+  lin.backward(ctx, x, ar, dar, dx, /*accumulate_dx=*/true);
+}
+
+// The time Linear H → H + ReLU on the windows' columns, dropout, the residual added in the
+// norm's first pass, LayerNorm over (H, C); the backward adds the Linear's dx to the norm's.
+template <class T>
+profile::Cost TemporalMixingX<T>::forward_cost(double rows) const {
+  return lin.forward_cost(rows) + profile::elementwise(rows, double(cfg.cols), 1, 2, sizeof(T)) +
+         norm.forward_cost(rows) + drop.cost(rows, double(cfg.cols));
+}
+
+template <class T>
+profile::Cost TemporalMixingX<T>::backward_cost(double rows, bool dx) const {
+  return norm.backward_cost(rows) + lin.backward_cost(rows, dx) +
+         profile::elementwise(rows, double(cfg.cols), 1, 2, sizeof(T)) +
+         drop.cost(rows, double(cfg.cols));
 }
 
 #define SHOAL_INSTANTIATE(T)                           \
   template struct TimeLinear<T>;                       \
-  template struct WindowLayerNorm<T>;                  \
   template struct RevIn<T>;                            \
   template struct FeatureMixingX<T>;                   \
   template struct TemporalMixingX<T>;                  \

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 
+#include "shoal/models/zones.h"
+
 namespace shoal::models {
 
 template <class T>
 TSMixerx<T>::TSMixerx(Config cfg)
     : cfg_(cfg),
-      revin_({.n_series = cfg.n_series}),
+      revin_({.n_series = cfg.n_series, .input_size = cfg.input_size, .h = cfg.h}),
       projection_({.in = cfg.input_size, .out = cfg.h, .cols = c0() * cfg.n_series}),
       out_({.in = cfg.ff_dim, .out = cfg.n_series}) {
   SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series > 0 && cfg_.ff_dim > 0,
@@ -58,6 +60,8 @@ Index TSMixerx<T>::num_params() {
   return total;
 }
 
+// The blocks plan by rows (layers/README.md): B·L rows into RevIN and the projection, B·H
+// through the mixers and the head.
 template <class T>
 void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
   SHOAL_CHECK(max_batch > 0, "TSMixerx max_batch must be > 0, got {}", max_batch);
@@ -70,16 +74,16 @@ void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
     planner.pop_scope();
   };
   // Registration order is neuralforecast's module order (state_dict order).
-  if (cfg_.revin) scoped("norm.", revin_, max_batch);
-  scoped("temporal_projection.", projection_, max_batch);
-  scoped("feature_mixer_hist.", *fm_hist_, max_batch);
-  if (fm_futr_) scoped("feature_mixer_futr.", *fm_futr_, max_batch);
-  if (fm_stat_) scoped("feature_mixer_stat.", *fm_stat_, max_batch);
+  if (cfg_.revin) scoped("norm.", revin_, rl);
+  scoped("temporal_projection.", projection_, rl);
+  scoped("feature_mixer_hist.", *fm_hist_, rh);
+  if (fm_futr_) scoped("feature_mixer_futr.", *fm_futr_, rh);
+  if (fm_stat_) scoped("feature_mixer_stat.", *fm_stat_, rh);
   for (size_t j = 0; j < mixers_.size(); ++j) {
     const std::string p = mixer_prefix(j);
-    if (mixers_[j].stat) scoped(p + "feature_mixer_stat.", *mixers_[j].stat, max_batch);
-    scoped(p + "temporal_mixer.", *mixers_[j].temporal, max_batch);
-    scoped(p + "feature_mixer.", *mixers_[j].feature, max_batch);
+    if (mixers_[j].stat) scoped(p + "feature_mixer_stat.", *mixers_[j].stat, rh);
+    scoped(p + "temporal_mixer.", *mixers_[j].temporal, rh);
+    scoped(p + "feature_mixer.", *mixers_[j].feature, rh);
   }
   scoped("out.", out_, rh);
 
@@ -143,7 +147,7 @@ void TSMixerx<T>::pack_inputs(const ForecastInputs<T>& in) {
   MatView<T> xin = rows(xin_, bsz * l);
   ConstMat<T> y(in.insample_y, bsz * l, n);
   if (cfg_.revin)
-    revin_.normalize(y, xin.cols_block(0, n), bsz);
+    revin_.normalize(y, xin.cols_block(0, n));
   else
     copy_view<T>(y, xin.cols_block(0, n));
   // Channel c of window b, step t lands in column c·N + n of row b·L + t (spec §2.3 step 4).
@@ -191,9 +195,9 @@ template <class T>
 void TSMixerx<T>::stat_forward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> y, Index bsz,
                                Index row0) {
   const Index h = cfg_.h;
-  if (!stat_shared(ctx)) return fm.forward(ctx, rows(xstat_, bsz * h), y, bsz, row0);
+  if (!stat_shared(ctx)) return fm.forward(ctx, rows(xstat_, bsz * h), y, row0);
   MatView<T> first = y.rows_block(0, h);
-  fm.forward(ctx, rows(xstat_, h), first, 1, row0);
+  fm.forward(ctx, rows(xstat_, h), first, row0);
   for (Index b = 1; b < bsz; ++b) copy_view<T>(first, y.rows_block(b * h, h));
 }
 
@@ -201,11 +205,10 @@ template <class T>
 void TSMixerx<T>::stat_backward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> dy, Index bsz,
                                 Index row0) {
   const Index h = cfg_.h;
-  if (!stat_shared(ctx))
-    return fm.backward(ctx, rows(xstat_, bsz * h), dy, MatView<T>{}, bsz, row0);
+  if (!stat_shared(ctx)) return fm.backward(ctx, rows(xstat_, bsz * h), dy, MatView<T>{}, row0);
   MatView<T> first = dy.rows_block(0, h);  // dy is this mixer's alone: sum into it in place
   for (Index b = 1; b < bsz; ++b) add_into<T>(dy.rows_block(b * h, h), first);
-  fm.backward(ctx, rows(xstat_, h), first, MatView<T>{}, 1, row0);
+  fm.backward(ctx, rows(xstat_, h), first, MatView<T>{}, row0);
 }
 
 template <class T>
@@ -216,14 +219,13 @@ MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   zone.next(zones_.norm.forward);
   pack_inputs(in);
   zone.next(zones_.projection.forward);
-  projection_.forward(ctx, rows(xin_, bsz * cfg_.input_size), rows(proj_, rh), bsz);
+  projection_.forward(ctx, rows(xin_, bsz * cfg_.input_size), rows(proj_, rh));
   MatView<T> z0 = rows(io_[0], rh);
   Index col = 0;
   zone.next(zones_.fm_hist.forward);
-  fm_hist_->forward(ctx, rows(proj_, rh), z0.cols_block(col, k), bsz, row0), col += k;
+  fm_hist_->forward(ctx, rows(proj_, rh), z0.cols_block(col, k), row0), col += k;
   zone.next(zones_.fm_futr.forward);
-  if (fm_futr_)
-    fm_futr_->forward(ctx, rows(xfutr_, rh), z0.cols_block(col, k), bsz, row0), col += k;
+  if (fm_futr_) fm_futr_->forward(ctx, rows(xfutr_, rh), z0.cols_block(col, k), row0), col += k;
   // A shared static mixer runs on one window (stat_forward): its zone counts one window's FLOPs.
   const auto stat_rows = static_cast<uint32_t>(stat_shared(ctx) ? 1 : bsz);
   zone.next(zones_.fm_stat.forward, stat_rows);
@@ -233,15 +235,15 @@ MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
     zone.next(zones_.mixer(j).stat.forward, stat_rows);
     if (mx.stat) stat_forward(ctx, *mx.stat, rows(io_[j], rh).cols_block(k, k), bsz, row0);
     zone.next(zones_.mixer(j).temporal.forward);
-    mx.temporal->forward(ctx, rows(io_[j], rh), rows(tm_[j], rh), bsz, row0);
+    mx.temporal->forward(ctx, rows(io_[j], rh), rows(tm_[j], rh), row0);
     zone.next(zones_.mixer(j).feature.forward);
-    mx.feature->forward(ctx, rows(tm_[j], rh), mixer_out(j, rh), bsz, row0);
+    mx.feature->forward(ctx, rows(tm_[j], rh), mixer_out(j, rh), row0);
   }
   zone.next(zones_.out.forward);
   out_.forward(ctx, rows(io_.back(), rh), rows(head_, rh));
   if (!cfg_.revin) return rows(head_, rh);
   zone.next(zones_.norm_inverse.forward);
-  revin_.denormalize(rows(head_, rh), rows(fcst_, rh), bsz);
+  revin_.denormalize(rows(head_, rh), rows(fcst_, rh));
   return rows(fcst_, rh);
 }
 
@@ -255,7 +257,7 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   const auto stat_rows = static_cast<uint32_t>(stat_shared(ctx) ? 1 : bsz);  // as in forward
   if (cfg_.revin) {
     zone.next(zones_.norm_inverse.backward);
-    revin_.denormalize_backward(rows(head_, rh), dout, rows(dhead_, rh), bsz);
+    revin_.denormalize_backward(rows(head_, rh), dout, rows(dhead_, rh));
     dhead = rows(dhead_, rh);
   }
   zone.next(zones_.out.backward);
@@ -263,9 +265,9 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   for (size_t j = mixers_.size(); j-- > 0;) {
     Mixer& mx = mixers_[j];
     zone.next(zones_.mixer(j).feature.backward);
-    mx.feature->backward(ctx, rows(tm_[j], rh), mixer_dout(j, rh), rows(dtm_[j], rh), bsz, row0);
+    mx.feature->backward(ctx, rows(tm_[j], rh), mixer_dout(j, rh), rows(dtm_[j], rh), row0);
     zone.next(zones_.mixer(j).temporal.backward);
-    mx.temporal->backward(ctx, rows(io_[j], rh), rows(dtm_[j], rh), rows(dio_[j], rh), bsz, row0);
+    mx.temporal->backward(ctx, rows(io_[j], rh), rows(dtm_[j], rh), rows(dio_[j], rh), row0);
     zone.next(zones_.mixer(j).stat.backward, stat_rows);
     if (mx.stat) stat_backward(ctx, *mx.stat, rows(dio_[j], rh).cols_block(k, k), bsz, row0);
   }
@@ -273,21 +275,53 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   Index col = 0;
   MatView<T> dproj = rows(dproj_, rh);
   zone.next(zones_.fm_hist.backward);
-  fm_hist_->backward(ctx, rows(proj_, rh), dz0.cols_block(col, k), dproj, bsz, row0), col += k;
+  fm_hist_->backward(ctx, rows(proj_, rh), dz0.cols_block(col, k), dproj, row0), col += k;
   zone.next(zones_.fm_futr.backward);
   if (fm_futr_)
-    fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k), MatView<T>{}, bsz, row0),
-        col += k;
+    fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k), MatView<T>{}, row0), col += k;
   zone.next(zones_.fm_stat.backward, stat_rows);
   if (fm_stat_) stat_backward(ctx, *fm_stat_, dz0.cols_block(col, k), bsz, row0);
   // Below the projection only RevIN's affine parameters need a gradient.
   const Index rl = bsz * cfg_.input_size;
   MatView<T> dxin = cfg_.revin ? rows(dxin_, rl) : MatView<T>{};
   zone.next(zones_.projection.backward);
-  projection_.backward(ctx, rows(xin_, rl), rows(proj_, rh), dproj, dxin, bsz, false);
+  projection_.backward(ctx, rows(xin_, rl), rows(proj_, rh), dproj, dxin, false);
   zone.next(zones_.norm.backward);
   if (cfg_.revin)
-    revin_.normalize_backward(ConstMat<T>(in.insample_y, rl, n), dxin.cols_block(0, n), bsz);
+    revin_.normalize_backward(ConstMat<T>(in.insample_y, rl, n), dxin.cols_block(0, n));
+}
+
+// Every zone's cost is its block's own (models/zones.h). The norm zone also packs the X + F
+// exogenous channels beside y, counted at RevIN's rate per element, so that zone reads per
+// element of the projection's input (C₀·N columns).
+template <class T>
+void TSMixerx<T>::register_zones(profile::Recorder& rec, int model) {
+  const double l = double(cfg_.input_size), h = double(cfg_.h),
+               packed = double((c0() - 1) * cfg_.n_series);
+  zones_.norm = cost_zones(
+      rec, model, "norm", l,
+      [&](double r) {
+        return revin_.normalize_cost(r) + profile::elementwise(r, packed, 8, 1, sizeof(T));
+      },
+      [&](double r) { return revin_.normalize_backward_cost(r); });
+  zones_.norm_inverse = cost_zones(
+      rec, model, "norm.inverse", h, [&](double r) { return revin_.denormalize_cost(r); },
+      [&](double r) { return revin_.denormalize_backward_cost(r); });
+  zones_.projection = block_zones(rec, model, "temporal_projection", l, projection_, cfg_.revin);
+  zones_.fm_hist = block_zones(rec, model, "feature_mixer_hist", h, *fm_hist_);
+  // The exogenous-only mixers need no input gradient.
+  if (fm_futr_) zones_.fm_futr = block_zones(rec, model, "feature_mixer_futr", h, *fm_futr_, false);
+  if (fm_stat_) zones_.fm_stat = block_zones(rec, model, "feature_mixer_stat", h, *fm_stat_, false);
+  zones_.mixers.assign(mixers_.size(), {});
+  for (size_t j = 0; j < mixers_.size(); ++j) {
+    const std::string p = mixer_prefix(j);
+    const Mixer& mx = mixers_[j];
+    if (mx.stat)
+      zones_.mixers[j].stat = block_zones(rec, model, p + "feature_mixer_stat", h, *mx.stat, false);
+    zones_.mixers[j].temporal = block_zones(rec, model, p + "temporal_mixer", h, *mx.temporal);
+    zones_.mixers[j].feature = block_zones(rec, model, p + "feature_mixer", h, *mx.feature);
+  }
+  zones_.out = block_zones(rec, model, "out", h, out_);
 }
 
 template class TSMixerx<float>;
