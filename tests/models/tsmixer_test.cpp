@@ -1,5 +1,5 @@
-// TSMixer / TSMixerx: parameter counts (spec §2.5, §3), gradient checks on awkward shapes,
-// the training helper, and zero allocations per step.
+// TSMixer / TSMixerx: parameter counts (as neuralforecast counts them), gradient checks on awkward
+// shapes, the training helper, and zero allocations per step.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,7 +40,7 @@ TEST(TSMixerx, ParameterCountMatchesSpecFormula) {
   TSMixerx<float> c(
       C{.h = 12, .input_size = 24, .n_series = 10, .hist_exog_size = 2, .futr_exog_size = 3});
   EXPECT_EQ(count_params(c), 72670);
-  // With statics: FM(N·S, K) extra at the top and per block, blocks take 2K (spec §2.5).
+  // With statics: FM(N·S, K) extra at the top and per block, blocks take 2K.
   const Index h = 12, l = 24, n = 3, s = 2, k = 64;
   auto fm = [&](Index in, Index out) {
     return in * k + k + k * out + out + (in != out ? in * out + out : 0) + 2 * h * out;

@@ -1,4 +1,4 @@
-// Building blocks of neuralforecast's TSMixer / TSMixerx (docs/tsmixerx.md, spec §2–§3).
+// Building blocks of neuralforecast's TSMixer / TSMixerx (docs/tsmixerx.md).
 //
 // Activations are batch-major: a [B, R, C] tensor (B windows, R time rows, C features) is the
 // row-major matrix [B·R, C], row b·R + r. Feature-wise Linears are then plain row GEMMs, and

@@ -1,4 +1,4 @@
-// TSMixer (neuralforecast.models.TSMixer, spec §3): no exogenous inputs; keeps the input length
+// TSMixer (neuralforecast.models.TSMixer): no exogenous inputs; keeps the input length
 // L through every block, then projects time L → H. Per block (pre-norm, no norm after adds):
 //   temporal:  x ← x + dropout(relu(Linear_{L→L}(BN_{N·L}(x as [B, N, L]))))   (along time)
 //   feature:   x ← x + dropout(Linear_{K→N}(dropout(relu(Linear_{N→K}(BN_{L·N}(x))))))

@@ -1,4 +1,4 @@
-// TSMixerx (neuralforecast.models.TSMixerx, spec §2): multivariate mixer with historical,
+// TSMixerx (neuralforecast.models.TSMixerx): multivariate mixer with historical,
 // future and static exogenous inputs. Forward, with C₀ = 1 + X + F and m = 1 + [F>0] + [S>0]:
 //   y' = RevIN(insample_y)                                         [B, L, N]
 //   P  = TimeLinear_{L→H}([y', hist, futr[:L]])                     [B, H, C₀·N]  (col c·N + n)
@@ -60,7 +60,7 @@ class TSMixerx {
   const Config& config() const { return cfg_; }
   Index horizon() const { return cfg_.h; }
   Index n_series() const { return cfg_.n_series; }
-  // Σ numel of the trainable parameters (spec §2.5).
+  // Σ numel of the trainable parameters (neuralforecast's count).
   Index num_params();
 
   void plan(Planner& planner, Index max_batch);

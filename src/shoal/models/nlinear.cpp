@@ -1,5 +1,6 @@
 #include "shoal/models/nlinear.h"
 
+#include "shoal/models/zones.h"
 #include "shoal/profile/cost.h"
 
 namespace shoal::models {
@@ -75,21 +76,15 @@ void NLinear<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
 
 template <class T>
 void NLinear<T>::register_zones(profile::Recorder& rec, int model) {
-  using profile::ActKind;
-  using profile::AffineCost;
-  using profile::Category;
+  // One row per window: the Linear's own cost, plus subtracting and adding back the last value.
   const double e = sizeof(T), h = double(cfg_.h), l = double(cfg_.input_size);
-  zones_ = profile::LayerZones{
-      rec.zone("linear.forward", Category::kForward, AffineCost::of([&](double b) {
-                 return profile::elementwise(b, l, 1, 2, e) +
-                        profile::linear_forward(b, l, h, true, ActKind::kNone, e) +
-                        profile::elementwise(b, h, 1, 2, e);
-               }),
-               model),
-      rec.zone("linear.backward", Category::kBackward, AffineCost::of([&](double b) {
-                 return profile::linear_backward_dw(b, l, h, true, e);
-               }),
-               model)};
+  zones_ = cost_zones(
+      rec, model, "linear", 1,
+      [&](double rows) {
+        return profile::elementwise(rows, l, 1, 1, e) + linear_.forward_cost(rows) +
+               profile::elementwise(rows, h, 1, 1, e);
+      },
+      [&](double rows) { return linear_.backward_cost(rows, /*dx=*/false); });
 }
 
 template class NLinear<float>;

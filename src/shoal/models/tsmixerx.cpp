@@ -150,7 +150,8 @@ void TSMixerx<T>::pack_inputs(const ForecastInputs<T>& in) {
     revin_.normalize(y, xin.cols_block(0, n));
   else
     copy_view<T>(y, xin.cols_block(0, n));
-  // Channel c of window b, step t lands in column c·N + n of row b·L + t (spec §2.3 step 4).
+  // Channel c of window b, step t lands in column c·N + n of row b·L + t, as neuralforecast
+  // reshapes them.
   for (Index b = 0; b < bsz; ++b)
     for (Index t = 0; t < l; ++t) {
       T* dst = xin.row(b * l + t);
