@@ -90,7 +90,7 @@ grep -q "other settings or data.*--no-resume" stale_journal_other_settings.err |
 expect partial_failure 'the same with `--no-resume`: one series too short, three fit' 4 \
   "$shoal" forecast --data "$train" $fit --max-steps 10 --seed 3 --threads 1 --out stop.csv \
   --no-resume
-grep -q "series 'Z_short': " partial_failure.err || fail "partial: the failed series is not listed"
+grep -q "series 'Z_short' failed: " partial_failure.err || fail "partial: the failed series is not listed"
 [ "$(tail -n +2 stop.csv | cut -d, -f1 | sort -u | wc -l)" -eq 3 ] || fail "partial: not 3 series"
 [ -e stop.csv.journal ] && fail "partial: journal of a finished run kept"
 expect allow_failures 'the same with `--allow-failures`' 0 \
@@ -165,7 +165,7 @@ expect_error data_is_a_fifo '`--data` a FIFO (no hang)' \
   timeout 20 "$shoal" forecast --data fifo.csv --model naive --h 6 --out out.csv
 printf 'stale' > done.csv.tmp.999999999
 expect stale_temp_cleaned 'a `done.csv.tmp.PID` left by a killed run, then a run into done.csv' 0 \
-  "$shoal" forecast --data "$train" --model naive --h 6 --out done.csv
+  "$shoal" forecast --data "$train" --model naive --h 6 --seasonality 12 --out done.csv
 [ -e done.csv.tmp.999999999 ] && fail "stale_temp_cleaned: the stale temporary file is still there"
 
 # ---- 5: one run per output; --no-resume leaves no stale output ----
@@ -212,7 +212,7 @@ expect_error fleet_memory_limit_negative '`shoal fleet --memory-limit -1G`' \
   "shoal: error: field '--memory-limit': cannot read the memory limit (expected bytes, or a number with K, M or G (e.g. 512M, 2G), got -1G)" \
   "$shoal" fleet --jobs jobs.jsonl --out out.fl --memory-limit -1G
 expect threads_capped '`shoal forecast --threads 100000`' 0 \
-  "$shoal" forecast --data "$train" --model naive --h 6 --threads 100000 --out capped.csv
+  "$shoal" forecast --data "$train" --model naive --h 6 --seasonality 12 --threads 100000 --out capped.csv
 grep -q "more than the .* CPUs this process may use; using" threads_capped.err || fail "no --threads note"
 
 if [ "$fails" -ne 0 ]; then
