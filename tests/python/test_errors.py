@@ -86,7 +86,7 @@ def test_predict_before_fit(panel):
         nf().predict()
 
 
-def test_out_of_range_ints_are_value_errors():
+def test_out_of_range_ints_are_value_errors(panel):
     # Never a C++ cast error or a nanobind signature dump, and never a wrapped value.
     for bad in (-1, 2**64, 1.5, True):
         with pytest.raises(ValueError, match=r"seed must be"):
@@ -95,8 +95,9 @@ def test_out_of_range_ints_are_value_errors():
         with pytest.raises(ValueError, match=next(iter(kw))):
             shoal.NCF(**kw)
     assert shoal.NCF(seed=2**64 - 1).seed == 2**64 - 1
-    with pytest.raises(ValueError, match=r"random_seed"):
-        shoal.TSMixerx(h=4, input_size=12, n_series=1, random_seed=-1)
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match=r"random_seed"):
+            nf(random_seed=bad).fit(panel)
 
 
 def test_integer_freq_must_be_positive():
