@@ -282,7 +282,7 @@ void run_forecast(const ForecastArgs& a) {
     for (size_t s = 0; s < records.size(); ++s) {
       const fleet::JobRecord& rec = records[s];
       if (!rec.ok) {
-        failures.push_back(fmt::format("series '{}': {}", rec.id, rec.error));
+        failures.push_back(fmt::format("series '{}' failed: {}", rec.id, rec.error));
         continue;
       }
       decode_forecasts(rec.output.rows, forecasts.data() + s * size_t(h), size_t(h));
