@@ -5,6 +5,7 @@
 // jobs-file line (accuracy against `test` next to seasonal naive for forecasters).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -30,7 +31,7 @@ namespace fs = std::filesystem;
 struct FleetArgs {
   std::string jobs, out, metrics_out, memory_limit = "0";
   int threads = 0;
-  bool quiet = false, resume = false, no_resume = false;
+  bool quiet = false, resume = false, no_resume = false, allow_failures = false;
 };
 
 // "0", "1048576", "512M", "2G", "1.5GiB" → bytes (binary units).
@@ -49,7 +50,8 @@ size_t parse_bytes(const std::string& text) {
       {"KIB", 1024.0},   {"M", 1048576.0},   {"MB", 1048576.0},  {"MIB", 1048576.0},
       {"G", 1073741824}, {"GB", 1073741824}, {"GIB", 1073741824}};
   const auto it = kUnits.find(unit);
-  if (used == 0 || it == kUnits.end() || v < 0)
+  if (used == 0 || it == kUnits.end() || !(v >= 0) || !std::isfinite(v * it->second) ||
+      v * it->second >= 1.8e19)
     throw Error("cannot read the memory limit",
                 ErrorContext{.field = "--memory-limit",
                              .expected = "bytes, or a number with K, M or G (e.g. 512M, 2G)",
@@ -66,17 +68,44 @@ struct GroupStats {
 };
 
 void run_fleet_cli(const FleetArgs& a) {
-  SHOAL_CHECK(a.threads >= 0, "--threads must be ≥ 0 (0: all cores), got {}", a.threads);
+  const int threads = cap_threads(a.threads, "fleet");
   const size_t memory_limit = parse_bytes(a.memory_limit);
   const std::vector<fleet::JobSpec> specs = fleet::read_jobs_file(a.jobs);
   SHOAL_CHECK(!specs.empty(), "{}: no jobs (every line is blank or a comment)", a.jobs);
-  fleet::BuiltJobs built = fleet::build_jobs(specs);
-
+  // Outputs: DIR (a folder, or made) and the files in it, none of them an input of the run.
+  std::vector<std::string> inputs = {a.jobs};
+  for (const fleet::JobSpec& sp : specs)
+    for (const std::string* p : {&sp.data, &sp.test, &sp.static_df, &sp.futr_df})
+      if (!p->empty()) inputs.push_back(*p);
+  if (fs::exists(a.out) && !fs::is_directory(a.out))
+    throw Error("--out must be a folder", ErrorContext{.file = a.out,
+                                                       .field = "--out",
+                                                       .expected = "a folder (made if missing)",
+                                                       .actual = "an existing file"});
+  const std::string parent = fs::path(a.out).parent_path().string();
+  if (!parent.empty() && !fs::is_directory(parent))
+    throw Error("the output's folder does not exist",
+                ErrorContext{.file = a.out,
+                             .field = "--out",
+                             .expected = "a path in an existing folder",
+                             .actual = fmt::format("no folder '{}'", parent)});
+  if (!a.metrics_out.empty()) check_output_path(a.metrics_out, inputs, "--metrics-out");
   fs::create_directories(a.out);
+  const std::string results_path = (fs::path(a.out) / "results.jsonl").string();
+  const std::string forecasts_path = (fs::path(a.out) / "forecasts.csv").string();
+  for (const std::string& out : {results_path, forecasts_path})
+    check_output_path(out, inputs, "--out");
+  // One run per output folder: a second one fails here, before any job runs.
+  const OutputLock lock((fs::path(a.out) / ".lock").string(), a.out);
+  fleet::BuiltJobs built = fleet::build_jobs(specs);
   const std::string journal = (fs::path(a.out) / "journal.jsonl").string();
   const bool have_journal = fs::exists(journal);
   const bool resume = !a.no_resume && (a.resume || have_journal);
   if (!resume && have_journal) fs::remove(journal);
+  // The outputs of an earlier run go now: this run writes its own at the end (from the
+  // journal, when resuming), so none of another run's files sits beside its results.
+  fs::remove(results_path);
+  fs::remove(forecasts_path);
   fmt::print(stderr, "shoal fleet: {} jobs from {}{}\n", built.jobs.size(), a.jobs,
              resume && have_journal ? "; resuming from " + journal : "");
 
@@ -85,20 +114,18 @@ void run_fleet_cli(const FleetArgs& a) {
   {
     StopOnSignals stop;
     records = fleet::run_fleet(built.jobs,
-                               {.workers = a.threads,
+                               {.workers = threads,
                                 .memory_limit = memory_limit,
                                 .journal = journal,
                                 .progress = !a.quiet,
                                 .stop = stop.flag()},
                                &sum);
   }
-  if (sum.not_run > 0) {
-    fmt::print(stderr,
-               "shoal fleet: stopped; {} of {} jobs finished (kept in {}), {} not run. Rerun the "
-               "same command to finish them.\n",
-               sum.jobs - sum.not_run, sum.jobs, journal, sum.not_run);
-    throw Error("interrupted before every job ran", ErrorContext{.file = journal});
-  }
+  if (sum.not_run > 0)
+    exit_interrupted(fmt::format(
+        "interrupted with {} of {} jobs not run; nothing written, the {} finished are kept in "
+        "{}: rerun the same command to finish them",
+        sum.not_run, sum.jobs, sum.jobs - sum.not_run, journal));
 
   // Outputs, assembled in job order from the records (this run's and the journal's).
   std::string results, forecasts = "job,unique_id,ds,y_hat\n";
@@ -140,9 +167,8 @@ void run_fleet_cli(const FleetArgs& a) {
       }
   }
   if (shown > 10) fmt::print(stderr, "shoal fleet: ... and {} more failed jobs\n", shown - 10);
-  shoal::write_file_atomic((fs::path(a.out) / "results.jsonl").string(), results);
-  if (any_forecast)
-    shoal::write_file_atomic((fs::path(a.out) / "forecasts.csv").string(), forecasts);
+  shoal::write_file_atomic(results_path, results);
+  if (any_forecast) shoal::write_file_atomic(forecasts_path, forecasts);
 
   fmt::print("{:<24} {:<14} {:>6} {:>6} {:>9}  {}\n", "line", "model", "jobs", "failed",
              "fit s p50", "accuracy");
@@ -191,6 +217,14 @@ void run_fleet_cli(const FleetArgs& a) {
     j["lines"] = groups_j;
     shoal::write_file_atomic(a.metrics_out, j.dump(2) + "\n");
   }
+  if (sum.failed == sum.jobs)
+    throw Error(
+        fmt::format("every job failed ({}; the reasons are in {})", sum.jobs, results_path));
+  if (sum.failed > 0 && !a.allow_failures)
+    throw ExitStatus(kExitPartial,
+                     fmt::format("{} of {} jobs failed (listed above and in {}); pass "
+                                 "--allow-failures to exit 0",
+                                 sum.failed, sum.jobs, results_path));
 }
 
 }  // namespace
@@ -212,7 +246,10 @@ void register_fleet(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--resume", a.resume,
                 "Skip jobs finished by an earlier run (the default when --out has a journal)");
-  cmd->add_flag("--no-resume", a.no_resume, "Start afresh: drop the journal in --out");
+  cmd->add_flag("--no-resume", a.no_resume,
+                "Start afresh: drop the journal and the outputs of an earlier run in --out");
+  cmd->add_flag("--allow-failures", a.allow_failures,
+                "Exit 0 when some jobs fail (default: exit 4; they are listed in results.jsonl)");
   cmd->add_option("--metrics-out", a.metrics_out,
                   "Write jobs, failed, wall_s, fits_per_s, fit_s_median, threads, "
                   "arena_bytes_median and per-line scores as JSON");

@@ -1,8 +1,11 @@
 // `shoal forecast`: read a long-format table, fit one model per panel (each series alone with
 // --n-series 1, all series jointly with --n-series all), forecast h steps, write them as
 // `unique_id,ds,<model>`, and score them against --test (MAE, sMAPE, MASE) into a JSON file.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -31,6 +34,7 @@
 #include "shoal/train/forecast.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/metrics.h"
+#include "shoal/train/safetensors.h"
 
 namespace shoal::cli {
 namespace {
@@ -40,6 +44,7 @@ struct ForecastArgs {
   std::string data, static_df, futr_df, init_weights, model, n_series = "1", out, test, metrics_out;
   double memory_limit_mb = 0;
   int threads = 1;
+  bool no_resume = false, allow_failures = false;
   OptionFlags options;
   ProfileOptions profile;
 };
@@ -49,11 +54,58 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// The bytes of --init-weights, checked as safetensors here so that a bad file is named (its
+// shapes are checked against the model by the setup fit).
 std::string read_init_weights(const std::string& path) {
   if (path.empty()) return {};
-  std::ifstream in(path, std::ios::binary);
-  SHOAL_CHECK(in.good(), "cannot open --init-weights file '{}'", path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string bytes = read_input_file(path, "--init-weights");
+  (void)train::decode_safetensors(bytes, path);
+  return bytes;
+}
+
+// The checks a run makes before it reads or fits anything: options, numbers, and every output
+// path (not an input, not a folder or device, in an existing folder).
+void check_paths(const ForecastArgs& a) {
+  SHOAL_CHECK(a.memory_limit_mb >= 0 && std::isfinite(a.memory_limit_mb),
+              "--memory-limit-mb must be a finite number ≥ 0 (0: none), got {}", a.memory_limit_mb);
+  const std::vector<std::string> inputs = {a.data, a.static_df, a.futr_df, a.test, a.init_weights};
+  check_output_path(a.out, inputs, "--out");
+  if (!a.metrics_out.empty()) {
+    std::vector<std::string> all = inputs;
+    all.push_back(a.out);
+    check_output_path(a.metrics_out, all, "--metrics-out");
+    SHOAL_CHECK(a.metrics_out != a.out, "--metrics-out and --out name the same file '{}'", a.out);
+  }
+  for (const std::string& in : inputs)
+    if (!in.empty()) check_input_file(in);
+}
+
+// A fit of the first job on one series, one step: what fails for every series (an exogenous
+// column the data lacks, initial weights of another shape, --input-size longer than every
+// series, values beyond float range) fails here, once, before any output or journal is written,
+// instead of as one failure per series. The longest series is the one least likely to fail
+// for a reason of its own.
+void check_setup(const data::SeriesSet& set, const data::StaticTable* statics,
+                 const data::SeriesSet* futr, Index h, const train::ForecastJob& job) {
+  Index longest = 0;
+  for (Index s = 1; s < set.n_series(); ++s)
+    if (set.length(s) > set.length(longest)) longest = s;
+  train::ForecastJob probe = job;
+  probe.train.max_steps = 1;
+  probe.train.early_stop_patience_steps = -1;
+  probe.profiler = nullptr;
+  probe.keep_weights = false;
+  const data::Panel panel(set, {longest}, job.exog, statics, futr, h);
+  (void)train::fit_forecast(panel, probe);
+  // The loss history of a fit is max_steps doubles: a count no machine can hold is an error here.
+  const double bytes = double(job.train.max_steps) * sizeof(double);
+  const double ram = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  if (ram > 0 && bytes > ram)
+    throw Error("max_steps is more than this machine can train (its loss history alone)",
+                ErrorContext{.field = "max_steps",
+                             .expected = fmt::format("at most {:.0f} steps ({:.1f} GiB of memory)",
+                                                     ram / sizeof(double), ram / 1073741824.0),
+                             .actual = fmt::format("{}", job.train.max_steps)});
 }
 
 // The data's season length unless --seasonality says otherwise (integer ds: 1).
@@ -73,9 +125,9 @@ struct Scores {
 };
 
 // Scores the forecasts ([set.n_series(), h]) of the listed series.
-Scores score(const data::SeriesSet& set, const std::string& test_path, Index h, Index m,
-             const std::vector<double>& forecasts, const std::vector<Index>& series) {
-  const data::SeriesSet test = data::read_series(test_path);
+Scores score(const data::SeriesSet& set, const data::SeriesSet& test, const std::string& test_path,
+             Index h, Index m, const std::vector<double>& forecasts,
+             const std::vector<Index>& series) {
   Scores s;
   for (const Index i : series) {
     s.acc.add(train::held_out(set, i, test, test_path, h),
@@ -130,7 +182,14 @@ void run_forecast(const ForecastArgs& a) {
   train::ForecastJob job = train::forecast_job(a.model, a.options.given());
   const bool neural = train::is_neural(job);
   train::check_forecast_job(job, /*fitting=*/neural);
-  SHOAL_CHECK(a.threads >= 0, "--threads must be ≥ 0 (0: all cores), got {}", a.threads);
+  const int threads = cap_threads(a.threads, "forecast");
+  SHOAL_CHECK(job.exog.futr.empty() || !a.futr_df.empty() || !neural,
+              "--futr-exog needs the future values of its columns: give them with --futr-df");
+  check_paths(a);
+  // One run per output: a second one on the same --out fails here, before any work.
+  const OutputLock lock(a.out + ".lock", a.out);
+  const std::string journal = a.out + ".journal";
+  if (a.no_resume) std::filesystem::remove(journal);
   job.init_weights = read_init_weights(a.init_weights);
   auto t0 = Clock::now();
   const data::SeriesSet set = data::read_series(a.data);
@@ -147,6 +206,13 @@ void run_forecast(const ForecastArgs& a) {
   if (!a.static_df.empty()) statics = data::read_static(a.static_df);
   data::SeriesSet futr;
   if (!a.futr_df.empty()) futr = data::read_series(a.futr_df, false);
+  // The held-out rows every series is scored against, before any fit.
+  data::SeriesSet test;
+  if (!a.test.empty()) {
+    test = data::read_series(a.test);
+    for (Index s = 0; s < set.n_series(); ++s)
+      (void)train::held_out(set, s, test, a.test, job.windows.h);
+  }
   const bool per_series = a.n_series == "1";
   const Index h = job.windows.h, input_size = job.windows.input_size;
   // One model per series: a too-short series fails alone (recorded by the fleet).
@@ -156,6 +222,7 @@ void run_forecast(const ForecastArgs& a) {
   job.seasonality = m;
   const data::StaticTable* stat_ptr = a.static_df.empty() ? nullptr : &statics;
   const data::SeriesSet* futr_ptr = a.futr_df.empty() ? nullptr : &futr;
+  if (neural && per_series) check_setup(set, stat_ptr, futr_ptr, h, job);
   // --profile: one recorder for the whole run; started just before the fits.
   const std::unique_ptr<profile::Recorder> recorder = make_recorder(a.profile);
   job.profiler = recorder.get();
@@ -191,28 +258,31 @@ void run_forecast(const ForecastArgs& a) {
   nlohmann::json fleet_j;
   Index models = 0;
   t0 = Clock::now();
+  std::vector<std::string> failures;  // "series 'X': why", of series that failed
   if (on_fleet) {
-    const std::string journal = a.out + ".journal";
     fleet::FleetSummary sum;
     if (recorder) recorder->start();
     std::vector<fleet::JobRecord> records;
     {
       StopOnSignals stop;
       records = fleet::run_fleet(jobs,
-                                 {.workers = a.threads,
+                                 {.workers = threads,
                                   .memory_limit = size_t(a.memory_limit_mb * 1048576.0),
                                   .journal = journal,
-                                  .progress = true,
+                                  .progress = isatty(2) != 0,
                                   .stop = stop.flag(),
                                   .profiler = recorder.get()},
                                  &sum);
     }
-    Index failed_shown = 0;
+    if (sum.not_run > 0)
+      exit_interrupted(fmt::format(
+          "interrupted with {} of {} series not run; nothing written, the {} finished are kept "
+          "in {}: rerun the same command to resume",
+          sum.not_run, sum.jobs, sum.jobs - sum.not_run, journal));
     for (size_t s = 0; s < records.size(); ++s) {
       const fleet::JobRecord& rec = records[s];
       if (!rec.ok) {
-        if (rec.error != "not run" && failed_shown++ < 10)
-          fmt::print(stderr, "shoal forecast: series '{}' failed: {}\n", rec.id, rec.error);
+        failures.push_back(fmt::format("series '{}' failed: {}", rec.id, rec.error));
         continue;
       }
       decode_forecasts(rec.output.rows, forecasts.data() + s * size_t(h), size_t(h));
@@ -221,10 +291,13 @@ void run_forecast(const ForecastArgs& a) {
     }
     models = Index(done.size());
     fleet_j = fleet::summary_json(sum);
-    if (sum.not_run == 0) std::filesystem::remove(journal);  // complete: a rerun starts afresh
-    if (sum.not_run > 0)
-      fmt::print(stderr, "shoal forecast: stopped with {} series not run; rerun to resume\n",
-                 sum.not_run);
+    // Every series failed: the run failed, with the first reason and no output.
+    if (done.empty()) {
+      std::filesystem::remove(journal);
+      throw Error(fmt::format("every series failed ({}); the first, {}", records.size(),
+                              failures.empty() ? std::string("?") : failures.front()));
+    }
+    std::filesystem::remove(journal);  // complete: a rerun starts afresh
   } else {
     std::vector<double> bytes;
     if (recorder) recorder->start();
@@ -260,9 +333,10 @@ void run_forecast(const ForecastArgs& a) {
              set.n_series(), set.rows(), read_s, a.model, h, models);
   fmt::print("fit: median {:.6f} s per model, {:.1f} models/s; forecasts written to {}\n",
              median(fit_s), double(models) / std::max(wall_s, 1e-9), a.out);
-  if (fleet_j.value("failed", 0) > 0)
-    fmt::print("failed: {} of {} series (no forecasts written for them)\n",
-               fleet_j.value("failed", 0), set.n_series());
+  for (size_t f = 0; f < failures.size() && f < 10; ++f)
+    fmt::print(stderr, "shoal forecast: {}\n", failures[f]);
+  if (failures.size() > 10)
+    fmt::print(stderr, "shoal forecast: ... and {} more failed series\n", failures.size() - 10);
 
   nlohmann::json j = {{"model", a.model},
                       {"data", a.data},
@@ -281,7 +355,7 @@ void run_forecast(const ForecastArgs& a) {
   for (const auto& [k, v] : fleet_j.items())
     if (k != "fit_s_median") j[k] = v;
   if (!a.test.empty()) {
-    const Scores s = score(set, a.test, h, m, forecasts, done);
+    const Scores s = score(set, test, a.test, h, m, forecasts, done);
     fmt::print("test ({} series): MAE {:.4f}  sMAPE {:.4f}  MASE {:.4f} (seasonality {}{})\n",
                s.acc.n, s.acc.mae(), s.acc.smape(), s.acc.mase(), m,
                s.acc.mase_skipped > 0
@@ -295,6 +369,12 @@ void run_forecast(const ForecastArgs& a) {
     j["mase_skipped"] = s.acc.mase_skipped;
   }
   if (!a.metrics_out.empty()) write_json(a.metrics_out, j);
+  // Some series failed: outputs hold the rest, and the status says so (docs/errors.md).
+  if (!failures.empty() && !a.allow_failures)
+    throw ExitStatus(kExitPartial,
+                     fmt::format("{} of {} series failed (listed above; forecasts written for the "
+                                 "other {}); pass --allow-failures to exit 0",
+                                 failures.size(), set.n_series(), done.size()));
 }
 
 }  // namespace
@@ -328,6 +408,10 @@ void register_forecast(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threads", a.threads, "Fleet workers for --n-series 1 (0: all cores)")
       ->capture_default_str();
+  cmd->add_flag("--no-resume", a.no_resume,
+                "Start afresh: drop the journal an interrupted run left next to --out");
+  cmd->add_flag("--allow-failures", a.allow_failures,
+                "Exit 0 when some series fail (default: exit 4, forecasts written for the rest)");
   cmd->add_option("--out", a.out, "Forecasts CSV to write")->required();
   cmd->add_option("--test", a.test, "Held-out table to score the forecasts against");
   cmd->add_option("--metrics-out", a.metrics_out, "Write fit time and scores as JSON");

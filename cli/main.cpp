@@ -21,12 +21,15 @@ int main(int argc, char** argv) {
     // Bad command lines get the same one-line form as bad input.
     std::fprintf(stderr, "shoal: error: %s (see shoal --help)\n", e.what());
     return 2;
+  } catch (const shoal::cli::ExitStatus& e) {
+    if (e.what()[0] != '\0') std::fprintf(stderr, "shoal: error: %s\n", e.what());
+    return e.status;
   } catch (const shoal::Error& e) {
     std::fprintf(stderr, "shoal: error: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "shoal: internal error: %s\n", e.what());
-    return 3;
+    return shoal::cli::kExitInternal;
   }
   return 0;
 }

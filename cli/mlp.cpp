@@ -45,7 +45,7 @@ void run_train(const MlpArgs& args) {
                             {.batch_size = a.batch_size,
                              .lr = a.learning_rate,
                              .seed = args.seed,
-                             .threads = args.threads,
+                             .threads = cap_threads(args.threads, "mlp"),
                              .pinning = Pinning::kAll},
                             x_train, y_train);
   auto recorder = make_recorder(args.profile);
@@ -98,6 +98,7 @@ void register_mlp(CLI::App& app) {
   a.options.add(*train, {{"mlp", list.options}}, {{"lr", "learning_rate"}});
   train->add_option("--threads", a.threads, "Threads (0 = all cores)")->capture_default_str();
   train->add_option("--seed", a.seed, "Seed for init, shuffling and the split")
+      ->check(kUint64)
       ->capture_default_str();
   add_profile_options(*train, a.profile);
   train->callback([] { run_train(a); });

@@ -84,7 +84,7 @@ void run_train(const NcfArgs& a) {
                              .negatives = a.neg,
                              .lr = a.lr,
                              .seed = a.seed,
-                             .threads = a.threads,
+                             .threads = cap_threads(a.threads, "ncf"),
                              .pinning = Pinning::kAll,
                              .dense_embedding_adam = a.embedding_adam == "dense"},
                             tr);
@@ -195,7 +195,7 @@ void run_eval(const NcfArgs& a) {
   SHOAL_CHECK(ut != nullptr && it != nullptr, "{}: no user/item embedding tensors for model {}",
               a.load, a.model);
   auto cfg = model_config(a, ut->shape[0], it->shape[0], 0);
-  train::NcfEvaluator ev(cfg, a.threads, 1024, Pinning::kAll);
+  train::NcfEvaluator ev(cfg, cap_threads(a.threads, "ncf"), 1024, Pinning::kAll);
   train::load_checkpoint(ev.arena(), a.load);
   const auto m = ev.evaluate(test, a.top_k);
   fmt::print("HR@{} {:.4f} NDCG@{} {:.4f} over {} users ({:.2f} s)\n", a.top_k, m.hr, a.top_k,
@@ -265,7 +265,7 @@ void register_ncf(CLI::App& app) {
   train->add_option("--batch-positives", a.batch_positives,
                     "Positives per step (overrides --batch-size: batch = P·(1 + neg))");
   train->add_option("--lr", a.lr, "Adam learning rate")->capture_default_str();
-  train->add_option("--seed", a.seed)->capture_default_str();
+  train->add_option("--seed", a.seed)->check(kUint64)->capture_default_str();
   train->add_option("--save", a.save, "Write the weights (safetensors)");
   train->add_option("--init-weights", a.load, "Start from these weights (safetensors)");
   train->add_option("--num-users", a.num_users, "User count (default: max id + 1)");
@@ -300,7 +300,7 @@ void register_ncf(CLI::App& app) {
   sn->add_option("--users", s.users)->capture_default_str();
   sn->add_option("--items", s.items)->capture_default_str();
   sn->add_option("--context", s.context, "Numeric context columns")->capture_default_str();
-  sn->add_option("--seed", s.seed)->capture_default_str();
+  sn->add_option("--seed", s.seed)->check(kUint64)->capture_default_str();
   sn->add_option("--out", s.out, "CSV path")->required();
   sn->callback([] { run_synth(s); });
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 
 namespace shoal::cli {
 
@@ -17,10 +18,16 @@ class StopOnSignals {
   StopOnSignals& operator=(const StopOnSignals&) = delete;
   // Set once a signal has arrived (what fleet::FleetConfig::stop reads).
   std::atomic<bool>* flag();
+  // The first signal that arrived (0: none).
+  static int signal_number();
 
  private:
   void (*old_int_)(int);
   void (*old_term_)(int);
 };
+
+// Ends a stopped run: throws ExitStatus with 128 + the signal (130 for SIGINT, 143 for
+// SIGTERM) and `message`, so that no output is written after a stop.
+[[noreturn]] void exit_interrupted(const std::string& message);
 
 }  // namespace shoal::cli

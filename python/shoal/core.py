@@ -49,8 +49,16 @@ class NeuralForecast:
             if per_series and getattr(m, "n_series", 1) != 1:
                 raise ValueError(f"per_series=True fits one model per series: {m!r} needs "
                                  f"n_series=1, got {m.n_series}")
-        if not isinstance(freq, (str, int, np.integer)) and not hasattr(freq, "freqstr"):
+        if isinstance(freq, (bool, np.bool_)) or (
+                not isinstance(freq, (str, int, np.integer)) and not hasattr(freq, "freqstr")):
             raise ValueError(f"freq must be a pandas frequency or an integer, got {freq!r}")
+        if isinstance(freq, (int, np.integer)) and not 1 <= int(freq) <= 2**62:
+            raise ValueError(f"an integer freq is the step between ds values: it must be ≥ 1, "
+                             f"got {freq}")
+        if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) \
+                or not 0 <= int(workers) <= 2**31 - 1:
+            raise ValueError(f"workers must be an integer in 0..2^31-1 (0: every core), "
+                             f"got {workers!r}")
         self.models = models
         self.freq = freq
         self.per_series = bool(per_series)

@@ -26,6 +26,15 @@ def _ids(values, what):
     return np.ascontiguousarray(a, dtype=np.int32)
 
 
+def _int(name, v, lo, hi=2**31 - 1):
+    """An integer argument in [lo, hi], exactly (no wrap, no rounding), else ValueError."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {v!r}")
+    if not lo <= int(v) <= hi:
+        raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
+    return int(v)
+
+
 class NCF:
     def __init__(self, model="neumf", factors=8, layers=(64, 32, 16, 8), epochs=20,
                  batch_size=256, num_negatives=4, learning_rate=1e-3, seed=1, threads=0,
@@ -35,10 +44,16 @@ class NCF:
         the MLP tower (None: none)."""
         if model not in ("gmf", "mlp", "neumf"):
             raise ValueError(f"model must be 'gmf', 'mlp' or 'neumf', got {model!r}")
-        self.model, self.factors, self.layers = model, int(factors), [int(x) for x in layers]
-        self.epochs, self.batch_size = int(epochs), int(batch_size)
-        self.num_negatives, self.learning_rate = int(num_negatives), float(learning_rate)
-        self.seed, self.threads = int(seed), int(threads)
+        self.model = model
+        self.factors = _int("factors", factors, 1)
+        self.layers = [_int("layers", x, 1) for x in layers]
+        self.epochs, self.batch_size = _int("epochs", epochs, 1), _int("batch_size", batch_size, 1)
+        self.num_negatives = _int("num_negatives", num_negatives, 1)
+        self.learning_rate = float(learning_rate)
+        if not (np.isfinite(self.learning_rate) and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be a finite number > 0, got {learning_rate!r}")
+        self.seed = _int("seed", seed, 0, 2**64 - 1)
+        self.threads = _int("threads", threads, 0)
         self.user_col, self.item_col = user_col, item_col
         self.context_cols = list(context_cols or [])
         self._trainer = None

@@ -26,7 +26,8 @@ void expect_error(F&& f, std::initializer_list<std::string> parts) {
 }
 
 TEST(NcfReader, RatingsFile) {
-  const auto p = parse_ncf_ratings("0\t3\t5\t978\n0\t1\t4\t979\r\n2 7\n\n", "r.rating");
+  // Tabs or spaces; every row has the first row's field count (a row with another is an error).
+  const auto p = parse_ncf_ratings("0\t3\t5\t978\n0\t1\t4\t979\r\n2 7 3  980\n\n", "r.rating");
   EXPECT_EQ(p.users, (std::vector<int32_t>{0, 0, 2}));
   EXPECT_EQ(p.items, (std::vector<int32_t>{3, 1, 7}));
   EXPECT_EQ(p.num_users, 3);
@@ -40,6 +41,8 @@ TEST(NcfReader, RatingsErrorsNameTheLine) {
   expect_error([] { parse_ncf_ratings("0\t1\n7\n", "a.rating"); },
                {"a.rating:2", "wrong number of fields"});
   expect_error([] { parse_ncf_ratings("0\t1\nx\t2\n", "a.rating"); }, {"a.rating:2", "user"});
+  expect_error([] { parse_ncf_ratings("0\t1\t5\t9\n1\t2\n", "a.rating"); },
+               {"a.rating:2", "wrong number of fields", "4 fields (as on line 1)"});
   expect_error([] { parse_ncf_ratings("0\t1\n3\t2\n", "a.rating", {.num_users = 3}); },
                {"a.rating:2", "user id out of range", "< 3"});
   expect_error([] { parse_ncf_ratings("", "a.rating"); }, {"no ratings"});

@@ -133,6 +133,30 @@ TEST(FleetJobs, ForecastLinesRunOneJobPerSeriesAndBadConfigFailsAlone) {
   fs::remove_all(dir);
 }
 
+// A job's key follows its data's contents, not the file's name, size or time: data rewritten
+// with other values of the same size and time stamp gets another key (a journal of the old data
+// is not reused), and the same bytes written again at another time keep the key.
+TEST(FleetJobs, KeysFollowTheDataContentsNotTheFileStamp) {
+  const fs::path dir = fs::temp_directory_path() / ("shoal_jobkeys_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto write = [&](const std::string& text) {
+    std::ofstream(dir / "train.csv") << text;
+    fs::last_write_time(dir / "train.csv", fs::file_time_type{});  // one fixed time stamp
+  };
+  const std::string line =
+      R"({"id": "n", "data": "train.csv", "model": "naive", "config": {"h": 2}})"
+      "\n";
+  write("unique_id,ds,y\nA,1,1\nA,2,2\nA,3,3\n");
+  const std::string first = build_from(line, dir.string()).jobs.at(0).key;
+  write("unique_id,ds,y\nA,1,7\nA,2,8\nA,3,9\n");  // same size, same time, other values
+  const std::string other = build_from(line, dir.string()).jobs.at(0).key;
+  EXPECT_NE(other, first);
+  write("unique_id,ds,y\nA,1,1\nA,2,2\nA,3,3\n");
+  fs::last_write_time(dir / "train.csv", fs::file_time_type::clock::now());
+  EXPECT_EQ(build_from(line, dir.string()).jobs.at(0).key, first);
+  fs::remove_all(dir);
+}
+
 // A TSMixerx line with every kind of exogenous variable: the static table and the future
 // values come from the line's 'static' and 'futr_df' files, and each of them changes the
 // forecasts (so the jobs pass them to the model, not just read them).

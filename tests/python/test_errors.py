@@ -84,3 +84,26 @@ def test_unsupported_arguments():
 def test_predict_before_fit(panel):
     with pytest.raises(ValueError, match="not fitted|needs df"):
         nf().predict()
+
+
+def test_out_of_range_ints_are_value_errors(panel):
+    # Never a C++ cast error or a nanobind signature dump, and never a wrapped value.
+    for bad in (-1, 2**64, 1.5, True):
+        with pytest.raises(ValueError, match=r"seed must be"):
+            shoal.NCF(seed=bad)
+    for kw in ({"threads": -1}, {"threads": 2**40}, {"epochs": 0}, {"factors": 2**31}):
+        with pytest.raises(ValueError, match=next(iter(kw))):
+            shoal.NCF(**kw)
+    assert shoal.NCF(seed=2**64 - 1).seed == 2**64 - 1
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match=r"random_seed"):
+            nf(random_seed=bad).fit(panel)
+
+
+def test_integer_freq_must_be_positive():
+    for bad in (0, -1, True):
+        with pytest.raises(ValueError, match=r"freq"):
+            shoal.NeuralForecast([shoal.TSMixerx(h=4, input_size=12, n_series=1)], freq=bad)
+    with pytest.raises(ValueError, match=r"workers"):
+        shoal.NeuralForecast([shoal.TSMixerx(h=4, input_size=12, n_series=1)], freq=1,
+                             workers=-1)

@@ -3,6 +3,7 @@
 // generated from this table's real output by tools/errors_md.sh (SHOAL_ERRORS_MD=FILE makes each
 // case append its row there).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -241,6 +242,46 @@ const std::vector<Case>& cases() {
          data::read_numeric_csv("mlp.csv");
        },
        "mlp.csv:2:2: field 'x2': not a finite number (expected a finite number, got 'n/a')"},
+      // ---- text and files at the edge ----
+      {"csv_id_not_utf8", "series id `\\xff\\xfe` (Latin-1 bytes) on line 3",
+       [] {
+         write("latin1.csv", "unique_id,ds,y\nA,1,2\n\xff\xfe,1,3\n");
+         read_long("latin1.csv");
+       },
+       "latin1.csv:3:1: text is not UTF-8 (expected UTF-8 text (save the file as UTF-8), got byte "
+       "0xFF at byte 1 of the line)"},
+      {"csv_long_field_cut", "`y` is 500 letters on line 2",
+       [] {
+         write("long.csv", "unique_id,ds,y\nA,1," + std::string(500, 'x') + "\n");
+         read_long("long.csv");
+       },
+       "long.csv:2:3: field 'y': not a finite number (expected a finite number, got '" +
+           std::string(79, 'x') + "... (502 bytes))"},
+      {"input_is_a_folder", "`--data` names a folder",
+       [] {
+         fs::create_directories("folder.csv");
+         read_long("folder.csv");
+       },
+       "folder.csv: cannot read input (expected a regular file, got a folder)"},
+      {"input_is_a_fifo", "`--data` names a FIFO (nothing is waited for)",
+       [] {
+         ASSERT_EQ(::mkfifo("pipe.csv", 0644), 0);
+         read_long("pipe.csv");
+       },
+       "pipe.csv: cannot read input (expected a regular file, got a FIFO (named pipe))"},
+      {"ncf_ragged_rating", "rating line 2 has 3 fields, line 1 has 4",
+       [] {
+         write("ragged.rating", "0\t1\t5\t0\n1\t2\t5\n");
+         data::read_ncf_ratings("ragged.rating");
+       },
+       "ragged.rating:2: wrong number of fields (expected 4 fields (as on line 1), got 3)"},
+      {"ncf_far_outlier_id", "user 2000000000 among users 0 and 1 (a 100+ GB table)",
+       [] {
+         write("far.rating", "0\t1\n1\t2\n2000000000\t3\n");
+         data::read_ncf_ratings("far.rating");
+       },
+       "far.rating:3: field 'user': user id far beyond the others (expected dense ids 0..n-1 (one "
+       "embedding row each; at most 1048576 for 3 rows), got 2000000000)"},
       // ---- NCF rating files ----
       {"ncf_negative_id", "rating line `-3\\t7\\t5\\t0`",
        [] {
@@ -453,6 +494,20 @@ TEST_P(BadInput, ThrowsTheExactMessage) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, BadInput, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+
+// What a careful reader accepts: a UTF-8 byte-order mark (Excel's "CSV UTF-8") and quoted
+// fields holding commas.
+TEST(TextEdges, ByteOrderMarkAndQuotedCommasAreRead) {
+  const data::SeriesSet set = data::parse_series(
+      "\xEF\xBB\xBFunique_id,ds,y\n\"Store 1, north\",1,2\n\"Store 1, north\",2,3\nB,1,4\n",
+      "bom.csv");
+  ASSERT_EQ(set.n_series(), 2);
+  const Index s = set.find("Store 1, north");
+  ASSERT_GE(s, 0);
+  EXPECT_EQ(set.y_of(s)[1], 3.0);
+  const data::NumericTable t = data::parse_numeric_csv("\xEF\xBB\xBFx,y\n1,2\n", "bom.csv");
+  EXPECT_EQ(t.columns[0], "x");
+}
 
 }  // namespace bad_input_test
 }  // namespace shoal

@@ -14,13 +14,7 @@ namespace {
 
 std::vector<std::string_view> split_fields(std::string_view line) {
   std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = line.find(',', start);
-    out.push_back(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
+  split_csv(line, out);
   return out;
 }
 
@@ -40,7 +34,7 @@ Index NumericTable::column(const std::string& name) const {
 NumericTable parse_numeric_csv(const std::string& text, const std::string& source) {
   NumericTable t;
   t.source = source;
-  std::string_view rest(text);
+  std::string_view rest = checked_text(text, source);
   int64_t line_no = 0;
   bool have_header = false;
   while (!rest.empty()) {

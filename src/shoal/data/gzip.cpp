@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "shoal/core/error.h"
+#include "shoal/core/file_io.h"
 
 namespace shoal::data {
 
@@ -59,15 +60,8 @@ std::string gunzip(const std::string& bytes, const std::string& source) {
 }
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in)
-    throw Error("cannot open file",
-                ErrorContext{.file = path, .expected = "a readable file", .actual = "open failed"});
-  const auto size = static_cast<size_t>(in.tellg());
-  std::string bytes(size, '\0');
-  in.seekg(0);
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (!in) throw Error("read failed", ErrorContext{.file = path, .expected = "a readable file"});
+  // A folder or FIFO is refused by name (not read as a huge size, not waited on forever).
+  std::string bytes = read_input_file(path);
   return is_gzip(bytes) ? gunzip(bytes, path) : bytes;
 }
 

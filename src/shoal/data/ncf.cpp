@@ -103,14 +103,36 @@ int32_t check_limit(int32_t id, Index limit, const std::string& source, int64_t 
   return id;
 }
 
+// Ids index embedding rows (max id + 1 rows each): one far outlier in a file of few ids would
+// size the tables for it (2^31 ids: a 100+ GB allocation). Such an id is named here, with its
+// line, before anything is allocated. The bound is generous: 2^20 ids, or 64 per row.
+struct MaxId {
+  int32_t id = -1;
+  int64_t line = 0;
+  void see(int32_t v, int64_t ln) {
+    if (v > id) id = v, line = ln;
+  }
+  void check(size_t rows, Index limit, const std::string& source, const char* what) const {
+    const int64_t bound = std::max<int64_t>(int64_t{1} << 20, 64 * static_cast<int64_t>(rows));
+    if (limit >= 0 || id < bound) return;
+    fail(source, line, fmt::format("{} id far beyond the others", what), what,
+         fmt::format("dense ids 0..n-1 (one embedding row each; at most {} for {} rows)", bound,
+                     rows),
+         std::to_string(id));
+  }
+};
+
 }  // namespace
 
 NcfPositives parse_ncf_ratings(const std::string& text, const std::string& source,
                                NcfIdLimits limits) {
   NcfPositives p;
   p.source = source;
-  Lines lines(text);
+  Lines lines(checked_text(text, source));
   std::string_view line, f[2];
+  size_t width = 0;  // fields of the first line: every line has as many
+  int64_t width_line = 0;
+  MaxId max_user, max_item;
   while (lines.next(line)) {
     if (is_blank(line)) continue;
     const size_t n = split_ws(line, f, 2);
@@ -118,15 +140,26 @@ NcfPositives parse_ncf_ratings(const std::string& text, const std::string& sourc
       fail(source, lines.line_no(), "wrong number of fields", "", "user<TAB>item[<TAB>...]",
            fmt::format("{} field(s)", n));
     const int64_t ln = lines.line_no();
+    if (width == 0) {
+      width = n;
+      width_line = ln;
+    } else if (n != width) {
+      fail(source, ln, "wrong number of fields", "",
+           fmt::format("{} fields (as on line {})", width, width_line), std::to_string(n));
+    }
     p.users.push_back(
         check_limit(parse_id(f[0], source, ln, "user"), limits.num_users, source, ln, "user"));
     p.items.push_back(
         check_limit(parse_id(f[1], source, ln, "item"), limits.num_items, source, ln, "item"));
+    max_user.see(p.users.back(), ln);
+    max_item.see(p.items.back(), ln);
     p.num_users = std::max<Index>(p.num_users, p.users.back() + Index{1});
     p.num_items = std::max<Index>(p.num_items, p.items.back() + Index{1});
   }
   if (p.users.empty())
     fail(source, -1, "no ratings found", "", "user<TAB>item lines", "an empty file");
+  max_user.check(p.users.size(), limits.num_users, source, "user");
+  max_item.check(p.users.size(), limits.num_items, source, "item");
   if (limits.num_users >= 0) p.num_users = limits.num_users;
   if (limits.num_items >= 0) p.num_items = limits.num_items;
   return p;
@@ -145,7 +178,8 @@ NcfTestSet parse_ncf_test(const std::string& rating_text, const std::string& rat
   t.items = pos.items;
   t.num_users = pos.num_users;
   t.num_items = pos.num_items;
-  Lines lines(negative_text);
+  Lines lines(checked_text(negative_text, negative_source));
+  MaxId max_negative;
   std::string_view line;
   std::vector<std::string_view> fields;
   size_t row = 0;
@@ -182,10 +216,12 @@ NcfTestSet parse_ncf_test(const std::string& rating_text, const std::string& rat
       const int32_t it = check_limit(parse_id(fields[j], negative_source, ln, "item"),
                                      limits.num_items, negative_source, ln, "item");
       t.negatives.push_back(it);
+      max_negative.see(it, ln);
       t.num_items = std::max<Index>(t.num_items, it + Index{1});
     }
     ++row;
   }
+  max_negative.check(t.negatives.size(), limits.num_items, negative_source, "item");
   if (row != t.users.size())
     fail(negative_source, lines.line_no(), "fewer negative lines than test ratings", "",
          fmt::format("{} lines (as {})", t.users.size(), rating_source), std::to_string(row));
@@ -202,19 +238,11 @@ NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
                            const std::vector<std::string>& context_cols, NcfIdLimits limits) {
   NcfPositives p;
   p.source = source;
-  Lines lines(text);
+  Lines lines(checked_text(text, source));
   std::string_view line;
   std::vector<std::string_view> fields;
-  auto split_commas = [&](std::string_view l) {
-    fields.clear();
-    size_t s = 0;
-    for (;;) {
-      const size_t c = l.find(',', s);
-      fields.push_back(trim(l.substr(s, c == std::string_view::npos ? l.npos : c - s)));
-      if (c == std::string_view::npos) break;
-      s = c + 1;
-    }
-  };
+  MaxId max_user, max_item;
+  auto split_commas = [&](std::string_view l) { split_csv(l, fields); };
   if (!lines.next(line) || is_blank(line)) fail(source, 1, "missing header", "", "user,item,...");
   split_commas(line);
   const std::vector<std::string> header(fields.begin(), fields.end());
@@ -273,6 +301,8 @@ NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
                     limits.num_items, source, ln, "item");
     p.users.push_back(u);
     p.items.push_back(it);
+    max_user.see(u, ln);
+    max_item.see(it, ln);
     p.num_users = std::max<Index>(p.num_users, u + Index{1});
     p.num_items = std::max<Index>(p.num_items, it + Index{1});
     for (Index c : cc) {
@@ -287,6 +317,8 @@ NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
   }
   if (p.users.empty())
     fail(source, -1, "no positive rows found", "", "rows after the header", "only the header");
+  max_user.check(p.users.size(), limits.num_users, source, "user");
+  max_item.check(p.users.size(), limits.num_items, source, "item");
   if (limits.num_users >= 0) p.num_users = limits.num_users;
   if (limits.num_items >= 0) p.num_items = limits.num_items;
   return p;

@@ -73,17 +73,7 @@ bool digits(std::string_view s, size_t pos, size_t n, int64_t& v) {
 
 // Splits a line into fields without allocating: `out` is reused across lines.
 void split(std::string_view line, std::vector<std::string_view>& out) {
-  out.clear();
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      out.push_back(trim(line.substr(start)));
-      return;
-    }
-    out.push_back(trim(line.substr(start, comma - start)));
-    start = comma + 1;
-  }
+  split_csv(line, out);
 }
 
 // Iterates lines of a text buffer, counting them (1-based) and skipping trailing blank lines.
@@ -461,7 +451,7 @@ class SeriesParser {
 }  // namespace
 
 SeriesSet parse_series(const std::string& text, const std::string& source, bool require_y) {
-  LineReader lines(text, source);
+  LineReader lines(checked_text(text, source), source);
   std::string_view line;
   if (!lines.next(line)) throw_empty(source, false, 0);
   const Header h = parse_header(line, source, true, require_y);

@@ -15,13 +15,8 @@ namespace {
 
 std::vector<std::string_view> split(std::string_view line) {
   std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = line.find(',', start);
-    out.push_back(trim(line.substr(start, comma == line.npos ? line.npos : comma - start)));
-    if (comma == line.npos) return out;
-    start = comma + 1;
-  }
+  split_csv(line, out);
+  return out;
 }
 
 }  // namespace
@@ -29,7 +24,7 @@ std::vector<std::string_view> split(std::string_view line) {
 StaticTable parse_static(const std::string& text, const std::string& source) {
   StaticTable t;
   t.source = source;
-  std::string_view rest(text);
+  std::string_view rest = checked_text(text, source);
   int64_t line_no = 0;
   Index id_col = -1;
   std::vector<std::string> names;

@@ -202,8 +202,9 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
       if (it == index.end() || done[it->second]) continue;  // a job no longer asked for
       const Job& job = jobs[it->second];
       if (r.key != job.key)
-        throw Error(fmt::format("the fleet journal holds job '{}' run with other settings; "
-                                "rerun without resuming (start afresh) or write elsewhere",
+        throw Error(fmt::format("the journal holds job '{}' run with other settings or data, "
+                                "so its results are not reused; rerun with --no-resume to "
+                                "start afresh (or delete the journal), or write elsewhere",
                                 r.id),
                     ErrorContext{.file = cfg.journal,
                                  .field = "key",

@@ -1,7 +1,5 @@
 #include "shoal/fleet/jobs.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "shoal/core/error.h"
+#include "shoal/core/file_io.h"
 #include "shoal/core/options.h"
 #include "shoal/data/csv.h"
 #include "shoal/data/gzip.h"
@@ -352,24 +351,37 @@ class ConfigReader {
   std::set<std::string> used_;
 };
 
-std::string file_stamp(const std::string& path) {
-  struct stat st {};
-  if (path.empty() || ::stat(path.c_str(), &st) != 0) return path + ":missing";
-  return fmt::format("{}:{}:{}.{}", path, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+// A digest of a file's bytes: a journal is reused only for the same contents, whatever the
+// file's name or time stamp (a file rewritten with other data within the clock's resolution, or
+// copied back with its old time, must not pass for the old one).
+std::string file_digest(const std::string& path, std::map<std::string, std::string>& cache) {
+  if (path.empty()) return "";
+  auto it = cache.find(path);
+  if (it != cache.end()) return it->second;
+  std::string d;
+  try {
+    d = digest(read_input_file(path));
+  } catch (const std::exception&) {
+    d = "missing";  // the line's job reports why it cannot be read
+  }
+  return cache.emplace(path, d).first->second;
 }
 
-std::string spec_key(const JobSpec& s) {
+std::string spec_key(const JobSpec& s, std::map<std::string, std::string>& digests) {
   nlohmann::json j = {{"model", s.model},
-                      {"data", file_stamp(s.data)},
-                      {"test", s.test.empty() ? "" : file_stamp(s.test)},
+                      {"data", file_digest(s.data, digests)},
+                      {"test", file_digest(s.test, digests)},
                       {"seed", s.seed},
                       {"series", s.series},
                       {"max_series", s.max_series},
                       {"config", s.config}};
-  // Only when given, so that the keys of lines without them (and their journals) stay as
-  // they were before jobs files took these fields.
-  if (!s.static_df.empty()) j["static"] = file_stamp(s.static_df);
-  if (!s.futr_df.empty()) j["futr_df"] = file_stamp(s.futr_df);
+  if (!s.static_df.empty()) j["static"] = file_digest(s.static_df, digests);
+  if (!s.futr_df.empty()) j["futr_df"] = file_digest(s.futr_df, digests);
+  // Files a config names (NCF test negatives) are inputs too.
+  if (s.config.is_object() && s.config.contains("test_negatives") &&
+      s.config["test_negatives"].is_string())
+    j["test_negatives"] =
+        file_digest(resolve(s.config["test_negatives"].get<std::string>(), s.base_dir), digests);
   return digest(j.dump());
 }
 
@@ -388,8 +400,9 @@ struct Loaded {
   std::map<std::string, std::shared_ptr<const data::NumericTable>> tables;
   std::map<std::string, std::shared_ptr<const data::NcfPositives>> ncf_train;
   std::map<std::string, std::shared_ptr<const data::NcfTestSet>> ncf_test;
-  std::map<std::string, std::string> errors;  // path → why it could not be read
-  detail::LanesMlpGroups lanes_mlp;           // MLP sweeps below the crossover, 8 per group
+  std::map<std::string, std::string> errors;   // path → why it could not be read
+  std::map<std::string, std::string> digests;  // path → digest of its bytes (journal keys)
+  detail::LanesMlpGroups lanes_mlp;            // MLP sweeps below the crossover, 8 per group
 
   template <class T, class F>
   std::shared_ptr<const T> get(std::map<std::string, std::shared_ptr<const T>>& cache,
@@ -475,7 +488,7 @@ nlohmann::json score_series(const data::SeriesSet& set, Index s, const data::Ser
 }
 
 void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
-  const std::string key = spec_key(s);
+  const std::string key = spec_key(s, loaded.digests);
   std::shared_ptr<const data::SeriesSet> set, test, futr;
   std::shared_ptr<const data::StaticTable> statics;
   train::ForecastJob job;
@@ -559,7 +572,7 @@ struct MlpSettings {
 };
 
 void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
-  const std::string key = spec_key(s);
+  const std::string key = spec_key(s, loaded.digests);
   try {
     SHOAL_CHECK(!s.data.empty(), "'data' (a numeric CSV) is required");
     SHOAL_CHECK(s.test.empty(), "'test' is not used by model mlp (it holds out val_fraction)");
@@ -652,7 +665,7 @@ bool ends_with_csv(const std::string& p) {
 }
 
 void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
-  const std::string key = spec_key(s);
+  const std::string key = spec_key(s, loaded.digests);
   try {
     SHOAL_CHECK(!s.data.empty(), "'data' (a *.train.rating file or a CSV) is required");
     ConfigReader c(s.config, s.model);
@@ -721,7 +734,7 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
   BuiltJobs out;
   for (const JobSpec& s : specs) {
     if (!s.error.empty()) {
-      out.jobs.push_back(failing_job(s.id, spec_key(s), s.error));
+      out.jobs.push_back(failing_job(s.id, spec_key(s, loaded->digests), s.error));
       out.info.push_back({s.group, s.model, is_forecaster(s.model)});
     } else if (is_forecaster(s.model)) {
       add_forecast_jobs(s, *loaded, out);
@@ -731,7 +744,7 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
       add_ncf_job(s, *loaded, out);
     } else {
       out.jobs.push_back(
-          failing_job(s.id, spec_key(s),
+          failing_job(s.id, spec_key(s, loaded->digests),
                       format_error(fmt::format("unknown model '{}'", s.model),
                                    {.file = s.source,
                                     .line = s.line,
