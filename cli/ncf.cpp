@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/model_options.h"
 #include "cli/profile_options.h"
 #include "shoal/core/file_io.h"
 #include "shoal/core/rng.h"
@@ -26,19 +27,11 @@ namespace {
 struct NcfArgs {
   std::string train, test, test_negatives, save, load, metrics_out;
   std::vector<std::string> context_cols;
-  std::string model = "neumf";
-  Index factors = 8;
-  std::vector<Index> layers = {64, 32, 16, 8};
-  int epochs = 20;
-  int neg = 4;
-  Index batch_size = 256;
+  OptionFlags options;  // train::NcfOptions
   Index batch_positives = 0;
-  double lr = 1e-3;
   int threads = 0;
   uint64_t seed = 1;
   Index num_users = -1, num_items = -1;
-  int top_k = 10;
-  std::string embedding_adam = "lazy";
   bool fused = true;  // Ncf::Config::fused_tower
   ProfileOptions profile;
 };
@@ -51,17 +44,24 @@ void write_json_atomic(const std::string& path, const nlohmann::json& j) {
   write_file_atomic(path, j.dump(2) + "\n");
 }
 
-models::Ncf<float>::Config model_config(const NcfArgs& a, Index users, Index items, Index ctx) {
-  return {.kind = models::parse_ncf_kind(a.model),
-          .num_users = users,
-          .num_items = items,
-          .factors = a.factors,
-          .layers = a.layers,
-          .context = ctx,
-          .fused_tower = a.fused};
+// The model and training options given on the command line, over their defaults.
+train::NcfOptions options_of(const NcfArgs& a) {
+  train::NcfOptions o;
+  OptionReader reader(a.options.given(), "shoal ncf");
+  o.visit(reader);
+  o.validate();
+  return o;
+}
+
+models::Ncf<float>::Config model_config(const NcfArgs& a, const train::NcfOptions& o, Index users,
+                                        Index items, Index ctx) {
+  models::Ncf<float>::Config c = o.model(users, items, ctx);
+  c.fused_tower = a.fused;
+  return c;
 }
 
 void run_train(const NcfArgs& a) {
+  const train::NcfOptions o = options_of(a);
   const data::NcfIdLimits limits{a.num_users, a.num_items};
   data::NcfPositives tr = is_csv(a.train) ? data::read_ncf_csv(a.train, a.context_cols, limits)
                                           : data::read_ncf_ratings(a.train, limits);
@@ -75,23 +75,16 @@ void run_train(const NcfArgs& a) {
     tr.num_users = std::max(tr.num_users, test.num_users);
     tr.num_items = std::max(tr.num_items, test.num_items);
   }
-  const Index batch = a.batch_positives > 0 ? a.batch_positives * (1 + a.neg) : a.batch_size;
-  const auto mcfg = model_config(a, tr.num_users, tr.num_items, tr.context_cols());
-  SHOAL_CHECK(a.embedding_adam == "lazy" || a.embedding_adam == "dense",
-              "--embedding-adam must be lazy or dense, got '{}'", a.embedding_adam);
-  train::NcfTrainer trainer(mcfg,
-                            {.batch_size = batch,
-                             .negatives = a.neg,
-                             .lr = a.lr,
-                             .seed = a.seed,
-                             .threads = cap_threads(a.threads, "ncf"),
-                             .pinning = Pinning::kAll,
-                             .dense_embedding_adam = a.embedding_adam == "dense"},
-                            tr);
+  const Index batch =
+      a.batch_positives > 0 ? a.batch_positives * (1 + o.num_negatives) : o.batch_size;
+  const auto mcfg = model_config(a, o, tr.num_users, tr.num_items, tr.context_cols());
+  train::NcfTrainConfig tcfg = o.train(a.seed, cap_threads(a.threads, "ncf"), Pinning::kAll);
+  tcfg.batch_size = batch;
+  train::NcfTrainer trainer(mcfg, tcfg, tr);
   if (!a.load.empty()) train::load_checkpoint(trainer.arena(), a.load);
   auto recorder = make_recorder(a.profile);
   if (recorder) {
-    recorder->set_model_name(0, a.model);
+    recorder->set_model_name(0, o.kind);
     trainer.set_profiler(recorder.get());
     recorder->start();
   }
@@ -108,9 +101,10 @@ void run_train(const NcfArgs& a) {
              "shoal ncf: {} on {} positives ({} users, {} items{}), {} negatives/positive → "
              "{} instances/epoch; batch {} instances (= {:.1f} positives), {} threads{}, "
              "{} embedding Adam\n",
-             a.model, tr.size(), tr.num_users, tr.num_items, ctx_note, a.neg,
-             trainer.instances_per_epoch(), batch, static_cast<double>(batch) / (1 + a.neg),
-             trainer.threads(), shares, a.embedding_adam);
+             o.kind, tr.size(), tr.num_users, tr.num_items, ctx_note, o.num_negatives,
+             trainer.instances_per_epoch(), batch,
+             static_cast<double>(batch) / (1 + o.num_negatives), trainer.threads(), shares,
+             o.embedding_adam);
   if (tr.dropped_negatives > 0)
     fmt::print(stderr, "shoal ncf: ignored {} rows with label 0 (negatives are sampled)\n",
                tr.dropped_negatives);
@@ -118,7 +112,7 @@ void run_train(const NcfArgs& a) {
                  ndcg_hist = nlohmann::json::array();
   double best_hr = -1, best_ndcg = 0, last_hr = 0, last_ndcg = 0, train_s = 0;
   int best_epoch = 0;
-  for (int e = 0; e < a.epochs; ++e) {
+  for (int e = 0; e < o.epochs; ++e) {
     const auto r = trainer.train_epoch();
     train_s += r.seconds;
     epoch_s.push_back(r.seconds);
@@ -126,7 +120,7 @@ void run_train(const NcfArgs& a) {
         "epoch {:3d}  loss {:.4f}  {:.2f} s ({:.2f} s sampling)  {:.0f} inst/s", r.epoch, r.loss,
         r.seconds, r.sample_seconds, static_cast<double>(r.instances) / r.seconds);
     if (has_test) {
-      const auto m = trainer.evaluate(test, a.top_k);
+      const auto m = trainer.evaluate(test, o.top_k);
       last_hr = m.hr;
       last_ndcg = m.ndcg;
       hr_hist.push_back(m.hr);
@@ -136,33 +130,33 @@ void run_train(const NcfArgs& a) {
         best_ndcg = m.ndcg;
         best_epoch = r.epoch;
       }
-      line += fmt::format("  HR@{} {:.4f}  NDCG@{} {:.4f}  (eval {:.2f} s)", a.top_k, m.hr, a.top_k,
+      line += fmt::format("  HR@{} {:.4f}  NDCG@{} {:.4f}  (eval {:.2f} s)", o.top_k, m.hr, o.top_k,
                           m.ndcg, m.seconds);
     }
     fmt::print(stderr, "{}\n", line);
   }
-  const double ips = static_cast<double>(trainer.instances_per_epoch()) * a.epochs / train_s;
+  const double ips = static_cast<double>(trainer.instances_per_epoch()) * o.epochs / train_s;
   // The model's FLOPs (as an unfactored implementation does them) per second of training.
   const double gflops = trainer.model().training_flops_per_instance() * ips * 1e-9;
   fmt::print(
       "trained {} epochs, {} steps in {:.2f} s: {:.0f} instances/s (~{:.1f} model GFLOP/s)\n",
-      a.epochs, trainer.steps(), train_s, ips, gflops);
+      o.epochs, trainer.steps(), train_s, ips, gflops);
   if (has_test)
     fmt::print("HR@{} {:.4f} NDCG@{} {:.4f} (last); best HR@{} {:.4f} NDCG@{} {:.4f} at epoch {}\n",
-               a.top_k, last_hr, a.top_k, last_ndcg, a.top_k, best_hr, a.top_k, best_ndcg,
+               o.top_k, last_hr, o.top_k, last_ndcg, o.top_k, best_hr, o.top_k, best_ndcg,
                best_epoch);
   if (recorder) finish_profile(*recorder, a.profile, "ncf");
   if (!a.save.empty())
     train::save_checkpoint(trainer.arena(), a.save,
-                           {{"model", a.model},
-                            {"factors", std::to_string(a.factors)},
+                           {{"model", o.kind},
+                            {"factors", std::to_string(o.factors)},
                             {"num_users", std::to_string(mcfg.num_users)},
                             {"num_items", std::to_string(mcfg.num_items)},
                             {"context", std::to_string(mcfg.context)}});
   if (!a.metrics_out.empty()) {
-    const std::string k = std::to_string(a.top_k);
-    nlohmann::json j = {{"model", a.model},
-                        {"epochs", a.epochs},
+    const std::string k = std::to_string(o.top_k);
+    nlohmann::json j = {{"model", o.kind},
+                        {"epochs", o.epochs},
                         {"epoch_s", epoch_s},
                         {"instances_per_epoch", trainer.instances_per_epoch()},
                         {"batch_instances", batch},
@@ -184,24 +178,25 @@ void run_train(const NcfArgs& a) {
 
 // Scores a saved model (e.g. converted pretrained weights) on the test files.
 void run_eval(const NcfArgs& a) {
+  const train::NcfOptions o = options_of(a);
   SHOAL_CHECK(!a.load.empty() && !a.test.empty() && !a.test_negatives.empty(),
               "ncf eval needs --weights, --test and --test-negatives");
   const train::SafetensorsFile f = train::read_safetensors(a.load);
   const data::NcfTestSet test = data::read_ncf_test(a.test, a.test_negatives);
   // Table sizes come from the weights.
-  const bool gmf = a.model != "mlp";
+  const bool gmf = o.kind != "mlp";
   const auto* ut = f.find(gmf ? "embed_user_gmf.weight" : "embed_user_mlp.weight");
   const auto* it = f.find(gmf ? "embed_item_gmf.weight" : "embed_item_mlp.weight");
   SHOAL_CHECK(ut != nullptr && it != nullptr, "{}: no user/item embedding tensors for model {}",
-              a.load, a.model);
-  auto cfg = model_config(a, ut->shape[0], it->shape[0], 0);
+              a.load, o.kind);
+  auto cfg = model_config(a, o, ut->shape[0], it->shape[0], 0);
   train::NcfEvaluator ev(cfg, cap_threads(a.threads, "ncf"), 1024, Pinning::kAll);
   train::load_checkpoint(ev.arena(), a.load);
-  const auto m = ev.evaluate(test, a.top_k);
-  fmt::print("HR@{} {:.4f} NDCG@{} {:.4f} over {} users ({:.2f} s)\n", a.top_k, m.hr, a.top_k,
+  const auto m = ev.evaluate(test, o.top_k);
+  fmt::print("HR@{} {:.4f} NDCG@{} {:.4f} over {} users ({:.2f} s)\n", o.top_k, m.hr, o.top_k,
              m.ndcg, m.users, m.seconds);
   if (!a.metrics_out.empty()) {
-    const std::string k = std::to_string(a.top_k);
+    const std::string k = std::to_string(o.top_k);
     write_json_atomic(a.metrics_out,
                       {{"hr@" + k, m.hr}, {"ndcg@" + k, m.ndcg}, {"users", m.users}});
   }
@@ -232,16 +227,17 @@ void run_synth(const SynthArgs& s) {
              s.users, s.items, s.context, s.out);
 }
 
-void add_model_options(CLI::App* cmd, NcfArgs& a) {
-  cmd->add_option("--model", a.model, "neumf, gmf or mlp")->capture_default_str();
-  cmd->add_option("--factors", a.factors, "GMF predictive factors")->capture_default_str();
-  cmd->add_option("--layers", a.layers, "MLP layer sizes; layers[0]/2 is the embedding width")
-      ->delimiter(',')
-      ->capture_default_str();
+// The command's own flags, then every NcfOptions option as a flag (cli/model_options.h); `skip`
+// leaves out the options the subcommand does not use.
+void add_model_options(CLI::App* cmd, NcfArgs& a, const std::vector<std::string>& skip) {
+  train::NcfOptions defaults;
+  OptionLister list;
+  defaults.visit(list);
+  a.options.add(*cmd, {{"ncf", list.options}},
+                {{"model", "kind"}, {"neg", "num_negatives"}, {"lr", "learning_rate"}}, skip);
   cmd->add_option("--threads", a.threads, "Threads (0 = all cores)")->capture_default_str();
   cmd->add_option("--test", a.test, "*.test.rating file");
   cmd->add_option("--test-negatives", a.test_negatives, "*.test.negative file");
-  cmd->add_option("--top-k", a.top_k, "K of HR@K and NDCG@K")->capture_default_str();
   cmd->add_option("--metrics-out", a.metrics_out, "Write metrics JSON here");
 }
 
@@ -254,26 +250,16 @@ void register_ncf(CLI::App& app) {
   auto* train = ncf->add_subcommand("train", "Train GMF / MLP / NeuMF; evaluate every epoch");
   train->add_option("--train", a.train, "*.train.rating or CSV user,item[,label][,context...]")
       ->required();
-  add_model_options(train, a);
+  add_model_options(train, a, {});
   train->add_option("--context-cols", a.context_cols, "CSV context columns (default: all others)")
       ->delimiter(',');
-  train->add_option("--epochs", a.epochs)->check(kPositive)->capture_default_str();
-  train->add_option("--neg", a.neg, "Sampled negatives per positive")->capture_default_str();
-  train->add_option("--batch-size", a.batch_size, "Instances (positives + negatives) per step")
-      ->check(kPositive)
-      ->capture_default_str();
   train->add_option("--batch-positives", a.batch_positives,
                     "Positives per step (overrides --batch-size: batch = P·(1 + neg))");
-  train->add_option("--lr", a.lr, "Adam learning rate")->capture_default_str();
   train->add_option("--seed", a.seed)->check(kUint64)->capture_default_str();
   train->add_option("--save", a.save, "Write the weights (safetensors)");
   train->add_option("--init-weights", a.load, "Start from these weights (safetensors)");
   train->add_option("--num-users", a.num_users, "User count (default: max id + 1)");
   train->add_option("--num-items", a.num_items, "Item count (default: max id + 1)");
-  train
-      ->add_option("--embedding-adam", a.embedding_adam,
-                   "lazy: Adam on touched rows only; dense: torch.optim.Adam on whole tables")
-      ->capture_default_str();
   train
       ->add_flag("--fused,!--layer-by-layer", a.fused,
                  "Train each chunk in one fused pass where the model has a kernel (the "
@@ -284,7 +270,8 @@ void register_ncf(CLI::App& app) {
 
   auto* eval = ncf->add_subcommand("eval", "Score saved weights on leave-one-out test files");
   eval->add_option("--weights", a.load, "safetensors weights")->required();
-  add_model_options(eval, a);
+  add_model_options(eval, a,
+                    {"epochs", "batch_size", "num_negatives", "learning_rate", "embedding_adam"});
   eval->callback([] { run_eval(a); });
 
   static SynthArgs s;

@@ -88,10 +88,11 @@ class NCF:
             raise ValueError(f"ids reach user {users.max()} / item {items.max()} but num_users="
                              f"{nu}, num_items={ni}")
         self.num_users, self.num_items = nu, ni
-        self._trainer = _core.NcfTrainer(users, items, ctx, self.context_cols, nu, ni,
-                                         self.model, self.factors, self.layers, self.batch_size,
-                                         self.num_negatives, self.learning_rate, self.seed,
-                                         self.threads)
+        settings = {"kind": self.model, "factors": self.factors, "layers": self.layers,
+                    "epochs": self.epochs, "batch_size": self.batch_size,
+                    "num_negatives": self.num_negatives, "learning_rate": self.learning_rate}
+        self._trainer = _core.NcfTrainer(users, items, ctx, self.context_cols, nu, ni, settings,
+                                         self.seed, self.threads)
         r = self._trainer.fit(self.epochs, profile=profiling.spec("ncf"))
         profiling.record(r["profile"])
         self.losses = r["losses"]

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interrupt.h"
+#include "options.h"
 #include "profile.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
@@ -96,26 +97,6 @@ StaticData make_static(F64Mat values, const std::vector<std::string>& columns) {
   for (size_t i = 0; i < values.shape(0); ++i) d.table.ids.push_back(ordinal_id(i));
   d.table.values.assign(values.data(), values.data() + values.size());
   return d;
-}
-
-// A Python value as JSON: the one key–value form of train/forecast.h (None, bool, int, float,
-// str, and lists of those).
-nlohmann::json to_json(nb::handle v) {
-  if (v.is_none()) return nullptr;
-  if (nb::isinstance<nb::bool_>(v)) return nb::cast<bool>(v);
-  if (nb::isinstance<nb::int_>(v)) {
-    // As text, read exactly by the option's type: Python ints are unbounded, C++ ones are not,
-    // and an out-of-range value is an error, never wrapped.
-    return nb::cast<std::string>(nb::str(v));
-  }
-  if (nb::isinstance<nb::float_>(v)) return nb::cast<double>(v);
-  if (nb::isinstance<nb::str>(v)) return nb::cast<std::string>(v);
-  if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) {
-    nlohmann::json out = nlohmann::json::array();
-    for (nb::handle e : v) out.push_back(to_json(e));
-    return out;
-  }
-  throw Error(fmt::format("unsupported setting value {}", nb::cast<std::string>(nb::repr(v))));
 }
 
 // The job from the Python model's settings (neuralforecast names; "model" names the model).

@@ -11,9 +11,11 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "interrupt.h"
+#include "options.h"
 #include "profile.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/ncf_trainer.h"
@@ -30,9 +32,14 @@ using F32Mat = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::c
 class NcfHandle {
  public:
   NcfHandle(I32 users, I32 items, F32Mat context, const std::vector<std::string>& context_names,
-            Index num_users, Index num_items, const std::string& kind, Index factors,
-            const std::vector<Index>& layers, Index batch_size, int negatives, double lr,
-            uint64_t seed, int threads) {
+            Index num_users, Index num_items, const nb::dict& settings, uint64_t seed,
+            int threads) {
+    // The model and training options (train::NcfOptions' keys), over their defaults.
+    train::NcfOptions o;
+    OptionReader reader(to_json_object(settings), "NCF");
+    o.visit(reader);
+    reader.check_all_used();
+    o.validate();
     const size_t p = users.shape(0);
     SHOAL_CHECK(items.shape(0) == p, "{} users but {} items", p, items.shape(0));
     SHOAL_CHECK(context.shape(1) == context_names.size() &&
@@ -47,17 +54,8 @@ class NcfHandle {
     train_.num_users = num_users;
     train_.num_items = num_items;
     train_.source = "train_df";
-    cfg_ = {.kind = models::parse_ncf_kind(kind),
-            .num_users = num_users,
-            .num_items = num_items,
-            .factors = factors,
-            .layers = layers,
-            .context = Index(context_names.size())};
-    tcfg_ = {.batch_size = batch_size,
-             .negatives = negatives,
-             .lr = lr,
-             .seed = seed,
-             .threads = threads};
+    cfg_ = o.model(num_users, num_items, Index(context_names.size()));
+    tcfg_ = o.train(seed, threads, Pinning::kWorkers);
     trainer_ = std::make_unique<train::NcfTrainer>(cfg_, tcfg_, train_);
   }
 
@@ -159,15 +157,24 @@ class NcfHandle {
 
 }  // namespace
 
+// NcfOptions as Python sees them: [(key, default as text, kind)].
+std::vector<std::tuple<std::string, std::string, std::string>> ncf_options() {
+  train::NcfOptions o;
+  OptionLister l;
+  o.visit(l);
+  std::vector<std::tuple<std::string, std::string, std::string>> out;
+  for (const OptionInfo& i : l.options) out.emplace_back(i.key, i.default_text, i.kind);
+  return out;
+}
+
 void bind_ncf(nb::module_& m) {
+  m.def("ncf_options", &ncf_options);
   nb::class_<NcfHandle>(m, "NcfTrainer")
       .def(nb::init<I32, I32, F32Mat, const std::vector<std::string>&, Index, Index,
-                    const std::string&, Index, const std::vector<Index>&, Index, int, double,
-                    uint64_t, int>(),
+                    const nb::dict&, uint64_t, int>(),
            nb::arg("users"), nb::arg("items"), nb::arg("context"), nb::arg("context_names"),
-           nb::arg("num_users"), nb::arg("num_items"), nb::arg("kind"), nb::arg("factors"),
-           nb::arg("layers"), nb::arg("batch_size"), nb::arg("negatives"), nb::arg("lr"),
-           nb::arg("seed"), nb::arg("threads"))
+           nb::arg("num_users"), nb::arg("num_items"), nb::arg("settings"), nb::arg("seed"),
+           nb::arg("threads"))
       .def("fit", &NcfHandle::fit, nb::arg("epochs"), nb::arg("profile").none() = nb::none())
       .def("evaluate", &NcfHandle::evaluate, nb::arg("users"), nb::arg("items"),
            nb::arg("negatives"), nb::arg("k"))

@@ -223,7 +223,7 @@ TEST(FleetJobs, NcfJobsAreBudgetedWithTheirArenasAndEpochArrays) {
         out << u << "," << (u * 7 + k * 3) % 90 << "," << k * 0.1 << "\n";
   }
   const BuiltJobs built = build_from(
-      R"({"id": "r", "data": "pos.csv", "model": "ncf", "config": {"epochs": 1, "neg": 4}})"
+      R"({"id": "r", "data": "pos.csv", "model": "ncf", "config": {"epochs": 1, "num_negatives": 4}})"
       "\n",
       dir.string());
   ASSERT_EQ(built.jobs.size(), 1u);

@@ -93,3 +93,20 @@ def test_nlinear_per_series_fits_and_rejects_joint_panels():
     assert np.all(np.abs(a - 0.5 * np.arange(60, 64)) < 1.0), a
     with pytest.raises(ValueError, match="univariate"):
         shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8, max_steps=2)], freq=1).fit(df)
+
+
+def test_ncf_signature_defaults_are_the_cpp_ones():
+    params = inspect.signature(shoal.NCF.__init__).parameters
+    python_name = {"kind": "model"}
+    checked = 0
+    for key, text, kind in _core.ncf_options():
+        name = python_name.get(key, key)
+        if name not in params:
+            continue  # CLI and jobs only (embedding_adam, top_k: evaluate's k)
+        default = params[name].default
+        if kind == "list":
+            assert [int(x) for x in default] == [int(x) for x in text.split(",")], key
+        else:
+            assert default == as_python(text, kind), f"NCF.{name}: {default} vs {text}"
+        checked += 1
+    assert checked >= 7

@@ -44,8 +44,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "shoal/core/options.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/data/ncf.h"
 #include "shoal/data/ncf_sampler.h"
@@ -77,6 +79,27 @@ struct NcfEpochReport {
   double update_seconds = 0;   // steps' phase 2: grad reduce, Adam, table row merge + update
   int64_t steps = 0;
   Index instances = 0;
+};
+
+// What a user sets for an NCF recommender, with the defaults written once (the model's and the
+// trainer's where they hold one): `shoal ncf`'s flags, a jobs file's config keys and Python's
+// NCF(...) all read this struct (core/options.h).
+struct NcfOptions {
+  std::string kind = models::ncf_kind_name(models::Ncf<float>::Config{}.kind);
+  int64_t factors = models::Ncf<float>::Config{}.factors;
+  std::vector<int64_t> layers = models::Ncf<float>::Config{}.layers;
+  int64_t epochs = 20;
+  int64_t batch_size = NcfTrainConfig{}.batch_size;
+  int64_t num_negatives = NcfTrainConfig{}.negatives;
+  double learning_rate = NcfTrainConfig{}.lr;
+  std::string embedding_adam = "lazy";
+  int64_t top_k = 10;
+
+  void visit(OptionVisitor& v);
+  // Throws shoal::Error naming the first option out of range.
+  void validate() const;
+  models::Ncf<float>::Config model(Index num_users, Index num_items, Index context) const;
+  NcfTrainConfig train(uint64_t seed, int threads, Pinning pinning) const;
 };
 
 struct NcfMetrics {

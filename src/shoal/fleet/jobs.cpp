@@ -267,90 +267,6 @@ std::vector<JobSpec> read_jobs_file(const std::string& path) {
 
 namespace {
 
-// Reads config values that may be numbers or numeric text (CSV cells).
-class ConfigReader {
- public:
-  ConfigReader(const nlohmann::json& cfg, std::string model)
-      : cfg_(cfg), model_(std::move(model)) {}
-
-  bool has(const std::string& k) {
-    used_.insert(k);
-    return cfg_.contains(k) && !cfg_.at(k).is_null();
-  }
-  int64_t integer(const std::string& k, int64_t def) {
-    if (!has(k)) return def;
-    const double v = number(k);
-    SHOAL_CHECK(v == std::floor(v), "config '{}' must be an integer, got {}", k, v);
-    // Past ±2^63 the conversion is undefined (UBSan, fuzz/jobs_fuzz).
-    SHOAL_CHECK(std::abs(v) < 9.2e18, "config '{}' is out of range, got {}", k, v);
-    return static_cast<int64_t>(v);
-  }
-  double real(const std::string& k, double def) { return has(k) ? number(k) : def; }
-  std::string text(const std::string& k, const std::string& def) {
-    if (!has(k)) return def;
-    return value_text(cfg_.at(k));
-  }
-  bool flag(const std::string& k, bool def) {
-    if (!has(k)) return def;
-    const nlohmann::json& v = cfg_.at(k);
-    if (v.is_boolean()) return v.get<bool>();
-    const std::string s = value_text(v);
-    SHOAL_CHECK(s == "true" || s == "false" || s == "1" || s == "0",
-                "config '{}' must be true or false, got '{}'", k, s);
-    return s == "true" || s == "1";
-  }
-  // A list given as a JSON array or as comma-separated text.
-  std::vector<std::string> list(const std::string& k) {
-    std::vector<std::string> out;
-    if (!has(k)) return out;
-    const nlohmann::json& v = cfg_.at(k);
-    if (v.is_array()) {
-      for (const auto& e : v) out.push_back(value_text(e));
-    } else {
-      std::string s = value_text(v);
-      std::istringstream in(s);
-      for (std::string part; std::getline(in, part, ',');)
-        if (!data::trim(part).empty()) out.emplace_back(data::trim(part));
-    }
-    return out;
-  }
-  std::vector<Index> index_list(const std::string& k, std::vector<Index> def) {
-    if (!has(k)) return def;
-    std::vector<Index> out;
-    for (const std::string& s : list(k)) {
-      const nlohmann::json v = cell_value(s);
-      SHOAL_CHECK(v.is_number_integer() && v.get<int64_t>() > 0,
-                  "config '{}' must list positive integers, got '{}'", k, s);
-      out.push_back(v.get<Index>());
-    }
-    return out;
-  }
-  // Every key of the config must have been asked for.
-  void check_all_used() const {
-    for (const auto& [k, v] : cfg_.items()) {
-      (void)v;
-      if (used_.count(k) == 0) {
-        std::string known;
-        for (const auto& u : used_) known += (known.empty() ? "" : ", ") + u;
-        throw Error(fmt::format("unknown config key '{}' for model '{}'", k, model_),
-                    ErrorContext{.field = k, .expected = "one of: " + known});
-      }
-    }
-  }
-
- private:
-  double number(const std::string& k) {
-    const nlohmann::json& v = cfg_.at(k);
-    if (v.is_number()) return v.get<double>();
-    const nlohmann::json c = cell_value(value_text(v));
-    SHOAL_CHECK(c.is_number(), "config '{}' must be a number, got '{}'", k, value_text(v));
-    return c.get<double>();
-  }
-  const nlohmann::json& cfg_;
-  std::string model_;
-  std::set<std::string> used_;
-};
-
 // A digest of a file's bytes: a journal is reused only for the same contents, whatever the
 // file's name or time stamp (a file rewritten with other data within the clock's resolution, or
 // copied back with its old time, must not pass for the old one).
@@ -668,8 +584,14 @@ void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
   const std::string key = spec_key(s, loaded.digests);
   try {
     SHOAL_CHECK(!s.data.empty(), "'data' (a *.train.rating file or a CSV) is required");
-    ConfigReader c(s.config, s.model);
-    const std::string negatives = resolve(c.text("test_negatives", ""), s.base_dir);
+    train::NcfOptions opts;
+    OptionReader c(s.config, fmt::format("model '{}'", s.model));
+    opts.visit(c);
+    std::string negatives;  // jobs only: the *.test.negative file beside 'test'
+    c("test_negatives", negatives, "");
+    c.check_all_used();
+    opts.validate();
+    negatives = resolve(negatives, s.base_dir);
     SHOAL_CHECK(s.test.empty() == negatives.empty(),
                 "'test' and config 'test_negatives' go together");
     auto tr = loaded.get(loaded.ncf_train, s.data, [&] {
@@ -682,25 +604,10 @@ void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
                         [&] { return data::read_ncf_test(s.test, negatives); });
     const Index users = std::max(tr->num_users, test ? test->num_users : 0);
     const Index items = std::max(tr->num_items, test ? test->num_items : 0);
-    const models::Ncf<float>::Config model{.kind = models::parse_ncf_kind(c.text("kind", "neumf")),
-                                           .num_users = users,
-                                           .num_items = items,
-                                           .factors = c.integer("factors", 8),
-                                           .layers = c.index_list("layers", {64, 32, 16, 8}),
-                                           .context = tr->context_cols()};
-    const int neg = static_cast<int>(c.integer("neg", 4));
-    const train::NcfTrainConfig cfg{
-        .batch_size = c.integer("batch_size", 256),
-        .negatives = neg,
-        .lr = c.real("learning_rate", 1e-3),
-        .seed = s.seed,
-        .threads = 1,
-        .pinning = Pinning::kNone,
-        .dense_embedding_adam = c.text("embedding_adam", "lazy") == "dense"};
-    const int epochs = static_cast<int>(c.integer("epochs", 20));
-    const int top_k = static_cast<int>(c.integer("top_k", 10));
-    SHOAL_CHECK(epochs >= 1, "config 'epochs' must be ≥ 1");
-    c.check_all_used();
+    const models::Ncf<float>::Config model = opts.model(users, items, tr->context_cols());
+    const train::NcfTrainConfig cfg = opts.train(s.seed, 1, Pinning::kNone);
+    const int epochs = static_cast<int>(opts.epochs);
+    const int top_k = static_cast<int>(opts.top_k);
     // The trainer reads the positives with the test set's id range.
     auto run = [tr, test, model, cfg, epochs, top_k]() {
       data::NcfPositives positives = *tr;
