@@ -159,6 +159,87 @@ void decode_forecasts(const std::string& rows, double* dst, size_t count) {
   }
 }
 
+// The fits of a run: forecasts [n_series, h] of the series in `done`, each fit's seconds, the
+// fleet's summary, and the failed series ("series 'X' failed: why").
+struct FitOutcome {
+  std::vector<double> forecasts;
+  std::vector<Index> done;
+  std::vector<double> fit_s;
+  nlohmann::json fleet_j;
+  std::vector<std::string> failures;
+  Index models = 0;
+};
+
+// Per-series neural fits on the fleet's pinned workers, journaled next to --out (a rerun after
+// a crash or Ctrl-C resumes), a failing series recorded while the rest go on. Exits on a
+// signal; throws when every series failed.
+FitOutcome run_on_fleet(const std::vector<fleet::Job>& jobs, const data::SeriesSet& set, Index h,
+                        fleet::FleetConfig cfg) {
+  FitOutcome r;
+  r.forecasts.resize(size_t(set.n_series() * h));
+  fleet::FleetSummary sum;
+  std::vector<fleet::JobRecord> records;
+  {
+    StopOnSignals stop;
+    cfg.stop = stop.flag();
+    records = fleet::run_fleet(jobs, cfg, &sum);
+  }
+  if (sum.not_run > 0)
+    exit_interrupted(fmt::format(
+        "interrupted with {} of {} series not run; nothing written, the {} finished are kept "
+        "in {}: rerun the same command to resume",
+        sum.not_run, sum.jobs, sum.jobs - sum.not_run, cfg.journal));
+  for (size_t s = 0; s < records.size(); ++s) {
+    const fleet::JobRecord& rec = records[s];
+    if (!rec.ok) {
+      r.failures.push_back(fmt::format("series '{}' failed: {}", rec.id, rec.error));
+      continue;
+    }
+    decode_forecasts(rec.output.rows, r.forecasts.data() + s * size_t(h), size_t(h));
+    r.done.push_back(Index(s));
+    r.fit_s.push_back(rec.output.metrics.value("fit_s", rec.seconds));
+  }
+  r.models = Index(r.done.size());
+  r.fleet_j = fleet::summary_json(sum);
+  std::filesystem::remove(cfg.journal);  // complete (or failed whole): a rerun starts afresh
+  // Every series failed: the run failed, with the first reason and no output.
+  if (r.done.empty())
+    throw Error(fmt::format("every series failed ({}); the first, {}", records.size(),
+                            r.failures.empty() ? std::string("?") : r.failures.front()));
+  return r;
+}
+
+// A joint model or a baseline: its jobs run here, on this thread.
+FitOutcome run_here(const std::vector<fleet::Job>& jobs,
+                    const std::vector<std::vector<Index>>& panels, const data::SeriesSet& set,
+                    Index h, bool neural) {
+  FitOutcome r;
+  r.forecasts.resize(size_t(set.n_series() * h));
+  const auto t0 = Clock::now();
+  std::vector<double> bytes;
+  for (size_t p = 0; p < jobs.size(); ++p) {
+    const auto t1 = Clock::now();
+    const fleet::JobOutput o = jobs[p].run();
+    const std::vector<Index>& series = panels[p];
+    r.fit_s.push_back(neural ? o.metrics.value("fit_s", 0.0) : seconds_since(t1));
+    bytes.push_back(o.metrics.value("arena_bytes", 0.0));
+    std::vector<double> f(series.size() * size_t(h));
+    decode_forecasts(o.rows, f.data(), f.size());
+    for (size_t n = 0; n < series.size(); ++n) {
+      std::copy_n(f.begin() + static_cast<std::ptrdiff_t>(n) * h, h,
+                  r.forecasts.begin() + series[n] * h);
+      r.done.push_back(series[n]);
+    }
+  }
+  r.models = Index(panels.size());
+  const double wall = seconds_since(t0);
+  r.fleet_j = {
+      {"jobs", panels.size()}, {"failed", 0},
+      {"wall_s", wall},        {"fits_per_s", double(panels.size()) / std::max(wall, 1e-9)},
+      {"threads", 1},          {"arena_bytes_median", size_t(median(bytes))}};
+  return r;
+}
+
 // The run's key: its settings and the contents of its inputs, so that a journal left by an
 // interrupted run is reused only by a run with the same settings on the same data.
 std::string run_key(const train::ForecastJob& job, const std::string& n_series,
@@ -242,86 +323,29 @@ void run_forecast(const ForecastArgs& a) {
     jc.profile_process = [&](const std::string& id) {
       return processes->pick(fmt::format("{} {}", a.model, id));
     };
+  const auto panels = fleet::forecast_panels(set.n_series(), per_series);
   const std::vector<fleet::Job> jobs = fleet::forecast_jobs(
-      {.set = &set, .statics = stat_ptr, .futr = futr_ptr, .h_future = h}, job,
-      fleet::forecast_panels(set.n_series(), per_series), jc,
+      {.set = &set, .statics = stat_ptr, .futr = futr_ptr, .h_future = h}, job, panels, jc,
       [h](std::span<const Index>, train::FitResult& r) {
         return fleet::JobOutput{
             encode_forecasts(r.forecasts, h),
             {{"fit_s", r.fit_seconds}, {"steps", r.steps}, {"arena_bytes", r.arena_bytes}}};
       });
-  const auto panels = fleet::forecast_panels(set.n_series(), per_series);
 
-  std::vector<double> forecasts(size_t(set.n_series() * h));
-  std::vector<Index> done;  // series with forecasts
-  std::vector<double> fit_s;
-  nlohmann::json fleet_j;
-  Index models = 0;
   t0 = Clock::now();
-  std::vector<std::string> failures;  // "series 'X': why", of series that failed
+  if (recorder) recorder->start();
+  FitOutcome fits;
   if (on_fleet) {
-    fleet::FleetSummary sum;
-    if (recorder) recorder->start();
-    std::vector<fleet::JobRecord> records;
-    {
-      StopOnSignals stop;
-      records = fleet::run_fleet(jobs,
-                                 {.workers = threads,
-                                  .memory_limit = size_t(a.memory_limit_mb * 1048576.0),
-                                  .journal = journal,
-                                  .progress = isatty(2) != 0,
-                                  .stop = stop.flag(),
-                                  .profiler = recorder.get()},
-                                 &sum);
-    }
-    if (sum.not_run > 0)
-      exit_interrupted(fmt::format(
-          "interrupted with {} of {} series not run; nothing written, the {} finished are kept "
-          "in {}: rerun the same command to resume",
-          sum.not_run, sum.jobs, sum.jobs - sum.not_run, journal));
-    for (size_t s = 0; s < records.size(); ++s) {
-      const fleet::JobRecord& rec = records[s];
-      if (!rec.ok) {
-        failures.push_back(fmt::format("series '{}' failed: {}", rec.id, rec.error));
-        continue;
-      }
-      decode_forecasts(rec.output.rows, forecasts.data() + s * size_t(h), size_t(h));
-      done.push_back(Index(s));
-      fit_s.push_back(rec.output.metrics.value("fit_s", rec.seconds));
-    }
-    models = Index(done.size());
-    fleet_j = fleet::summary_json(sum);
-    // Every series failed: the run failed, with the first reason and no output.
-    if (done.empty()) {
-      std::filesystem::remove(journal);
-      throw Error(fmt::format("every series failed ({}); the first, {}", records.size(),
-                              failures.empty() ? std::string("?") : failures.front()));
-    }
-    std::filesystem::remove(journal);  // complete: a rerun starts afresh
+    fits = run_on_fleet(jobs, set, h,
+                        {.workers = threads,
+                         .memory_limit = size_t(a.memory_limit_mb * 1048576.0),
+                         .journal = journal,
+                         .progress = isatty(2) != 0,
+                         .profiler = recorder.get()});
   } else {
-    std::vector<double> bytes;
-    if (recorder) recorder->start();
-    for (size_t p = 0; p < jobs.size(); ++p) {
-      const auto t1 = Clock::now();
-      const fleet::JobOutput o = jobs[p].run();
-      const std::vector<Index>& series = panels[p];
-      fit_s.push_back(neural ? o.metrics.value("fit_s", 0.0) : seconds_since(t1));
-      bytes.push_back(o.metrics.value("arena_bytes", 0.0));
-      std::vector<double> f(series.size() * size_t(h));
-      decode_forecasts(o.rows, f.data(), f.size());
-      for (size_t n = 0; n < series.size(); ++n) {
-        std::copy_n(f.begin() + static_cast<std::ptrdiff_t>(n) * h, h,
-                    forecasts.begin() + series[n] * h);
-        done.push_back(series[n]);
-      }
-    }
-    models = Index(panels.size());
-    const double wall = seconds_since(t0);
-    fleet_j = {
-        {"jobs", panels.size()}, {"failed", 0},
-        {"wall_s", wall},        {"fits_per_s", double(panels.size()) / std::max(wall, 1e-9)},
-        {"threads", 1},          {"arena_bytes_median", size_t(median(bytes))}};
+    fits = run_here(jobs, panels, set, h, neural);
   }
+  auto& [forecasts, done, fit_s, fleet_j, failures, models] = fits;
   const double wall_s = seconds_since(t0);
   if (recorder) finish_profile(*recorder, a.profile, "forecast");
   std::vector<double> out_values;
