@@ -87,10 +87,14 @@ class NCF:
             warnings.warn(f"skipped {len(bad)} unknown {what}", stacklevel=3)
         return rows, known
 
-    def fit(self, train_df, num_users=None, num_items=None, users=None, items=None):
+    def fit(self, train_df, num_users=None, num_items=None, users=None, items=None,
+            eval_df=None, eval_k=10, eval_negatives=None):
         """train_df: one row per positive (user, item[, context columns]); ids of any type.
         users / items: further ids the model should know (e.g. the whole catalog, items with no
-        interactions yet); num_users / num_items: shorthand for the integer ids 0..n-1."""
+        interactions yet); num_users / num_items: shorthand for the integer ids 0..n-1.
+        eval_df: evaluated after every epoch (evaluate(eval_df, eval_negatives, eval_k): full
+        ranking, or sampled with eval_negatives) into self.history, one dict per epoch with
+        its "epoch" and "loss"; training is the same with or without it."""
         if not isinstance(train_df, pd.DataFrame):
             raise ValueError(f"train_df must be a pandas DataFrame, got {type(train_df).__name__}")
         for c in [self.user_col, self.item_col] + self.context_cols:
@@ -130,9 +134,17 @@ class NCF:
         self._trainer = _core.NcfTrainer(urows, irows, ctx, self.context_cols, nu, ni,
                                          self._settings(), self.seed, self.threads)
         self._seen = _csr(urows, irows, nu)
-        r = self._trainer.fit(self.epochs, profile=profiling.spec("ncf"))
-        profiling.record(r["profile"])
-        self.losses = r["losses"]
+        self.history = []
+        if eval_df is None:
+            r = self._trainer.fit(self.epochs, profile=profiling.spec("ncf"))
+            profiling.record(r["profile"])
+            self.losses = r["losses"]
+            return self
+        self.losses = []
+        for e in range(self.epochs):
+            self.losses += self._trainer.fit(1)["losses"]
+            m = self.evaluate(eval_df, eval_negatives, eval_k)
+            self.history.append({"epoch": e + 1, "loss": self.losses[-1], **m})
         return self
 
     def _fitted(self):

@@ -114,6 +114,20 @@ def test_metrics_against_reference(fitted):
     assert full["hr"] > 0.5 and full["hr"] == pytest.approx(full["recall"])
 
 
+def test_per_epoch_evaluation():
+    train, test, negatives = planted()
+    train, test = named(train), named(test)
+    kw = dict(model="gmf", epochs=3, batch_size=64, threads=2, seed=4)
+    plain = shoal.NCF(**kw).fit(train)
+    watched = shoal.NCF(**kw).fit(train, eval_df=test, eval_k=5)
+    assert watched.losses == plain.losses and plain.history == []
+    assert [h["epoch"] for h in watched.history] == [1, 2, 3]
+    assert watched.history[-1] == {"epoch": 3, "loss": plain.losses[-1],
+                                    **plain.evaluate(test, k=5)}
+    sampled = shoal.NCF(**kw).fit(train, eval_df=test, eval_negatives=negatives * 1000 + 7)
+    assert set(sampled.history[0]) == {"epoch", "loss", "hr", "ndcg", "users"}
+
+
 def test_splits():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"user": rng.integers(0, 20, 400), "item": rng.integers(0, 50, 400),
