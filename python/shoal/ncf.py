@@ -243,6 +243,7 @@ class NCF:
         else:
             soff, sitems = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
         given = ctx if context is not None else np.zeros((0, 0), dtype=np.float32)
+        k = min(k, len(cands) if len(cands) else self.num_items)  # no slots past the catalog
         item_rows, scores, counts = t.top_k(np.ascontiguousarray(urows, dtype=np.int32), k,
                                             cands, soff, sitems, given)
         mask = np.arange(k)[None, :] < counts[:, None]
