@@ -19,6 +19,7 @@
 #include "shoal/data/ncf.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/ncf_trainer.h"
+#include "shoal/train/ranking.h"
 #include "shoal/train/safetensors.h"
 
 namespace shoal::cli {
@@ -33,6 +34,7 @@ struct NcfArgs {
   uint64_t seed = 1;
   Index num_users = -1, num_items = -1;
   bool fused = true;  // Ncf::Config::fused_tower
+  bool full_ranking = false;
   ProfileOptions profile;
 };
 
@@ -60,6 +62,33 @@ models::Ncf<float>::Config model_config(const NcfArgs& a, const train::NcfOption
   return c;
 }
 
+// Full-ranking metrics of the test positives (train/ranking.h): every item ranked for each test
+// user, its training items excluded (seen: the training items per user row, CSR).
+train::RankingMetrics full_ranking(train::NcfTrainer& t, const data::NcfTestSet& test,
+                                   const std::vector<int64_t>& seen_off,
+                                   const std::vector<int32_t>& seen, Index k) {
+  std::vector<int64_t> off(1, 0), truth_off(1, 0);
+  std::vector<int32_t> items;
+  for (int32_t u : test.users) {
+    const auto uu = static_cast<size_t>(u);
+    const int64_t b = uu + 1 < seen_off.size() ? seen_off[uu] : 0;
+    const int64_t e = uu + 1 < seen_off.size() ? seen_off[uu + 1] : 0;
+    items.insert(items.end(), seen.begin() + b, seen.begin() + e);
+    off.push_back(static_cast<int64_t>(items.size()));
+  }
+  const train::NcfTopK r =
+      t.top_k({.users = test.users, .seen_offsets = off, .seen_items = items, .k = k});
+  std::vector<int64_t> rec_off(1, 0);
+  std::vector<int32_t> recs;
+  for (size_t i = 0; i < test.users.size(); ++i) {
+    const auto* row = r.items.data() + i * static_cast<size_t>(k);
+    recs.insert(recs.end(), row, row + r.counts[i]);
+    rec_off.push_back(static_cast<int64_t>(recs.size()));
+    truth_off.push_back(static_cast<int64_t>(i + 1));
+  }
+  return train::ranking_metrics(rec_off, recs, truth_off, test.items, k);
+}
+
 void run_train(const NcfArgs& a) {
   const train::NcfOptions o = options_of(a);
   const data::NcfIdLimits limits{a.num_users, a.num_items};
@@ -81,6 +110,19 @@ void run_train(const NcfArgs& a) {
   train::NcfTrainConfig tcfg = o.train(a.seed, cap_threads(a.threads, "ncf"), Pinning::kAll);
   tcfg.batch_size = batch;
   train::NcfTrainer trainer(mcfg, tcfg, tr);
+  SHOAL_CHECK(!a.full_ranking || has_test, "--full-ranking needs --test and --test-negatives");
+  std::vector<int64_t> seen_off;
+  std::vector<int32_t> seen;
+  if (a.full_ranking) {
+    seen_off.assign(static_cast<size_t>(tr.num_users) + 1, 0);
+    for (int32_t u : tr.users) ++seen_off[static_cast<size_t>(u) + 1];
+    for (size_t u = 1; u < seen_off.size(); ++u) seen_off[u] += seen_off[u - 1];
+    seen.resize(tr.users.size());
+    std::vector<int64_t> next(seen_off.begin(), seen_off.end() - 1);
+    for (size_t r = 0; r < tr.users.size(); ++r)
+      seen[static_cast<size_t>(next[static_cast<size_t>(tr.users[r])]++)] = tr.items[r];
+  }
+  train::RankingMetrics full;
   if (!a.load.empty()) train::load_checkpoint(trainer.arena(), a.load);
   auto recorder = make_recorder(a.profile);
   if (recorder) {
@@ -133,6 +175,11 @@ void run_train(const NcfArgs& a) {
       line += fmt::format("  HR@{} {:.4f}  NDCG@{} {:.4f}  (eval {:.2f} s)", o.top_k, m.hr, o.top_k,
                           m.ndcg, m.seconds);
     }
+    if (a.full_ranking) {
+      full = full_ranking(trainer, test, seen_off, seen, o.top_k);
+      line += fmt::format("  full: HR@{} {:.4f} NDCG@{} {:.4f} MAP@{} {:.4f}", o.top_k, full.hr,
+                          o.top_k, full.ndcg, o.top_k, full.map);
+    }
     fmt::print(stderr, "{}\n", line);
   }
   const double ips = static_cast<double>(trainer.instances_per_epoch()) * o.epochs / train_s;
@@ -171,6 +218,13 @@ void run_train(const NcfArgs& a) {
       j["best_epoch"] = best_epoch;
       j["hr_per_epoch"] = hr_hist;
       j["ndcg_per_epoch"] = ndcg_hist;
+    }
+    if (a.full_ranking) {
+      j["full_hr@" + k] = full.hr;
+      j["full_ndcg@" + k] = full.ndcg;
+      j["full_precision@" + k] = full.precision;
+      j["full_recall@" + k] = full.recall;
+      j["full_map@" + k] = full.map;
     }
     write_json_atomic(a.metrics_out, j);
   }
@@ -260,6 +314,9 @@ void register_ncf(CLI::App& app) {
   train->add_option("--init-weights", a.load, "Start from these weights (safetensors)");
   train->add_option("--num-users", a.num_users, "User count (default: max id + 1)");
   train->add_option("--num-items", a.num_items, "Item count (default: max id + 1)");
+  train->add_flag("--full-ranking", a.full_ranking,
+                  "Also rank every item for each test user (training items excluded) every "
+                  "epoch: full-ranking HR, NDCG, MAP@K (docs/ncf.md)");
   train
       ->add_flag("--fused,!--layer-by-layer", a.fused,
                  "Train each chunk in one fused pass where the model has a kernel (the "

@@ -41,11 +41,14 @@ def decode(blob: bytes) -> dict:
 
 
 def encode(tensors: dict, metadata: dict | None = None) -> bytes:
-    """{name: array} as safetensors F32 bytes (names in the given order)."""
+    """{name: array} as safetensors bytes (names in the given order): int32 and int64 arrays as
+    I32 / I64, everything else as F32."""
     header, chunks, offset = {}, [], 0
     for name, a in tensors.items():
-        a = np.ascontiguousarray(a, dtype=np.float32)
-        header[name] = {"dtype": "F32", "shape": list(a.shape),
+        a = np.asarray(a)
+        code = {np.dtype(np.int32): "I32", np.dtype(np.int64): "I64"}.get(a.dtype, "F32")
+        a = np.ascontiguousarray(a, dtype=a.dtype if code != "F32" else np.float32)
+        header[name] = {"dtype": code, "shape": list(a.shape),
                         "data_offsets": [offset, offset + a.nbytes]}
         chunks.append(a.tobytes())
         offset += a.nbytes

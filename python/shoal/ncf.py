@@ -1,29 +1,28 @@
 """shoal.NCF: GMF / MLP / NeuMF recommenders (He et al. 2017) with optional context features,
 trained on every core by the C++ NCF trainer.
 
-    model = NCF(model="neumf", epochs=5).fit(train_df)        # columns user, item[, context]
-    model.evaluate(test_df, negatives)                         # {"hr": ..., "ndcg": ...}
-    model.score(users, items)                                  # probabilities, float32
+    model = NCF(model="neumf", epochs=5).fit(train_df)   # columns user, item[, context]; any ids
+    model.recommend(["u1", "u2"], k=10)                  # frame user, item, score, rank
+    model.evaluate(test_df, k=10)                        # full ranking: hr, ndcg, precision, ...
+    model.evaluate(test_df, negatives)                   # the NCF paper's sampled HR / NDCG
+    model.score(pairs_df)                                # pairs_df with a "score" column
+    model.save("model_dir"); NCF.load("model_dir")       # docs/ncf.md: the directory layout
+
+Users and items may be any integers or strings: fit maps the distinct ids to dense table rows
+(recsys.IdMap, kept with the model). An id the model does not know raises ValueError, or with
+on_unknown="skip" is left out (score: NaN) and reported in a warning and model.skipped.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from . import _core, _weights, profiling
-
-
-def _ids(values, what):
-    a = np.asarray(values)
-    if a.dtype.kind not in "iu":
-        raise ValueError(f"{what} must hold integer ids, got {a.dtype}")
-    if a.size and (a.min() < 0 or a.max() > np.iinfo(np.int32).max):
-        pos = int(np.flatnonzero((a < 0) | (a > np.iinfo(np.int32).max))[0])
-        raise ValueError(f"{what} has id {a[pos]} at position {pos}; ids are 0-based int32")
-    return np.ascontiguousarray(a, dtype=np.int32)
+from .recsys import IdMap, _csr
 
 
 def _int(name, v, lo, hi=2**31 - 1):
@@ -38,10 +37,11 @@ def _int(name, v, lo, hi=2**31 - 1):
 class NCF:
     def __init__(self, model="neumf", factors=8, layers=(64, 32, 16, 8), epochs=20,
                  batch_size=256, num_negatives=4, learning_rate=1e-3, seed=1, threads=0,
-                 user_col="user", item_col="item", context_cols=None):
+                 user_col="user", item_col="item", context_cols=None, on_unknown="raise"):
         """model: "gmf", "mlp" or "neumf"; factors: GMF width; layers: MLP widths (the first
         even); threads: 0 = every allowed core. context_cols: numeric columns of train_df fed to
-        the MLP tower (None: none)."""
+        the MLP tower (None: none). on_unknown: "raise" or "skip" (ids the model does not know at
+        predict time)."""
         if model not in ("gmf", "mlp", "neumf"):
             raise ValueError(f"model must be 'gmf', 'mlp' or 'neumf', got {model!r}")
         self.model = model
@@ -56,22 +56,69 @@ class NCF:
         self.threads = _int("threads", threads, 0)
         self.user_col, self.item_col = user_col, item_col
         self.context_cols = list(context_cols or [])
+        if on_unknown not in ("raise", "skip"):
+            raise ValueError(f"on_unknown must be 'raise' or 'skip', got {on_unknown!r}")
+        self.on_unknown = on_unknown
         self._trainer = None
         self.losses = []
+        self.user_map = self.item_map = None
+        self.skipped = {}
 
-    def fit(self, train_df, num_users=None, num_items=None):
-        """train_df: one row per positive (user, item[, context columns]). num_users / num_items
-        default to the largest id + 1; pass them when test ids go beyond the training ones."""
+    def _settings(self):
+        return {"kind": self.model, "factors": self.factors, "layers": self.layers,
+                "epochs": self.epochs, "batch_size": self.batch_size,
+                "num_negatives": self.num_negatives, "learning_rate": self.learning_rate}
+
+    def _rows(self, idmap, values, what, on_unknown=None):
+        """(rows, known mask) of ids; unknown ids raise or, skipping, are reported."""
+        values = np.asarray(values)
+        if values.ndim == 0:
+            values = values.reshape(1)
+        rows = idmap.rows(values, what)
+        known = rows >= 0
+        if not known.all():
+            bad = [v.item() if isinstance(v, np.generic) else v
+                   for v in pd.unique(values[~known])]
+            if (on_unknown or self.on_unknown) == "raise":
+                shown = ", ".join(map(repr, bad[:5])) + (" ..." if len(bad) > 5 else "")
+                raise ValueError(f"{len(bad)} {what} outside the model (not fitted on): {shown}; "
+                                 f"on_unknown='skip' leaves them out")
+            self.skipped[what] = bad
+            warnings.warn(f"skipped {len(bad)} unknown {what}", stacklevel=3)
+        return rows, known
+
+    def fit(self, train_df, num_users=None, num_items=None, users=None, items=None,
+            eval_df=None, eval_k=10, eval_negatives=None):
+        """train_df: one row per positive (user, item[, context columns]); ids of any type.
+        users / items: further ids the model should know (e.g. the whole catalog, items with no
+        interactions yet); num_users / num_items: shorthand for the integer ids 0..n-1.
+        eval_df: evaluated after every epoch (evaluate(eval_df, eval_negatives, eval_k): full
+        ranking, or sampled with eval_negatives) into self.history, one dict per epoch with
+        its "epoch" and "loss"; training is the same with or without it."""
         if not isinstance(train_df, pd.DataFrame):
             raise ValueError(f"train_df must be a pandas DataFrame, got {type(train_df).__name__}")
         for c in [self.user_col, self.item_col] + self.context_cols:
             if c not in train_df.columns:
                 raise ValueError(f"train_df is missing column {c!r} "
                                  f"(has {', '.join(map(str, train_df.columns))})")
-        users = _ids(train_df[self.user_col].to_numpy(), f"train_df column {self.user_col!r}")
-        items = _ids(train_df[self.item_col].to_numpy(), f"train_df column {self.item_col!r}")
-        if len(users) == 0:
+        if len(train_df) == 0:
             raise ValueError("train_df has no rows")
+        for c in (self.user_col, self.item_col):
+            col = train_df[c]
+            if col.isna().any():
+                raise ValueError(f"train_df column {c!r} has a missing id at row "
+                                 f"{col.index[col.isna().to_numpy()][0]!r}")
+            if col.dtype.kind == "f":
+                raise ValueError(f"train_df column {c!r} must hold integer ids or strings, "
+                                 f"got {col.dtype}")
+        extra_u = [np.arange(int(num_users))] if num_users is not None else []
+        extra_i = [np.arange(int(num_items))] if num_items is not None else []
+        extra_u += [np.asarray(users)] if users is not None else []
+        extra_i += [np.asarray(items)] if items is not None else []
+        self.user_map = IdMap.build(train_df[self.user_col].to_numpy(), *extra_u)
+        self.item_map = IdMap.build(train_df[self.item_col].to_numpy(), *extra_i)
+        urows = self.user_map.rows(train_df[self.user_col].to_numpy(), "users")
+        irows = self.item_map.rows(train_df[self.item_col].to_numpy(), "items")
         if self.context_cols:
             ctx = train_df[self.context_cols].to_numpy(dtype=np.float32)
             bad = np.argwhere(~np.isfinite(ctx))
@@ -82,20 +129,22 @@ class NCF:
             ctx = np.ascontiguousarray(ctx)
         else:
             ctx = np.zeros((0, 0), dtype=np.float32)
-        nu = int(num_users if num_users is not None else users.max() + 1)
-        ni = int(num_items if num_items is not None else items.max() + 1)
-        if users.max() >= nu or items.max() >= ni:
-            raise ValueError(f"ids reach user {users.max()} / item {items.max()} but num_users="
-                             f"{nu}, num_items={ni}")
+        nu, ni = len(self.user_map), len(self.item_map)
         self.num_users, self.num_items = nu, ni
-        settings = {"kind": self.model, "factors": self.factors, "layers": self.layers,
-                    "epochs": self.epochs, "batch_size": self.batch_size,
-                    "num_negatives": self.num_negatives, "learning_rate": self.learning_rate}
-        self._trainer = _core.NcfTrainer(users, items, ctx, self.context_cols, nu, ni, settings,
-                                         self.seed, self.threads)
-        r = self._trainer.fit(self.epochs, profile=profiling.spec("ncf"))
-        profiling.record(r["profile"])
-        self.losses = r["losses"]
+        self._trainer = _core.NcfTrainer(urows, irows, ctx, self.context_cols, nu, ni,
+                                         self._settings(), self.seed, self.threads)
+        self._seen = _csr(urows, irows, nu)
+        self.history = []
+        if eval_df is None:
+            r = self._trainer.fit(self.epochs, profile=profiling.spec("ncf"))
+            profiling.record(r["profile"])
+            self.losses = r["losses"]
+            return self
+        self.losses = []
+        for e in range(self.epochs):
+            self.losses += self._trainer.fit(1)["losses"]
+            m = self.evaluate(eval_df, eval_negatives, eval_k)
+            self.history.append({"epoch": e + 1, "loss": self.losses[-1], **m})
         return self
 
     def _fitted(self):
@@ -103,26 +152,137 @@ class NCF:
             raise ValueError("NCF is not fitted: call fit first")
         return self._trainer
 
-    def evaluate(self, test_df, negatives, k=10):
-        """Leave-one-out HR@k and NDCG@k: test_df holds one (user, item) positive per test user,
-        negatives[i] the sampled negative items of row i ([users, K] array-like)."""
+    def evaluate(self, test_df, negatives=None, k=10):
+        """Without negatives: full ranking (the standard): every item ranked for each test user,
+        its training items excluded, and HR@k, NDCG@k, Precision@k, Recall@k, MAP@k of the
+        top k against test_df's (user, item) rows (shoal.metrics). With negatives: the NCF
+        paper's protocol, test_df holding one positive per row and negatives[i] the sampled
+        negative items of row i ([rows, K] array-like): {"hr", "ndcg", "users"}."""
+        from .recsys import metrics
+
         t = self._fitted()
         if not isinstance(test_df, pd.DataFrame):
             raise ValueError(f"test_df must be a pandas DataFrame, got {type(test_df).__name__}")
         for c in (self.user_col, self.item_col):
             if c not in test_df.columns:
                 raise ValueError(f"test_df is missing column {c!r}")
+        if negatives is None:
+            users = pd.unique(test_df[self.user_col])
+            recs = self.recommend(users, k=k)
+            return metrics(test_df, recs, k, user_col=self.user_col, item_col=self.item_col)
         neg = np.asarray(negatives)
         if neg.ndim != 2 or neg.shape[0] != len(test_df):
             raise ValueError(f"negatives must be [{len(test_df)}, K] (one row per test_df row), "
                              f"got shape {neg.shape}")
-        return t.evaluate(_ids(test_df[self.user_col].to_numpy(), "test_df user"),
-                          _ids(test_df[self.item_col].to_numpy(), "test_df item"),
-                          _ids(neg, "negatives"), int(k))
+        u, _ = self._rows(self.user_map, test_df[self.user_col].to_numpy(), "users", "raise")
+        i, _ = self._rows(self.item_map, test_df[self.item_col].to_numpy(), "items", "raise")
+        n, _ = self._rows(self.item_map, neg.reshape(-1), "items", "raise")
+        return t.evaluate(u, i, np.ascontiguousarray(n.reshape(neg.shape)), int(k))
 
-    def score(self, users, items):
-        """σ(logit) of each (user, item) pair, float32 [n]."""
-        return self._fitted().score(_ids(users, "users"), _ids(items, "items"))
+    def _context_rows(self, urows, context, n, what):
+        """The [n, C] context of n request rows: the model's user rows (None), a frame of
+        user + context columns (one row per user), or an [n, C] array."""
+        c = len(self.context_cols)
+        if c == 0:
+            if context is not None:
+                raise ValueError("the model has no context columns; pass context=None")
+            return np.zeros((n, 0), dtype=np.float32)
+        if context is None:
+            return np.ascontiguousarray(self._fitted().user_context()[urows])
+        if isinstance(context, pd.DataFrame):
+            for col in [self.user_col] + self.context_cols:
+                if col not in context.columns:
+                    raise ValueError(f"context is missing column {col!r}")
+            per_user = context.drop_duplicates(self.user_col, keep="last")
+            rows = self.user_map.rows(per_user[self.user_col].to_numpy(), "users")
+            table = self._fitted().user_context().copy()
+            ok = rows >= 0
+            table[rows[ok]] = per_user[self.context_cols].to_numpy(dtype=np.float32)[ok]
+            out = table[urows]
+        else:
+            out = np.asarray(context, dtype=np.float32)
+            if out.shape != (n, c):
+                raise ValueError(f"context must be [{n}, {c}] ({what}), got {out.shape}")
+        if not np.isfinite(out).all():
+            raise ValueError("context has NaN or inf")
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+    def recommend(self, users, k=10, exclude_seen=True, items=None, context=None,
+                  on_unknown=None):
+        """The k best items for each of `users` (ids), scored over the whole catalog or the
+        candidate ids `items`, on every core; exclude_seen leaves out each user's training
+        items. context (contextual models): None uses each user's mean training context; a
+        frame of user + context columns gives some users theirs; an [len(users), C] array one
+        row per request. Returns a frame user, item, score (probability), rank (1-based),
+        best first; fewer than k rows where fewer items are left."""
+        t = self._fitted()
+        k = int(k)
+        if k < 1:
+            raise ValueError(f"k must be ≥ 1, got {k}")
+        user_ids = np.asarray(users)
+        if user_ids.ndim == 0:
+            user_ids = user_ids.reshape(1)
+        urows, known = self._rows(self.user_map, user_ids, "users", on_unknown)
+        ctx = self._context_rows(urows, context, len(user_ids), "one row per user")
+        urows, user_ids, ctx = urows[known], user_ids[known], ctx[known]
+        if items is None:
+            cands = np.zeros(0, dtype=np.int32)
+        else:
+            cands, ok = self._rows(self.item_map, items, "items", on_unknown)
+            cands = np.ascontiguousarray(pd.unique(cands[ok]), dtype=np.int32)
+            if len(cands) == 0:
+                raise ValueError("no known candidate items")
+        if exclude_seen:
+            off, seen = self._seen
+            lo, hi = off[urows], off[urows + 1]
+            soff = np.zeros(len(urows) + 1, dtype=np.int64)
+            np.cumsum(hi - lo, out=soff[1:])
+            sitems = (np.concatenate([seen[a:b] for a, b in zip(lo, hi)]) if len(urows)
+                      else np.zeros(0, np.int32))
+            sitems = np.ascontiguousarray(sitems, dtype=np.int32)
+        else:
+            soff, sitems = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+        given = ctx if context is not None else np.zeros((0, 0), dtype=np.float32)
+        k = min(k, len(cands) if len(cands) else self.num_items)  # no slots past the catalog
+        item_rows, scores, counts = t.top_k(np.ascontiguousarray(urows, dtype=np.int32), k,
+                                            cands, soff, sitems, given)
+        mask = np.arange(k)[None, :] < counts[:, None]
+        return pd.DataFrame({
+            self.user_col: np.repeat(user_ids, counts),
+            self.item_col: self.item_map.ids(item_rows[mask]),
+            "score": scores[mask],
+            "rank": np.tile(np.arange(1, k + 1), len(counts))[mask.reshape(-1)],
+        })
+
+    def score(self, users, items=None, context=None, on_unknown=None):
+        """σ(logit) of (user, item) pairs. score(frame): frame's user and item columns (and its
+        context columns, where it has them) → a copy of frame with a "score" column;
+        score(users, items): float32 array. Unknown ids raise, or score NaN when skipped."""
+        t = self._fitted()
+        frame = users if isinstance(users, pd.DataFrame) else None
+        if frame is not None:
+            for c in (self.user_col, self.item_col):
+                if c not in frame.columns:
+                    raise ValueError(f"frame is missing column {c!r}")
+            users, items = frame[self.user_col].to_numpy(), frame[self.item_col].to_numpy()
+            if context is None and self.context_cols and all(
+                    c in frame.columns for c in self.context_cols):
+                context = frame[self.context_cols].to_numpy(dtype=np.float32)
+        elif items is None:
+            raise ValueError("score takes a frame of pairs, or users and items")
+        users, items = np.asarray(users).reshape(-1), np.asarray(items).reshape(-1)
+        if len(users) != len(items):
+            raise ValueError(f"{len(users)} users but {len(items)} items")
+        u, ku = self._rows(self.user_map, users, "users", on_unknown)
+        i, ki = self._rows(self.item_map, items, "items", on_unknown)
+        ok = ku & ki
+        ctx = self._context_rows(np.where(ok, u, 0), context, len(u), "one row per pair")
+        out = np.full(len(u), np.nan, dtype=np.float32)
+        out[ok] = t.score(np.ascontiguousarray(u[ok]), np.ascontiguousarray(i[ok]),
+                          np.ascontiguousarray(ctx[ok]))
+        if frame is None:
+            return out
+        return frame.assign(score=out)
 
     def state_dict(self):
         return _weights.decode(self._fitted().weights())
@@ -137,3 +297,60 @@ class NCF:
         with open(path, "rb") as f:
             self._fitted().load_weights(f.read())
         return self
+
+    def save(self, path):
+        """The whole model into directory `path` (docs/ncf.md, "Saved model layout"): settings,
+        id maps, weights, each user's context row and training items. Written into a sibling
+        temporary directory, then swapped in: an interrupted save leaves the old model."""
+        from . import _savedir
+
+        t = self._fitted()
+        state = {"seen_offsets": self._seen[0], "seen_items": self._seen[1]}
+        if self.context_cols:
+            state["user_context"] = t.user_context()
+        meta = {"settings": {"model": self.model, "factors": self.factors,
+                             "layers": self.layers, "epochs": self.epochs,
+                             "batch_size": self.batch_size, "num_negatives": self.num_negatives,
+                             "learning_rate": self.learning_rate, "seed": self.seed,
+                             "threads": self.threads, "user_col": self.user_col,
+                             "item_col": self.item_col, "context_cols": self.context_cols,
+                             "on_unknown": self.on_unknown},
+                "num_users": self.num_users, "num_items": self.num_items,
+                "losses": list(map(float, self.losses))}
+        _savedir.write(path, meta, {
+            "weights.safetensors": t.weights(),
+            "state.safetensors": _weights.encode(state),
+            "users.json": _savedir.ids_json(self.user_map.to_list()),
+            "items.json": _savedir.ids_json(self.item_map.to_list()),
+        })
+        return path
+
+    @classmethod
+    def load(cls, path, threads=None):
+        """A model saved by save(), ready to recommend, score and evaluate (not to train on).
+        A missing, damaged or foreign file raises shoal.ModelFileError naming it."""
+        from . import _savedir
+
+        meta, files = _savedir.read(path, ["weights.safetensors", "state.safetensors",
+                                           "users.json", "items.json"])
+        with _savedir.reading(path):
+            st = dict(meta["settings"])
+            if threads is not None:
+                st["threads"] = threads
+            m = cls(**st)
+            m.losses = meta.get("losses", [])
+            m.user_map = IdMap(_savedir.ids_from_json(files["users.json"]))
+            m.item_map = IdMap(_savedir.ids_from_json(files["items.json"]))
+            m.num_users, m.num_items = int(meta["num_users"]), int(meta["num_items"])
+            if (len(m.user_map), len(m.item_map)) != (m.num_users, m.num_items):
+                raise ValueError("the id maps disagree with model.json's counts")
+            state = _weights.decode(files["state.safetensors"])
+            m._seen = (np.ascontiguousarray(state["seen_offsets"], dtype=np.int64),
+                       np.ascontiguousarray(state["seen_items"], dtype=np.int32))
+            m._trainer = _core.NcfTrainer.for_inference(m._settings(), m.num_users, m.num_items,
+                                                        len(m.context_cols), m.threads)
+            m._trainer.load_weights(files["weights.safetensors"])
+            if m.context_cols:
+                m._trainer.set_user_context(np.ascontiguousarray(state["user_context"],
+                                                                 dtype=np.float32))
+        return m

@@ -1,9 +1,16 @@
 """Small data for the Python suite: a few monthly series with a trend and a season, so that a
 short fit is fast (CI has 2 cores) and its forecasts are still meaningful."""
 
+import os
+import pathlib
+
 import numpy as np
 import pandas as pd
 import pytest
+
+# The shared data sets (../shared/data beside the repository, or $SHOAL_DATA).
+DATA = pathlib.Path(os.environ.get("SHOAL_DATA") or
+                    pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data")
 
 
 def make_panel(n_series=3, length=48, seed=0, exog=False, int_ds=False, ids=None):

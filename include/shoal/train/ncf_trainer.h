@@ -55,6 +55,7 @@
 #include "shoal/optim/adam.h"
 #include "shoal/optim/sparse_adam.h"
 #include "shoal/profile/recorder.h"
+#include "shoal/train/ncf_recommend.h"
 #include "shoal/train/ncf_shares.h"
 
 namespace shoal::train {
@@ -126,6 +127,8 @@ class NcfEvaluator {
   // user_context [U, C] row-major (nullptr when the model has no context).
   NcfMetrics evaluate(const data::NcfTestSet& test, Index k = 10,
                       const float* user_context = nullptr);
+  // The K best items per request row (train/ncf_recommend.h; ncf_recommend.cpp).
+  NcfTopK top_k(const NcfTopKRequest& request);
 
  private:
   ThreadPool pool_;
@@ -147,6 +150,9 @@ class NcfTrainer {
 
   NcfEpochReport train_epoch();
   NcfMetrics evaluate(const data::NcfTestSet& test, Index k = 10);
+  // The K best items per request row (train/ncf_recommend.h; without request.context, a
+  // contextual model uses each user's mean training context).
+  NcfTopK top_k(const NcfTopKRequest& request);
   models::Ncf<float>& model();
   const Arena& arena() const;
   int threads() const { return pool_.size(); }

@@ -1,0 +1,93 @@
+"""A saved model directory: model.json (format, version, settings, the other files' sizes and
+sha256) beside the files it lists. Written whole into a sibling temporary directory, then
+swapped in with renames, so a reader sees the old model or the new one, never a mix; read
+back with every file checked against model.json, any damage raising one ModelFileError."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+
+FORMAT, VERSION = "shoal.ncf", 1
+
+
+class ModelFileError(ValueError):
+    """A saved model that cannot be read: missing, damaged, or not a shoal model."""
+
+
+def ids_json(ids):
+    return json.dumps({"ids": ids}, separators=(",", ":")).encode()
+
+
+def ids_from_json(blob):
+    ids = json.loads(blob)["ids"]
+    if not isinstance(ids, list):
+        raise ValueError("ids must be a list")
+    return ids
+
+
+def write(path, meta, files):
+    path = os.path.abspath(os.fspath(path))
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.", dir=parent)
+    try:
+        meta = {"format": FORMAT, "version": VERSION, **meta, "files": {
+            name: {"bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()}
+            for name, b in files.items()}}
+        for name, b in list(files.items()) + [("model.json", json.dumps(meta, indent=1).encode())]:
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(b)
+                f.flush()
+                os.fsync(f.fileno())
+        old = None
+        if os.path.exists(path):
+            old = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.old.", dir=parent)
+            os.rmdir(old)
+            os.replace(path, old)
+        os.replace(tmp, path)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+@contextlib.contextmanager
+def reading(path):
+    """Any error inside becomes a ModelFileError naming the model directory."""
+    try:
+        yield
+    except ModelFileError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the one error a damaged model gives
+        raise ModelFileError(f"cannot load the model at {os.fspath(path)}: {e}") from e
+
+
+def read(path, names):
+    """(model.json's dict, {name: bytes}) with each file's size and sha256 checked."""
+    with reading(path):
+        try:
+            with open(os.path.join(path, "model.json"), "rb") as f:
+                meta = json.loads(f.read())
+        except FileNotFoundError:
+            raise ModelFileError(f"{os.fspath(path)} is not a saved shoal model (no model.json)")
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise ModelFileError(f"{os.fspath(path)}/model.json is not a {FORMAT} model")
+        if meta.get("version") != VERSION:
+            raise ModelFileError(f"{os.fspath(path)} is {FORMAT} version {meta.get('version')}; "
+                                 f"this shoal reads version {VERSION}")
+        out = {}
+        for name in names:
+            want = meta["files"][name]
+            with open(os.path.join(path, name), "rb") as f:
+                b = f.read()
+            if len(b) != want["bytes"] or hashlib.sha256(b).hexdigest() != want["sha256"]:
+                raise ModelFileError(f"{os.fspath(path)}/{name} is damaged: its size or "
+                                     f"checksum differs from model.json's")
+            out[name] = b
+        return meta, out
