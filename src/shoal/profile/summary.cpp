@@ -32,7 +32,15 @@ const char* bound_from(const std::string& s) {
 
 std::string format_memory(const Report& r) {
   std::string out;
-  for (const auto& m : r.memory) {
+  // A fleet records one plan per trace process: the footer shows a few, the JSON and report all.
+  constexpr size_t kShown = 3;
+  for (size_t i = 0; i < r.memory.size(); ++i) {
+    const MemoryPlan& m = r.memory[i];
+    if (i == kShown) {
+      out += fmt::format("Memory: {} more models in the summary and report\n",
+                         r.memory.size() - kShown);
+      break;
+    }
     out += fmt::format("Memory {}: {} arena", m.model, mib(m.arena_bytes));
     for (int g = 0; g < kRegionCount; ++g)
       if (m.total[g] > 0)
