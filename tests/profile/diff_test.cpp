@@ -11,6 +11,7 @@
 #include "shoal/core/arena.h"
 #include "shoal/core/file_io.h"
 #include "shoal/profile/diff.h"
+#include "shoal/profile/html.h"
 #include "shoal/profile/trace.h"
 
 namespace shoal::profile {
@@ -185,6 +186,10 @@ TEST(MemoryView, PlanPerLayerAndRegion) {
   EXPECT_NE(t.find("1 thread replicas"), std::string::npos) << t;
   EXPECT_NE(t.find("Fleet memory: 1000 fits"), std::string::npos) << t;
   EXPECT_NE(t.find("Peak RSS: 64.00 MiB"), std::string::npos) << t;
+  // The report: a bar per layer, stacked by region.
+  const std::string html = html_report(r, "t");
+  EXPECT_NE(html.find("aria-label=\"memory\""), std::string::npos);
+  EXPECT_NE(html.find("<title>dense optimizer state: 1088 bytes</title>"), std::string::npos);
   const auto dir = std::filesystem::temp_directory_path() / "shoal_memory_test";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "m.summary.json").string();

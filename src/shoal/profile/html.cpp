@@ -180,7 +180,7 @@ void memory_svg(std::string& o, const MemoryPlan& m) {
   const double bar_w = 420, row_h = 18, left = std::max(160.0, 6.5 * double(longest) + 12);
   fmt::format_to(std::back_inserter(o),
                  "<svg width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\" aria-label=\"memory\">\n",
-                 left + 560, (rows.size() + 2) * row_h + 10);
+                 left + 560, (double(rows.size()) + 3) * row_h + 16);
   double y = 0;
   for (const auto* l : rows) {
     double x = left;
@@ -202,15 +202,15 @@ void memory_svg(std::string& o, const MemoryPlan& m) {
                    double(l->sum()) / 1024);
     y += row_h;
   }
-  double lx = 0;
+  // The legend with each region's total, four to a line.
   y += 6;
   for (int g = 0; g < kRegionCount; ++g) {
+    const double lx = 170.0 * (g % 4), ly = y + 18.0 * (g / 4);
     fmt::format_to(std::back_inserter(o),
                    "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
                    "<text x=\"{:.0f}\" y=\"{:.0f}\" class=\"s\">{} {:.1f} KiB</text>\n",
-                   lx, y, kRegionColors[g], lx + 14, y + 9, region_name(static_cast<Region>(g)),
+                   lx, ly, kRegionColors[g], lx + 14, ly + 9, region_name(static_cast<Region>(g)),
                    double(m.total[g]) / 1024);
-    lx += 140;
   }
   o += "</svg>\n";
 }
