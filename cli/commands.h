@@ -67,6 +67,9 @@ void register_ncf(CLI::App& app);
 // `shoal fleet`: many independent fits from a jobs file.
 void register_fleet(CLI::App& app);
 
+// `shoal profile diff A B`: two profiled runs compared (cli/profile.cpp).
+void register_profile(CLI::App& app);
+
 // `shoal bench ...` (cli/bench/, built with SHOAL_BUILD_BENCH): kernels, peak, profiler,
 // tsmixerx, fusion, fleet, ncf.
 void register_bench(CLI::App& app);

@@ -64,9 +64,12 @@ void add_profile_options(CLI::App& cmd, ProfileOptions& opts) {
                  "Steps to record, as torch.profiler.schedule: "
                  "skip_first=N,wait=N,warmup=N,active=N,repeat=N (default: every step)");
   cmd.add_option("--profile-events", opts.events_per_thread,
-                 "Trace events kept per thread (more are dropped and counted)")
+                 "Trace events kept per thread, 24 bytes each (more are dropped and counted): "
+                 "bounds the trace of a fleet of any size")
       ->check(kNonNegative)
       ->capture_default_str();
+  cmd.add_flag("--profile-gzip", opts.gzip,
+               "Write the trace gzipped (<name>.pt.trace.json.gz; Perfetto opens it as is)");
   cmd.add_option("--profile-rows", opts.rows, "Rows of the end-of-run table")
       ->check(kPositive)
       ->capture_default_str();
@@ -95,7 +98,8 @@ void finish_profile(profile::Recorder& rec, const ProfileOptions& opts, std::str
   if (!profile::load_cached_machine() && (env == nullptr || std::string_view(env) != "0"))
     std::fputs("profile: measuring this machine's peak and bandwidth (once, then cached)\n",
                stdout);
-  const profile::ProfileOutput out = profile::write_profile(rec, opts.out, name, opts.rows);
+  const profile::ProfileOutput out =
+      profile::write_profile(rec, opts.out, name, opts.rows, opts.gzip);
   std::fputs(out.table.c_str(), stdout);
   if (!out.trace_path.empty())
     fmt::print("profile: trace {} (open in https://ui.perfetto.dev or chrome://tracing)\n",

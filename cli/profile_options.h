@@ -19,13 +19,14 @@ struct ProfileOptions {
   std::string schedule;  // "skip_first=1,wait=0,warmup=2,active=20,repeat=1"
   int64_t events_per_thread = 1 << 16;
   int rows = 25;
-  int models = 8;  // fleet models with a trace process of their own; the rest share one
+  int models = 8;     // fleet models with a trace process of their own; the rest share one
+  bool gzip = false;  // the trace as <name>.pt.trace.json.gz
 };
 
 void add_profile_options(CLI::App& cmd, ProfileOptions& opts);
 // Null when the mode is off.
 std::unique_ptr<profile::Recorder> make_recorder(const ProfileOptions& opts);
-// Stops the recorder, prints the table and writes DIR/<name>.{pt.trace.json,report.html,
+// Stops the recorder, prints the table and writes DIR/<name>.{pt.trace.json[.gz],report.html,
 // summary.json}. The machine's roofs come from the `shoal bench peak` cache (measured now and
 // cached if missing).
 void finish_profile(profile::Recorder& rec, const ProfileOptions& opts, std::string_view name);

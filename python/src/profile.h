@@ -21,6 +21,7 @@ struct FitProfile {
   std::string out, name;
   int rows = 25;
   int models = 8;  // per-series fits with a trace process of their own
+  bool gzip = false;
   profile::ProfileOutput result;
 
   // Parsed while holding the GIL; nullopt for None.
@@ -32,6 +33,7 @@ struct FitProfile {
     p.name = nanobind::cast<std::string>(d["name"]);
     p.rows = nanobind::cast<int>(d["rows"]);
     p.models = nanobind::cast<int>(d["models"]);
+    if (d.contains("gzip")) p.gzip = nanobind::cast<bool>(d["gzip"]);
     profile::RecorderConfig cfg;
     cfg.mode = profile::parse_mode(nanobind::cast<std::string>(d["mode"]));
     cfg.max_zones = 64 * (p.models + 2);  // as the CLI: ~50 zones per TSMixerx
@@ -39,7 +41,7 @@ struct FitProfile {
     return p;
   }
   // On the training thread, after training.
-  void finish() { result = profile::write_profile(*rec, out, name, rows); }
+  void finish() { result = profile::write_profile(*rec, out, name, rows, gzip); }
 };
 
 inline nanobind::object profile_result(const std::optional<FitProfile>& p) {

@@ -78,3 +78,56 @@ def test_bad_arguments():
         shoal.profile("everything")
     with pytest.raises(ValueError, match="rows"):
         shoal.profile(rows=0)
+
+
+def test_diff_advice_memory_and_gzip(tmp_path):
+    def fit(threads, out, gzip=False):
+        model = shoal.NCF(model="neumf", factors=4, layers=(16, 8), epochs=1, batch_size=64,
+                          context_cols=["ctx"], threads=threads, seed=1)
+        with shoal.profile("trace", out=out, gzip=gzip) as prof:
+            model.fit(ncf_frame())
+        return prof
+
+    a = fit(1, tmp_path / "a")
+    b = fit(2, tmp_path / "b", gzip=True)
+    assert b.runs[0]["trace"].endswith(".pt.trace.json.gz")
+    import gzip
+    with gzip.open(b.runs[0]["trace"], "rt") as f:
+        assert "traceEvents" in json.load(f)
+    d = b.diff(a)
+    assert d.iloc[0]["kind"] == "step" and list(d["kind"].unique()) == ["step", "phase", "zone"]
+    zones = d[d["kind"] == "zone"]
+    assert (zones["delta_us"].abs().diff().dropna() <= 1e-9).all()  # sorted by |delta|
+    assert d.attrs["machine_note"] == ""
+    # The same as the file path form, and as diff.cpp for identical runs: all deltas 0.
+    assert d.equals(b.diff(a.runs[0]["summary"]))
+    assert (a.diff(a)["delta_us"] == 0).all()
+    # The memory view: the arena per layer and region (recorded by the forecasting trainer).
+    with shoal.profile("stats", out=tmp_path / "f") as f:
+        shoal.NeuralForecast(models=[shoal.TSMixer(h=6, input_size=12, n_series=3, max_steps=5)],
+                             freq=1).fit(series_frame())
+    mem = f.memory()
+    assert {"model", "layer", "params", "grads", "optimizer state", "activations"} <= set(mem)
+    assert mem["params"].sum() > 0 and (mem["optimizer state"] == 2 * mem["params"]).all()
+    s = f.summary()
+    assert s["peak_rss_bytes"] > 0 and len(s["memory"]) == 1
+    assert "few_steps" in set(f.advice()["rule"])  # 5 steps: too few to trust
+    s = a.summary()
+    adv = a.advice()
+    assert list(adv.columns) == ["rule", "score", "advice", "evidence"]
+    assert "few_steps" not in set(adv["rule"]) or s["steps"] < 10
+
+
+def test_diff_summaries_other_machine():
+    from shoal.profiling import diff_summaries
+    base = {"steps": 10, "step_mean_us": 100.0, "breakdown_ms": {"forward": 1.0},
+            "machine": {"cpu": "A", "peak_gflops": 100, "bandwidth_gbs": 20},
+            "zones": [{"name": "x.forward", "model": 0, "self_ms": 1.0, "gflops": 5,
+                       "peak_fraction": 0.05}]}
+    other = dict(base, machine={"cpu": "B", "peak_gflops": 50, "bandwidth_gbs": 10},
+                 zones=[{"name": "y.forward", "model": 0, "self_ms": 0.5, "gflops": 5,
+                         "peak_fraction": 0.1}])
+    d = diff_summaries(base, other)
+    assert "different machines" in d.attrs["machine_note"]
+    only = d.set_index("name")["only"]
+    assert only["x.forward"] == "only in A" and only["y.forward"] == "only in B"

@@ -13,7 +13,7 @@ namespace shoal::profile {
 
 struct ProfileOutput {
   std::string table;         // the end-of-run table (format_table)
-  std::string trace_path;    // DIR/<name>.pt.trace.json, empty unless trace mode
+  std::string trace_path;    // DIR/<name>.pt.trace.json[.gz], empty unless trace mode
   std::string report_path;   // DIR/<name>.report.html
   std::string summary_path;  // DIR/<name>.summary.json
   bool measured = false;     // the machine's roofs were measured now (then cached)
@@ -22,8 +22,9 @@ struct ProfileOutput {
 // Stops `rec` and writes DIR/<name>.*. The roofs come from the `shoal bench peak` cache; when it
 // is missing they are measured and cached, unless SHOAL_PROFILE_MEASURE=0 (tests), in which case
 // the % of peak columns stay empty.
+// `gzip`: the trace as DIR/<name>.pt.trace.json.gz.
 ProfileOutput write_profile(Recorder& rec, const std::string& dir, std::string_view name,
-                            int table_rows = 25);
+                            int table_rows = 25, bool gzip = false);
 
 // Trace processes for the fits of a fleet: the first `own` fits get one each, named by `pick`'s
 // argument; later fits share one named `shared_name`, so a trace of thousands of fits stays

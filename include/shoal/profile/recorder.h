@@ -26,6 +26,7 @@
 #include "shoal/core/ctx.h"
 #include "shoal/profile/clock.h"
 #include "shoal/profile/cost.h"
+#include "shoal/profile/memory.h"
 
 namespace shoal::profile {
 
@@ -132,7 +133,15 @@ class Recorder {
   // besides the step zone (so a fit run inside a fleet job zone does not mark steps).
   bool can_step();
   const std::vector<ZoneInfo>& zones() const { return zones_; }
+  // The memory view (memory.h), recorded when a trainer attaches: one plan per model index, the
+  // first kept (a fleet's shared trace process shows its first fit). Thread-safe, plan time.
+  void add_memory(MemoryPlan plan);
+  void set_fleet_memory(const FleetMemory& fleet);
+  std::vector<MemoryPlan> memory() const;
+  FleetMemory fleet_memory() const;
   const std::vector<std::string>& model_names() const { return model_names_; }
+  // Thread-safe (a fleet worker adds models meanwhile); empty for an index never named.
+  std::string model_name(int model);
 
   // start(): the calling thread becomes the main thread and step 0 begins. stop() closes the
   // open step. Zones on other threads must be closed by then (fork-join regions joined).
@@ -267,6 +276,9 @@ class Recorder {
   uint64_t id_;
   std::vector<ZoneInfo> zones_;
   std::vector<std::string> model_names_;
+  mutable std::mutex memory_mu_;
+  std::vector<MemoryPlan> memory_;
+  FleetMemory fleet_memory_;
   std::unique_ptr<ThreadState[]> threads_;
   std::unique_ptr<Event[]> event_memory_;
   std::unique_ptr<ZoneStats[]> stats_memory_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "shoal/profile/machine.h"
+#include "shoal/profile/memory.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::profile {
@@ -18,6 +19,7 @@ struct ZoneRow {
   Category category = Category::kOther;
   int model = 0;
   uint64_t calls = 0;
+  uint64_t rows = 0;  // Σ rows of the calls
   double total_ns = 0, self_ns = 0, avg_ns = 0, p99_ns = 0, min_ns = 0, max_ns = 0;
   Cost cost;          // Σ over calls
   double gflops = 0;  // cost.flops / total time (time on one thread: a per-core rate)
@@ -57,13 +59,23 @@ struct Report {
   double zone_cost_ns = 0;       // measured cost of one zone in this mode
   double overhead_fraction = 0;  // calls · zone cost / (threads · wall)
   Machine machine;
+  std::vector<MemoryPlan> memory;  // per model (memory.h)
+  FleetMemory fleet;
+  uint64_t peak_rss = 0;  // bytes, the process's peak resident set at the end of the run
 };
 
 Report summarize(const Recorder& rec, const Machine& machine);
 // The end-of-run table with the breakdown, threads, drops, overhead and machine in a footer.
 std::string format_table(const Report& r, int max_rows = 25);
-// The report as JSON (for tools and the benchmark), written to a temp name and renamed.
+// The memory view (totals per model, replicas, fleet, peak RSS) and the advice, as the table's
+// footer lines.
+std::string format_memory(const Report& r);
+std::string format_advice(const Report& r);
+// The report as JSON (for tools, the benchmark and `shoal profile diff`), written to a temp
+// name and renamed; read back (zones, breakdown, threads, machine, memory) by read_report_json.
+std::string report_json(const Report& r);
 void write_report_json(const Report& r, const std::string& path);
+Report read_report_json(const std::string& path);
 // Median cost in ns of one begin+end zone pair in `mode` (a private Recorder, a tight loop).
 double measure_zone_cost_ns(Mode mode, int iterations = 200000);
 

@@ -16,8 +16,13 @@
 namespace shoal::profile {
 
 std::string chrome_trace_json(const Recorder& rec, const Machine& machine);
-// Written atomically (core/file_io.h). Conventionally named "<name>.pt.trace.json".
+// Written atomically (core/file_io.h). Conventionally named "<name>.pt.trace.json"; a path
+// ending in ".gz" ("<name>.pt.trace.json.gz", which Perfetto opens as is) is written gzipped.
+// The trace is bounded by RecorderConfig::events_per_thread (24 bytes each in memory, ~100 in
+// the JSON) times the threads: a fleet of thousands of fits drops, and counts, the rest.
 void write_chrome_trace(const Recorder& rec, const Machine& machine, const std::string& path);
+// gzip (RFC 1952) of `bytes` in memory, for the trace (4 GiB inputs at most).
+std::string gzip_bytes(std::string_view bytes, int level = 6);
 
 // The in-repo validator: strict JSON; a top-level object with a "traceEvents" array; every event
 // has ph, name, pid, tid (and ts unless it is metadata); pid and tid are integers in [0, 2^31);

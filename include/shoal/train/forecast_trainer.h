@@ -134,6 +134,8 @@ class ForecastTrainer {
     prof_ = rec;
     if (rec == nullptr) return;
     model_.register_zones(*rec, model);
+    std::string name = rec->model_name(model);
+    rec->add_memory(profile::memory_plan(arena_, name.empty() ? "forecast" : name, model));
     using profile::Category;
     const double h = static_cast<double>(model_.horizon());
     const double n = static_cast<double>(model_.n_series());

@@ -317,6 +317,15 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
   s.fit_s_median = median(fit_s);
   s.fit_cpu_s_median = median(fit_cpu_s);
   s.arena_bytes_median = median(bytes);
+  if (prof != nullptr && !bytes.empty()) {
+    profile::FleetMemory fm;
+    fm.fits = static_cast<int64_t>(bytes.size());
+    fm.per_fit_median = static_cast<uint64_t>(s.arena_bytes_median);
+    fm.per_fit_max = *std::max_element(bytes.begin(), bytes.end());
+    fm.budget = cfg.memory_limit;
+    fm.workers = workers;
+    prof->set_fleet_memory(fm);
+  }
   progress.update(finished.load(), failed.load(), s.wall_s, true);
   if (summary) *summary = s;
   return records;

@@ -1,5 +1,7 @@
 #include "shoal/profile/html.h"
+
 #include "shoal/core/file_io.h"
+#include "shoal/profile/advice.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +13,8 @@ namespace shoal::profile {
 
 namespace {
 
+const char* kRegionColors[kRegionCount] = {"#2b8cbe", "#e34a33", "#31a354", "#756bb1",
+                                           "#fdae6b", "#fc9272", "#bdbdbd"};
 const char* kColors[kCategoryCount] = {"#8c6bb1", "#2b8cbe", "#e34a33", "#31a354",
                                        "#fdae6b", "#bdbdbd", "#636363", "#636363"};
 
@@ -162,9 +166,68 @@ void roofline_svg(std::string& o, const Report& r) {
   o += "</svg>\n";
 }
 
+// One bar per layer, stacked by region (bytes), largest layers first; then the totals.
+void memory_svg(std::string& o, const MemoryPlan& m) {
+  std::vector<const MemoryLayer*> rows;
+  for (const auto& l : m.layers) rows.push_back(&l);
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const MemoryLayer* a, const MemoryLayer* b) { return a->sum() > b->sum(); });
+  if (rows.size() > 30) rows.resize(30);
+  uint64_t mx = 1;
+  for (const auto* l : rows) mx = std::max(mx, l->sum());
+  size_t longest = 0;
+  for (const auto* l : rows) longest = std::max(longest, l->name.size());
+  const double bar_w = 420, row_h = 18, left = std::max(160.0, 6.5 * double(longest) + 12);
+  fmt::format_to(std::back_inserter(o),
+                 "<svg width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\" aria-label=\"memory\">\n",
+                 left + 560, (double(rows.size()) + 3) * row_h + 16);
+  double y = 0;
+  for (const auto* l : rows) {
+    double x = left;
+    fmt::format_to(std::back_inserter(o),
+                   "<text x=\"{}\" y=\"{:.0f}\" class=\"s\" text-anchor=\"end\">{}</text>",
+                   left - 6, y + 13, esc(l->name));
+    for (int g = 0; g < kRegionCount; ++g) {
+      const double bw = double(l->bytes[g]) / double(mx) * bar_w;
+      if (bw <= 0) continue;
+      fmt::format_to(std::back_inserter(o),
+                     "<rect x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{}\" "
+                     "fill=\"{}\"><title>{} {}: {} bytes</title></rect>",
+                     x, y + 3, bw, row_h - 5, kRegionColors[g], esc(l->name),
+                     region_name(static_cast<Region>(g)), l->bytes[g]);
+      x += bw;
+    }
+    fmt::format_to(std::back_inserter(o),
+                   "<text x=\"{:.1f}\" y=\"{:.0f}\" class=\"s\">{:.1f} KiB</text>\n", x + 6, y + 13,
+                   double(l->sum()) / 1024);
+    y += row_h;
+  }
+  // The legend with each region's total, four to a line.
+  y += 6;
+  for (int g = 0; g < kRegionCount; ++g) {
+    const double lx = 170.0 * (g % 4), ly = y + 18.0 * (g / 4);
+    fmt::format_to(std::back_inserter(o),
+                   "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+                   "<text x=\"{:.0f}\" y=\"{:.0f}\" class=\"s\">{} {:.1f} KiB</text>\n",
+                   lx, ly, kRegionColors[g], lx + 14, ly + 9, region_name(static_cast<Region>(g)),
+                   double(m.total[g]) / 1024);
+  }
+  o += "</svg>\n";
+}
+
 }  // namespace
 
-std::string html_report(const Report& r, std::string_view title) {
+std::string html_escape(std::string_view s) {
+  return esc(s);
+}
+
+std::string html_breakdown_svg(const Report& r) {
+  std::string o;
+  breakdown_svg(o, r);
+  return o;
+}
+
+std::string html_head(std::string_view title) {
   std::string o;
   fmt::format_to(std::back_inserter(o),
                  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -176,6 +239,11 @@ std::string html_report(const Report& r, std::string_view title) {
                  "th:first-child{{text-align:left}} .k{{color:#666}}</style></head><body>\n"
                  "<h1>{}</h1>\n",
                  esc(title), esc(title));
+  return o;
+}
+
+std::string html_report(const Report& r, std::string_view title) {
+  std::string o = html_head(title);
   fmt::format_to(std::back_inserter(o),
                  "<p class=\"k\">mode {} · {} steps · wall {:.3f} ms · step mean {:.1f} µs (p50 "
                  "{:.1f}, p99 {:.1f}) · parallel efficiency {:.1f}% · {} zone calls · {} dropped "
@@ -207,7 +275,25 @@ std::string html_report(const Report& r, std::string_view title) {
                    i * 20 + 14, t.thread, i * 20 + 3, i * 20 + 3,
                    400 * std::min(1.0, t.busy_fraction), i * 20 + 14, 100 * t.busy_fraction);
   }
-  o += "</svg>\n<h2>Zones</h2>\n<table><tr><th>Name</th><th>Category</th><th>Calls</th>"
+  o += "</svg>\n";
+  const auto advice = advise(r);
+  if (!advice.empty()) {
+    o += "<h2>Advice (rules: docs/profiler.md)</h2>\n<ol>\n";
+    for (const auto& a : advice)
+      fmt::format_to(std::back_inserter(o),
+                     "<li><b>{}</b>: {}<br><span class=\"k\">{}</span></li>\n", esc(a.rule),
+                     esc(a.advice), esc(a.evidence));
+    o += "</ol>\n";
+  }
+  if (!r.memory.empty() || r.peak_rss > 0) {
+    o += "<h2>Memory</h2>\n<pre>" + esc(format_memory(r)) + "</pre>\n";
+    for (const auto& m : r.memory) {
+      fmt::format_to(std::back_inserter(o), "<p class=\"k\">{}: per layer and region</p>\n",
+                     esc(m.model));
+      memory_svg(o, m);
+    }
+  }
+  o += "<h2>Zones</h2>\n<table><tr><th>Name</th><th>Category</th><th>Calls</th>"
        "<th>Self ms</th><th>Total ms</th><th>Avg µs</th><th>p99 µs</th><th>FLOPs</th>"
        "<th>GFLOP/s</th><th>% peak</th><th>Bytes</th><th>GB/s</th><th>FLOP/B</th><th>Bound</th>"
        "</tr>\n";

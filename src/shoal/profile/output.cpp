@@ -11,7 +11,7 @@
 namespace shoal::profile {
 
 ProfileOutput write_profile(Recorder& rec, const std::string& dir, std::string_view name,
-                            int table_rows) {
+                            int table_rows, bool gzip) {
   rec.stop();
   const char* env = std::getenv("SHOAL_PROFILE_MEASURE");
   const bool may_measure = env == nullptr || std::string_view(env) != "0";
@@ -24,7 +24,7 @@ ProfileOutput write_profile(Recorder& rec, const std::string& dir, std::string_v
   std::filesystem::create_directories(dir);
   const std::string base = (std::filesystem::path(dir) / std::string(name)).string();
   if (rec.mode() == Mode::kTrace) {
-    out.trace_path = base + ".pt.trace.json";
+    out.trace_path = base + (gzip ? ".pt.trace.json.gz" : ".pt.trace.json");
     write_chrome_trace(rec, machine, out.trace_path);
   }
   out.report_path = base + ".report.html";

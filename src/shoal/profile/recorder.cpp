@@ -117,6 +117,34 @@ int Recorder::add_model(std::string name) {
   return static_cast<int>(model_names_.size() - 1);
 }
 
+std::string Recorder::model_name(int model) {
+  std::lock_guard<std::mutex> lock(registry_mu_);
+  return model >= 0 && size_t(model) < model_names_.size() ? model_names_[size_t(model)]
+                                                           : std::string();
+}
+
+void Recorder::add_memory(MemoryPlan plan) {
+  std::lock_guard<std::mutex> lock(memory_mu_);
+  for (const auto& m : memory_)
+    if (m.model_index == plan.model_index) return;
+  memory_.push_back(std::move(plan));
+}
+
+void Recorder::set_fleet_memory(const FleetMemory& fleet) {
+  std::lock_guard<std::mutex> lock(memory_mu_);
+  fleet_memory_ = fleet;
+}
+
+std::vector<MemoryPlan> Recorder::memory() const {
+  std::lock_guard<std::mutex> lock(memory_mu_);
+  return memory_;
+}
+
+FleetMemory Recorder::fleet_memory() const {
+  std::lock_guard<std::mutex> lock(memory_mu_);
+  return fleet_memory_;
+}
+
 bool Recorder::can_step() {
   return started_ && cfg_.mode != Mode::kOff && thread_state() == &threads_[0] &&
          threads_[0].depth <= 1;

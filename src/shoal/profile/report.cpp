@@ -9,10 +9,8 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "shoal/core/error.h"
-#include "shoal/core/file_io.h"
 
 namespace shoal::profile {
 
@@ -75,6 +73,7 @@ Report summarize(const Recorder& rec, const Machine& machine) {
     row.avg_ns = row.total_ns / static_cast<double>(row.calls);
     row.min_ns = clock.to_ns(mn);
     row.max_ns = clock.to_ns(mx);
+    row.rows = rows;
     row.p99_ns = std::min(row.max_ns, percentile_ns(hist.data(), row.calls, 0.99, clock));
     if (z == kStepZone) {
       r.step_mean_ns = row.avg_ns;
@@ -122,6 +121,9 @@ Report summarize(const Recorder& rec, const Machine& machine) {
     r.threads.push_back(tr);
   }
   r.dropped = rec.dropped_events();
+  r.memory = rec.memory();
+  r.fleet = rec.fleet_memory();
+  r.peak_rss = peak_rss_bytes();
   if (nt > 0 && r.wall_ns > 0) r.parallel_efficiency = busy_sum / (nt * r.wall_ns);
   if (r.mode != Mode::kOff && nt > 0) {
     r.zone_cost_ns = measure_zone_cost_ns(r.mode, 20000);
@@ -205,47 +207,9 @@ std::string format_table(const Report& r, int max_rows) {
         r.machine.source, r.machine.peak_gflops, r.machine.bandwidth_gbs, r.machine.ridge());
   else
     out += "Machine: peak unknown (run `shoal bench peak` once to measure and cache it)\n";
+  out += format_memory(r);
+  out += format_advice(r);
   return out;
-}
-
-void write_report_json(const Report& r, const std::string& path) {
-  nlohmann::json j;
-  j["mode"] = mode_name(r.mode);
-  j["steps"] = r.steps;
-  j["wall_ms"] = r.wall_ns / 1e6;
-  j["step_mean_us"] = r.step_mean_ns / 1e3;
-  j["step_p99_us"] = r.step_p99_ns / 1e3;
-  for (int c = 0; c < kCategoryCount - 1; ++c)
-    j["breakdown_ms"][category_name(static_cast<Category>(c))] = r.breakdown.ns[c] / 1e6;
-  j["parallel_efficiency"] = r.parallel_efficiency;
-  j["dropped_events"] = r.dropped;
-  j["zone_cost_ns"] = r.zone_cost_ns;
-  j["overhead_fraction"] = r.overhead_fraction;
-  j["machine"] = {{"cpu", r.machine.cpu},
-                  {"peak_gflops", r.machine.peak_gflops},
-                  {"bandwidth_gbs", r.machine.bandwidth_gbs},
-                  {"source", r.machine.source}};
-  j["threads"] = nlohmann::json::array();
-  for (const auto& t : r.threads)
-    j["threads"].push_back(
-        {{"thread", t.thread}, {"busy_fraction", t.busy_fraction}, {"events", t.events}});
-  j["zones"] = nlohmann::json::array();
-  for (const auto& z : r.zones)
-    j["zones"].push_back({{"name", z.name},
-                          {"category", category_name(z.category)},
-                          {"model", z.model},
-                          {"calls", z.calls},
-                          {"self_ms", z.self_ns / 1e6},
-                          {"total_ms", z.total_ns / 1e6},
-                          {"avg_us", z.avg_ns / 1e3},
-                          {"p99_us", z.p99_ns / 1e3},
-                          {"flops", z.cost.flops},
-                          {"bytes", z.cost.bytes},
-                          {"gflops", z.gflops},
-                          {"peak_fraction", z.peak_fraction},
-                          {"gbs", z.gbs},
-                          {"bound", z.bound}});
-  write_file_atomic(path, j.dump(1) + "\n");
 }
 
 double measure_zone_cost_ns(Mode mode, int iterations) {

@@ -8,8 +8,10 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <zlib.h>
 #include <nlohmann/json.hpp>
 
+#include "shoal/core/error.h"
 #include "shoal/core/file_io.h"
 #include "shoal/profile/report.h"
 
@@ -121,8 +123,30 @@ std::string chrome_trace_json(const Recorder& rec, const Machine& machine) {
   return out;
 }
 
+std::string gzip_bytes(std::string_view bytes, int level) {
+  z_stream z{};
+  // windowBits 15 + 16: a gzip header and trailer, which Perfetto and gunzip read.
+  SHOAL_CHECK(deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK,
+              "gzip: deflateInit2 failed");
+  std::string out(deflateBound(&z, static_cast<uLong>(bytes.size())) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  const size_t n = z.total_out;
+  deflateEnd(&z);
+  SHOAL_CHECK(rc == Z_STREAM_END, "gzip: deflate failed ({})", rc);
+  out.resize(n);
+  return out;
+}
+
 void write_chrome_trace(const Recorder& rec, const Machine& machine, const std::string& path) {
-  write_file_atomic(path, chrome_trace_json(rec, machine));
+  const std::string json = chrome_trace_json(rec, machine);
+  if (path.ends_with(".gz"))
+    write_file_atomic(path, gzip_bytes(json));
+  else
+    write_file_atomic(path, json);
 }
 
 TraceCheck validate_chrome_trace(std::string_view text, size_t max_errors) {

@@ -165,6 +165,9 @@ void MlpTrainer::set_profiler(profile::Recorder* rec, int model) {
   using profile::Category;
   using profile::Cost;
   for (auto& r : replicas_) r->model.register_zones(*rec, model);
+  profile::MemoryPlan plan = profile::memory_plan(replicas_[0]->arena, "mlp", model);
+  for (size_t i = 1; i < replicas_.size(); ++i) profile::add_replica(plan, replicas_[i]->arena);
+  rec->add_memory(std::move(plan));
   const double in = static_cast<double>(in_), out = static_cast<double>(out_);
   const int replicas = static_cast<int>(replicas_.size());
   zones_.shuffle = rec->zone("data.shuffle", Category::kData, {}, model);
