@@ -12,6 +12,7 @@
 #include "shoal/core/copy_row.h"
 #include "shoal/core/prefetch.h"
 #include "shoal/kernels/select.h"
+#include "shoal/profile/memory.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/data_parallel.h"
 
@@ -201,6 +202,11 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
     r->model.register_zones(*rec, model);
     r->rows.register_zones(*rec, model);
   }
+  // Memory view: the first replica's arena holds the parameters, the others their own grads,
+  // activations and scratch.
+  profile::MemoryPlan plan = profile::memory_plan(replicas_[0]->arena, "ncf", model);
+  for (size_t i = 1; i < replicas_.size(); ++i) profile::add_replica(plan, replicas_[i]->arena);
+  rec->add_memory(std::move(plan));
   const double c = static_cast<double>(train_.context_cols());
   const int replicas = static_cast<int>(replicas_.size());
   // Per instance: a Philox draw or more, the bucket scatter and the materialised instance.
