@@ -1,4 +1,4 @@
-// The bad-input suite: one case per kind of bad input or training fault (issue 8), each asserting
+// The bad-input suite: one case per kind of bad input or training fault, each asserting
 // the exact one-line message (file, line, column or field, expected, found). docs/errors.md is
 // generated from this table's real output by tools/errors_md.sh (SHOAL_ERRORS_MD=FILE makes each
 // case append its row there).
