@@ -83,7 +83,18 @@ struct ScoreSums {
   void add(const nlohmann::json& metrics);
 };
 
-// 64-bit FNV-1a of `text`, as 16 hex digits.
+// 64-bit FNV-1a, fed in pieces (a large table need not be copied into one string first), as
+// 16 hex digits.
+class Digest {
+ public:
+  void add(const void* bytes, size_t n);
+  std::string hex() const;
+
+ private:
+  uint64_t h_ = 1469598103934665603ULL;
+};
+
+// The Digest of `text`.
 std::string digest(const std::string& text);
 
 }  // namespace shoal::fleet

@@ -63,25 +63,17 @@ std::vector<Job> forecast_jobs(const ForecastData& data, const train::ForecastJo
 }
 
 std::string content_digest(const data::SeriesSet& set) {
-  // 64-bit FNV-1a over the bytes, streamed (a table may be large).
-  uint64_t h = 1469598103934665603ULL;
-  auto add = [&](const void* p, size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) {
-      h ^= b[i];
-      h *= 1099511628211ULL;
-    }
-  };
-  auto add_text = [&](const std::string& s) { add(s.c_str(), s.size() + 1); };
+  Digest d;
+  auto add_text = [&](const std::string& s) { d.add(s.c_str(), s.size() + 1); };
   for (const std::string& id : set.ids) add_text(id);
-  add(set.offsets.data(), set.offsets.size() * sizeof(Index));
-  add(set.ds.data(), set.ds.size() * sizeof(int64_t));
-  add(set.y.data(), set.y.size() * sizeof(double));
+  d.add(set.offsets.data(), set.offsets.size() * sizeof(Index));
+  d.add(set.ds.data(), set.ds.size() * sizeof(int64_t));
+  d.add(set.y.data(), set.y.size() * sizeof(double));
   for (size_t c = 0; c < set.exog.size(); ++c) {
     add_text(set.exog_names[c]);
-    add(set.exog[c].data(), set.exog[c].size() * sizeof(double));
+    d.add(set.exog[c].data(), set.exog[c].size() * sizeof(double));
   }
-  return fmt::format("{:016x}", h);
+  return d.hex();
 }
 
 }  // namespace shoal::fleet

@@ -33,13 +33,22 @@
 
 namespace shoal::fleet {
 
-std::string digest(const std::string& text) {
-  uint64_t h = 1469598103934665603ULL;
-  for (const unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
+void Digest::add(const void* bytes, size_t n) {
+  const auto* b = static_cast<const unsigned char*>(bytes);
+  for (size_t i = 0; i < n; ++i) {
+    h_ ^= b[i];
+    h_ *= 1099511628211ULL;
   }
-  return fmt::format("{:016x}", h);
+}
+
+std::string Digest::hex() const {
+  return fmt::format("{:016x}", h_);
+}
+
+std::string digest(const std::string& text) {
+  Digest d;
+  d.add(text.data(), text.size());
+  return d.hex();
 }
 
 void ScoreSums::add(const nlohmann::json& m) {
