@@ -80,5 +80,6 @@ void register_bench_tsmixerx(CLI::App& bench);
 void register_bench_fusion(CLI::App& bench);
 void register_bench_fleet(CLI::App& bench);
 void register_bench_ncf(CLI::App& bench);
+void register_bench_ncf_recommend(CLI::App& bench);
 
 }  // namespace shoal::cli
