@@ -673,7 +673,9 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
                                    {.file = s.source,
                                     .line = s.line,
                                     .field = "model",
-                                    .expected = train::forecast_model_names() + ", mlp or ncf",
+                                    .expected = train::forecast_model_names() +
+                                                " (forecasters; mlp without h: the tabular "
+                                                "regressor) or ncf",
                                     .actual = s.model.empty() ? "(missing)" : s.model})));
       out.info.push_back({s.group, s.model, false});
     }
