@@ -46,8 +46,8 @@ typename Model::Config model_config(const data::Panel& p, const ForecastJob& job
 }
 
 // Windows per forward/backward chunk: the model's own choice where it states one
-// (Model::kChunkWindows, 0 = the whole batch: the MLPs, whose weights outweigh their
-// activations), else the trainer's default.
+// (Model::kChunkWindows, 0 = the whole batch: the MLPs and DLinear, whose weights outweigh
+// their activations), else the trainer's default.
 template <class Model>
 constexpr Index chunk_windows_of() {
   if constexpr (requires { Model::kChunkWindows; })
