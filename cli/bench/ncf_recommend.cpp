@@ -152,8 +152,10 @@ nlohmann::json run_recommend_case(const RecommendBenchArgs& a, const RecommendCa
 void run_recommend_bench(const RecommendBenchArgs& a) {
   const double peak1 = kernels::measure_peak_gflops();
   fmt::print(
-      "shoal bench ncf-recommend: NeuMF-8 [64,32,16,8]; single-core FP32 peak {:.1f} "
-      "GFLOP/s; GFLOP/s counts the model's forward FLOPs per pair\n",
+      "shoal bench ncf-recommend: NeuMF-8 [64,32,16,8]; single-core FP32 peak {:.1f} GFLOP/s.\n"
+      "model GFLOP/s: the forward FLOPs of each pair scored on its own (what the peer does); "
+      "exec: the FLOPs shoal executes (the first layer's user and item parts formed once, not "
+      "per pair); %peak: exec over the threads' peak\n",
       peak1);
   nlohmann::json all = {{"peak_gflops_per_core", peak1}};
   for (const auto& name : a.cases)

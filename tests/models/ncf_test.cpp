@@ -103,16 +103,14 @@ void check_score_user(NcfKind kind, Index context, std::vector<Index> layers, bo
   Arena arena(std::move(planner));
   RngStream rng(5, 1);
   model.init(rng);
-  const Index l1 = kind == NcfKind::kGmf ? 0 : layers[1];
-  std::vector<double> proj(static_cast<size_t>(6 * l1)), crow(static_cast<size_t>(context));
+  std::vector<double> crow(static_cast<size_t>(context));
   testing::fill_uniform(crow.data(), context, 9);
-  model.item_projections(MatView<double>(proj.data(), 6, l1));
+  const auto tables = model.scoring_tables();
   const std::vector<int32_t> items = {5, 0, 2, 4, 1, 3};
   Ctx ctx;
   for (int32_t user = 0; user < 4; ++user) {
     std::vector<double> got(n), want(n), crows;
-    const MatView<double> s =
-        model.score_user(ctx, user, crow.data(), items, ConstMat<double>(proj.data(), 6, l1));
+    const MatView<double> s = model.score_user(ctx, user, crow.data(), items, tables);
     for (Index r = 0; r < n; ++r) got[size_t(r)] = s.data[r * s.ld];
     for (Index r = 0; r < n; ++r) crows.insert(crows.end(), crow.begin(), crow.end());
     const std::vector<int32_t> users(static_cast<size_t>(n), user);

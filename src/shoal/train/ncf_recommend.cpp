@@ -58,10 +58,7 @@ NcfTopK top_k_replicas(ThreadPool& pool, ReplicaList& reps, const NcfTopKRequest
   out.logits.assign(slots, 0.0f);
   out.counts.assign(static_cast<size_t>(n), 0);
   // Every item's part of the first layer, once for the request (models/ncf.h, score_user).
-  const Index l1 = cfg.kind != models::NcfKind::kGmf ? cfg.layers.at(1) : 0;
-  std::vector<float> proj(static_cast<size_t>(cfg.num_items * l1));
-  if (l1 > 0) reps[0]->model.item_projections(MatView<float>(proj.data(), cfg.num_items, l1));
-  const ConstMat<float> item_proj(proj.data(), cfg.num_items, l1);
+  const auto tables = reps[0]->model.scoring_tables();
   const int nt = pool.size();
   pool.run([&](int tid) {
     NcfReplica& rep = *reps[static_cast<size_t>(tid)];
@@ -97,7 +94,7 @@ NcfTopK top_k_replicas(ThreadPool& pool, ReplicaList& reps, const NcfTopKRequest
         if (m == 0) continue;
         const MatView<float> z = rep.model.score_user(
             ctx, user, context_row,
-            std::span<const int32_t>(rep.items.view.data, static_cast<size_t>(m)), item_proj);
+            std::span<const int32_t>(rep.items.view.data, static_cast<size_t>(m)), tables);
         for (Index j = 0; j < m; ++j) {
           const Scored s{z.data[j], rep.items.view.data[j]};
           if (static_cast<Index>(heap.size()) < req.k) {
