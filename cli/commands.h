@@ -81,5 +81,6 @@ void register_bench_fusion(CLI::App& bench);
 void register_bench_fleet(CLI::App& bench);
 void register_bench_ncf(CLI::App& bench);
 void register_bench_ncf_recommend(CLI::App& bench);
+void register_bench_models(CLI::App& bench);
 
 }  // namespace shoal::cli

@@ -67,6 +67,7 @@ void register_bench(CLI::App& app) {
   register_bench_fleet(*bench);
   register_bench_ncf(*bench);
   register_bench_ncf_recommend(*bench);
+  register_bench_models(*bench);
 }
 
 }  // namespace shoal::cli
