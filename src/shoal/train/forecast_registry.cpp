@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
+#include "global_fit.h"
 #include "shoal/models/nlinear.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/metrics.h"
-#include "windowed_fit.h"
 
 namespace shoal::train {
 namespace {
@@ -52,12 +52,15 @@ const std::vector<ForecastModel>& registry() {
   static const std::vector<ForecastModel> models = {
       detail::windowed_model<models::TSMixerx<float>>("tsmixerx", "TSMixerx"),
       detail::windowed_model<models::TSMixer<float>>("tsmixer", "TSMixer"),
-      detail::windowed_model<models::NLinear<float>>("nlinear", "NLinear",
-                                                     [](ForecastJob& j) {
-                                                       j.train.max_steps = 5000;
-                                                       j.train.learning_rate = 1e-4;
-                                                       j.windows.windows_batch_size = 1024;
-                                                     }),
+      detail::windowed_model<models::NLinear<float>>(
+          "nlinear", "NLinear",
+          [](ForecastJob& j) {
+            j.train.max_steps = 5000;
+            j.train.learning_rate = 1e-4;
+            j.windows.windows_batch_size = 1024;
+            j.windows.inference_windows_batch_size = 1024;
+          },
+          /*multivariate=*/false),
       baseline("seasonal_naive", "SeasonalNaive",
                [](const data::Panel& p, const ForecastJob& j) {
                  return repeat_last_season(p, j, true);
