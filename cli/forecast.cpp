@@ -303,9 +303,6 @@ void run_forecast(const ForecastArgs& a) {
   // One model per series: a too-short series fails alone (recorded by the fleet).
   if (neural && !per_series && train::is_multivariate(job))
     data::check_min_length(set, input_size + 1, fmt::format("input_size + 1 = {} + 1", input_size));
-  // A global fit of a univariate model runs data-parallel on --threads (unless --num-threads).
-  if (neural && !per_series && !a.options.given().contains("num_threads"))
-    job.train.threads = threads;
   const Index m = pick_seasonality(job, set);
   job.seasonality = m;
   const data::StaticTable* stat_ptr = a.static_df.empty() ? nullptr : &statics;
@@ -439,9 +436,7 @@ void register_forecast(CLI::App& app) {
   cmd->add_option("--memory-limit-mb", a.memory_limit_mb,
                   "Fleet memory budget for concurrent fits' arenas (0: none)")
       ->capture_default_str();
-  cmd->add_option(
-         "--threads", a.threads,
-         "Fleet workers for --n-series 1; threads of a global univariate fit (0: all cores)")
+  cmd->add_option("--threads", a.threads, "Fleet workers for --n-series 1 (0: all cores)")
       ->capture_default_str();
   cmd->add_flag("--no-resume", a.no_resume,
                 "Start afresh: drop the journal an interrupted run left next to --out");
