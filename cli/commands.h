@@ -64,6 +64,8 @@ void register_mlp(CLI::App& app);
 void register_forecast(CLI::App& app);
 // `shoal ncf ...` and `shoal synth ncf`: NCF / NeuMF recommenders.
 void register_ncf(CLI::App& app);
+// `shoal ncf recommend` and `shoal ncf split` (cli/ncf_use.cpp), on the `ncf` subcommand.
+void register_ncf_use(CLI::App& ncf);
 // `shoal fleet`: many independent fits from a jobs file.
 void register_fleet(CLI::App& app);
 
@@ -78,5 +80,6 @@ void register_bench_tsmixerx(CLI::App& bench);
 void register_bench_fusion(CLI::App& bench);
 void register_bench_fleet(CLI::App& bench);
 void register_bench_ncf(CLI::App& bench);
+void register_bench_ncf_recommend(CLI::App& bench);
 
 }  // namespace shoal::cli

@@ -18,6 +18,7 @@
 #include "shoal/core/rng.h"
 #include "shoal/data/ncf.h"
 #include "shoal/train/checkpoint.h"
+#include "shoal/train/ncf_saved_model.h"
 #include "shoal/train/ncf_trainer.h"
 #include "shoal/train/ranking.h"
 #include "shoal/train/safetensors.h"
@@ -26,7 +27,7 @@ namespace shoal::cli {
 namespace {
 
 struct NcfArgs {
-  std::string train, test, test_negatives, save, load, metrics_out;
+  std::string train, test, test_negatives, save, save_weights, load, metrics_out;
   std::vector<std::string> context_cols;
   OptionFlags options;  // train::NcfOptions
   Index batch_positives = 0;
@@ -91,19 +92,19 @@ train::RankingMetrics full_ranking(train::NcfTrainer& t, const data::NcfTestSet&
 
 void run_train(const NcfArgs& a) {
   const train::NcfOptions o = options_of(a);
-  const data::NcfIdLimits limits{a.num_users, a.num_items};
-  data::NcfPositives tr = is_csv(a.train) ? data::read_ncf_csv(a.train, a.context_cols, limits)
-                                          : data::read_ncf_ratings(a.train, limits);
   SHOAL_CHECK(is_csv(a.train) || a.context_cols.empty(),
               "--context-cols needs a CSV training file");
   const bool has_test = !a.test.empty();
   SHOAL_CHECK(has_test == !a.test_negatives.empty(), "--test and --test-negatives go together");
-  data::NcfTestSet test;
-  if (has_test) {
-    test = data::read_ncf_test(a.test, a.test_negatives, limits);
-    tr.num_users = std::max(tr.num_users, test.num_users);
-    tr.num_items = std::max(tr.num_items, test.num_items);
-  }
+  // Ids of any kind, mapped to dense table rows over every file (data/ids.h).
+  data::NcfDataset ds = data::read_ncf_dataset({.train = a.train,
+                                                .test = a.test,
+                                                .test_negatives = a.test_negatives,
+                                                .context_cols = a.context_cols,
+                                                .users = a.num_users,
+                                                .items = a.num_items});
+  data::NcfPositives& tr = ds.train;
+  const data::NcfTestSet& test = ds.test;
   const Index batch =
       a.batch_positives > 0 ? a.batch_positives * (1 + o.num_negatives) : o.batch_size;
   const auto mcfg = model_config(a, o, tr.num_users, tr.num_items, tr.context_cols());
@@ -113,15 +114,7 @@ void run_train(const NcfArgs& a) {
   SHOAL_CHECK(!a.full_ranking || has_test, "--full-ranking needs --test and --test-negatives");
   std::vector<int64_t> seen_off;
   std::vector<int32_t> seen;
-  if (a.full_ranking) {
-    seen_off.assign(static_cast<size_t>(tr.num_users) + 1, 0);
-    for (int32_t u : tr.users) ++seen_off[static_cast<size_t>(u) + 1];
-    for (size_t u = 1; u < seen_off.size(); ++u) seen_off[u] += seen_off[u - 1];
-    seen.resize(tr.users.size());
-    std::vector<int64_t> next(seen_off.begin(), seen_off.end() - 1);
-    for (size_t r = 0; r < tr.users.size(); ++r)
-      seen[static_cast<size_t>(next[static_cast<size_t>(tr.users[r])]++)] = tr.items[r];
-  }
+  if (a.full_ranking || !a.save.empty()) train::seen_items_of(tr, seen_off, seen);
   train::RankingMetrics full;
   if (!a.load.empty()) train::load_checkpoint(trainer.arena(), a.load);
   auto recorder = make_recorder(a.profile);
@@ -150,6 +143,7 @@ void run_train(const NcfArgs& a) {
   if (tr.dropped_negatives > 0)
     fmt::print(stderr, "shoal ncf: ignored {} rows with label 0 (negatives are sampled)\n",
                tr.dropped_negatives);
+  std::vector<double> losses;
   nlohmann::json epoch_s = nlohmann::json::array(), hr_hist = nlohmann::json::array(),
                  ndcg_hist = nlohmann::json::array();
   double best_hr = -1, best_ndcg = 0, last_hr = 0, last_ndcg = 0, train_s = 0;
@@ -157,6 +151,7 @@ void run_train(const NcfArgs& a) {
   for (int e = 0; e < o.epochs; ++e) {
     const auto r = trainer.train_epoch();
     train_s += r.seconds;
+    losses.push_back(r.loss);
     epoch_s.push_back(r.seconds);
     std::string line = fmt::format(
         "epoch {:3d}  loss {:.4f}  {:.2f} s ({:.2f} s sampling)  {:.0f} inst/s", r.epoch, r.loss,
@@ -193,8 +188,22 @@ void run_train(const NcfArgs& a) {
                o.top_k, last_hr, o.top_k, last_ndcg, o.top_k, best_hr, o.top_k, best_ndcg,
                best_epoch);
   if (recorder) finish_profile(*recorder, a.profile, "ncf");
-  if (!a.save.empty())
-    train::save_checkpoint(trainer.arena(), a.save,
+  if (!a.save.empty()) {
+    train::NcfSavedModel m{.options = o,
+                           .seed = a.seed,
+                           .context_cols = tr.context_names,
+                           .users = std::move(ds.users),
+                           .items = std::move(ds.items),
+                           .seen_offsets = std::move(seen_off),
+                           .seen_items = std::move(seen),
+                           .user_context = trainer.user_context(),
+                           .weights = train::encode_checkpoint(trainer.arena()),
+                           .losses = losses};
+    train::save_ncf_model(a.save, m);
+    fmt::print(stderr, "shoal ncf: saved the model to {}\n", a.save);
+  }
+  if (!a.save_weights.empty())
+    train::save_checkpoint(trainer.arena(), a.save_weights,
                            {{"model", o.kind},
                             {"factors", std::to_string(o.factors)},
                             {"num_users", std::to_string(mcfg.num_users)},
@@ -310,10 +319,17 @@ void register_ncf(CLI::App& app) {
   train->add_option("--batch-positives", a.batch_positives,
                     "Positives per step (overrides --batch-size: batch = P·(1 + neg))");
   train->add_option("--seed", a.seed)->check(kUint64)->capture_default_str();
-  train->add_option("--save", a.save, "Write the weights (safetensors)");
+  train->add_option("--save", a.save,
+                    "Write the whole model into this directory (settings, id maps, weights, the "
+                    "users' training items and context; docs/ncf.md): `shoal ncf recommend "
+                    "--model DIR` and Python's NCF.load read it");
+  train->add_option("--save-weights", a.save_weights, "Write the weights only (safetensors)");
   train->add_option("--init-weights", a.load, "Start from these weights (safetensors)");
-  train->add_option("--num-users", a.num_users, "User count (default: max id + 1)");
-  train->add_option("--num-items", a.num_items, "Item count (default: max id + 1)");
+  train->add_option("--num-users", a.num_users,
+                    "Also know the users 0..N-1 (ids absent from the files; default: only the "
+                    "files' ids)");
+  train->add_option("--num-items", a.num_items,
+                    "Also know the items 0..N-1 (e.g. a catalog with items nobody chose yet)");
   train->add_flag("--full-ranking", a.full_ranking,
                   "Also rank every item for each test user (training items excluded) every "
                   "epoch: full-ranking HR, NDCG, MAP@K (docs/ncf.md)");
@@ -330,6 +346,7 @@ void register_ncf(CLI::App& app) {
   add_model_options(eval, a,
                     {"epochs", "batch_size", "num_negatives", "learning_rate", "embedding_adam"});
   eval->callback([] { run_eval(a); });
+  register_ncf_use(*ncf);
 
   static SynthArgs s;
   CLI::App* synth = nullptr;

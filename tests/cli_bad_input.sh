@@ -50,10 +50,15 @@ expect_error forecast_unknown_option '`shoal forecast ... --horizon=3`' \
   "$shoal" forecast --data "$examples/tiny_train.csv" --model naive --h 3 --horizon=3 \
   --out out.csv
 
-printf '0\t1\t5\t0\n-3\t7\t5\t0\n' > neg.rating
-expect_error ncf_negative_id '`shoal ncf train --train neg.rating`' \
-  "shoal: error: neg.rating:2: field 'user': negative user id (expected an id >= 0, got -3)" \
-  "$shoal" ncf train --train neg.rating --model gmf --epochs 1 --metrics-out out.json
+printf '0\t1\t5\t0\n7\n' > short.rating
+expect_error ncf_short_line '`shoal ncf train --train short.rating`' \
+  "shoal: error: short.rating:2: wrong number of fields (expected user<TAB>item[<TAB>...], got 1 field(s))" \
+  "$shoal" ncf train --train short.rating --model gmf --epochs 1 --metrics-out out.json
+
+printf 'user\n0\n' > users.csv
+expect_error ncf_recommend_no_model '`shoal ncf recommend --model nope`' \
+  "shoal: error: cannot load the model at nope: it is not a saved shoal model (no model.json) (expected a directory written by NCF save)" \
+  "$shoal" ncf recommend --model nope --users users.csv --out out.csv
 
 expect_error fleet_missing_jobs_file '`shoal fleet --jobs nope.jsonl`' \
   "shoal: error: nope.jsonl: cannot open file (expected a readable file, got No such file or directory)" \

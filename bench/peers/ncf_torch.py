@@ -8,7 +8,15 @@ epoch). Writes the same metrics JSON keys as shoal. Not needed by CI.
 
   /opt/peers/bin/python bench/peers/ncf_torch.py --train F --test F --test-negatives F \
       [--model neumf] [--factors 8] [--layers 64,32,16,8] [--epochs 20] [--neg 4] \
-      [--batch-size 256] [--lr 1e-3] [--threads 1] [--seed 1] [--metrics-out F.json]
+      [--batch-size 256] [--lr 1e-3] [--threads 1] [--seed 1] [--top-k 10] \
+      [--full-ranking] [--metrics-out F.json]
+
+--full-ranking (as `shoal ncf train --full-ranking`) also ranks, after every epoch, every item
+for each test row's user with that user's training items excluded (higher logit first, ties to
+the smaller item row, as shoal's top_k), takes the top K and scores it against the row's
+held-out item with the definitions of include/shoal/train/ranking.h: HR@K, NDCG@K, Precision@K,
+Recall@K and MAP@K averaged over the test rows. The last epoch's figures go to --metrics-out as
+"full_hr@K", "full_ndcg@K", "full_precision@K", "full_recall@K", "full_map@K" (shoal's keys).
 
 Speed mode, used by `shoal bench ncf --peer-python ...` (which writes the data):
   ncf_torch.py --bench-dir DIR --batch-size 1280 --threads T --max-steps S
@@ -111,6 +119,58 @@ def evaluate(model, tu, ti, negs, topk):
     return hr / len(tu), ndcg / len(tu)
 
 
+def ranking_metrics(recs, truths, k):
+    """include/shoal/train/ranking.h's metrics: recs[r] the ranked item rows of row r (best
+    first), truths[r] its relevant items; averaged over the rows with a relevant item."""
+    hr = ndcg = precision = recall = mean_ap = 0.0
+    users = 0
+    for rec, truth in zip(recs, truths):
+        truth = set(int(t) for t in truth)
+        if not truth:
+            continue
+        users += 1
+        hits = dcg = ap = 0.0
+        seen = set()
+        for j, item in enumerate(rec[:k]):  # a list longer than K is cut at K
+            item = int(item)
+            if item in seen:  # a repeated item counts once
+                continue
+            seen.add(item)
+            if item not in truth:
+                continue
+            hits += 1
+            dcg += 1.0 / math.log2(j + 2)
+            ap += hits / (j + 1)
+        ideal = min(len(truth), k)
+        idcg = sum(1.0 / math.log2(j + 2) for j in range(ideal))
+        hr += 1.0 if hits > 0 else 0.0
+        precision += hits / k
+        recall += hits / len(truth)
+        ndcg += dcg / idcg
+        mean_ap += ap / ideal
+    n = max(users, 1)
+    return {"hr": hr / n, "ndcg": ndcg / n, "precision": precision / n, "recall": recall / n,
+            "map": mean_ap / n, "users": users}
+
+
+@torch.no_grad()
+def full_ranking(model, tu, ti, pos_sets, num_items, topk):
+    """Every item ranked for each test row's user, its training items excluded, in shoal's
+    order (higher logit first, ties to the smaller item row: a stable descending sort of the
+    items in row order); the top K scored against the row's held-out item."""
+    all_items = torch.arange(num_items)
+    recs = []
+    for row in range(len(tu)):
+        keep = np.ones(num_items, dtype=bool)
+        keep[list(pos_sets[int(tu[row])])] = False
+        cands = all_items[torch.from_numpy(keep)]
+        u = torch.full((len(cands),), int(tu[row]), dtype=torch.long)
+        s = model(u, cands, None)
+        order = torch.sort(s, descending=True, stable=True).indices[:topk]
+        recs.append(cands[order].tolist())
+    return ranking_metrics(recs, [[int(t)] for t in ti], topk)
+
+
 def sample_vectorised(users, items, pos, k, rng):
     """NCF instances of these positives: the positive and k negatives uniform over the items,
     rejected (and redrawn) where they are the user's positives; a random order. Numpy only."""
@@ -198,6 +258,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-steps", type=int, default=0, help="stop each epoch early (speed runs)")
+    ap.add_argument("--top-k", type=int, default=10, help="K of the metrics")
+    ap.add_argument("--full-ranking", action="store_true",
+                    help="also full-ranking HR, NDCG, Precision, Recall, MAP@K after every epoch")
     ap.add_argument("--metrics-out")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
@@ -206,6 +269,10 @@ def main():
         return bench(a)
     if not a.train:
         ap.error("--train is required")
+    if a.top_k < 1:
+        ap.error("--top-k must be >= 1")
+    if a.full_ranking and not (a.test and a.test_negatives):
+        ap.error("--full-ranking needs --test and --test-negatives")
     rng = np.random.default_rng(a.seed)
     users, items = read_ratings(a.train)
     has_test = a.test is not None
@@ -223,7 +290,8 @@ def main():
     model = NCF(a.model, num_users, num_items, a.factors, layers, 0)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     loss_fn = nn.BCEWithLogitsLoss()
-    epoch_s, hrs, ndcgs, inst = [], [], [], 0
+    epoch_s, hrs, ndcgs, inst, full = [], [], [], 0, None
+    k = a.top_k
     for epoch in range(1, a.epochs + 1):
         t0 = time.perf_counter()
         u, i, y = sample_epoch(users, items, pos_sets, num_items, a.neg, rng)
@@ -246,19 +314,26 @@ def main():
         line = f"epoch {epoch:3d} loss {loss_sum / steps:.4f} {dt:.2f} s"
         if has_test:
             model.eval()
-            hr, nd = evaluate(model, tu, ti, negs, 10)
+            hr, nd = evaluate(model, tu, ti, negs, k)
             hrs.append(hr)
             ndcgs.append(nd)
-            line += f" HR@10 {hr:.4f} NDCG@10 {nd:.4f}"
+            line += f" HR@{k} {hr:.4f} NDCG@{k} {nd:.4f}"
+        if a.full_ranking:
+            full = full_ranking(model, tu, ti, pos_sets, num_items, k)
+            line += (f"  full: HR@{k} {full['hr']:.4f} NDCG@{k} {full['ndcg']:.4f}"
+                     f" MAP@{k} {full['map']:.4f}")
         print(line, flush=True)
     out = {"model": a.model, "epochs": a.epochs, "epoch_s": epoch_s,
            "instances_per_s": inst / sum(epoch_s), "threads": a.threads, "peer": "pytorch",
            "torch": torch.__version__}
     if has_test:
         best = int(np.argmax(hrs))
-        out.update({"hr@10": hrs[-1], "ndcg@10": ndcgs[-1], "best_hr@10": hrs[best],
-                    "best_ndcg@10": ndcgs[best], "best_epoch": best + 1,
+        out.update({f"hr@{k}": hrs[-1], f"ndcg@{k}": ndcgs[-1], f"best_hr@{k}": hrs[best],
+                    f"best_ndcg@{k}": ndcgs[best], "best_epoch": best + 1,
                     "hr_per_epoch": hrs, "ndcg_per_epoch": ndcgs})
+    if full is not None:
+        for name in ("hr", "ndcg", "precision", "recall", "map"):
+            out[f"full_{name}@{k}"] = full[name]
     print(json.dumps({k: v for k, v in out.items() if not isinstance(v, list)}))
     if a.metrics_out:
         with open(a.metrics_out, "w") as f:

@@ -66,6 +66,7 @@ void register_bench(CLI::App& app) {
   register_bench_fusion(*bench);
   register_bench_fleet(*bench);
   register_bench_ncf(*bench);
+  register_bench_ncf_recommend(*bench);
 }
 
 }  // namespace shoal::cli

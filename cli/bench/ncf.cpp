@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/drivers/kernel_bench.h"
+#include "cli/bench/peer.h"
 #include "cli/commands.h"
 #include "shoal/core/file_io.h"
 #include "shoal/core/measure.h"
@@ -70,24 +71,6 @@ void write_peer_data(const data::NcfPositives& tr, Index timed, const std::strin
                                          {"items", tr.num_items},
                                          {"context", tr.context_cols()},
                                          {"timed_positives", timed}});
-}
-
-// Runs `cmd`, echoing its output, and returns its last line that parses as a JSON object.
-nlohmann::json run_peer(const std::string& cmd) {
-  std::FILE* p = popen(cmd.c_str(), "r");
-  SHOAL_CHECK(p != nullptr, "cannot run the peer: {}", cmd);
-  nlohmann::json last;
-  char line[8192];
-  while (std::fgets(line, sizeof line, p) != nullptr) {
-    std::fputs(("  peer| " + std::string(line)).c_str(), stdout);
-    if (line[0] == '{') {
-      auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (j.is_object()) last = std::move(j);
-    }
-  }
-  const int rc = pclose(p);
-  SHOAL_CHECK(rc == 0 && last.is_object(), "the peer failed (exit status {}): {}", rc, cmd);
-  return last;
 }
 
 // Keeps the first `threads` allowed CPUs busy for `seconds` (one thread pinned to each; the
@@ -306,7 +289,7 @@ void run_bench(const BenchArgs& b) {
           b.peer_python, b.peer_script, dir, batch, b.neg, t, b.peer_steps, b.seed);
       fmt::print("peer: {}\n", cmd);
       std::fflush(stdout);
-      nlohmann::json r = run_peer(cmd);
+      nlohmann::json r = run_peer_json(cmd);
       const double ips = r.value("epoch_instances_per_s", 0.0);
       fmt::print(
           "peer PyTorch {} threads: steps {:.0f} inst/s, sampling {:.2f} us/inst; epoch of {} "

@@ -239,3 +239,112 @@ class NLinear(_ForecastModel):
             training_data_availability_threshold, step_size, scaler_type, random_seed,
             drop_last_loader, alias, optimizer, optimizer_kwargs, lr_scheduler,
             lr_scheduler_kwargs, dataloader_kwargs, own_options={}, **trainer_kwargs)
+
+
+def _check_categorical(model, cat_exog_list, categorical_cardinalities, cat_emb_dim):
+    """neuralforecast embeds categorical exogenous columns; shoal takes continuous ones only."""
+    for name, value, default in (("cat_exog_list", cat_exog_list, None),
+                                 ("categorical_cardinalities", categorical_cardinalities, None),
+                                 ("cat_emb_dim", cat_emb_dim, "fastai")):
+        if value != default and not (default is None and not value):
+            raise NotImplementedError(f"{model}: {name}={value!r} is not supported by shoal "
+                                      f"(categorical exogenous embeddings; leave it at "
+                                      f"{default!r})")
+
+
+class MLP(_ForecastModel):
+    """neuralforecast.models.MLP: ReLU layers over the window and its historical, future and
+    static exogenous inputs. Univariate: one model trained globally over every series (or one
+    per series with NeuralForecast(..., per_series=True)); MLPMultivariate mixes a panel."""
+
+    _model = "mlp"
+    _own_options = ("num_layers", "hidden_size")
+
+    def __init__(self, h, input_size, stat_exog_list=None, hist_exog_list=None,
+                 futr_exog_list=None, cat_exog_list=None, categorical_cardinalities=None,
+                 cat_emb_dim="fastai", exclude_insample_y=False, num_layers=2, hidden_size=1024,
+                 loss="mae", valid_loss=None, max_steps=1000, learning_rate=1e-3,
+                 num_lr_decays=-1, early_stop_patience_steps=-1, val_monitor="ptl/val_loss",
+                 val_check_steps=100, batch_size=32, valid_batch_size=None,
+                 windows_batch_size=1024, inference_windows_batch_size=-1,
+                 start_padding_enabled=False, training_data_availability_threshold=0.0,
+                 step_size=1, scaler_type="identity", random_seed=1, drop_last_loader=False,
+                 alias=None, optimizer=None, optimizer_kwargs=None, lr_scheduler=None,
+                 lr_scheduler_kwargs=None, dataloader_kwargs=None, **trainer_kwargs):
+        _check_categorical(type(self).__name__, cat_exog_list, categorical_cardinalities,
+                           cat_emb_dim)
+        super().__init__(
+            h, input_size, futr_exog_list, hist_exog_list, stat_exog_list, exclude_insample_y,
+            loss, valid_loss, max_steps, learning_rate, num_lr_decays,
+            early_stop_patience_steps, val_monitor, val_check_steps, batch_size,
+            valid_batch_size, windows_batch_size, inference_windows_batch_size,
+            start_padding_enabled, training_data_availability_threshold, step_size,
+            scaler_type, random_seed, drop_last_loader, alias, optimizer, optimizer_kwargs,
+            lr_scheduler, lr_scheduler_kwargs, dataloader_kwargs,
+            own_options=dict(num_layers=num_layers, hidden_size=hidden_size), **trainer_kwargs)
+
+
+class MLPMultivariate(_ForecastModel):
+    """neuralforecast.models.MLPMultivariate: one MLP over the windows of all n_series series
+    (and their exogenous inputs), forecasting them jointly."""
+
+    _model = "mlp_multivariate"
+    _own_options = ("num_layers", "hidden_size")
+
+    def __init__(self, h, input_size, n_series, stat_exog_list=None, hist_exog_list=None,
+                 futr_exog_list=None, cat_exog_list=None, categorical_cardinalities=None,
+                 cat_emb_dim="fastai", exclude_insample_y=False, num_layers=2, hidden_size=1024,
+                 loss="mae", valid_loss=None, max_steps=1000, learning_rate=1e-3,
+                 num_lr_decays=-1, early_stop_patience_steps=-1, val_monitor="ptl/val_loss",
+                 val_check_steps=100, batch_size=32, valid_batch_size=None,
+                 windows_batch_size=32, inference_windows_batch_size=32,
+                 start_padding_enabled=False, training_data_availability_threshold=0.0,
+                 step_size=1, scaler_type="identity", random_seed=1, drop_last_loader=False,
+                 alias=None, optimizer=None, optimizer_kwargs=None, lr_scheduler=None,
+                 lr_scheduler_kwargs=None, dataloader_kwargs=None, **trainer_kwargs):
+        if not isinstance(n_series, int) or isinstance(n_series, bool) or n_series < 1:
+            raise ValueError(f"{type(self).__name__}: n_series must be a positive integer, "
+                             f"got {n_series!r}")
+        _check_categorical(type(self).__name__, cat_exog_list, categorical_cardinalities,
+                           cat_emb_dim)
+        self.n_series = n_series
+        super().__init__(
+            h, input_size, futr_exog_list, hist_exog_list, stat_exog_list, exclude_insample_y,
+            loss, valid_loss, max_steps, learning_rate, num_lr_decays,
+            early_stop_patience_steps, val_monitor, val_check_steps, batch_size,
+            valid_batch_size, windows_batch_size, inference_windows_batch_size,
+            start_padding_enabled, training_data_availability_threshold, step_size,
+            scaler_type, random_seed, drop_last_loader, alias, optimizer, optimizer_kwargs,
+            lr_scheduler, lr_scheduler_kwargs, dataloader_kwargs,
+            own_options=dict(num_layers=num_layers, hidden_size=hidden_size), **trainer_kwargs)
+
+
+class DLinear(_ForecastModel):
+    """neuralforecast.models.DLinear: a moving average splits the window into trend and
+    remainder, each mapped to the horizon linearly. Univariate: one model trained globally over
+    every series (or one per series with NeuralForecast(..., per_series=True))."""
+
+    _model = "dlinear"
+    _own_options = ("moving_avg_window",)
+
+    def __init__(self, h, input_size, stat_exog_list=None, hist_exog_list=None,
+                 futr_exog_list=None, exclude_insample_y=False, moving_avg_window=25,
+                 loss="mae", valid_loss=None, max_steps=5000, learning_rate=1e-4,
+                 num_lr_decays=-1, early_stop_patience_steps=-1, val_monitor="ptl/val_loss",
+                 val_check_steps=100, batch_size=32, valid_batch_size=None,
+                 windows_batch_size=1024, inference_windows_batch_size=1024,
+                 start_padding_enabled=False, training_data_availability_threshold=0.0,
+                 step_size=1, scaler_type="identity", random_seed=1, drop_last_loader=False,
+                 alias=None, optimizer=None, optimizer_kwargs=None, lr_scheduler=None,
+                 lr_scheduler_kwargs=None, dataloader_kwargs=None, **trainer_kwargs):
+        if futr_exog_list or hist_exog_list or stat_exog_list:
+            raise ValueError("DLinear takes no exogenous inputs")
+        super().__init__(
+            h, input_size, None, None, None, exclude_insample_y, loss, valid_loss, max_steps,
+            learning_rate, num_lr_decays, early_stop_patience_steps, val_monitor,
+            val_check_steps, batch_size, valid_batch_size, windows_batch_size,
+            inference_windows_batch_size, start_padding_enabled,
+            training_data_availability_threshold, step_size, scaler_type, random_seed,
+            drop_last_loader, alias, optimizer, optimizer_kwargs, lr_scheduler,
+            lr_scheduler_kwargs, dataloader_kwargs,
+            own_options=dict(moving_avg_window=moving_avg_window), **trainer_kwargs)

@@ -3,7 +3,8 @@
     train, test = shoal.split_leave_last_out(df, time_col="timestamp")
     shoal.metrics(test, model.recommend(test["user"].unique(), k=10), k=10)
 
-Splits (each deterministic for a seed):
+Splits (each deterministic for a seed; the C++ data/interaction_split.h does them, as for
+`shoal ncf split`):
   split_leave_last_out  each user's latest interaction is its test row (ties: the larger item id,
                         or random by seed with ties="random"); users with one interaction stay
                         in train.
@@ -64,13 +65,23 @@ def _check_frame(df, cols, what):
                              f"(has {', '.join(map(str, df.columns))})")
 
 
-def _sortable(col):
-    """A column as sort keys (ids of any type: strings compare as strings)."""
-    try:
-        np.argsort(col.to_numpy())
-        return col
-    except TypeError:
-        return col.astype(str)
+def _split(df, how, user_col, item_col, time_col, ratio=0.8, seed=0, random_ties=False):
+    """(train, test) from the C++ split (data/interaction_split.h): ids of any type become rows
+    in id order, times their ranks (any sortable column: numbers, datetimes)."""
+    cols = [user_col] + ([item_col] if item_col else []) + ([time_col] if time_col else [])
+    _check_frame(df, cols, "df")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not \
+            0 <= int(seed) < 2**64:
+        raise ValueError(f"seed must be an integer in 0..2^64-1, got {seed!r}")
+    users = IdMap.build(df[user_col]).rows(df[user_col].to_numpy(), "users")
+    items = (IdMap.build(df[item_col]).rows(df[item_col].to_numpy(), "items") if item_col
+             else np.zeros(len(df), dtype=np.int32))
+    times = (np.unique(df[time_col].to_numpy(), return_inverse=True)[1].astype(np.float64)
+             if time_col else np.zeros(0))
+    test = _core.split_interactions(np.ascontiguousarray(users), np.ascontiguousarray(items),
+                                    np.ascontiguousarray(times.reshape(-1)), how, float(ratio),
+                                    int(seed), bool(random_ties)).astype(bool)
+    return df[~test], df[test].sort_values(user_col, kind="mergesort")
 
 
 def split_leave_last_out(df, user_col="user", item_col="item", time_col="timestamp",
@@ -78,42 +89,23 @@ def split_leave_last_out(df, user_col="user", item_col="item", time_col="timesta
     """(train, test): each user's latest interaction (by time_col) held out. Among interactions
     at the same latest time, ties="item" holds out the one with the largest item id (the NCF
     data's rule), ties="random" a random one (seed)."""
-    _check_frame(df, [user_col, item_col, time_col], "df")
     if ties not in ("item", "random"):
         raise ValueError(f"ties must be 'item' or 'random', got {ties!r}")
-    key = (pd.Series(np.random.default_rng(seed).permutation(len(df)), index=df.index)
-           if ties == "random" else _sortable(df[item_col]))
-    order = pd.DataFrame({"u": df[user_col], "t": df[time_col], "k": key}, index=df.index)
-    order = order.sort_values(["u", "t", "k"], kind="mergesort")
-    counts = order.groupby("u", sort=False)["u"].transform("size")
-    last = order[~order["u"].duplicated(keep="last") & (counts > 1)].index
-    return df.drop(last), df.loc[last].sort_values(user_col, kind="mergesort")
+    return _split(df, "leave-last-out", user_col, item_col, time_col, seed=seed,
+                  random_ties=ties == "random")
 
 
 def split_random_leave_one_out(df, user_col="user", seed=0):
     """(train, test): one interaction per user (of users with ≥ 2) held out at random (seed)."""
-    _check_frame(df, [user_col], "df")
-    rng = np.random.default_rng(seed)
-    shuffled = df.iloc[rng.permutation(len(df))]
-    counts = shuffled.groupby(user_col, sort=False)[user_col].transform("size")
-    pick = shuffled[~shuffled[user_col].duplicated(keep="first") & (counts > 1)].index
-    return df.drop(pick), df.loc[pick].sort_values(user_col, kind="mergesort")
+    return _split(df, "random", user_col, None, None, seed=seed)
 
 
 def split_chrono(df, ratio=0.8, user_col="user", time_col="timestamp", seed=0):
     """(train, test): per user, the first floor(ratio · n) of its interactions by time (ties in a
     random order of the seed; at least one) in train, the rest in test."""
-    _check_frame(df, [user_col, time_col], "df")
-    if not 0 < float(ratio) < 1:
+    if not isinstance(ratio, (int, float, np.floating)) or not 0 < float(ratio) < 1:
         raise ValueError(f"ratio must be in (0, 1), got {ratio!r}")
-    key = np.random.default_rng(seed).permutation(len(df))
-    order = pd.DataFrame({"u": df[user_col], "t": df[time_col], "k": key}, index=df.index)
-    order = order.sort_values(["u", "t", "k"], kind="mergesort")
-    pos = order.groupby("u", sort=False).cumcount()
-    n = order.groupby("u", sort=False)["u"].transform("size")
-    cut = np.maximum(np.floor(n * float(ratio)).astype(np.int64), 1)
-    in_train = order.index[pos < cut]
-    return df.loc[in_train], df.drop(in_train)
+    return _split(df, "chrono", user_col, None, time_col, ratio=ratio, seed=seed)
 
 
 def _csr(user_rows, item_rows, n):

@@ -17,6 +17,7 @@
 #include "interrupt.h"
 #include "options.h"
 #include "profile.h"
+#include "shoal/data/interaction_split.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/ncf_trainer.h"
 #include "shoal/train/ranking.h"
@@ -30,6 +31,7 @@ using I32 = nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cp
 using I32Mat = nb::ndarray<const int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using F32Mat = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using I64 = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using F64 = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 template <class T>
 nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& v, std::initializer_list<size_t> shape) {
@@ -267,6 +269,19 @@ nb::dict ranking_metrics(I64 rec_offsets, I32 rec_items, I64 truth_offsets, I32 
   return out;
 }
 
+// Rows held out by a per-user split (data/interaction_split.h): uint8 [n], 1 = test.
+nb::ndarray<nb::numpy, uint8_t> split_interactions(I32 users, I32 items, F64 times,
+                                                   const std::string& how, double ratio,
+                                                   uint64_t seed, bool random_ties) {
+  const data::SplitSpec spec{
+      .kind = data::split_kind(how), .ratio = ratio, .seed = seed, .random_ties = random_ties};
+  std::vector<uint8_t> test =
+      data::split_interactions({users.data(), users.shape(0)}, {items.data(), items.shape(0)},
+                               {times.data(), times.shape(0)}, spec);
+  const size_t n = test.size();
+  return to_numpy(std::move(test), {n});
+}
+
 std::vector<std::tuple<std::string, std::string, std::string>> ncf_options() {
   train::NcfOptions o;
   OptionLister l;
@@ -278,6 +293,9 @@ std::vector<std::tuple<std::string, std::string, std::string>> ncf_options() {
 
 void bind_ncf(nb::module_& m) {
   m.def("ncf_options", &ncf_options);
+  m.def("split_interactions", &split_interactions, nb::arg("users"), nb::arg("items"),
+        nb::arg("times"), nb::arg("how"), nb::arg("ratio"), nb::arg("seed"),
+        nb::arg("random_ties"));
   m.def("ranking_metrics", &ranking_metrics, nb::arg("rec_offsets"), nb::arg("rec_items"),
         nb::arg("truth_offsets"), nb::arg("truth_items"), nb::arg("k"));
   nb::class_<NcfHandle>(m, "NcfTrainer")

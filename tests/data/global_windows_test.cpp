@@ -185,5 +185,35 @@ TEST(GlobalWindows, SameSeedSameBatchesAndABatchOfShortSeriesThrows) {
   EXPECT_TRUE(threw);
 }
 
+TEST(GlobalWindows, StaticRowsAreRepeatedPerWindowAndHistExogFollowsItsSeries) {
+  std::string csv = "unique_id,ds,y,x\n", st = "unique_id,lvl,k\n";
+  for (int i = 0; i < 4; ++i) {
+    for (int t = 0; t < 20 + 3 * i; ++t)
+      csv += fmt::format("s{},{},{},{}\n", i, t, 100 * i + t, 1000 * i + t);
+    st += fmt::format("s{},{},{}\n", i, 7.5 * i, -i);
+  }
+  const SeriesSet set = parse_series(csv, "exog.csv");
+  const StaticTable statics = parse_static(st, "static.csv");
+  const Panel panel(set, all_series(set), {.hist = {"x"}, .stat = {"lvl", "k"}}, &statics);
+  const WindowConfig c{.input_size = 4, .h = 2, .windows_batch_size = 12, .batch_size = 3};
+  GlobalBatcher b(panel, c, 4);
+  for (int step = 0; step < 5; ++step) {
+    const WindowBatch& w = b.next();
+    ASSERT_EQ(w.S, 2);
+    ASSERT_EQ(w.X, 1);
+    for (Index i = 0; i < w.B; ++i) {
+      const SeriesWindow sw = b.last_windows()[size_t(i)];
+      EXPECT_FLOAT_EQ(w.stat_exog.data[i * 2], 7.5f * float(sw.series));
+      EXPECT_FLOAT_EQ(w.stat_exog.data[i * 2 + 1], -float(sw.series));
+      const Index first_row = panel.length() - set.length(sw.series);
+      for (Index t = 0; t < 4; ++t) {
+        const Index pos = sw.start + t;
+        const float want = pos >= first_row ? float(1000 * sw.series + pos - first_row) : 0.0f;
+        EXPECT_FLOAT_EQ(w.hist_exog.data[i * 4 + t], want);
+      }
+    }
+  }
+}
+
 }  // namespace global_windows_test
 }  // namespace shoal::data

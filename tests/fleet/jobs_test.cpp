@@ -133,6 +133,39 @@ TEST(FleetJobs, ForecastLinesRunOneJobPerSeriesAndBadConfigFailsAlone) {
   fs::remove_all(dir);
 }
 
+// "mlp" is the tabular regressor in a jobs file unless the line sets a horizon: then it is the
+// forecaster of the registry (neuralforecast's MLP).
+TEST(FleetJobs, MlpLinesWithAHorizonAreTheForecaster) {
+  const fs::path dir = fs::temp_directory_path() / ("shoal_jobs_mlp_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "series.csv");
+    out << "unique_id,ds,y\n";
+    for (int t = 1; t <= 40; ++t) out << "A," << t << "," << t % 5 << "\n";
+  }
+  {
+    std::ofstream out(dir / "table.csv");
+    out << "x1,x2,y\n";
+    for (int r = 0; r < 40; ++r) out << r % 3 << "," << r % 7 << "," << r % 5 << "\n";
+  }
+  const BuiltJobs built = build_from(
+      R"({"id": "f", "data": "series.csv", "model": "mlp", "config": {"h": 3, "input_size": 6, "hidden_size": 8, "max_steps": 2}})"
+      "\n"
+      R"({"id": "t", "data": "table.csv", "model": "mlp", "config": {"epochs": 1}})"
+      "\n",
+      dir.string());
+  ASSERT_EQ(built.info.size(), 2u);
+  EXPECT_TRUE(built.info[0].forecast);
+  EXPECT_FALSE(built.info[1].forecast);
+  ASSERT_EQ(built.jobs.size(), 2u);
+  EXPECT_EQ(built.jobs[0].id, "f/A");
+  const JobOutput f = built.jobs[0].run();
+  EXPECT_EQ(std::count(f.rows.begin(), f.rows.end(), '\n'), 3) << f.rows;
+  const JobOutput t = built.jobs[1].run();
+  EXPECT_FALSE(t.metrics.empty());
+  fs::remove_all(dir);
+}
+
 // A job's key follows its data's contents, not the file's name, size or time: data rewritten
 // with other values of the same size and time stamp gets another key (a journal of the old data
 // is not reused), and the same bytes written again at another time keep the key.

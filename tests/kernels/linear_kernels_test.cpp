@@ -122,6 +122,15 @@ TEST_P(LinearKernelTest, MatchesReferenceTileEdges) {
     check_linear<float>(GetParam(), ns, ins, outs);
 }
 
+// Layers whose weight outgrows L2 (I·O > 2¹⁶) run as whole-batch GEMMs: both sides of the
+// threshold, odd widths.
+TEST_P(LinearKernelTest, MatchesReferenceWideLayers) {
+  if (GetParam().dbl)
+    check_linear<double>(GetParam(), {3, 65}, {256, 257}, {255, 256, 261});
+  else
+    check_linear<float>(GetParam(), {1, 9, 130}, {256, 257, 300}, {255, 256, 261});
+}
+
 std::vector<LinearCase> all_cases() {
   std::vector<LinearCase> cases;
   for (Act act : {Act::kNone, Act::kRelu, Act::kGelu})

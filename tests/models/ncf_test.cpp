@@ -85,6 +85,53 @@ void check_gradients(NcfKind kind, Index context, bool factored = true,
   EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
 }
 
+// score_user (recommendation: the user's part of the first layer once, every item's once)
+// is forward's function, for every kind, with and without context, towers of one and two
+// layers, factored first layer or not.
+void check_score_user(NcfKind kind, Index context, std::vector<Index> layers, bool factored) {
+  const Index n = 6;
+  Ncf<double> model({.kind = kind,
+                     .num_users = 4,
+                     .num_items = 6,
+                     .factors = 3,
+                     .layers = layers,
+                     .context = context,
+                     .embedding_std = 0.5,
+                     .factored_first_layer = factored});
+  Planner planner;
+  model.plan(planner, n);
+  Arena arena(std::move(planner));
+  RngStream rng(5, 1);
+  model.init(rng);
+  std::vector<double> crow(static_cast<size_t>(context));
+  testing::fill_uniform(crow.data(), context, 9);
+  const auto tables = model.scoring_tables();
+  const std::vector<int32_t> items = {5, 0, 2, 4, 1, 3};
+  Ctx ctx;
+  for (int32_t user = 0; user < 4; ++user) {
+    std::vector<double> got(n), want(n), crows;
+    const MatView<double> s = model.score_user(ctx, user, crow.data(), items, tables);
+    for (Index r = 0; r < n; ++r) got[size_t(r)] = s.data[r * s.ld];
+    for (Index r = 0; r < n; ++r) crows.insert(crows.end(), crow.begin(), crow.end());
+    const std::vector<int32_t> users(static_cast<size_t>(n), user);
+    const MatView<double> f =
+        model.forward(ctx, users, items, ConstMat<double>(crows.data(), n, context));
+    for (Index r = 0; r < n; ++r) want[size_t(r)] = f.data[r * f.ld];
+    model.backward(ctx, users, items, ConstMat<double>(want.data(), n, 1));  // closes the rows
+    model.clear_table_grads();
+    for (Index r = 0; r < n; ++r) EXPECT_NEAR(got[size_t(r)], want[size_t(r)], 1e-12) << r;
+  }
+}
+
+TEST(Ncf, ScoreUserEqualsForward) {
+  for (bool factored : {true, false}) {
+    check_score_user(NcfKind::kNeuMf, 3, {6, 5, 3}, factored);
+    check_score_user(NcfKind::kNeuMf, 0, {6, 4}, factored);
+    check_score_user(NcfKind::kMlp, 2, {6, 5, 3}, factored);
+  }
+  check_score_user(NcfKind::kGmf, 0, {6, 5, 3}, true);
+}
+
 TEST(Ncf, GmfGradients) {
   check_gradients(NcfKind::kGmf, 0);
 }

@@ -147,3 +147,28 @@ def test_sorted_float_columns_reach_the_core_without_copies(panel):
     assert np.shares_memory(s.y, panel["y"].to_numpy())
     shuffled = panel.iloc[::-1]
     assert not np.shares_memory(Series(shuffled).y, panel["y"].to_numpy())  # sorted copy
+
+
+@pytest.mark.parametrize("multivariate", [False, True])
+def test_mlps_take_every_kind_of_exogenous_input(exog_panel, multivariate):
+    static = pd.DataFrame({"unique_id": ["s0", "s1", "s2"], "size": [1.0, 2.0, 3.0]})
+    exog = dict(futr_exog_list=["promo"], hist_exog_list=["temp"], stat_exog_list=["size"],
+                hidden_size=16, **FAST)
+    if multivariate:
+        model, name, n, per_series = shoal.MLPMultivariate(h=4, input_size=12, n_series=3,
+                                                            **exog), "MLPMultivariate", 3, False
+    else:
+        model, name, n, per_series = shoal.MLP(h=4, input_size=12, **exog), "MLP", 1, True
+    nf = shoal.NeuralForecast([model], freq="ME", per_series=per_series)
+    nf.fit(exog_panel, static_df=static)
+    futr = nf.make_future_dataframe()
+    futr["promo"] = 1.0
+    p1 = nf.predict(futr_df=futr)
+    futr["promo"] = 0.0
+    p0 = nf.predict(futr_df=futr)
+    assert p1.shape == (12, 3)
+    assert not np.array_equal(p1[name].to_numpy(), p0[name].to_numpy())
+    # neuralforecast's first layer: [y (L), hist (L·X), futr ((L+H)·F), stat (S)] per series.
+    sd = model.state_dict(None if multivariate else "s0")
+    assert sd["mlp.0.weight"].shape == (16, n * (12 + 12 + 16 + 1))
+    assert sd["out.weight"].shape == (4 * n, 16)

@@ -234,3 +234,70 @@ def test_walkthrough_runs():
     scores = mod.main(["--quick"])
     # Random: 10 of ~230 unseen items, HR@10 ≈ 0.04; knowing the groups alone, ≈ 10 / 47 ≈ 0.21.
     assert scores["users"] == 200 and scores["hr"] > 0.12
+
+
+SHOAL = os.path.join(os.path.dirname(__file__), "..", "..", "build", "release", "shoal")
+
+
+def cli(*args):
+    return subprocess.run([SHOAL, *map(str, args)], capture_output=True, text=True, check=True)
+
+
+@pytest.mark.skipif(not os.path.exists(SHOAL), reason="no build/release/shoal")
+def test_cli_and_python_share_saved_models(fitted, tmp_path):
+    """A model saved by Python recommends the same through `shoal ncf recommend`, and one
+    trained and saved by `shoal ncf train --save` loads in Python and recommends what the CLI
+    does (string ids, a contextual model, seen items excluded)."""
+    model, train, _ = fitted
+    model.save(tmp_path / "py")
+    users = ["u0", "u5", "u17", "u3"]
+    pd.DataFrame({"user": users}).to_csv(tmp_path / "users.csv", index=False)
+    cli("ncf", "recommend", "--model", tmp_path / "py", "--users", tmp_path / "users.csv",
+        "--k", 7, "--out", tmp_path / "recs.csv")
+    got = pd.read_csv(tmp_path / "recs.csv")
+    want = model.recommend(users, k=7)
+    assert list(got["user"]) == list(want["user"]) and list(got["item"]) == list(want["item"])
+    assert list(got["rank"]) == list(want["rank"])
+    np.testing.assert_allclose(got["score"], want["score"], rtol=1e-5)
+
+    train[["user", "item", "ctx"]].to_csv(tmp_path / "train.csv", index=False)
+    cli("ncf", "train", "--train", tmp_path / "train.csv", "--model", "neumf", "--layers",
+        "16,8", "--epochs", 2, "--batch-size", 64, "--threads", 2, "--save", tmp_path / "cli")
+    loaded = shoal.NCF.load(tmp_path / "cli")
+    assert loaded.context_cols == ["ctx"] and loaded.num_items == train["item"].nunique()
+    cli("ncf", "recommend", "--model", tmp_path / "cli", "--users", tmp_path / "users.csv",
+        "--k", 5, "--out", tmp_path / "recs2.csv")
+    got = pd.read_csv(tmp_path / "recs2.csv")
+    want = loaded.recommend(users, k=5)
+    assert list(got["item"]) == list(want["item"])
+    np.testing.assert_allclose(got["score"], want["score"], rtol=1e-5)
+    seen = set(zip(train["user"], train["item"]))
+    assert not any((u, i) in seen for u, i in zip(got["user"], got["item"]))
+
+    # Damage is named, by either side.
+    w = tmp_path / "cli" / "state.safetensors"
+    w.write_bytes(w.read_bytes()[:-4])
+    with pytest.raises(subprocess.CalledProcessError) as e:
+        cli("ncf", "recommend", "--model", tmp_path / "cli", "--users", tmp_path / "users.csv",
+            "--out", tmp_path / "r3.csv")
+    assert "state.safetensors is damaged" in e.value.stderr
+    with pytest.raises(shoal.ModelFileError, match="state.safetensors is damaged"):
+        shoal.NCF.load(tmp_path / "cli")
+
+
+@pytest.mark.skipif(not os.path.exists(SHOAL), reason="no build/release/shoal")
+@pytest.mark.parametrize("how", ["leave-last-out", "random", "chrono"])
+def test_cli_split_is_pythons(tmp_path, how):
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"user": rng.choice(["a", "b", "c", "d"], 200),
+                       "item": rng.integers(0, 40, 200), "timestamp": rng.integers(0, 30, 200)})
+    df.to_csv(tmp_path / "d.csv", index=False)
+    cli("ncf", "split", "--data", tmp_path / "d.csv", "--how", how, "--seed", 9, "--ratio", 0.6,
+        "--train-out", tmp_path / "tr.csv", "--test-out", tmp_path / "te.csv")
+    split = {"leave-last-out": lambda: shoal.split_leave_last_out(df, seed=9),
+             "random": lambda: shoal.split_random_leave_one_out(df, seed=9),
+             "chrono": lambda: shoal.split_chrono(df, 0.6, seed=9)}[how]
+    tr, te = split()
+    got_tr, got_te = pd.read_csv(tmp_path / "tr.csv"), pd.read_csv(tmp_path / "te.csv")
+    pd.testing.assert_frame_equal(got_tr, tr.reset_index(drop=True))
+    assert sorted(map(tuple, got_te.to_numpy())) == sorted(map(tuple, te.to_numpy()))

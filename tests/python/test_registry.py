@@ -13,7 +13,8 @@ from shoal import _core
 PYTHON_ONLY = {"h", "input_size", "n_series", "exclude_insample_y", "valid_loss", "val_monitor",
                "drop_last_loader", "alias", "optimizer", "optimizer_kwargs", "lr_scheduler",
                "lr_scheduler_kwargs", "dataloader_kwargs", "loss", "kwargs", "self",
-               "own_options", "trainer_kwargs"}
+               "own_options", "trainer_kwargs", "cat_exog_list", "categorical_cardinalities",
+               "cat_emb_dim"}
 # C++ options Python takes elsewhere (fit's val_size, cross_validation's test_size) or not
 # at all (shoal-only: the init generator, seasonality for baselines, the Huber delta via
 # HuberLoss(delta); a global fit's threads are NeuralForecast's workers).
@@ -35,7 +36,8 @@ def as_python(text, kind):
     return text
 
 
-CLASSES = {c._model: c for c in (shoal.TSMixerx, shoal.TSMixer, shoal.NLinear)}
+CLASSES = {c._model: c for c in (shoal.TSMixerx, shoal.TSMixer, shoal.NLinear, shoal.DLinear,
+                                  shoal.MLP, shoal.MLPMultivariate)}
 
 
 @pytest.mark.parametrize("model", sorted(CLASSES))
@@ -115,3 +117,58 @@ def test_ncf_signature_defaults_are_the_cpp_ones():
             assert default == as_python(text, kind), f"NCF.{name}: {default} vs {text}"
         checked += 1
     assert checked >= 7
+
+
+def _trend_df(n_series=2, length=80):
+    import numpy as np
+    import pandas as pd
+    t = np.arange(length)
+    ys = [10.0 + (0.5 + 0.1 * k) * t + 2 * np.sin(2 * np.pi * t / 8) for k in range(n_series)]
+    return pd.DataFrame({"unique_id": np.repeat([f"s{k}" for k in range(n_series)], length),
+                         "ds": np.tile(t, n_series), "y": np.concatenate(ys)})
+
+
+@pytest.mark.parametrize("cls", [shoal.MLP, shoal.DLinear])
+def test_univariate_models_fit_per_series_or_globally(cls):
+    import numpy as np
+    df = _trend_df()
+    kwargs = dict(hidden_size=16) if cls is shoal.MLP else dict(moving_avg_window=9)
+    for per_series in (True, False):
+        model = cls(h=4, input_size=16, max_steps=200, learning_rate=1e-2,
+                    scaler_type="standard", **kwargs)
+        fcst = shoal.NeuralForecast([model], freq=1, per_series=per_series).fit(df).predict()
+        assert (model._weights is None) == per_series  # one global model unless per_series
+        assert list(fcst.columns) == ["unique_id", "ds", cls.__name__]
+        assert len(fcst) == 8
+        got = fcst[fcst.unique_id == "s0"][cls.__name__].to_numpy()
+        want = 10.0 + 0.5 * np.arange(80, 84) + 2 * np.sin(2 * np.pi * np.arange(80, 84) / 8)
+        assert np.mean(np.abs(got - want)) < 2.0, (per_series, got, want)
+
+
+def test_mlp_multivariate_fits_the_panel_jointly():
+    df = _trend_df()
+    model = shoal.MLPMultivariate(h=4, input_size=16, n_series=2, hidden_size=16, max_steps=100)
+    fcst = shoal.NeuralForecast([model], freq=1).fit(df).predict()
+    assert list(fcst.columns) == ["unique_id", "ds", "MLPMultivariate"]
+    assert len(fcst) == 8
+    assert sorted(model.state_dict()) == ["mlp.0.bias", "mlp.0.weight", "mlp.1.bias",
+                                          "mlp.1.weight", "out.bias", "out.weight"]
+    assert model.state_dict()["out.weight"].shape == (8, 16)
+
+
+@pytest.mark.parametrize("arg", [dict(cat_exog_list=["c"]),
+                                 dict(categorical_cardinalities={"c": 3}),
+                                 dict(cat_emb_dim=4), dict(exclude_insample_y=True)])
+def test_mlp_arguments_shoal_cannot_honour_raise_naming_them(arg):
+    name = next(iter(arg))
+    with pytest.raises(NotImplementedError, match=name):
+        shoal.MLP(h=2, input_size=4, **arg)
+    with pytest.raises(NotImplementedError, match=name):
+        shoal.MLPMultivariate(h=2, input_size=4, n_series=2, **arg)
+
+
+def test_dlinear_rejects_an_even_moving_average_window():
+    with pytest.raises(ValueError, match="moving_avg_window"):
+        shoal.NeuralForecast([shoal.DLinear(h=2, input_size=8, moving_avg_window=4,
+                                            max_steps=2)], freq=1, per_series=True
+                             ).fit(_trend_df(1, 30))

@@ -46,6 +46,31 @@ TEST(Safetensors, RoundTrip) {
       << json;
 }
 
+// I32 / I64 tensors (a saved model's id offsets) round-trip exactly, beside F32 ones; a float
+// checkpoint tensor given as integers is refused.
+TEST(Safetensors, IntegerTensors) {
+  const std::vector<int32_t> a = {-7, 0, 2147483647};
+  const std::vector<int64_t> b = {int64_t{1} << 40, -1};
+  const std::vector<float> c = {0.5f};
+  const std::vector<TensorRef> refs = {{.name = "a", .shape = {3}, .i32 = a.data()},
+                                       {.name = "b", .shape = {2}, .i64 = b.data()},
+                                       {.name = "c", .shape = {1}, .data = c.data()}};
+  const std::string s = encode_safetensors(refs);
+  const std::string json = s.substr(8, header_len(s));
+  EXPECT_NE(json.find(R"("a":{"dtype":"I32","shape":[3],"data_offsets":[0,12]})"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("b":{"dtype":"I64","shape":[2],"data_offsets":[12,28]})"),
+            std::string::npos)
+      << json;
+  const auto f = decode_safetensors(s, "mem");
+  ASSERT_TRUE(f.find("a")->integer);
+  EXPECT_EQ(f.find("a")->ints, (std::vector<int64_t>{-7, 0, 2147483647}));
+  EXPECT_EQ(f.find("b")->ints, (std::vector<int64_t>{int64_t{1} << 40, -1}));
+  EXPECT_FALSE(f.find("c")->integer);
+  EXPECT_EQ(f.find("c")->data, c);
+}
+
 TEST(Safetensors, RejectsLyingOrTruncatedFiles) {
   const std::string s = sample();
   EXPECT_THROW(decode_safetensors(s.substr(0, 5), "mem"), Error);

@@ -122,6 +122,25 @@ class Ncf {
   void backward(const Ctx& ctx, std::span<const Id> users, std::span<const Id> items,
                 ConstMat<T> dlogits, const Rows& rows);
 
+  // Recommendation: many items scored for one user (train/ncf_recommend.h). The first layer's
+  // pre-activation is a user part (its MLP row's projection, the context row's and the bias)
+  // plus an item part (the item's MLP row's projection) — see the factored first layer above.
+  // scoring_tables forms every item's part ([V, L1]) and the tower's later weights transposed,
+  // once for a set of weights; score_user then forms the user's part once and, per item, adds
+  // the two, so a pair costs the tower's later layers, the GMF product and the predict dot
+  // only — in one register-tiled pass (kernels/ncf_score.h) where the widths allow. The same
+  // function as forward (other float rounding). Returns the logits [n, 1]; context_row: [C]
+  // (null when C = 0). Several replicas may share one ScoringTables.
+  struct ScoringTables {
+    std::vector<T> item_proj;   // [V, L1] (empty without an MLP tower)
+    std::vector<T> w2_t, w3_t;  // mlp.1 and mlp.2 weights transposed (a three-layer tower)
+  };
+  ScoringTables scoring_tables() const;
+  MatView<T> score_user(const Ctx& ctx, Id user, const T* context_row, std::span<const Id> items,
+                        const ScoringTables& tables);
+  // Executed FLOPs of score_user per pair (the user's part not counted: once per call).
+  double scoring_flops_per_pair() const;
+
   // One training chunk: forward, BCE-with-logits against labels [N] (loss summed in double in
   // row order, returned) with dlogits = scale·(σ(z) − y), and backward. The same as forward +
   // the loss + backward, by the fused kernel where Config::fused_tower allows (other float
@@ -240,6 +259,11 @@ class Ncf {
   int gmf_user_ = -1, gmf_item_ = -1, mlp_user_ = -1, mlp_item_ = -1;  // indexes into tables_
   double executed_flops_ = 0;
   double instance_flops(bool backward, bool factored) const;
+  // The predict layer over h's first n rows (forward and score_user).
+  MatView<T> predict_forward(Index n);
+  std::vector<T> user_part_;  // score_user's [L1]
+  std::vector<T> gmf_part_;   // score_user's [F]
+  void form_user_part(Id user, const T* context_row);
 
   // The model's own set of rows (forward without Rows), open from that forward to the
   // backward that follows it.

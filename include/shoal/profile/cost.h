@@ -66,6 +66,9 @@ Cost batch_norm_backward_dw(double n, double f, bool affine, double elem = 4);
 
 // Elementwise over N·F with k inputs and one output, `per_elem` FLOPs each.
 Cost elementwise(double n, double f, double per_elem, int inputs, double elem = 4);
+// Series decomposition by a k-wide moving average over rows of L (models/dlinear.h): k adds
+// and a divide per trend element, a subtract per remainder; reads x, writes trend and remainder.
+Cost series_decomp(double n, double l, double k, double elem = 4);
 // Dropout: a mask multiply per element (Philox not counted as FLOPs); backward the same.
 Cost dropout(double n, double f, double elem = 4);
 // Embedding gather of N rows of width D (0 FLOPs); backward scatter-adds N·D.

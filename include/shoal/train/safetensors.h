@@ -1,12 +1,14 @@
 // safetensors files (https://huggingface.co/docs/safetensors): 8-byte little-endian header
 // length N, N bytes of JSON {"name": {"dtype", "shape", "data_offsets": [begin, end]}, ...,
 // "__metadata__": {string: string}}, then the tensor bytes (offsets relative to their start).
-// shoal writes F32 tensors, contiguous, in the order given, with the header padded by spaces
-// to a multiple of 8 bytes; safetensors (Rust/Python), numpy and PyTorch read it. The reader
-// accepts F32 and F64 (converted to float) and rejects lying or truncated headers, offsets out
-// of range or overlapping, and sizes that disagree with the shape, with a shoal::Error.
+// shoal writes F32 tensors (and I32 / I64 ones: a saved model's id lists and offsets),
+// contiguous, in the order given, with the header padded by spaces to a multiple of 8 bytes;
+// safetensors (Rust/Python), numpy and PyTorch read it. The reader accepts F32 and F64
+// (converted to float), I32 and I64 (into `ints`), and rejects lying or truncated headers, offsets
+// out of range or overlapping, and sizes that disagree with the shape, with a shoal::Error.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <span>
 #include <string>
@@ -17,16 +19,21 @@
 
 namespace shoal::train {
 
+// One of data / i32 / i64 is set: shape.numel() contiguous values.
 struct TensorRef {
   std::string name;
   Shape shape;
-  const float* data = nullptr;  // shape.numel() contiguous floats
+  const float* data = nullptr;
+  const int32_t* i32 = nullptr;  // written as I32
+  const int64_t* i64 = nullptr;  // written as I64
 };
 
 struct LoadedTensor {
   std::string name;
   Shape shape;
-  std::vector<float> data;
+  std::vector<float> data;    // F32 and F64 tensors
+  std::vector<int64_t> ints;  // I32 and I64 tensors
+  bool integer = false;       // which of the two holds the values
 };
 
 struct SafetensorsFile {

@@ -125,7 +125,7 @@ struct MaxId {
 }  // namespace
 
 NcfPositives parse_ncf_ratings(const std::string& text, const std::string& source,
-                               NcfIdLimits limits) {
+                               NcfIdRules limits) {
   NcfPositives p;
   p.source = source;
   Lines lines(checked_text(text, source));
@@ -147,6 +147,11 @@ NcfPositives parse_ncf_ratings(const std::string& text, const std::string& sourc
       fail(source, ln, "wrong number of fields", "",
            fmt::format("{} fields (as on line {})", width, width_line), std::to_string(n));
     }
+    if (limits.users != nullptr) {
+      p.users.push_back(limits.users->add(f[0]));
+      p.items.push_back(limits.items->add(f[1]));
+      continue;
+    }
     p.users.push_back(
         check_limit(parse_id(f[0], source, ln, "user"), limits.num_users, source, ln, "user"));
     p.items.push_back(
@@ -165,13 +170,13 @@ NcfPositives parse_ncf_ratings(const std::string& text, const std::string& sourc
   return p;
 }
 
-NcfPositives read_ncf_ratings(const std::string& path, NcfIdLimits limits) {
+NcfPositives read_ncf_ratings(const std::string& path, NcfIdRules limits) {
   return parse_ncf_ratings(read_text_file(path), path, limits);
 }
 
 NcfTestSet parse_ncf_test(const std::string& rating_text, const std::string& rating_source,
                           const std::string& negative_text, const std::string& negative_source,
-                          NcfIdLimits limits) {
+                          NcfIdRules limits) {
   NcfTestSet t;
   const NcfPositives pos = parse_ncf_ratings(rating_text, rating_source, limits);
   t.users = pos.users;
@@ -205,14 +210,19 @@ NcfTestSet parse_ncf_test(const std::string& rating_text, const std::string& rat
     const size_t comma = h.find(',');
     if (h.size() < 5 || h.front() != '(' || h.back() != ')' || comma == std::string_view::npos)
       fail(negative_source, ln, "malformed header", "", "(user,item)", std::string(h));
-    const int32_t hu = parse_id(h.substr(1, comma - 1), negative_source, ln, "user");
+    const std::string_view hut = h.substr(1, comma - 1);
+    const std::string_view hit = h.substr(comma + 1, h.size() - comma - 2);
+    const int32_t hu =
+        limits.users ? limits.users->add(hut) : parse_id(hut, negative_source, ln, "user");
     const int32_t hi =
-        parse_id(h.substr(comma + 1, h.size() - comma - 2), negative_source, ln, "item");
+        limits.items ? limits.items->add(hit) : parse_id(hit, negative_source, ln, "item");
     if (hu != t.users[row] || hi != t.items[row])
       fail(negative_source, ln, "header does not match the test rating on the same row", "",
            fmt::format("({},{}) from {}", t.users[row], t.items[row], rating_source),
            std::string(h));
-    for (size_t j = 1; j < n; ++j) {
+    for (size_t j = 1; j < n && limits.items != nullptr; ++j)
+      t.negatives.push_back(limits.items->add(fields[j]));
+    for (size_t j = 1; j < n && limits.items == nullptr; ++j) {
       const int32_t it = check_limit(parse_id(fields[j], negative_source, ln, "item"),
                                      limits.num_items, negative_source, ln, "item");
       t.negatives.push_back(it);
@@ -229,13 +239,13 @@ NcfTestSet parse_ncf_test(const std::string& rating_text, const std::string& rat
 }
 
 NcfTestSet read_ncf_test(const std::string& rating_path, const std::string& negative_path,
-                         NcfIdLimits limits) {
+                         NcfIdRules limits) {
   return parse_ncf_test(read_text_file(rating_path), rating_path, read_text_file(negative_path),
                         negative_path, limits);
 }
 
 NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
-                           const std::vector<std::string>& context_cols, NcfIdLimits limits) {
+                           const std::vector<std::string>& context_cols, NcfIdRules limits) {
   NcfPositives p;
   p.source = source;
   Lines lines(checked_text(text, source));
@@ -293,18 +303,25 @@ NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
         continue;
       }
     }
-    const int32_t u =
-        check_limit(parse_id_number(fields[static_cast<size_t>(cu)], source, ln, "user"),
-                    limits.num_users, source, ln, "user");
-    const int32_t it =
-        check_limit(parse_id_number(fields[static_cast<size_t>(ci)], source, ln, "item"),
-                    limits.num_items, source, ln, "item");
-    p.users.push_back(u);
-    p.items.push_back(it);
-    max_user.see(u, ln);
-    max_item.see(it, ln);
-    p.num_users = std::max<Index>(p.num_users, u + Index{1});
-    p.num_items = std::max<Index>(p.num_items, it + Index{1});
+    const std::string_view fu = fields[static_cast<size_t>(cu)];
+    const std::string_view fi = fields[static_cast<size_t>(ci)];
+    if (limits.users != nullptr) {
+      if (fu.empty() || fi.empty())
+        fail(source, ln, "empty id", fu.empty() ? "user" : "item", "an id");
+      p.users.push_back(limits.users->add(fu));
+      p.items.push_back(limits.items->add(fi));
+    } else {
+      const int32_t u = check_limit(parse_id_number(fu, source, ln, "user"), limits.num_users,
+                                    source, ln, "user");
+      const int32_t it = check_limit(parse_id_number(fi, source, ln, "item"), limits.num_items,
+                                     source, ln, "item");
+      p.users.push_back(u);
+      p.items.push_back(it);
+      max_user.see(u, ln);
+      max_item.see(it, ln);
+      p.num_users = std::max<Index>(p.num_users, u + Index{1});
+      p.num_items = std::max<Index>(p.num_items, it + Index{1});
+    }
     for (Index c : cc) {
       const std::string_view f = fields[static_cast<size_t>(c)];
       float v = 0;
@@ -325,8 +342,46 @@ NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
 }
 
 NcfPositives read_ncf_csv(const std::string& path, const std::vector<std::string>& context_cols,
-                          NcfIdLimits limits) {
+                          NcfIdRules limits) {
   return parse_ncf_csv(read_text_file(path), path, context_cols, limits);
+}
+
+namespace {
+
+bool is_csv_path(const std::string& path) {
+  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+}
+
+void remap_rows(const std::vector<int32_t>& remap, std::vector<int32_t>& rows) {
+  for (int32_t& r : rows) r = remap[static_cast<size_t>(r)];
+}
+
+}  // namespace
+
+NcfDataset read_ncf_dataset(const NcfFiles& files) {
+  SHOAL_CHECK(is_csv_path(files.train) || files.context_cols.empty(),
+              "context columns need a CSV training file");
+  SHOAL_CHECK(files.test.empty() == files.test_negatives.empty(),
+              "the test ratings and the test negatives go together");
+  IdMapBuilder users, items;
+  const NcfIdRules rules{.users = &users, .items = &items};
+  NcfDataset d;
+  d.train = is_csv_path(files.train) ? read_ncf_csv(files.train, files.context_cols, rules)
+                                     : read_ncf_ratings(files.train, rules);
+  if (!files.test.empty()) d.test = read_ncf_test(files.test, files.test_negatives, rules);
+  for (Index u = 0; u < files.users; ++u) users.add(std::to_string(u));
+  for (Index i = 0; i < files.items; ++i) items.add(std::to_string(i));
+  std::vector<int32_t> remap;
+  d.users = users.finish(remap);
+  remap_rows(remap, d.train.users);
+  remap_rows(remap, d.test.users);
+  d.items = items.finish(remap);
+  remap_rows(remap, d.train.items);
+  remap_rows(remap, d.test.items);
+  remap_rows(remap, d.test.negatives);
+  d.train.num_users = d.test.num_users = d.users.size();
+  d.train.num_items = d.test.num_items = d.items.size();
+  return d;
 }
 
 NcfPositives synth_ncf_positives(Index positives, Index users, Index items, Index context,

@@ -594,6 +594,14 @@ bool is_forecaster(const std::string& model) {
   return false;
 }
 
+// "mlp" names two models in a jobs file: the tabular regressor of `shoal mlp`, which jobs
+// files had first, and the registry's forecaster (neuralforecast's MLP). A forecast needs a
+// horizon (config "h"), the regressor has none, so a line with "h" is the forecaster.
+bool is_forecast_line(const JobSpec& s) {
+  if (s.model == "mlp") return s.config.contains("h");
+  return is_forecaster(s.model);
+}
+
 bool ends_with_csv(const std::string& p) {
   return p.size() >= 4 && p.compare(p.size() - 4, 4, ".csv") == 0;
 }
@@ -660,8 +668,8 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
   for (const JobSpec& s : specs) {
     if (!s.error.empty()) {
       out.jobs.push_back(failing_job(s.id, spec_key(s, loaded->digests), s.error));
-      out.info.push_back({s.group, s.model, is_forecaster(s.model)});
-    } else if (is_forecaster(s.model)) {
+      out.info.push_back({s.group, s.model, is_forecast_line(s)});
+    } else if (is_forecast_line(s)) {
       add_forecast_jobs(s, *loaded, out);
     } else if (s.model == "mlp") {
       add_mlp_job(s, *loaded, out);
@@ -674,7 +682,9 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
                                    {.file = s.source,
                                     .line = s.line,
                                     .field = "model",
-                                    .expected = train::forecast_model_names() + ", mlp or ncf",
+                                    .expected = train::forecast_model_names() +
+                                                " (forecasters; mlp without h: the tabular "
+                                                "regressor) or ncf",
                                     .actual = s.model.empty() ? "(missing)" : s.model})));
       out.info.push_back({s.group, s.model, false});
     }

@@ -435,20 +435,24 @@ MatView<T> Ncf<T>::forward(const Ctx& ctx, std::span<const Id> users, std::span<
       x = y;
     }
   }
+  profile::Zone zone(prof, zones_.predict.forward, n);
+  return predict_forward(n);
+}
+
+template <class T>
+MatView<T> Ncf<T>::predict_forward(Index n) {
+  const MatView<T> h = h_.mat().rows_block(0, n);
   const MatView<T> out = out_.mat().rows_block(0, n);
-  {
-    // One output: a dot product per row (independent rows keep the FMA units busy); the
-    // general GEMM path would pack and dispatch for a 1-wide result.
-    profile::Zone zone(prof, zones_.predict.forward, n);
-    const Index in = predict_in();
-    const T* __restrict w = predict_.p.weight.value.data;
-    const T b = predict_.p.bias.value.data[0];
-    for (Index r = 0; r < n; ++r) {
-      const T* __restrict x = h.row(r);
-      T z = b;
-      for (Index j = 0; j < in; ++j) z += x[j] * w[j];
-      out.data[r * out.ld] = z;
-    }
+  // One output: a dot product per row (independent rows keep the FMA units busy); the general
+  // GEMM path would pack and dispatch for a 1-wide result.
+  const Index in = predict_in();
+  const T* __restrict w = predict_.p.weight.value.data;
+  const T b = predict_.p.bias.value.data[0];
+  for (Index r = 0; r < n; ++r) {
+    const T* __restrict x = h.row(r);
+    T z = b;
+    for (Index j = 0; j < in; ++j) z += x[j] * w[j];
+    out.data[r * out.ld] = z;
   }
   return out;
 }

@@ -63,6 +63,9 @@ Cost batch_norm_backward_dw(double n, double f, bool affine, double elem) {
 Cost elementwise(double n, double f, double per_elem, int inputs, double elem) {
   return {per_elem * n * f, elem * (inputs + 1) * n * f};
 }
+Cost series_decomp(double n, double l, double k, double elem) {
+  return {(k + 2) * n * l, elem * 3 * n * l};
+}
 Cost dropout(double n, double f, double elem) {
   return {n * f, elem * 2 * n * f};
 }

@@ -38,6 +38,9 @@ std::map<std::string, std::string> load_tensors(const Arena& arena, const Safete
           "tensor shape differs from the model's",
           ErrorContext{
               .file = path, .field = e.name, .expected = e.shape.str(), .actual = t->shape.str()});
+    if (t->integer)
+      throw Error("tensor holds integers, the model's a float tensor",
+                  ErrorContext{.file = path, .field = e.name, .expected = "F32 or F64"});
     const TensorView<float> dst = arena.find<float>(e.name);
     std::copy(t->data.begin(), t->data.end(), dst.data);
     used.insert(e.name);

@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include "global_fit.h"
+#include "shoal/models/dlinear.h"
+#include "shoal/models/mlp_forecast.h"
+#include "shoal/models/mlp_multivariate.h"
 #include "shoal/models/nlinear.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
@@ -61,6 +64,23 @@ const std::vector<ForecastModel>& registry() {
             j.windows.inference_windows_batch_size = 1024;
           },
           /*multivariate=*/false),
+      detail::windowed_model<models::MlpForecast<float>>(
+          "mlp", "MLP",
+          [](ForecastJob& j) {
+            j.windows.windows_batch_size = 1024;
+            j.windows.inference_windows_batch_size = -1;
+          },
+          /*multivariate=*/false),
+      detail::windowed_model<models::DLinear<float>>(
+          "dlinear", "DLinear",
+          [](ForecastJob& j) {
+            j.train.max_steps = 5000;
+            j.train.learning_rate = 1e-4;
+            j.windows.windows_batch_size = 1024;
+            j.windows.inference_windows_batch_size = 1024;
+          },
+          /*multivariate=*/false),
+      detail::windowed_model<models::MlpMultivariate<float>>("mlp_multivariate", "MLPMultivariate"),
       baseline("seasonal_naive", "SeasonalNaive",
                [](const data::Panel& p, const ForecastJob& j) {
                  return repeat_last_season(p, j, true);

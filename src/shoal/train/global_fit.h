@@ -51,7 +51,8 @@ typename GlobalTrainer<Model>::Trainer::Config global_trainer_config(const Forec
           .init_generator = job.train.init_generator,
           .adam = {.lr = job.train.learning_rate},
           .loss = job.train.loss,
-          .huber_delta = job.train.huber_delta};
+          .huber_delta = job.train.huber_delta,
+          .chunk_windows = chunk_windows_of<Model>()};
 }
 
 // Predictions of `windows` (series-major) into out [windows, h] (data scale), in inference

@@ -57,6 +57,8 @@ NcfTopK top_k_replicas(ThreadPool& pool, ReplicaList& reps, const NcfTopKRequest
   out.items.assign(slots, -1);
   out.logits.assign(slots, 0.0f);
   out.counts.assign(static_cast<size_t>(n), 0);
+  // Every item's part of the first layer, once for the request (models/ncf.h, score_user).
+  const auto tables = reps[0]->model.scoring_tables();
   const int nt = pool.size();
   pool.run([&](int tid) {
     NcfReplica& rep = *reps[static_cast<size_t>(tid)];
@@ -79,11 +81,8 @@ NcfTopK top_k_replicas(ThreadPool& pool, ReplicaList& reps, const NcfTopKRequest
                                 req.seen_offsets[static_cast<size_t>(r)]));
       for (int32_t i : seen)
         if (i >= 0 && i < cfg.num_items) excluded[static_cast<size_t>(i)] = 1;
-      std::fill_n(rep.users.view.data, rows, user);
-      if (c > 0) {
-        const float* row = context + (per_request ? r : static_cast<Index>(user)) * c;
-        for (Index j = 0; j < rows; ++j) std::copy_n(row, c, rep.context.view.data + j * c);
-      }
+      const float* context_row =
+          c > 0 ? context + (per_request ? r : static_cast<Index>(user)) * c : nullptr;
       heap.clear();
       for (Index b = 0; b < num_cands; b += rows) {
         Index m = 0;
@@ -93,10 +92,9 @@ NcfTopK top_k_replicas(ThreadPool& pool, ReplicaList& reps, const NcfTopKRequest
           if (excluded[static_cast<size_t>(item)] == 0) rep.items.view.data[m++] = item;
         }
         if (m == 0) continue;
-        const MatView<float> z = rep.model.forward(
-            ctx, std::span<const int32_t>(rep.users.view.data, static_cast<size_t>(m)),
-            std::span<const int32_t>(rep.items.view.data, static_cast<size_t>(m)),
-            ConstMat<float>(rep.context.view.data, m, c));
+        const MatView<float> z = rep.model.score_user(
+            ctx, user, context_row,
+            std::span<const int32_t>(rep.items.view.data, static_cast<size_t>(m)), tables);
         for (Index j = 0; j < m; ++j) {
           const Scored s{z.data[j], rep.items.view.data[j]};
           if (static_cast<Index>(heap.size()) < req.k) {

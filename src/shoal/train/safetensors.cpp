@@ -22,6 +22,10 @@ constexpr uint64_t kMaxHeader = 100u << 20;  // the Rust reader's limit is 100 M
               ErrorContext{.file = source, .field = field, .expected = expected, .actual = actual});
 }
 
+size_t element_bytes(const TensorRef& t) {
+  return t.i64 ? 8 : 4;
+}
+
 }  // namespace
 
 const LoadedTensor* SafetensorsFile::find(std::string_view name) const {
@@ -38,10 +42,16 @@ std::string encode_safetensors(std::span<const TensorRef> tensors,
   for (const auto& t : tensors) {
     SHOAL_CHECK(!t.name.empty() && t.name != "__metadata__", "bad tensor name '{}'", t.name);
     SHOAL_CHECK(!header.contains(t.name), "duplicate tensor name '{}'", t.name);
+    SHOAL_CHECK(
+        (t.data != nullptr) + (t.i32 != nullptr) + (t.i64 != nullptr) == 1 || t.shape.numel() == 0,
+        "tensor '{}' must have exactly one of data, i32, i64", t.name);
     std::vector<int64_t> shape(t.shape.dims.begin(), t.shape.dims.begin() + t.shape.rank);
-    const uint64_t bytes = static_cast<uint64_t>(t.shape.numel()) * sizeof(float);
-    header[t.name] = {
-        {"dtype", "F32"}, {"shape", shape}, {"data_offsets", {offset, offset + bytes}}};
+    const uint64_t bytes = static_cast<uint64_t>(t.shape.numel()) * element_bytes(t);
+    header[t.name] = {{"dtype", t.i32   ? "I32"
+                                : t.i64 ? "I64"
+                                        : "F32"},
+                      {"shape", shape},
+                      {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string json = header.dump();
@@ -53,9 +63,12 @@ std::string encode_safetensors(std::span<const TensorRef> tensors,
   out += json;
   out.reserve(out.size() + offset);
   for (const auto& t : tensors) {
-    // Little-endian floats (x86, ARM): the bytes are written as they are in memory.
-    out.append(reinterpret_cast<const char*>(t.data),
-               static_cast<size_t>(t.shape.numel()) * sizeof(float));
+    // Little-endian values (x86, ARM): the bytes are written as they are in memory.
+    const void* p = t.i32   ? static_cast<const void*>(t.i32)
+                    : t.i64 ? static_cast<const void*>(t.i64)
+                            : static_cast<const void*>(t.data);
+    const size_t bytes = static_cast<size_t>(t.shape.numel()) * element_bytes(t);
+    if (bytes > 0) out.append(static_cast<const char*>(p), bytes);
   }
   return out;
 }
@@ -109,12 +122,13 @@ SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& so
       bad(source, "malformed tensor entry", name, "dtype string, shape list, 2 offsets", v.dump());
     const std::string dtype = dt.get<std::string>();
     size_t esize = 0;
-    if (dtype == "F32")
+    const bool integer = dtype == "I32" || dtype == "I64";
+    if (dtype == "F32" || dtype == "I32")
       esize = 4;
-    else if (dtype == "F64")
+    else if (dtype == "F64" || dtype == "I64")
       esize = 8;
     else
-      bad(source, "unsupported dtype", name, "F32 or F64", dtype);
+      bad(source, "unsupported dtype", name, "F32, F64, I32 or I64", dtype);
     if (sh.size() > static_cast<size_t>(Shape::kMaxRank))
       bad(source, "tensor rank too high", name, fmt::format("<= {}", Shape::kMaxRank),
           std::to_string(sh.size()));
@@ -137,8 +151,19 @@ SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& so
       bad(source, "data size does not match shape and dtype", name,
           fmt::format("{} bytes", numel * esize), fmt::format("{} bytes", e - b));
     spans.push_back({b, e});
-    t.data.resize(static_cast<size_t>(numel));
-    if (esize == 4) {
+    t.integer = integer;
+    if (integer) {
+      t.ints.resize(static_cast<size_t>(numel));
+      for (uint64_t i = 0; i < numel; ++i) {
+        if (esize == 4) {
+          int32_t x = 0;
+          std::memcpy(&x, data.data() + b + i * 4, 4);
+          t.ints[static_cast<size_t>(i)] = x;
+        } else {
+          std::memcpy(&t.ints[static_cast<size_t>(i)], data.data() + b + i * 8, 8);
+        }
+      }
+    } else if (t.data.resize(static_cast<size_t>(numel)); esize == 4) {
       // An empty tensor has no buffer, and memcpy with a null pointer is undefined even for 0
       // bytes (UBSan, fuzz/safetensors_fuzz).
       if (numel > 0) std::memcpy(t.data.data(), data.data() + b, static_cast<size_t>(numel) * 4);

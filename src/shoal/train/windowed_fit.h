@@ -46,6 +46,17 @@ typename Model::Config model_config(const data::Panel& p, const ForecastJob& job
   return c;
 }
 
+// Windows per forward/backward chunk: the model's own choice where it states one
+// (Model::kChunkWindows, 0 = the whole batch: the MLPs and DLinear, whose weights outweigh
+// their activations), else the trainer's default.
+template <class Model>
+constexpr Index chunk_windows_of() {
+  if constexpr (requires { Model::kChunkWindows; })
+    return Model::kChunkWindows;
+  else
+    return typename ForecastTrainer<Model, float>::Config{}.chunk_windows;
+}
+
 // One model and its trainer, set up for a job on a panel.
 template <class Model>
 struct Fit {
@@ -60,7 +71,8 @@ struct Fit {
                                                 .init_generator = job.train.init_generator,
                                                 .adam = {.lr = job.train.learning_rate},
                                                 .loss = job.train.loss,
-                                                .huber_delta = job.train.huber_delta}) {}
+                                                .huber_delta = job.train.huber_delta,
+                                                .chunk_windows = chunk_windows_of<Model>()}) {}
 };
 
 // The fit's loop, for any trainer (see fit_forecast in train/forecast.h).

@@ -1,0 +1,231 @@
+"""Golden files for shoal's NLinear / DLinear / MLP / MLPMultivariate parity tests
+(tests/models/forecast_golden_test.cpp).
+
+Run with the peers venv (needs neuralforecast + torch; CI only reads the committed output):
+    /opt/peers/bin/python bench/peers/forecast_golden.py [out_dir=tests/golden]
+
+The format is bench/peers/tsmixer_golden.py's: <name>.json (index + config + scalars) and
+<name>.bin (little-endian arrays). Models are neuralforecast's own, built with random_seed=1, so
+"weights/<state_dict key>" are neuralforecast's initial weights (PyTorch's default init drawn
+after seeding), which shoal's torch-generator init must reproduce bit for bit.
+
+1. <model>_grad (float64): the seed-1 weights cast to double, forward on fixed random inputs,
+   backward of sum(out * r): "output", "r", "grads/<param>".
+2. <model>_train (float32): 20 Adam(lr=1e-3) steps from the seed-1 weights with
+   neuralforecast's MAE (masked mean), every step on all windows of one stored series (so no
+   sampling order enters; "starts" lists them per step). Records the 20 losses.
+
+Inputs are stored in shoal's layouts (models/forecast.h): insample_y [B, L, N],
+hist_exog [B, X, L, N], futr_exog [B, F, L+H, N], stat_exog [N, S] (N = 1 for the univariate
+models, whose neuralforecast windows are [B, L, X], [B, L+H, F] and [B, S]: the script
+transposes them on the way in). Series: y [T, N], avail [T, N], hist [X, T, N], futr [F, T, N].
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+from neuralforecast.losses.pytorch import MAE
+from neuralforecast.models import MLP, DLinear, MLPMultivariate, NLinear
+
+STEPS = 20
+T_SERIES = 40
+LR = 1e-3
+
+# name -> config (neuralforecast arguments; the C++ test reads the same keys).
+CONFIGS = {
+    "nlinear": dict(h=4, input_size=8, n_series=1, hist=0, futr=0, stat=0),
+    "dlinear": dict(h=4, input_size=10, n_series=1, hist=0, futr=0, stat=0,
+                    moving_avg_window=5),
+    "mlp": dict(h=4, input_size=8, n_series=1, hist=1, futr=2, stat=2, num_layers=2,
+                hidden_size=8),
+    "mlp_multivariate": dict(h=3, input_size=6, n_series=2, hist=1, futr=1, stat=2,
+                             num_layers=2, hidden_size=8),
+}
+
+
+class Golden:
+    def __init__(self, dtype):
+        self.index = {}
+        self.blob = bytearray()
+        self.dtype = dtype
+
+    def add(self, name, tensor):
+        a = np.ascontiguousarray(tensor.detach().cpu().numpy().astype(self.dtype))
+        self.index[name] = {"offset": len(self.blob), "shape": list(a.shape)}
+        self.blob += a.astype(a.dtype.newbyteorder("<")).tobytes()
+
+    def write(self, out_dir, name, meta):
+        meta = dict(meta)
+        meta["dtype"] = "float64" if self.dtype == np.float64 else "float32"
+        meta["arrays"] = self.index
+        with open(os.path.join(out_dir, name + ".bin"), "wb") as fh:
+            fh.write(bytes(self.blob))
+        with open(os.path.join(out_dir, name + ".json"), "w") as fh:
+            json.dump(meta, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+
+
+def names(prefix, count):
+    return [f"{prefix}{i}" for i in range(count)] or None
+
+
+def make(kind):
+    c = CONFIGS[kind]
+    common = dict(h=c["h"], input_size=c["input_size"], random_seed=1)
+    if kind == "nlinear":
+        return NLinear(**common)
+    if kind == "dlinear":
+        return DLinear(moving_avg_window=c["moving_avg_window"], **common)
+    exog = dict(hist_exog_list=names("x", c["hist"]), futr_exog_list=names("f", c["futr"]),
+                stat_exog_list=names("s", c["stat"]), num_layers=c["num_layers"],
+                hidden_size=c["hidden_size"])
+    if kind == "mlp":
+        return MLP(**common, **exog)
+    return MLPMultivariate(n_series=c["n_series"], **common, **exog)
+
+
+def rand(gen, *shape, dtype):
+    return 2 * torch.rand(shape, generator=gen, dtype=dtype) - 1
+
+
+def to_nf(kind, batch):
+    """shoal's layouts -> the windows_batch neuralforecast's forward takes."""
+    if kind == "mlp_multivariate":
+        return dict(batch)
+    b = batch["insample_y"].shape[0]
+    out = {"insample_y": batch["insample_y"], "hist_exog": None, "futr_exog": None,
+           "stat_exog": None}
+    if batch.get("hist_exog") is not None:  # [B, X, L, 1] -> [B, L, X]
+        out["hist_exog"] = batch["hist_exog"][..., 0].transpose(1, 2)
+    if batch.get("futr_exog") is not None:  # [B, F, L+H, 1] -> [B, L+H, F]
+        out["futr_exog"] = batch["futr_exog"][..., 0].transpose(1, 2)
+    if batch.get("stat_exog") is not None:  # [1, S] -> [B, S]
+        out["stat_exog"] = batch["stat_exog"].expand(b, -1)
+    return out
+
+
+def config_meta(kind):
+    return dict(CONFIGS[kind], model=kind)
+
+
+def gradient_golden(kind, out_dir, windows=4):
+    c = CONFIGS[kind]
+    h, l, n = c["h"], c["input_size"], c["n_series"]
+    model = make(kind).double()
+    gen = torch.Generator().manual_seed(1234)
+    g = Golden(np.float64)
+    for name, t in model.state_dict().items():
+        g.add("weights/" + name, t)
+    dt = torch.float64
+    batch = {"insample_y": 3 * rand(gen, windows, l, n, dtype=dt) + 1.0}
+    if c["hist"]:
+        batch["hist_exog"] = rand(gen, windows, c["hist"], l, n, dtype=dt)
+    if c["futr"]:
+        batch["futr_exog"] = rand(gen, windows, c["futr"], l + h, n, dtype=dt)
+    if c["stat"]:
+        batch["stat_exog"] = rand(gen, n, c["stat"], dtype=dt)
+    for k, v in batch.items():
+        g.add("inputs/" + k, v)
+    model.train()
+    out = model(to_nf(kind, batch))
+    out = out.reshape(windows, h, n)
+    r = rand(gen, *out.shape, dtype=dt)
+    (out * r).sum().backward()
+    g.add("output", out)
+    g.add("r", r)
+    for name, p in model.named_parameters():
+        g.add("grads/" + name, p.grad)
+    g.write(out_dir, kind + "_grad", config_meta(kind))
+
+
+def series(kind, gen):
+    """One series [T, N] (a trend and a season per column) with its covariates and an
+    availability mask whose last H steps are 0 (neuralforecast's right padding) with holes."""
+    c = CONFIGS[kind]
+    h, n = c["h"], c["n_series"]
+    t = torch.arange(T_SERIES, dtype=torch.float32)
+    y = torch.stack([torch.sin(0.5 * t + j) * (1 + 0.5 * j) + 0.05 * (j + 1) * t
+                     for j in range(n)], dim=1)
+    y = y + 0.1 * rand(gen, T_SERIES, n, dtype=torch.float32)
+    hist = rand(gen, c["hist"], T_SERIES, n, dtype=torch.float32)
+    futr = torch.stack([torch.cos(0.5 * t + k) for k in range(c["futr"])] or [t[:0]])
+    futr = futr.unsqueeze(-1).expand(-1, -1, n).contiguous()
+    avail = torch.ones(T_SERIES, n)
+    avail[-h:] = 0
+    avail[25, n - 1] = 0
+    avail[17, 0] = 0
+    y = y * avail
+    stat = rand(gen, n, c["stat"], dtype=torch.float32)
+    return y, hist, futr, avail, stat
+
+
+def window_batch(kind, y, hist, futr, avail, stat, starts):
+    c = CONFIGS[kind]
+    h, l = c["h"], c["input_size"]
+    ins = torch.stack([y[s:s + l] for s in starts])
+    tgt = torch.stack([y[s + l:s + l + h] for s in starts])
+    mask = torch.stack([avail[s + l:s + l + h] for s in starts])
+    batch = {"insample_y": ins}
+    if c["hist"]:
+        batch["hist_exog"] = torch.stack([hist[:, s:s + l] for s in starts])
+    if c["futr"]:
+        batch["futr_exog"] = torch.stack([futr[:, s:s + l + h] for s in starts])
+    if c["stat"]:
+        batch["stat_exog"] = stat
+    return to_nf(kind, batch), tgt, mask
+
+
+def training_golden(kind, out_dir):
+    c = CONFIGS[kind]
+    h, l = c["h"], c["input_size"]
+    model = make(kind).float()
+    gen = torch.Generator().manual_seed(99)
+    g = Golden(np.float32)
+    for name, t in model.state_dict().items():
+        g.add("weights/" + name, t)
+    y, hist, futr, avail, stat = series(kind, gen)
+    g.add("series/y", y)
+    g.add("series/avail", avail)
+    if c["hist"]:
+        g.add("series/hist", hist)
+    if c["futr"]:
+        g.add("series/futr", futr)
+    if c["stat"]:
+        g.add("series/stat", stat)
+    starts = list(range(T_SERIES - l - h + 1))
+    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    loss_fn = MAE()
+    losses = []
+    model.train()
+    for _ in range(STEPS):
+        batch, tgt, mask = window_batch(kind, y, hist, futr, avail, stat, starts)
+        opt.zero_grad()
+        out = model(batch).reshape(tgt.shape)
+        loss = loss_fn(y=tgt, y_hat=out, mask=mask)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    meta = config_meta(kind)
+    meta.update(batch=len(starts), steps=STEPS, lr=LR, series_length=T_SERIES,
+                starts=[starts] * STEPS, losses=losses)
+    g.write(out_dir, kind + "_train", meta)
+    print(kind, "losses", ["%.6f" % v for v in losses])
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(__file__), "..", "..", "tests", "golden")
+    os.makedirs(out_dir, exist_ok=True)
+    torch.set_num_threads(1)
+    for kind in CONFIGS:
+        gradient_golden(kind, out_dir)
+        training_golden(kind, out_dir)
+    print("wrote goldens to", os.path.abspath(out_dir))
+
+
+if __name__ == "__main__":
+    main()

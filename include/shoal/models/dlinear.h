@@ -1,0 +1,79 @@
+// DLinear (neuralforecast.models.DLinear; Zeng et al., AAAI 2023): the input window split by a
+// centred moving average (window moving_avg_window, replicate padding: kernels/moving_avg.h)
+// into trend and remainder, each mapped to the horizon by its own linear layer:
+//   trend = MovingAvg_k(y),  season = y − trend
+//   ŷ = Linear_trend(trend) + Linear_season(season)          (L → H each)
+// A univariate model: one series per panel (N = 1), no exogenous inputs. Its parameters are
+// neuralforecast's state_dict keys "linear_trend.{weight,bias}", "linear_season.{weight,bias}"
+// in that module order; PyTorch's default init. The input is data: backward forms the
+// parameters' gradients only. Legend: B windows, L input_size, H horizon, k moving_avg_window.
+#pragma once
+
+#include <string>
+
+#include "shoal/layers/linear.h"
+#include "shoal/models/forecast.h"
+#include "shoal/profile/recorder.h"
+
+namespace shoal::models {
+
+template <class T>
+class DLinear {
+ public:
+  struct Config {
+    Index h = 0;
+    Index input_size = 0;
+    Index n_series = 1;
+    Index moving_avg_window = 25;
+
+    // Its defaults for the shared options (max_steps 5000, learning_rate 1e-4,
+    // windows_batch_size 1024) are in its registry entry.
+    void visit(OptionVisitor& v) {
+      v("moving_avg_window", moving_avg_window,
+        "Window of the moving average that splits trend from season (odd)");
+    }
+    void validate() const;
+    void set_shape(const WindowShape& s);
+  };
+
+  // Each window is mapped on its own, but a batch runs whole: chunks of 8 windows re-read both
+  // [H, L] weights per chunk and give 8-row GEMMs. `shoal forecast --model dlinear`, 1,024
+  // windows, 300 steps, s per fit (whole | chunks of 8): L 24 H 6 0.155 | 0.163,
+  // L 96 H 24 0.43 | 0.56, L 336 H 96 2.03 | 4.37.
+  static constexpr bool kWindowsIndependent = true;
+  static constexpr Index kChunkWindows = 0;
+
+  explicit DLinear(Config cfg);
+  DLinear(const DLinear&) = delete;
+  DLinear& operator=(const DLinear&) = delete;
+
+  const Config& config() const { return cfg_; }
+  Index horizon() const { return cfg_.h; }
+  Index n_series() const { return 1; }
+
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng);
+  // The forecasts [B·H, 1] (a view of the model's output buffer).
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Zones "decomp", "linear_trend", "linear_season"; rows = windows.
+  void register_zones(profile::Recorder& rec, int model = 0);
+
+  template <class F>
+  void for_each_param(F&& f) {
+    trend_.for_each_param(
+        [&](std::string_view n, Param<T>& p) { f("linear_trend." + std::string(n), p); });
+    season_.for_each_param(
+        [&](std::string_view n, Param<T>& p) { f("linear_season." + std::string(n), p); });
+  }
+
+ private:
+  Config cfg_;
+  Index max_batch_ = 0;
+  layers::Linear<T> trend_, season_;
+  Buffer<T> xt_, xs_;   // [B, L] trend and season parts of the windows
+  Buffer<T> yt_, out_;  // [B, H] the trend map's output; the forecast
+  profile::LayerZones decomp_zones_, trend_zones_, season_zones_;
+};
+
+}  // namespace shoal::models

@@ -1,0 +1,81 @@
+// neuralforecast's MLPMultivariate (neuralforecast.models.MLPMultivariate): one MLP over the
+// flattened windows of all N series of a panel,
+//   x = [y (L·N), hist (X·L·N), futr (F·(L+H)·N), stat (N·S)]   per window, in the layouts of
+//       models/forecast.h flattened as they are (neuralforecast's reshape(batch_size, −1) of
+//       [B, L, N], [B, X, L, N], [B, F, L+H, N] and the static [N, S] repeated per window)
+//   ŷ = MlpStack(x)  D → K … K → H·N, read as [B, H, N]
+// with MlpStack of models/mlp_forecast.h (num_layers ReLU layers of hidden_size units).
+// Parameters: "mlp.<i>.weight/bias", "out.weight/bias"; PyTorch's default init.
+// Legend: B windows, L input_size, H horizon, N series, X/F/S exogenous counts,
+// D = N·(L + X·L + F·(L+H) + S), K hidden_size.
+#pragma once
+
+#include "shoal/models/mlp_forecast.h"
+
+namespace shoal::models {
+
+template <class T>
+class MlpMultivariate {
+ public:
+  struct Config {
+    Index h = 0;
+    Index input_size = 0;
+    Index n_series = 0;
+    Index hist_exog_size = 0;  // X
+    Index futr_exog_size = 0;  // F
+    Index stat_exog_size = 0;  // S
+    Index num_layers = 2;
+    Index hidden_size = 1024;
+
+    // Its shared-option defaults (max_steps 1000, learning_rate 1e-3, windows_batch_size 32)
+    // are every forecaster's.
+    void visit(OptionVisitor& v) { visit_mlp_options(*this, v); }
+    void validate() const { validate_mlp_options(*this); }
+    void set_shape(const WindowShape& s) {
+      h = s.h;
+      input_size = s.input_size;
+      n_series = s.n_series;
+      hist_exog_size = s.hist_exog;
+      futr_exog_size = s.futr_exog;
+      stat_exog_size = s.stat_exog;
+    }
+    Index input_width() const {
+      return n_series * (input_size + hist_exog_size * input_size +
+                         futr_exog_size * (input_size + h) + stat_exog_size);
+    }
+  };
+
+  static constexpr bool kWindowsIndependent = true;
+  // A batch runs whole (see MlpStack).
+  static constexpr Index kChunkWindows = 0;
+
+  explicit MlpMultivariate(Config cfg);
+  MlpMultivariate(const MlpMultivariate&) = delete;
+  MlpMultivariate& operator=(const MlpMultivariate&) = delete;
+
+  const Config& config() const { return cfg_; }
+  Index horizon() const { return cfg_.h; }
+  Index n_series() const { return cfg_.n_series; }
+
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng) { stack_.init(rng); }
+  // The forecasts [B·H, N] (a view of the model's output buffer).
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Zones "inputs" (the packing), "mlp.<i>", "out"; rows = windows.
+  void register_zones(profile::Recorder& rec, int model = 0);
+
+  template <class F>
+  void for_each_param(F&& f) {
+    stack_.for_each_param(f);
+  }
+
+ private:
+  Config cfg_;
+  Index max_batch_ = 0;
+  MlpStack<T> stack_;
+  Buffer<T> x_;  // [B, D] packed inputs
+  profile::LayerZones pack_zones_;
+};
+
+}  // namespace shoal::models

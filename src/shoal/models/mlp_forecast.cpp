@@ -1,0 +1,179 @@
+#include "shoal/models/mlp_forecast.h"
+
+#include <algorithm>
+
+#include "shoal/models/zones.h"
+#include "shoal/profile/cost.h"
+
+namespace shoal::models {
+
+template <class T>
+MlpStack<T>::MlpStack(Index in, Index hidden, Index num_layers, Index out)
+    : out_({.in = hidden, .out = out}) {
+  SHOAL_CHECK(in > 0 && hidden > 0 && num_layers > 0 && out > 0,
+              "MLP needs in, hidden_size, num_layers and out > 0, got {} {} {} {}", in, hidden,
+              num_layers, out);
+  // Planned layers are bound by address: the vectors never grow after this.
+  layers_.reserve(size_t(num_layers));
+  for (Index i = 0; i < num_layers; ++i)
+    layers_.push_back(
+        layers::Linear<T>({.in = i == 0 ? in : hidden, .out = hidden, .act = layers::Act::kRelu}));
+  act_.resize(size_t(num_layers));
+}
+
+template <class T>
+void MlpStack<T>::plan(Planner& planner, Index max_rows) {
+  const Index k = out_.cfg.in;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const std::string p = "mlp." + std::to_string(i) + ".";
+    planner.push_scope(p);
+    layers_[i].plan(planner, max_rows);
+    planner.pop_scope();
+    planner.buffer(act_[i], Region::kActivations, p + "z", {max_rows, k});
+  }
+  planner.push_scope("out.");
+  out_.plan(planner, max_rows);
+  planner.pop_scope();
+  // No input gradient for the first layer: with one layer, no hidden gradient ever flows back.
+  for (int j = 0; j < (layers_.size() > 1 ? 2 : 1); ++j)
+    planner.buffer(dact_[j], Region::kActivationGrads, "mlp.dz" + std::to_string(j), {max_rows, k});
+  planner.buffer(y_, Region::kActivations, "out.y", {max_rows, out_.cfg.out});
+}
+
+template <class T>
+void MlpStack<T>::init(RngStream& rng) {
+  for (auto& l : layers_) l.init(rng);
+  out_.init(rng);
+}
+
+template <class T>
+MatView<T> MlpStack<T>::forward(const Ctx& ctx, ConstMat<T> x) {
+  const Index r = x.rows;
+  profile::ZoneChain zone(ctx.profiler, r);
+  ConstMat<T> in = x;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (!zones_.empty()) zone.next(zones_[i].forward);
+    MatView<T> z = act_[i].mat().rows_block(0, r);
+    layers_[i].forward(ctx, in, z);
+    in = z;
+  }
+  if (!zones_.empty()) zone.next(zones_.back().forward);
+  MatView<T> y = y_.mat().rows_block(0, r);
+  out_.forward(ctx, in, y);
+  return y;
+}
+
+template <class T>
+void MlpStack<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dout) {
+  const Index r = x.rows;
+  const size_t n = layers_.size();
+  profile::ZoneChain zone(ctx.profiler, r);
+  if (!zones_.empty()) zone.next(zones_.back().backward);
+  int cur = 0;
+  MatView<T> dz = dact_[cur].mat().rows_block(0, r);
+  out_.backward(ctx, act_[n - 1].mat().rows_block(0, r), y_.mat().rows_block(0, r), dout, dz);
+  for (size_t i = n; i-- > 0;) {
+    if (!zones_.empty()) zone.next(zones_[i].backward);
+    const ConstMat<T> xi = i == 0 ? x : ConstMat<T>(act_[i - 1].mat().rows_block(0, r));
+    MatView<T> dx = i == 0 ? MatView<T>{} : dact_[1 - cur].mat().rows_block(0, r);
+    layers_[i].backward(ctx, xi, act_[i].mat().rows_block(0, r), dact_[cur].mat().rows_block(0, r),
+                        dx);
+    cur = 1 - cur;
+  }
+}
+
+template <class T>
+void MlpStack<T>::register_zones(profile::Recorder& rec, int model) {
+  zones_.clear();
+  for (size_t i = 0; i < layers_.size(); ++i)
+    zones_.push_back(block_zones(rec, model, "mlp." + std::to_string(i), 1, layers_[i],
+                                 /*dx=*/i > 0));
+  zones_.push_back(block_zones(rec, model, "out", 1, out_));
+}
+
+template <class T>
+void MlpForecast<T>::Config::set_shape(const WindowShape& s) {
+  SHOAL_CHECK(s.n_series == 1,
+              "mlp is a univariate model: fit it one series at a time (--n-series 1, "
+              "series \"each\", per_series=True) or use mlp_multivariate, got {} series in one "
+              "panel",
+              s.n_series);
+  h = s.h;
+  input_size = s.input_size;
+  n_series = 1;
+  hist_exog_size = s.hist_exog;
+  futr_exog_size = s.futr_exog;
+  stat_exog_size = s.stat_exog;
+}
+
+template <class T>
+MlpForecast<T>::MlpForecast(Config cfg)
+    : cfg_(cfg), stack_(cfg.input_width(), cfg.hidden_size, cfg.num_layers, cfg.h) {
+  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
+              "MLP needs h, input_size > 0 and one series, got {} {} {}", cfg_.h, cfg_.input_size,
+              cfg_.n_series);
+  cfg_.validate();
+}
+
+template <class T>
+void MlpForecast<T>::plan(Planner& planner, Index max_batch) {
+  SHOAL_CHECK(max_batch > 0, "MLP max_batch must be > 0, got {}", max_batch);
+  max_batch_ = max_batch;
+  stack_.plan(planner, max_batch);
+  planner.buffer(x_, Region::kActivations, "inputs", {max_batch, cfg_.input_width()});
+}
+
+template <class T>
+MatView<T> MlpForecast<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
+  const Index b = in.batch, l = cfg_.input_size, h = cfg_.h;
+  const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size, ns = cfg_.stat_exog_size;
+  SHOAL_CHECK(b > 0 && b <= max_batch_, "MLP: batch {} outside [1, {}]", b, max_batch_);
+  SHOAL_CHECK((nx == 0 || in.hist_exog != nullptr) && (nf == 0 || in.futr_exog != nullptr) &&
+                  (ns == 0 || in.stat_exog != nullptr),
+              "MLP: exogenous inputs missing for its config ({} hist, {} futr, {} static)", nx, nf,
+              ns);
+  profile::ZoneChain zone(ctx.profiler, b);
+  zone.next(pack_zones_.forward);
+  // neuralforecast's univariate windows are [B, L, X] and [B, L+H, F]: time-major per window,
+  // where shoal's are [B, X, L] and [B, F, L+H].
+  MatView<T> x = x_.mat().rows_block(0, b);
+  for (Index w = 0; w < b; ++w) {
+    T* dst = x.row(w);
+    std::copy_n(in.insample_y + w * l, l, dst);
+    dst += l;
+    const T* hx = nx > 0 ? in.hist_exog + w * nx * l : nullptr;
+    for (Index t = 0; t < l; ++t)
+      for (Index c = 0; c < nx; ++c) *dst++ = hx[c * l + t];
+    const T* fx = nf > 0 ? in.futr_exog + w * nf * (l + h) : nullptr;
+    for (Index t = 0; t < l + h; ++t)
+      for (Index c = 0; c < nf; ++c) *dst++ = fx[c * (l + h) + t];
+    if (ns > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, ns, dst);
+  }
+  zone.close();
+  MatView<T> y = stack_.forward(ctx, x);
+  // [B, H] is the trainer's [B·H, N = 1].
+  return MatView<T>(y.data, b * h, 1);
+}
+
+template <class T>
+void MlpForecast<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
+  const Index b = in.batch;
+  stack_.backward(ctx, x_.mat().rows_block(0, b), ConstMat<T>(dout.data, b, cfg_.h));
+}
+
+template <class T>
+void MlpForecast<T>::register_zones(profile::Recorder& rec, int model) {
+  const double d = double(cfg_.input_width());
+  pack_zones_ = cost_zones(
+      rec, model, "inputs", 1,
+      [&](double rows) { return profile::elementwise(rows, d, 0, 1, sizeof(T)); },
+      [&](double) { return profile::Cost{}; });
+  stack_.register_zones(rec, model);
+}
+
+template class MlpStack<float>;
+template class MlpStack<double>;
+template class MlpForecast<float>;
+template class MlpForecast<double>;
+
+}  // namespace shoal::models

@@ -1,0 +1,233 @@
+#include "shoal/train/ncf_saved_model.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "shoal/core/sha256.h"
+#include "shoal/train/safetensors.h"
+
+namespace shoal::train {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kFormat = "shoal.ncf";
+constexpr int kVersion = 1;
+const char* const kFiles[] = {"weights.safetensors", "state.safetensors", "users.json",
+                              "items.json"};
+
+std::string ids_json(const data::IdMap& m) {
+  nlohmann::json ids = nlohmann::json::array();
+  if (m.integers())
+    for (int64_t v : m.integer_ids()) ids.push_back(v);
+  else
+    for (const auto& s : m.string_ids()) ids.push_back(s);
+  return nlohmann::json{{"ids", ids}}.dump();
+}
+
+data::IdMap ids_from_json(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  const nlohmann::json& ids = j.at("ids");
+  SHOAL_CHECK(ids.is_array(), "ids must be a list");
+  bool integers = true;
+  for (const auto& v : ids) integers = integers && v.is_number_integer();
+  if (integers) return data::IdMap::of_integers(ids.get<std::vector<int64_t>>());
+  std::vector<std::string> s;
+  for (const auto& v : ids) {
+    SHOAL_CHECK(v.is_string() || v.is_number_integer(), "an id must be an integer or a string");
+    s.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return data::IdMap::of_strings(std::move(s));
+}
+
+void write_synced(const fs::path& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  SHOAL_CHECK(fd >= 0, "cannot create {}", path.string());
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      SHOAL_CHECK(false, "cannot write {}", path.string());
+    }
+    done += size_t(n);
+  }
+  const bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  SHOAL_CHECK(ok, "cannot sync {}", path.string());
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  SHOAL_CHECK(in.good(), "{} is missing", path.filename().string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+[[noreturn]] void damaged(const std::string& dir, const std::string& why) {
+  throw Error(fmt::format("cannot load the model at {}: {}", dir, why),
+              ErrorContext{.expected = "a directory written by NCF save"});
+}
+
+}  // namespace
+
+models::Ncf<float>::Config NcfSavedModel::model_config() const {
+  return options.model(num_users(), num_items(), static_cast<Index>(context_cols.size()));
+}
+
+void seen_items_of(const data::NcfPositives& train, std::vector<int64_t>& offsets,
+                   std::vector<int32_t>& items) {
+  offsets.assign(static_cast<size_t>(train.num_users) + 1, 0);
+  for (int32_t u : train.users) ++offsets[static_cast<size_t>(u) + 1];
+  for (size_t u = 1; u < offsets.size(); ++u) offsets[u] += offsets[u - 1];
+  items.resize(train.users.size());
+  std::vector<int64_t> next(offsets.begin(), offsets.end() - 1);
+  for (size_t r = 0; r < train.users.size(); ++r)
+    items[static_cast<size_t>(next[static_cast<size_t>(train.users[r])]++)] = train.items[r];
+}
+
+void save_ncf_model(const std::string& dir, const NcfSavedModel& m) {
+  const Index u = m.num_users(), c = static_cast<Index>(m.context_cols.size());
+  SHOAL_CHECK(static_cast<Index>(m.seen_offsets.size()) == u + 1, "seen offsets: {} for {} users",
+              m.seen_offsets.size(), u);
+  SHOAL_CHECK(static_cast<Index>(m.user_context.size()) == u * c,
+              "user context: {} values for [{}, {}]", m.user_context.size(), u, c);
+  std::vector<TensorRef> state = {
+      {.name = "seen_offsets", .shape = {u + 1}, .i64 = m.seen_offsets.data()},
+      {.name = "seen_items",
+       .shape = {static_cast<Index>(m.seen_items.size())},
+       .i32 = m.seen_items.data()}};
+  if (c > 0)
+    state.push_back({.name = "user_context", .shape = {u, c}, .data = m.user_context.data()});
+  const std::string files[] = {m.weights, encode_safetensors(state), ids_json(m.users),
+                               ids_json(m.items)};
+  const NcfOptions& o = m.options;
+  nlohmann::ordered_json meta = {{"format", kFormat},
+                                 {"version", kVersion},
+                                 {"settings",
+                                  {{"model", o.kind},
+                                   {"factors", o.factors},
+                                   {"layers", o.layers},
+                                   {"epochs", o.epochs},
+                                   {"batch_size", o.batch_size},
+                                   {"num_negatives", o.num_negatives},
+                                   {"learning_rate", o.learning_rate},
+                                   {"seed", m.seed},
+                                   {"threads", 0},
+                                   {"user_col", "user"},
+                                   {"item_col", "item"},
+                                   {"context_cols", m.context_cols},
+                                   {"on_unknown", "raise"}}},
+                                 {"num_users", u},
+                                 {"num_items", m.num_items()},
+                                 {"losses", m.losses}};
+  for (size_t i = 0; i < std::size(kFiles); ++i)
+    meta["files"][kFiles[i]] = {{"bytes", files[i].size()}, {"sha256", sha256_hex(files[i])}};
+
+  const fs::path path = fs::absolute(dir);
+  const fs::path parent = path.parent_path();
+  SHOAL_CHECK(fs::is_directory(parent), "--save {}: folder {} does not exist", dir,
+              parent.string());
+  SHOAL_CHECK(!fs::exists(path) || fs::is_directory(path), "--save {}: not a directory", dir);
+  std::string tmpl = (parent / ("." + path.filename().string() + ".XXXXXX")).string();
+  SHOAL_CHECK(::mkdtemp(tmpl.data()) != nullptr, "cannot create a temporary folder in {}",
+              parent.string());
+  const fs::path tmp = tmpl;
+  try {
+    // mkdtemp makes the folder private; a saved model is readable like the files shoal writes.
+    fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    for (size_t i = 0; i < std::size(kFiles); ++i) write_synced(tmp / kFiles[i], files[i]);
+    write_synced(tmp / "model.json", meta.dump(1));
+    fs::path old;
+    if (fs::exists(path)) {
+      old = parent / ("." + path.filename().string() + ".old." + std::to_string(::getpid()));
+      fs::remove_all(old);
+      fs::rename(path, old);
+    }
+    fs::rename(tmp, path);
+    if (!old.empty()) fs::remove_all(old);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+NcfSavedModel load_ncf_model(const std::string& dir) {
+  const fs::path path = dir;
+  if (!fs::is_regular_file(path / "model.json"))
+    damaged(dir, "it is not a saved shoal model (no model.json)");
+  try {
+    const nlohmann::json meta = nlohmann::json::parse(read_bytes(path / "model.json"));
+    if (!meta.is_object() || meta.value("format", "") != kFormat)
+      damaged(dir, fmt::format("model.json is not a {} model", kFormat));
+    if (meta.value("version", 0) != kVersion)
+      damaged(dir, fmt::format("it is {} version {}; this shoal reads version {}", kFormat,
+                               meta.value("version", 0), kVersion));
+    std::string bytes[std::size(kFiles)];
+    for (size_t i = 0; i < std::size(kFiles); ++i) {
+      const nlohmann::json& want = meta.at("files").at(kFiles[i]);
+      bytes[i] = read_bytes(path / kFiles[i]);
+      if (bytes[i].size() != want.at("bytes").get<size_t>() ||
+          sha256_hex(bytes[i]) != want.at("sha256").get<std::string>())
+        damaged(dir, fmt::format("{} is damaged: its size or checksum differs from model.json's",
+                                 kFiles[i]));
+    }
+    NcfSavedModel m;
+    const nlohmann::json& s = meta.at("settings");
+    m.options.kind = s.at("model").get<std::string>();
+    m.options.factors = s.at("factors").get<int64_t>();
+    m.options.layers = s.at("layers").get<std::vector<int64_t>>();
+    m.options.epochs = s.value("epochs", m.options.epochs);
+    m.options.batch_size = s.value("batch_size", m.options.batch_size);
+    m.options.num_negatives = s.value("num_negatives", m.options.num_negatives);
+    m.options.learning_rate = s.value("learning_rate", m.options.learning_rate);
+    m.options.validate();
+    m.seed = s.value("seed", uint64_t{1});
+    m.context_cols = s.value("context_cols", std::vector<std::string>{});
+    m.losses = meta.value("losses", std::vector<double>{});
+    m.weights = std::move(bytes[0]);
+    m.users = ids_from_json(bytes[2]);
+    m.items = ids_from_json(bytes[3]);
+    if (m.num_users() != meta.at("num_users").get<Index>() ||
+        m.num_items() != meta.at("num_items").get<Index>())
+      damaged(dir, "the id maps disagree with model.json's counts");
+    const SafetensorsFile st = decode_safetensors(bytes[1], "state.safetensors");
+    const LoadedTensor* off = st.find("seen_offsets");
+    const LoadedTensor* items = st.find("seen_items");
+    if (off == nullptr || items == nullptr || !off->integer || !items->integer)
+      damaged(dir, "state.safetensors lacks the integer seen_offsets / seen_items");
+    m.seen_offsets = off->ints;
+    m.seen_items.assign(items->ints.begin(), items->ints.end());
+    const auto n_items = static_cast<int64_t>(m.seen_items.size());
+    bool ok = static_cast<Index>(m.seen_offsets.size()) == m.num_users() + 1 &&
+              m.seen_offsets.front() == 0 && m.seen_offsets.back() == n_items;
+    for (size_t i = 1; ok && i < m.seen_offsets.size(); ++i)
+      ok = m.seen_offsets[i - 1] <= m.seen_offsets[i];
+    for (int32_t it : m.seen_items) ok = ok && it >= 0 && it < m.num_items();
+    if (!ok) damaged(dir, "the users' training items (state.safetensors) are inconsistent");
+    const auto c = static_cast<Index>(m.context_cols.size());
+    if (c > 0) {
+      const LoadedTensor* ctx = st.find("user_context");
+      if (ctx == nullptr || ctx->integer || !(ctx->shape == Shape{m.num_users(), c}))
+        damaged(dir,
+                fmt::format("state.safetensors lacks user_context [{}, {}]", m.num_users(), c));
+      m.user_context = ctx->data;
+    }
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    damaged(dir, fmt::format("model.json: {}", e.what()));
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with("cannot load the model at")) throw;
+    damaged(dir, e.what());
+  }
+}
+
+}  // namespace shoal::train
