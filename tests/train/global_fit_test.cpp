@@ -12,6 +12,7 @@
 #include "shoal/data/windows.h"
 #include "shoal/train/forecast.h"
 #include "shoal/train/forecast_registry.h"
+#include "support/alloc_counter.h"
 
 namespace shoal::global_fit_test {
 
@@ -146,6 +147,27 @@ TEST(GlobalFit, SavedWeightsPredictTheFitsForecastsAndValidationStopsEarly) {
       train::predict_windows(panel, job, r.weights, {&start, 1}, panel.length(), /*future=*/true);
   ASSERT_EQ(p.size(), r.forecasts.size());
   for (size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(p[i], r.forecasts[i], 1e-4) << i;
+}
+
+TEST(GlobalFit, NoAllocationPerStep) {
+  const Data d = make(7, 60, 6, 4);
+  const data::Panel panel(d.set, all(d.set), {});
+  auto allocations = [&](Index steps) {
+    const train::ForecastJob job = train::forecast_job("nlinear", {{"h", 6},
+                                                                   {"input_size", 12},
+                                                                   {"max_steps", steps},
+                                                                   {"val_size", 6},
+                                                                   {"val_check_steps", 5},
+                                                                   {"batch_size", 3},
+                                                                   {"windows_batch_size", 50},
+                                                                   {"num_threads", 2}});
+    const shoal::testing::AllocCounter counter;
+    const train::FitResult r = train::fit_forecast(panel, job);
+    EXPECT_EQ(r.steps, steps);
+    return counter.count();
+  };
+  allocations(5);  // warm-up: lazily built kernels allocate once per process
+  EXPECT_EQ(allocations(10), allocations(40));
 }
 
 }  // namespace shoal::global_fit_test

@@ -128,6 +128,9 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
 
   FitResult r;
   r.train_losses.reserve(size_t(job.train.max_steps));
+  if (validate)
+    r.val_losses.reserve(
+        size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
   const Index interval =
       std::max<Index>(std::min(job.train.val_check_steps, job.train.max_steps), 1);
   const Index patience = job.train.early_stop_patience_steps;
