@@ -56,6 +56,9 @@ class UnivariateAssembler {
   const Panel* panel_;
   WindowConfig cfg_;
   Index max_b_;
+  // The panel's channels series-major, [(2 + X + F), K, T] (y, mask, hist, futr): a window's
+  // steps are contiguous here, where the panel's [T, K] layout strides them K apart.
+  std::vector<float> by_series_;
   std::vector<float> store_, scratch_;
   WindowBatch batch_;
 };

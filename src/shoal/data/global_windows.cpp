@@ -27,21 +27,36 @@ UnivariateAssembler::UnivariateAssembler(const Panel& panel, const WindowConfig&
       2 * l + 3 * h + panel.n_hist() * l + panel.n_futr() * (l + h) + 2 + panel.n_stat();
   store_.assign(size_t(b * per_window), 0.0f);
   scratch_.assign(size_t(l + h), 0.0f);
+  const Index k = panel.n_series(), t = panel.length(), x = panel.n_hist(), f = panel.n_futr();
+  by_series_.resize(size_t((2 + x + f) * k * t));
+  const auto transpose = [&](const float* src, Index channel) {
+    float* dst = by_series_.data() + channel * k * t;
+    for (Index r = 0; r < t; ++r)
+      for (Index j = 0; j < k; ++j) dst[j * t + r] = src[r * k + j];
+  };
+  transpose(panel.y().data(), 0);
+  transpose(panel.mask().data(), 1);
+  for (Index c = 0; c < x; ++c) transpose(panel.hist().data() + c * t * k, 2 + c);
+  for (Index c = 0; c < f; ++c) transpose(panel.futr().data() + c * t * k, 2 + x + c);
   batch_ = WindowBatch{
       .L = l, .h = h, .N = 1, .X = panel.n_hist(), .F = panel.n_futr(), .S = panel.n_stat()};
 }
 
 void UnivariateAssembler::gather(const float* src, const float* future, Index len, SeriesWindow w,
                                  Index end, Index hf, float* dst) const {
+  // src: one channel of by_series_ ([K, T]); future: that channel's [hf, K] rows after T.
   const Index n = panel_->n_series(), t_max = panel_->length();
-  for (Index t = 0; t < len; ++t) {
-    const Index pos = w.start + t;
+  const float* row = src + w.series * t_max;
+  const Index stop = w.start + len;
+  const Index lo = std::min(std::max<Index>(w.start, 0), stop);
+  const Index hi = std::max(lo, std::min({end, t_max, stop}));
+  std::fill(dst, dst + (lo - w.start), 0.0f);
+  std::copy(row + lo, row + hi, dst + (lo - w.start));
+  for (Index pos = hi; pos < stop; ++pos) {
     float v = 0.0f;
-    if (pos >= 0 && pos < end && pos < t_max)
-      v = src[pos * n + w.series];
-    else if (future != nullptr && pos >= t_max && pos < t_max + hf)
+    if (future != nullptr && pos >= t_max && pos < t_max + hf)
       v = future[(pos - t_max) * n + w.series];
-    dst[t] = v;
+    dst[pos - w.start] = v;
   }
 }
 
@@ -79,17 +94,17 @@ const WindowBatch& UnivariateAssembler::assemble(std::span<const SeriesWindow> w
     const SeriesWindow sw = windows[size_t(i)];
     SHOAL_CHECK(sw.series >= 0 && sw.series < k, "window of series {} in a panel of {}", sw.series,
                 k);
-    gather(p.y().data(), nullptr, l, sw, end, 0, w.insample_y.data + i * l);
-    gather(p.y().data(), nullptr, h, {sw.series, sw.start + l}, end, 0, w.outsample_y.data + i * h);
-    gather(p.mask().data(), nullptr, l, sw, end, 0, w.insample_mask.data + i * l);
-    gather(p.mask().data(), nullptr, h, {sw.series, sw.start + l}, end, 0,
+    const float* ch = by_series_.data();
+    gather(ch, nullptr, l, sw, end, 0, w.insample_y.data + i * l);
+    gather(ch, nullptr, h, {sw.series, sw.start + l}, end, 0, w.outsample_y.data + i * h);
+    gather(ch + k * t, nullptr, l, sw, end, 0, w.insample_mask.data + i * l);
+    gather(ch + k * t, nullptr, h, {sw.series, sw.start + l}, end, 0,
            w.outsample_mask.data + i * h);
     for (Index c = 0; c < x; ++c)
-      gather(p.hist().data() + c * t * k, nullptr, l, sw, end, 0,
-             w.hist_exog.data + (i * x + c) * l);
+      gather(ch + (2 + c) * k * t, nullptr, l, sw, end, 0, w.hist_exog.data + (i * x + c) * l);
     for (Index c = 0; c < f; ++c)
-      gather(p.futr().data() + c * t * k, fut == nullptr ? nullptr : fut + c * hf * k, l + h, sw,
-             end, hf, w.futr_exog.data + (i * f + c) * (l + h));
+      gather(ch + (2 + x + c) * k * t, fut == nullptr ? nullptr : fut + c * hf * k, l + h, sw, end,
+             hf, w.futr_exog.data + (i * f + c) * (l + h));
     std::copy_n(p.stat().data() + sw.series * s, s, w.stat_exog.data + i * s);
   }
   std::copy(w.outsample_y.begin(), w.outsample_y.end(), w.outsample_y_raw.data);
