@@ -75,6 +75,13 @@ template <class Model>
 FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
+  // Profiler: the fit's sampling, validation and predict zones and one step per training step
+  // (the layers' zones are not recorded across replicas); a fleet worker's fit is one zone.
+  const FitZones fz(job);
+  profile::ZoneChain whole(fz.steps ? nullptr : fz.rec, 0);
+  whole.next(fz.fit);
+  profile::ZoneChain zone(fz.rec, 0);
+  zone.next(fz.setup);
   check_forecast_job(job, true);
   const data::WindowConfig& wc = job.windows;
   const Index h = wc.h, n = panel.n_series();
@@ -136,10 +143,16 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   const Index patience = job.train.early_stop_patience_steps;
   double best = std::numeric_limits<double>::infinity();
   Index wait = 0;
+  zone.close();
+  if (fz.steps) fz.rec->step();
+  profile::ZoneChain step_zone(fz.rec, 0);
   for (Index step = 1; step <= job.train.max_steps; ++step) {
     if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
       throw Error(fmt::format("training interrupted at step {}", step));
+    if (fz.steps && step > 1) fz.rec->step();
+    step_zone.next(fz.sample);
     const data::WindowBatch& b = batcher.next();
+    step_zone.close();
     const Index rows = b.B * h;
     const double loss =
         gt.train_step(univariate_inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, 1),
@@ -152,7 +165,9 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
     r.train_losses.push_back(loss);
     r.steps = step;
     if (validate && step % interval == 0) {
+      step_zone.next(fz.validation);
       const double v = validation_loss();
+      step_zone.close();
       r.val_losses.push_back(v);
       if (patience > 0) {
         if (!std::isfinite(v)) break;
@@ -166,9 +181,12 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
     }
   }
 
+  if (fz.steps) fz.rec->step();
+  zone.next(fz.predict);
   const Index start = data::predict_window_start(panel, wc);
   const std::vector<data::SeriesWindow> pw = data::every_series(n, {&start, 1});
   predict_univariate(trainer, eval, pw, panel.length(), /*future=*/true, h, yhat.data());
+  zone.close();
   r.forecasts.assign(yhat.begin(), yhat.begin() + n * h);
   r.arena_bytes = trainer.arena().bytes();
   if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
