@@ -97,7 +97,7 @@ TEST(GlobalFit, BeatsOneModelPerSeriesOnShortSeries) {
   EXPECT_LT(g, 0.9 * l) << "global " << g << " vs per series " << l;
 }
 
-TEST(GlobalFit, ThreadsAgreeAndATreadCountIsBitwiseDeterministic) {
+TEST(GlobalFit, ThreadsAgreeAndAThreadCountIsBitwiseDeterministic) {
   const Data d = make(9, 80, 6, 5);
   const data::Panel panel(d.set, all(d.set), {});
   nlohmann::json options = {{"h", 6},
