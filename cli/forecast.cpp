@@ -41,7 +41,7 @@ namespace {
 
 // The command's own flags; every model option is an OptionFlags flag (cli/model_options.h).
 struct ForecastArgs {
-  std::string data, static_df, futr_df, init_weights, model, n_series = "1", out, test, metrics_out;
+  std::string data, static_df, futr_df, init_weights, model, n_series, out, test, metrics_out;
   double memory_limit_mb = 0;
   int threads = 1;
   bool no_resume = false, allow_failures = false;
@@ -274,14 +274,18 @@ void run_forecast(const ForecastArgs& a) {
   job.init_weights = read_init_weights(a.init_weights);
   auto t0 = Clock::now();
   const data::SeriesSet set = data::read_series(a.data);
+  // A univariate model trains globally over every series unless --n-series 1 asks otherwise.
+  const std::string n_series = !a.n_series.empty()                      ? a.n_series
+                               : neural && !train::is_multivariate(job) ? "all"
+                                                                        : "1";
   // --n-series: 1 (one model per series), all, or the data's series count (the same as all).
-  if (a.n_series != "1" && a.n_series != "all" && a.n_series != std::to_string(set.n_series()))
+  if (n_series != "1" && n_series != "all" && n_series != std::to_string(set.n_series()))
     throw Error("--n-series does not match the data",
                 ErrorContext{.file = a.data,
                              .field = "--n-series",
                              .expected = fmt::format("1, all or {} (the series in the data)",
                                                      set.n_series()),
-                             .actual = a.n_series});
+                             .actual = n_series});
   const double read_s = seconds_since(t0);
   data::StaticTable statics;
   if (!a.static_df.empty()) statics = data::read_static(a.static_df);
@@ -294,10 +298,10 @@ void run_forecast(const ForecastArgs& a) {
     for (Index s = 0; s < set.n_series(); ++s)
       (void)train::held_out(set, s, test, a.test, job.windows.h);
   }
-  const bool per_series = a.n_series == "1";
+  const bool per_series = n_series == "1";
   const Index h = job.windows.h, input_size = job.windows.input_size;
   // One model per series: a too-short series fails alone (recorded by the fleet).
-  if (neural && !per_series)
+  if (neural && !per_series && train::is_multivariate(job))
     data::check_min_length(set, input_size + 1, fmt::format("input_size + 1 = {} + 1", input_size));
   const Index m = pick_seasonality(job, set);
   job.seasonality = m;
@@ -318,7 +322,7 @@ void run_forecast(const ForecastArgs& a) {
     if (on_fleet)
       processes.emplace(*recorder, a.profile.models, fmt::format("{} (other series)", a.model));
   }
-  fleet::ForecastJobsConfig jc{.key = run_key(job, a.n_series, set, stat_ptr, futr_ptr)};
+  fleet::ForecastJobsConfig jc{.key = run_key(job, n_series, set, stat_ptr, futr_ptr)};
   if (processes)
     jc.profile_process = [&](const std::string& id) {
       return processes->pick(fmt::format("{} {}", a.model, id));
@@ -368,7 +372,7 @@ void run_forecast(const ForecastArgs& a) {
                       {"input_size", input_size},
                       {"max_steps", job.train.max_steps},
                       {"n_series", set.n_series()},
-                      {"series_per_model", a.n_series},
+                      {"series_per_model", n_series},
                       {"models", models},
                       {"fit_s_median", median(fit_s)},
                       {"fit_s_total", wall_s},
@@ -413,8 +417,9 @@ void register_forecast(CLI::App& app) {
   cmd->add_option("--static", a.static_df, "Static features: unique_id + numeric columns");
   cmd->add_option("--futr-df", a.futr_df, "Future exogenous values for the h forecast steps");
   cmd->add_option("--model", a.model, train::forecast_model_names())->required();
-  cmd->add_option("--n-series", a.n_series, "Series per model: 1 (one model each) or all")
-      ->capture_default_str();
+  cmd->add_option("--n-series", a.n_series,
+                  "Series per model: 1 (one model each) or all (default: all for a univariate "
+                  "model such as nlinear, trained globally over every series; 1 otherwise)");
   // Every option of every registered model, under its key's name.
   std::vector<std::pair<std::string, std::vector<OptionInfo>>> owners;
   for (const train::ForecastModel& m : train::forecast_models())
@@ -422,6 +427,7 @@ void register_forecast(CLI::App& app) {
   a.options.add(*cmd, owners,
                 {{"seed", "random_seed"},
                  {"batch-size", "windows_batch_size"},
+                 {"series-batch-size", "batch_size"},
                  {"hist-exog", "hist_exog_list"},
                  {"futr-exog", "futr_exog_list"},
                  {"stat-exog", "stat_exog_list"}});

@@ -51,9 +51,13 @@ void OptionFlags::add(CLI::App& cmd,
     }
     Flag& f = flags_[key];
     f.list = o.kind == "list";
+    // An alias of another key keeps its spelling: this key then goes by its aliases only
+    // (--batch-size stays windows_batch_size; batch_size is --series-batch-size).
     std::string names = flag_name(key);
     for (const auto& [alias, target] : aliases)
-      if (target == key) names += ",--" + alias;
+      if (target != key && "--" + alias == names) names.clear();
+    for (const auto& [alias, target] : aliases)
+      if (target == key) names += (names.empty() ? "--" : ",--") + alias;
     CLI::Option* opt = cmd.add_option(names, f.values, help + def);
     opt->type_name(o.kind == "integer"  ? "INT"
                    : o.kind == "number" ? "FLOAT"

@@ -5,8 +5,10 @@
     nf.predict(futr_df=futr)        # unique_id, ds, TSMixerx   (float32, like neuralforecast)
     nf.cross_validation(df, n_windows=3)
 
-A TSMixer(x) models n_series series jointly, as in neuralforecast. `per_series=True` fits one
-model per unique_id instead (n_series=1), all of them through the C++ fleet on every core.
+A TSMixer(x) models n_series series jointly, as in neuralforecast; a univariate model (NLinear)
+is trained globally, one model over every series (data-parallel on `workers` threads). Several
+models fit one after the other and give one column each. `per_series=True` fits one model per
+unique_id instead (n_series=1), all of them through the C++ fleet on every core.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def _column_names(models):
 class NeuralForecast:
     def __init__(self, models, freq, local_scaler_type=None, local_static_scaler_type=None,
                  per_series=False, workers=0, pin=True):
-        """models: TSMixer / TSMixerx objects; freq: a pandas frequency ("ME", "D", "h", ...)
+        """models: shoal forecasting models (TSMixer, TSMixerx, NLinear, ...); freq: a pandas frequency ("ME", "D", "h", ...)
         or an integer step when ds holds integers. per_series: one model per unique_id (each
         model's n_series must be 1), trained by the fleet with `workers` threads (0: every
         allowed core), pinned one per core unless pin=False (use False when several processes
@@ -128,6 +130,7 @@ class NeuralForecast:
                 self.fit_info.append({"wall_s": r["wall_s"], "fits_per_s": r["fits_per_s"],
                                       "steps": r["steps"]})
             else:
+                settings["num_threads"] = self.workers  # a global univariate fit's threads
                 r = _core.fit_panel(data, list(range(s.n_series)), settings, statics, None, 0,
                                     True, profile=profiling.spec(type(m).__name__))
                 profiling.record(r["profile"])

@@ -22,8 +22,9 @@ _UNSUPPORTED = {
     "lr_scheduler_kwargs": None,
 }
 # Accepted and ignored: they tune PyTorch/Lightning data loading, not the result of a fit.
-_IGNORED = ("batch_size", "valid_batch_size", "inference_windows_batch_size",
-            "drop_last_loader", "val_monitor", "dataloader_kwargs")
+# (batch_size, valid_batch_size and inference_windows_batch_size do reach C++: a univariate
+# model trained over many series draws batch_size series per step.)
+_IGNORED = ("drop_last_loader", "val_monitor", "dataloader_kwargs")
 
 
 class _ForecastModel:
@@ -72,6 +73,9 @@ class _ForecastModel:
         self.early_stop_patience_steps = early_stop_patience_steps
         self.val_check_steps = val_check_steps
         self.windows_batch_size = windows_batch_size
+        self.batch_size = batch_size
+        self.valid_batch_size = valid_batch_size
+        self.inference_windows_batch_size = inference_windows_batch_size
         self.start_padding_enabled = bool(start_padding_enabled)
         self.training_data_availability_threshold = float(training_data_availability_threshold)
         self.step_size = step_size
@@ -97,6 +101,9 @@ class _ForecastModel:
             "start_padding_enabled": self.start_padding_enabled,
             "training_data_availability_threshold": self.training_data_availability_threshold,
             "windows_batch_size": self.windows_batch_size, "scaler_type": self.scaler_type,
+            "batch_size": self.batch_size,
+            "valid_batch_size": 0 if self.valid_batch_size is None else self.valid_batch_size,
+            "inference_windows_batch_size": self.inference_windows_batch_size,
             "hist_exog_list": self.hist_exog_list, "futr_exog_list": self.futr_exog_list,
             "stat_exog_list": self.stat_exog_list, "max_steps": self.max_steps,
             "learning_rate": self.learning_rate, "num_lr_decays": self.num_lr_decays,
@@ -207,7 +214,8 @@ class TSMixer(_Mixer):
 
 class NLinear(_ForecastModel):
     """neuralforecast.models.NLinear: one linear map of the window relative to its last value.
-    Univariate: fit it one series at a time (NeuralForecast(..., per_series=True))."""
+    Univariate: by default one model is trained globally over every series of the frame, as in
+    neuralforecast (batch_size series per step); per_series=True fits one model per series."""
 
     _model = "nlinear"
 
@@ -246,8 +254,8 @@ def _check_categorical(model, cat_exog_list, categorical_cardinalities, cat_emb_
 
 class MLP(_ForecastModel):
     """neuralforecast.models.MLP: ReLU layers over the window and its historical, future and
-    static exogenous inputs. Univariate: fit it one series at a time
-    (NeuralForecast(..., per_series=True)); MLPMultivariate models a panel jointly."""
+    static exogenous inputs. Univariate: one model trained globally over every series (or one
+    per series with NeuralForecast(..., per_series=True)); MLPMultivariate mixes a panel."""
 
     _model = "mlp"
     _own_options = ("num_layers", "hidden_size")
@@ -313,8 +321,8 @@ class MLPMultivariate(_ForecastModel):
 
 class DLinear(_ForecastModel):
     """neuralforecast.models.DLinear: a moving average splits the window into trend and
-    remainder, each mapped to the horizon linearly. Univariate: fit it one series at a time
-    (NeuralForecast(..., per_series=True))."""
+    remainder, each mapped to the horizon linearly. Univariate: one model trained globally over
+    every series (or one per series with NeuralForecast(..., per_series=True))."""
 
     _model = "dlinear"
     _own_options = ("moving_avg_window",)

@@ -166,6 +166,30 @@ TEST(FleetJobs, MlpLinesWithAHorizonAreTheForecaster) {
   fs::remove_all(dir);
 }
 
+// A univariate model's line fits one model globally over its series unless it says
+// "series": "each".
+TEST(FleetJobs, UnivariateLinesTrainGloballyByDefault) {
+  const fs::path dir = fs::temp_directory_path() / ("shoal_jobs_uni_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "series.csv");
+    out << "unique_id,ds,y\n";
+    for (const char* id : {"A", "B", "C"})
+      for (int t = 1; t <= 40; ++t) out << id << "," << t << "," << t % 5 + (id[0] - 'A') << "\n";
+  }
+  const BuiltJobs built = build_from(
+      R"({"id": "g", "data": "series.csv", "model": "nlinear", "config": {"h": 3, "input_size": 6, "max_steps": 5}})"
+      "\n"
+      R"({"id": "e", "data": "series.csv", "model": "nlinear", "series": "each", "config": {"h": 3, "input_size": 6, "max_steps": 5}})"
+      "\n",
+      dir.string());
+  ASSERT_EQ(built.jobs.size(), 4u);  // g (all three series), e/A, e/B, e/C
+  EXPECT_EQ(built.jobs[1].id, "e/A");
+  const JobOutput g = built.jobs[0].run();
+  EXPECT_EQ(std::count(g.rows.begin(), g.rows.end(), '\n'), 9) << g.rows;
+  fs::remove_all(dir);
+}
+
 // A job's key follows its data's contents, not the file's name, size or time: data rewritten
 // with other values of the same size and time stamp gets another key (a journal of the old data
 // is not reused), and the same bytes written again at another time keep the key.

@@ -11,15 +11,17 @@ from shoal import _core
 # Python-only arguments: data loading, Lightning and neuralforecast plumbing, or options that
 # Python spells differently (loss is an object there, the val/test sizes come from fit).
 PYTHON_ONLY = {"h", "input_size", "n_series", "exclude_insample_y", "valid_loss", "val_monitor",
-               "batch_size", "valid_batch_size", "inference_windows_batch_size",
                "drop_last_loader", "alias", "optimizer", "optimizer_kwargs", "lr_scheduler",
                "lr_scheduler_kwargs", "dataloader_kwargs", "loss", "kwargs", "self",
                "own_options", "trainer_kwargs", "cat_exog_list", "categorical_cardinalities",
                "cat_emb_dim"}
 # C++ options Python takes elsewhere (fit's val_size, cross_validation's test_size) or not
 # at all (shoal-only: the init generator, seasonality for baselines, the Huber delta via
-# HuberLoss(delta)).
-CPP_ONLY = {"val_size", "test_size", "init_generator", "seasonality", "huber_delta"}
+# HuberLoss(delta); a global fit's threads are NeuralForecast's workers).
+CPP_ONLY = {"val_size", "test_size", "init_generator", "seasonality", "huber_delta",
+            "num_threads"}
+# Python's None for these is C++'s 0 (valid_batch_size None: batch_size).
+NONE_IS_ZERO = {"valid_batch_size"}
 
 
 def as_python(text, kind):
@@ -56,6 +58,8 @@ def test_signature_defaults_are_the_registrys(model):
             continue
         if kind == "list":
             assert default is None and text == "", (key, default, text)
+        elif key in NONE_IS_ZERO:
+            assert default is None and text == "0", (key, default, text)
         else:
             assert default == as_python(text, kind), f"{cls.__name__}.{key}: {default} vs {text}"
         checked += 1
@@ -81,20 +85,21 @@ def test_an_out_of_range_int_is_a_value_error():
                                        random_seed=2**70)], freq=1).fit(df)
 
 
-def test_nlinear_per_series_fits_and_rejects_joint_panels():
+def test_nlinear_fits_per_series_or_globally():
     import numpy as np
     import pandas as pd
     t = np.arange(60)
     df = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 60), "ds": np.tile(t, 2),
                        "y": np.concatenate([0.5 * t, 3.0 - 0.2 * t])})
-    model = shoal.NLinear(h=4, input_size=8, max_steps=200, learning_rate=1e-2)
-    fcst = shoal.NeuralForecast([model], freq=1, per_series=True).fit(df).predict()
-    assert list(fcst.columns) == ["unique_id", "ds", "NLinear"]
-    assert len(fcst) == 8
-    a = fcst[fcst.unique_id == "a"]["NLinear"].to_numpy()
-    assert np.all(np.abs(a - 0.5 * np.arange(60, 64)) < 1.0), a
-    with pytest.raises(ValueError, match="univariate"):
-        shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8, max_steps=2)], freq=1).fit(df)
+    for per_series in (True, False):
+        model = shoal.NLinear(h=4, input_size=8, max_steps=200, learning_rate=1e-2)
+        nf = shoal.NeuralForecast([model], freq=1, per_series=per_series).fit(df)
+        assert (model._weights is None) == per_series  # one global model unless per_series
+        fcst = nf.predict()
+        assert list(fcst.columns) == ["unique_id", "ds", "NLinear"]
+        assert len(fcst) == 8
+        a = fcst[fcst.unique_id == "a"]["NLinear"].to_numpy()
+        assert np.all(np.abs(a - 0.5 * np.arange(60, 64)) < 1.0), (per_series, a)
 
 
 def test_ncf_signature_defaults_are_the_cpp_ones():
@@ -124,20 +129,20 @@ def _trend_df(n_series=2, length=80):
 
 
 @pytest.mark.parametrize("cls", [shoal.MLP, shoal.DLinear])
-def test_univariate_models_fit_per_series_and_reject_joint_panels(cls):
+def test_univariate_models_fit_per_series_or_globally(cls):
     import numpy as np
     df = _trend_df()
     kwargs = dict(hidden_size=16) if cls is shoal.MLP else dict(moving_avg_window=9)
-    model = cls(h=4, input_size=16, max_steps=200, learning_rate=1e-2, scaler_type="standard",
-                **kwargs)
-    fcst = shoal.NeuralForecast([model], freq=1, per_series=True).fit(df).predict()
-    assert list(fcst.columns) == ["unique_id", "ds", cls.__name__]
-    assert len(fcst) == 8
-    got = fcst[fcst.unique_id == "s0"][cls.__name__].to_numpy()
-    want = 10.0 + 0.5 * np.arange(80, 84) + 2 * np.sin(2 * np.pi * np.arange(80, 84) / 8)
-    assert np.mean(np.abs(got - want)) < 2.0, (got, want)
-    with pytest.raises(ValueError, match="univariate"):
-        shoal.NeuralForecast([cls(h=4, input_size=16, max_steps=2)], freq=1).fit(df)
+    for per_series in (True, False):
+        model = cls(h=4, input_size=16, max_steps=200, learning_rate=1e-2,
+                    scaler_type="standard", **kwargs)
+        fcst = shoal.NeuralForecast([model], freq=1, per_series=per_series).fit(df).predict()
+        assert (model._weights is None) == per_series  # one global model unless per_series
+        assert list(fcst.columns) == ["unique_id", "ds", cls.__name__]
+        assert len(fcst) == 8
+        got = fcst[fcst.unique_id == "s0"][cls.__name__].to_numpy()
+        want = 10.0 + 0.5 * np.arange(80, 84) + 2 * np.sin(2 * np.pi * np.arange(80, 84) / 8)
+        assert np.mean(np.abs(got - want)) < 2.0, (per_series, got, want)
 
 
 def test_mlp_multivariate_fits_the_panel_jointly():

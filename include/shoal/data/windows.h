@@ -46,6 +46,11 @@ struct WindowConfig {
   double min_insample_fraction = 0.0;  // training_data_availability_threshold
   double min_outsample_fraction = 0.0;
   Index windows_batch_size = 32;  // training windows per step; 0: every valid window
+  // Univariate models trained globally (data/global_windows.h): series per training step, per
+  // validation batch (0: batch_size), and windows per inference pass (-1: all at once).
+  Index batch_size = 32;
+  Index valid_batch_size = 0;
+  Index inference_windows_batch_size = 32;
   ScalerType scaler = ScalerType::kIdentity;
   bool shuffle_series = true;  // N > 1: permute the series every training step (v3.x)
 };
@@ -152,6 +157,12 @@ class WindowAssembler {
   std::vector<float> stat_ordered_;
   WindowBatch batch_;
 };
+
+// The window scaler of a batch: y, hist and futr exog of every window and series scaled in place
+// with their insample statistics (y's kept in y_shift / y_scale); and its inverse on model outputs
+// [B, h, N]. `scratch` holds L + h floats.
+void scale_window_batch(WindowBatch& w, ScalerType type, float* scratch);
+void inverse_scale_batch(const WindowBatch& w, ScalerType type, float* y_hat);
 
 // Per training step: windows_batch_size of the valid starts, uniformly without replacement
 // (with replacement when fewer are valid), plus the series order (a fresh permutation when

@@ -24,6 +24,9 @@ struct ForecastInputs {
   const T* hist_exog = nullptr;   // [B, X, L, N], null when X = 0
   const T* futr_exog = nullptr;   // [B, F, L + H, N], null when F = 0
   const T* stat_exog = nullptr;   // [N, S], null when S = 0
+  // 0: stat_exog is [N, S], shared by every window. > 0: one row per window, [B, S] with this
+  // row stride (a univariate model trained over many series: each window's own series' row).
+  Index stat_window_stride = 0;
   // When these B windows are a chunk of a larger batch: the index of the first one in it. Dropout
   // masks are drawn per element of the whole batch, so a chunked step draws the same masks. The
   // chunks of a batch run in order from first_window = 0, with the same weights: a model may
@@ -38,6 +41,8 @@ struct ForecastInputs {
     r.insample_y = insample_y + b0 * l * n;
     if (hist_exog != nullptr) r.hist_exog = hist_exog + b0 * x * l * n;
     if (futr_exog != nullptr) r.futr_exog = futr_exog + b0 * f * (l + h) * n;
+    if (stat_exog != nullptr && stat_window_stride > 0)
+      r.stat_exog = stat_exog + b0 * stat_window_stride;
     return r;
   }
 };

@@ -39,6 +39,9 @@ struct TrainConfig {
   layers::PointLossKind loss = layers::PointLossKind::kMae;  // training and validation loss
   double huber_delta = 1.0;
   uint64_t seed = 1;
+  // Threads of one global fit of a univariate model over many series (data-parallel over each
+  // step's windows; a thread count gives bitwise-identical weights). 0: every allowed CPU.
+  Index threads = 0;
   // Where the initial weights are drawn from: torch's CPU generator by default, so a seed gives
   // the weights neuralforecast's random_seed gives (and forecasts stay comparable model for
   // model); kPhilox is shoal's own counter-based stream (docs/accuracy.md compares the two).
@@ -97,6 +100,9 @@ std::vector<OptionInfo> forecast_options(std::string_view model);
 
 // Whether `job`'s model trains on windows (and so needs input_size and input_size + h rows).
 bool is_neural(const ForecastJob& job);
+// Whether `job`'s model is a neural model that mixes the series of a panel (TSMixer); a
+// univariate one (NLinear) fits a panel of many series globally, one model over all of them.
+bool is_multivariate(const ForecastJob& job);
 
 // Throws shoal::Error naming the first option out of range (h, input_size, step_size,
 // windows_batch_size, val_size, the model's own; with `fitting`, also max_steps and
@@ -106,7 +112,9 @@ void check_forecast_job(const ForecastJob& job, bool fitting);
 // The loss named "mae", "mse" or "huber" (throws shoal::Error otherwise).
 layers::PointLossKind parse_loss(std::string_view name);
 
-// Fits `job`'s model on `panel` and forecasts the h steps after it. Neural models: windows
+// Fits `job`'s model on `panel` and forecasts the h steps after it. A univariate model on a
+// panel of many series trains one model globally (batch_size series per step, their windows
+// pooled and sampled; data-parallel on train.threads threads). Neural models: windows
 // sampled per step, Adam + StepLR stepped every step, validation every val_check_steps and early
 // stopping when val_size > 0 and patience > 0 (the final weights are the last ones), then one
 // predict window, inverse-scaled; no heap allocation per step once set up. Throws shoal::Error

@@ -24,6 +24,10 @@ struct ForecastModel {
   std::string_view name;        // --model, a jobs line's "model", Python's model name
   std::string_view class_name;  // neuralforecast's class: the forecast column's name
   bool neural = false;          // trains on windows: needs input_size
+  // Neural models: true when the model mixes the series of a panel (TSMixer: one model over N
+  // series jointly); false for a univariate model (NLinear: one series per window), which
+  // trains globally over every series of a panel, as neuralforecast's MULTIVARIATE = False.
+  bool multivariate = false;
   // Its defaults for the options every forecaster shares, where they differ from
   // visit_forecast_options' (neuralforecast gives each model its own max_steps, ...). Null: none.
   void (*shared_defaults)(ForecastJob& job) = nullptr;

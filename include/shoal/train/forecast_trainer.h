@@ -91,6 +91,26 @@ class ForecastTrainer {
     RngStream rng(cfg_.seed, kInitStream, cfg_.init_generator);
     model_.init(rng);
   }
+  // A replica for data-parallel steps (train/forecast_parallel.h): `model` is planned into an
+  // arena whose params are `source`'s (no optimizer state, no init); its steps go through
+  // accumulate() and the source's optimizer.
+  ForecastTrainer(Model& model, Config cfg, const ForecastTrainer& source)
+      : model_(model),
+        cfg_(cfg),
+        adam_(cfg.adam),
+        loss_({.kind = cfg.loss, .delta = cfg.huber_delta}) {
+    SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
+                cfg_.max_batch);
+    chunk_ = cfg_.max_batch;
+    if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
+      chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
+    Planner planner;
+    model_.plan(planner, chunk_);
+    planner.buffer(dout_, Region::kActivationGrads, "trainer.dout",
+                   {chunk_ * model_.horizon(), model_.n_series()});
+    planner.set_optim_slots(0);
+    arena_ = Arena(std::move(planner), source.arena_);
+  }
   ForecastTrainer(const ForecastTrainer&) = delete;
   ForecastTrainer& operator=(const ForecastTrainer&) = delete;
 
@@ -185,7 +205,8 @@ class ForecastTrainer {
   // Windows per forward/backward pass (the model is planned for this many).
   Index chunk_windows() const { return chunk_; }
 
- private:
+ public:
+  // Windows [b0, b0 + count) of a batch (models whose windows are independent).
   ForecastInputs<T> slice(const ForecastInputs<T>& in, Index b0, Index count) const {
     if constexpr (Model::kWindowsIndependent) {
       const auto& c = model_.config();
@@ -199,11 +220,11 @@ class ForecastTrainer {
     }
   }
 
+ private:
   // The masked mean loss over the whole batch, chunk by chunk (see the class comment). The
   // elementwise terms are PointLoss's (layers/losses.h), with Σ W taken over every chunk first.
   double chunked_step(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> target,
                       ConstMat<T> mask) {
-    const Index h = model_.horizon();
     double den = 0;
     if (mask.data == nullptr)
       den = static_cast<double>(target.rows) * static_cast<double>(target.cols);
@@ -212,10 +233,25 @@ class ForecastTrainer {
         den +=
             kernels::lane_sum(mask.cols, [&](Index j) { return static_cast<double>(mask(r, j)); });
     const T scale = static_cast<T>(1.0 / den);
+    const double num = accumulate(ctx, in, target, mask, scale);
+    diverged_ = !std::isfinite(num);
+    const double ratio = num / den;
+    if (std::isfinite(ratio)) return ratio;
+    std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
+    return 0;
+  }
+
+ public:
+  // Forward, loss and backward of the windows `in` (a batch, or one thread's share of it),
+  // chunk by chunk, adding their parameter gradients to the arena's (which it does not clear):
+  // the loss terms are weighted by `scale` (1 / Σ W of the whole batch). Returns their Σ ℓ·W.
+  double accumulate(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> target,
+                    ConstMat<T> mask, T scale) {
+    const Index h = model_.horizon();
     double num = 0;
     for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
       const Index bc = std::min(chunk_, in.batch - b0);
-      const ForecastInputs<T> sub = slice(in, b0, bc);
+      const ForecastInputs<T> sub = bc == in.batch ? in : slice(in, b0, bc);
       ConstMat<T> out = model_.forward(ctx, sub);
       ConstMat<T> tgt = target.rows_block(b0 * h, bc * h);
       ConstMat<T> msk = mask.data == nullptr ? ConstMat<T>{} : mask.rows_block(b0 * h, bc * h);
@@ -229,11 +265,7 @@ class ForecastTrainer {
       }
       model_.backward(ctx, sub, dout);
     }
-    diverged_ = !std::isfinite(num);
-    const double ratio = num / den;
-    if (std::isfinite(ratio)) return ratio;
-    std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
-    return 0;
+    return num;
   }
 
  private:

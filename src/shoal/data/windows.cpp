@@ -21,6 +21,11 @@ void check_config(const WindowConfig& c) {
               c.val_size);
   SHOAL_CHECK(c.test_size >= 0 && c.windows_batch_size >= 0,
               "test_size and windows_batch_size must be ≥ 0");
+  SHOAL_CHECK(c.batch_size >= 1 && c.valid_batch_size >= 0 &&
+                  (c.inference_windows_batch_size >= 1 || c.inference_windows_batch_size == -1),
+              "batch_size must be ≥ 1, valid_batch_size ≥ 0 and inference_windows_batch_size ≥ 1 "
+              "or -1, got {}, {}, {}",
+              c.batch_size, c.valid_batch_size, c.inference_windows_batch_size);
 }
 
 }  // namespace
@@ -273,14 +278,20 @@ const WindowBatch& WindowAssembler::assemble(std::span<const Index> starts, Inde
 }
 
 void WindowAssembler::apply_scaler() {
-  WindowBatch& w = batch_;
-  const ScalerType type = cfg_.scaler;
+  scale_window_batch(batch_, cfg_.scaler, scratch_.data());
+}
+
+void WindowAssembler::inverse_scale(float* y_hat) const {
+  inverse_scale_batch(batch_, cfg_.scaler, y_hat);
+}
+
+void scale_window_batch(WindowBatch& w, ScalerType type, float* scratch) {
   const Index l = w.L, h = w.h, n = w.N;
   for (Index i = 0; i < w.B; ++i) {
     for (Index k = 0; k < n; ++k) {
       const float* mask = w.insample_mask.data + i * l * n + k;
       float* iy = w.insample_y.data + i * l * n + k;
-      const ScaleStats ys = scaler_statistics(type, iy, n, mask, n, l, scratch_.data());
+      const ScaleStats ys = scaler_statistics(type, iy, n, mask, n, l, scratch);
       w.y_shift.data[i * n + k] = ys.shift;
       w.y_scale.data[i * n + k] = ys.scale;
       if (type == ScalerType::kIdentity) continue;
@@ -288,22 +299,20 @@ void WindowAssembler::apply_scaler() {
       scale_strided(type, w.outsample_y.data + i * h * n + k, n, h, ys);
       for (Index c = 0; c < w.X; ++c) {
         float* v = w.hist_exog.data + (i * w.X + c) * l * n + k;
-        scale_strided(type, v, n, l, scaler_statistics(type, v, n, mask, n, l, scratch_.data()));
+        scale_strided(type, v, n, l, scaler_statistics(type, v, n, mask, n, l, scratch));
       }
       for (Index c = 0; c < w.F; ++c) {
         float* v = w.futr_exog.data + (i * w.F + c) * (l + h) * n + k;
-        scale_strided(type, v, n, l + h,
-                      scaler_statistics(type, v, n, mask, n, l, scratch_.data()));
+        scale_strided(type, v, n, l + h, scaler_statistics(type, v, n, mask, n, l, scratch));
       }
     }
   }
 }
 
-void WindowAssembler::inverse_scale(float* y_hat) const {
-  const WindowBatch& w = batch_;
+void inverse_scale_batch(const WindowBatch& w, ScalerType type, float* y_hat) {
   for (Index i = 0; i < w.B; ++i)
     for (Index k = 0; k < w.N; ++k)
-      unscale_strided(cfg_.scaler, y_hat + i * w.h * w.N + k, w.N, w.h,
+      unscale_strided(type, y_hat + i * w.h * w.N + k, w.N, w.h,
                       {w.y_shift.data[i * w.N + k], w.y_scale.data[i * w.N + k]});
 }
 

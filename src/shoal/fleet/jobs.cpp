@@ -132,6 +132,12 @@ std::string value_text(const nlohmann::json& v) {
 }
 
 // Fills a spec from one parsed JSON object; sweeps expand into `out`.
+bool univariate(const std::string& model) {
+  for (const train::ForecastModel& m : train::forecast_models())
+    if (m.name == model) return m.neural && !m.multivariate;
+  return false;
+}
+
 void add_json_line(const nlohmann::json& j, JobSpec base, const std::string& base_dir,
                    std::vector<JobSpec>& out) {
   SHOAL_CHECK(j.is_object(), "a jobs line must be a JSON object, got {}", j.type_name());
@@ -154,7 +160,8 @@ void add_json_line(const nlohmann::json& j, JobSpec base, const std::string& bas
     SHOAL_CHECK(!j.contains(k) || j.at(k).is_number_integer(), "'{}' must be an integer, got {}", k,
                 j.at(k).dump());
   base.seed = j.value("seed", uint64_t{1});
-  base.series = j.value("series", std::string("each"));
+  // A univariate model trains globally over the line's series by default, as neuralforecast.
+  base.series = j.value("series", univariate(base.model) ? std::string("all") : "each");
   base.max_series = j.value("max_series", int64_t{0});
   if (j.contains("config")) {
     SHOAL_CHECK(j.at("config").is_object(), "'config' must be an object of overrides");
@@ -365,6 +372,8 @@ train::ForecastJob forecast_job(const JobSpec& s, const data::SeriesSet& set) {
   SHOAL_CHECK(!options.contains("random_seed"),
               "give the seed as the line's 'seed', not as config 'random_seed'");
   options["random_seed"] = s.seed;
+  // The fleet runs its jobs side by side, one per worker: a global fit takes one thread.
+  if (!options.contains("num_threads")) options["num_threads"] = 1;
   if (options.contains("n_series")) {
     OptionReader reader(options, "n_series");
     const Index want = s.series != "all"  ? 1

@@ -147,7 +147,7 @@ MatView<T> MlpForecast<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) 
     const T* fx = nf > 0 ? in.futr_exog + w * nf * (l + h) : nullptr;
     for (Index t = 0; t < l + h; ++t)
       for (Index c = 0; c < nf; ++c) *dst++ = fx[c * (l + h) + t];
-    if (ns > 0) std::copy_n(in.stat_exog, ns, dst);
+    if (ns > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, ns, dst);
   }
   zone.close();
   MatView<T> y = stack_.forward(ctx, x);

@@ -19,6 +19,12 @@ models::ForecastInputs<float> inputs_of(const data::WindowBatch& b) {
           .stat_exog = b.S > 0 ? b.stat_exog.data : nullptr};
 }
 
+models::ForecastInputs<float> univariate_inputs_of(const data::WindowBatch& b) {
+  models::ForecastInputs<float> in = inputs_of(b);
+  in.stat_window_stride = b.S;
+  return in;
+}
+
 FitZones::FitZones(const ForecastJob& job) : rec(job.profiler) {
   if (rec == nullptr) return;
   using profile::Category;
@@ -67,6 +73,11 @@ void visit_forecast_options(ForecastJob& job, OptionVisitor& v) {
     "Minimum fraction of available values in a training window's input and output");
   w.min_insample_fraction = w.min_outsample_fraction = threshold;
   v("windows_batch_size", w.windows_batch_size, "Windows per training step (0: every window)");
+  v("batch_size", w.batch_size, "Series per training step (univariate models over many series)");
+  v("valid_batch_size", w.valid_batch_size,
+    "Series per validation batch (univariate models; 0: batch_size)");
+  v("inference_windows_batch_size", w.inference_windows_batch_size,
+    "Windows per validation and predict pass (univariate models; -1: all)");
   std::string scaler = data::scaler_name(w.scaler);
   v.choice("scaler_type", scaler, kScalers, "Window scaler");
   w.scaler = data::parse_scaler_type(scaler);
@@ -84,6 +95,8 @@ void visit_forecast_options(ForecastJob& job, OptionVisitor& v) {
   v.choice("loss", loss, kLosses, "Training and validation loss");
   t.loss = parse_loss(loss);
   v("huber_delta", t.huber_delta, "Huber loss threshold");
+  v("num_threads", t.threads,
+    "Threads of a global univariate fit over many series (0: every core)");
   v("random_seed", t.seed, "Seed of the initial weights, window sampling and dropout");
   std::string generator = t.init_generator == Generator::kPhilox ? "philox" : "torch";
   v.choice("init_generator", generator, kGenerators,
@@ -128,6 +141,11 @@ bool is_neural(const ForecastJob& job) {
   return forecast_model(job.model).neural;
 }
 
+bool is_multivariate(const ForecastJob& job) {
+  const ForecastModel& m = forecast_model(job.model);
+  return m.neural && m.multivariate;
+}
+
 void check_forecast_job(const ForecastJob& job, bool fitting) {
   const ForecastModel& model = forecast_model(job.model);
   const data::WindowConfig& w = job.windows;
@@ -143,6 +161,17 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
   if (w.windows_batch_size < 0)
     hyper_parameter_out_of_range("windows_batch_size", "an integer ≥ 1 (or 0: every window)",
                                  double(w.windows_batch_size));
+  if (w.batch_size < 1)
+    hyper_parameter_out_of_range("batch_size", "an integer ≥ 1", double(w.batch_size));
+  if (w.valid_batch_size < 0)
+    hyper_parameter_out_of_range("valid_batch_size", "an integer ≥ 1 (or 0: batch_size)",
+                                 double(w.valid_batch_size));
+  if (w.inference_windows_batch_size < 1 && w.inference_windows_batch_size != -1)
+    hyper_parameter_out_of_range("inference_windows_batch_size", "an integer ≥ 1 (or -1: all)",
+                                 double(w.inference_windows_batch_size));
+  if (job.train.threads < 0)
+    hyper_parameter_out_of_range("num_threads", "an integer ≥ 0 (0: every core)",
+                                 double(job.train.threads));
   if (w.val_size != 0 && w.val_size < w.h)
     hyper_parameter_out_of_range("val_size", fmt::format("0 or ≥ h = {}", w.h), double(w.val_size));
   if (w.test_size < 0)

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "global_fit.h"
 #include "shoal/models/dlinear.h"
 #include "shoal/models/mlp_forecast.h"
 #include "shoal/models/mlp_multivariate.h"
@@ -11,7 +12,6 @@
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/metrics.h"
-#include "windowed_fit.h"
 
 namespace shoal::train {
 namespace {
@@ -55,20 +55,31 @@ const std::vector<ForecastModel>& registry() {
   static const std::vector<ForecastModel> models = {
       detail::windowed_model<models::TSMixerx<float>>("tsmixerx", "TSMixerx"),
       detail::windowed_model<models::TSMixer<float>>("tsmixer", "TSMixer"),
-      detail::windowed_model<models::NLinear<float>>("nlinear", "NLinear",
-                                                     [](ForecastJob& j) {
-                                                       j.train.max_steps = 5000;
-                                                       j.train.learning_rate = 1e-4;
-                                                       j.windows.windows_batch_size = 1024;
-                                                     }),
+      detail::windowed_model<models::NLinear<float>>(
+          "nlinear", "NLinear",
+          [](ForecastJob& j) {
+            j.train.max_steps = 5000;
+            j.train.learning_rate = 1e-4;
+            j.windows.windows_batch_size = 1024;
+            j.windows.inference_windows_batch_size = 1024;
+          },
+          /*multivariate=*/false),
       detail::windowed_model<models::MlpForecast<float>>(
-          "mlp", "MLP", [](ForecastJob& j) { j.windows.windows_batch_size = 1024; }),
-      detail::windowed_model<models::DLinear<float>>("dlinear", "DLinear",
-                                                     [](ForecastJob& j) {
-                                                       j.train.max_steps = 5000;
-                                                       j.train.learning_rate = 1e-4;
-                                                       j.windows.windows_batch_size = 1024;
-                                                     }),
+          "mlp", "MLP",
+          [](ForecastJob& j) {
+            j.windows.windows_batch_size = 1024;
+            j.windows.inference_windows_batch_size = -1;
+          },
+          /*multivariate=*/false),
+      detail::windowed_model<models::DLinear<float>>(
+          "dlinear", "DLinear",
+          [](ForecastJob& j) {
+            j.train.max_steps = 5000;
+            j.train.learning_rate = 1e-4;
+            j.windows.windows_batch_size = 1024;
+            j.windows.inference_windows_batch_size = 1024;
+          },
+          /*multivariate=*/false),
       detail::windowed_model<models::MlpMultivariate<float>>("mlp_multivariate", "MLPMultivariate"),
       baseline("seasonal_naive", "SeasonalNaive",
                [](const data::Panel& p, const ForecastJob& j) {

@@ -1,5 +1,6 @@
 // The fit, plan and predict of any windowed neural forecaster (train/forecast_trainer.h's
-// WindowModel), and the registry entry that wires them: windowed_model<Model>(name, class).
+// WindowModel) on a panel whose series it models jointly; global_fit.h adds the univariate
+// path and the registry entry that wires them: windowed_model<Model>(name, class).
 // Private to the registry (src/shoal/train/forecast_registry.cpp).
 #pragma once
 
@@ -227,24 +228,6 @@ std::vector<double> predict_windowed(const data::Panel& panel, const ForecastJob
           out[size_t((s * w + i + j) * h + t)] = double(yhat[size_t((j * h + t) * n + s)]);
   }
   return out;
-}
-
-// The registry entry of a windowed model: its Config holds the options (train/forecast_registry.h).
-template <class Model>
-ForecastModel windowed_model(std::string_view name, std::string_view class_name,
-                             void (*shared_defaults)(ForecastJob&) = nullptr) {
-  using Config = typename Model::Config;
-  return {
-      .name = name,
-      .class_name = class_name,
-      .neural = true,
-      .shared_defaults = shared_defaults,
-      .default_options = [] { return std::any(Config{}); },
-      .visit_options = [](std::any& o, OptionVisitor& v) { std::any_cast<Config&>(o).visit(v); },
-      .validate = [](const std::any& o) { std::any_cast<const Config&>(o).validate(); },
-      .fit = &fit_windowed<Model>,
-      .planned_bytes = &plan_windowed<Model>,
-      .predict = &predict_windowed<Model>};
 }
 
 }  // namespace shoal::train::detail

@@ -1,0 +1,109 @@
+// Data-parallel training steps of a windowed model whose windows are independent (a univariate
+// model trained over many series): each thread runs forward, loss and backward on its
+// contiguous share of the step's windows on its own replica (ForecastTrainer's replica
+// constructor: params shared with replica 0), then one fused pass per parameter chunk sums the
+// replicas' grads into replica 0 in replica order (train/data_parallel.h), runs Adam on it and
+// clears the grads. The loss is the masked mean over the whole step (Σ W is known before the
+// forward), so the summed gradient is the whole batch's; the sum's order is fixed, so a thread
+// count gives bitwise-identical weights run after run.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "shoal/core/thread_pool.h"
+#include "shoal/kernels/reduce.h"
+#include "shoal/train/data_parallel.h"
+#include "shoal/train/forecast_trainer.h"
+
+namespace shoal::train {
+
+template <class Model, class T>
+requires WindowModel<Model, T>
+class ParallelForecastTrainer {
+ public:
+  using Trainer = ForecastTrainer<Model, T>;
+
+  // `threads` replicas (0: every allowed CPU), each planned for its share of `max_batch`
+  // windows; replica 0 (which also predicts) for max(that, `max_predict`).
+  ParallelForecastTrainer(const typename Model::Config& model, typename Trainer::Config cfg,
+                          int threads, Index max_predict)
+      : pool_(ThreadPool::resolve(threads), Pinning::kNone) {
+    static_assert(Model::kWindowsIndependent, "data parallelism needs independent windows");
+    const int t = pool_.size();
+    const Index share = (cfg.max_batch + t - 1) / t;
+    for (int k = 0; k < t; ++k) {
+      models_.push_back(std::make_unique<Model>(model));
+      typename Trainer::Config c = cfg;
+      c.max_batch = k == 0 ? std::max(share, max_predict) : share;
+      if (k == 0)
+        trainers_.push_back(std::make_unique<Trainer>(*models_.back(), c));
+      else
+        trainers_.push_back(std::make_unique<Trainer>(*models_.back(), c, *trainers_[0]));
+      arenas_.push_back(&trainers_.back()->arena());
+    }
+    for (const Arena* a : arenas_)
+      std::memset(a->region_base(Region::kGrads), 0, a->region_bytes(Region::kGrads));
+    num_.assign(size_t(t), 0.0);
+    seed_ = cfg.seed;
+  }
+
+  int threads() const { return pool_.size(); }
+  Trainer& source() { return *trainers_[0]; }
+  Model& model() { return *models_[0]; }
+
+  // One optimizer step on a batch (target and mask [B·H, N]); returns the loss before the update.
+  // A non-finite loss sum leaves the weights as they were (last_step_diverged()).
+  double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask) {
+    double den = 0;
+    for (Index r = 0; r < mask.rows; ++r)
+      den += kernels::lane_sum(mask.cols, [&](Index j) { return static_cast<double>(mask(r, j)); });
+    const T scale = static_cast<T>(1.0 / den);
+    const Index h = models_[0]->horizon();
+    const Ctx base{.training = true, .seed = seed_, .step = static_cast<uint64_t>(steps_)};
+    pool_.run([&](int tid) {
+      const Range r = split_range(in.batch, tid, pool_.size());
+      num_[size_t(tid)] = 0;
+      if (r.size() == 0) return;
+      Trainer& tr = *trainers_[size_t(tid)];
+      num_[size_t(tid)] = tr.accumulate(base, tr.slice(in, r.begin, r.size()),
+                                        target.rows_block(r.begin * h, r.size() * h),
+                                        mask.rows_block(r.begin * h, r.size() * h), scale);
+    });
+    double num = 0;
+    for (const double v : num_) num += v;
+    diverged_ = !std::isfinite(num);
+    ++steps_;
+    if (diverged_) {
+      for (const Arena* a : arenas_)
+        std::memset(a->region_base(Region::kGrads), 0, a->region_bytes(Region::kGrads));
+      return 0;
+    }
+    optim::Adam<T>& adam = trainers_[0]->optimizer();
+    adam.begin_step();
+    pool_.run([&](int tid) {
+      const Range r = reduce_grads_chunk<T>(arenas_, tid, pool_.size());
+      adam.update(*arenas_[0], r.begin, r.end);
+      zero_grads<T>(*arenas_[0], r);
+    });
+    const double ratio = num / den;
+    return std::isfinite(ratio) ? ratio : 0.0;
+  }
+
+  bool last_step_diverged() const { return diverged_; }
+  int64_t steps() const { return steps_; }
+
+ private:
+  ThreadPool pool_;
+  std::vector<std::unique_ptr<Model>> models_;
+  std::vector<std::unique_ptr<Trainer>> trainers_;
+  std::vector<const Arena*> arenas_;
+  std::vector<double> num_;
+  uint64_t seed_ = 1;
+  int64_t steps_ = 0;
+  bool diverged_ = false;
+};
+
+}  // namespace shoal::train

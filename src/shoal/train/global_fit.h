@@ -1,0 +1,274 @@
+// The fit, plan and predict of a univariate windowed model over a panel of many series: one
+// model trained globally on the windows of every series (data/global_windows.h), data-parallel
+// over the step's windows (train/forecast_parallel.h). Private to the registry; a one-series
+// panel keeps the windowed path (windowed_fit.h).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "shoal/data/global_windows.h"
+#include "shoal/optim/lr_schedule.h"
+#include "shoal/train/checkpoint.h"
+#include "shoal/train/checks.h"
+#include "shoal/train/forecast_parallel.h"
+#include "windowed_fit.h"
+
+namespace shoal::train::detail {
+
+models::ForecastInputs<float> univariate_inputs_of(const data::WindowBatch& b);
+
+// Windows per inference pass (inference_windows_batch_size; -1: all of `total`).
+inline Index inference_batch(const data::WindowConfig& wc, Index total) {
+  return std::max<Index>(
+      wc.inference_windows_batch_size < 0 ? total : wc.inference_windows_batch_size, 1);
+}
+
+// The model's Config for univariate windows: one series per window.
+template <class Model>
+typename Model::Config univariate_config(const data::Panel& p, const ForecastJob& job) {
+  using Config = typename Model::Config;
+  Config c = job.options.has_value() ? std::any_cast<const Config&>(job.options) : Config{};
+  c.set_shape({.h = job.windows.h,
+               .input_size = job.windows.input_size,
+               .n_series = 1,
+               .hist_exog = p.n_hist(),
+               .futr_exog = p.n_futr(),
+               .stat_exog = p.n_stat()});
+  return c;
+}
+
+template <class Model>
+using GlobalTrainer = ParallelForecastTrainer<Model, float>;
+
+template <class Model>
+typename GlobalTrainer<Model>::Trainer::Config global_trainer_config(const ForecastJob& job,
+                                                                     Index max_batch) {
+  return {.max_batch = max_batch,
+          .seed = job.train.seed,
+          .init_generator = job.train.init_generator,
+          .adam = {.lr = job.train.learning_rate},
+          .loss = job.train.loss,
+          .huber_delta = job.train.huber_delta,
+          .chunk_windows = chunk_windows_of<Model>()};
+}
+
+// Predictions of `windows` (series-major) into out [windows, h] (data scale), in inference
+// passes of at most eval.max_windows() windows.
+template <class Trainer>
+void predict_univariate(Trainer& trainer, data::UnivariateAssembler& eval,
+                        std::span<const data::SeriesWindow> windows, Index end, bool future,
+                        Index h, float* out) {
+  const auto total = static_cast<Index>(windows.size());
+  for (Index i = 0; i < total; i += eval.max_windows()) {
+    const Index k = std::min(eval.max_windows(), total - i);
+    const data::WindowBatch& b = eval.assemble(windows.subspan(size_t(i), size_t(k)), end, future);
+    const ConstMat<float> y = trainer.predict(univariate_inputs_of(b));
+    std::copy_n(y.data, size_t(k * h), out + i * h);
+    eval.inverse_scale(out + i * h);
+  }
+}
+
+template <class Model>
+FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  // Profiler: the fit's sampling, validation and predict zones and one step per training step
+  // (the layers' zones are not recorded across replicas); a fleet worker's fit is one zone.
+  const FitZones fz(job);
+  profile::ZoneChain whole(fz.steps ? nullptr : fz.rec, 0);
+  whole.next(fz.fit);
+  profile::ZoneChain zone(fz.rec, 0);
+  zone.next(fz.setup);
+  check_forecast_job(job, true);
+  const data::WindowConfig& wc = job.windows;
+  const Index h = wc.h, n = panel.n_series();
+  data::GlobalBatcher batcher(panel, wc, job.train.seed);
+  // Validation windows: every series' (series-major), scored in groups of valid_batch_size
+  // series and passes of inference_windows_batch_size windows, as neuralforecast's
+  // validation_step weights each pass's masked mean by its windows.
+  const bool validate = wc.val_size > 0;
+  const std::vector<Index> val_starts =
+      validate ? data::val_window_starts(panel, wc) : std::vector<Index>{};
+  const Index vw = Index(val_starts.size());
+  const Index vgroup = wc.valid_batch_size > 0 ? wc.valid_batch_size : wc.batch_size;
+  const Index most = std::max<Index>(std::min(vgroup, n) * vw, n);  // windows of one pass
+  const Index infer = std::min(inference_batch(wc, most), most);
+  GlobalTrainer<Model> gt(univariate_config<Model>(panel, job),
+                          global_trainer_config<Model>(job, batcher.max_windows()),
+                          static_cast<int>(job.train.threads), infer);
+  auto& trainer = gt.source();
+  if (!job.init_weights.empty())
+    load_checkpoint_bytes(trainer.arena(), job.init_weights, "init weights", /*strict=*/false);
+  optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
+                                                      job.train.num_lr_decays);
+  trainer.optimizer().set_lr(sched.lr());
+  data::UnivariateAssembler eval(panel, wc, infer);
+  const std::vector<data::SeriesWindow> val_windows = data::every_series(n, val_starts);
+  const Index vend = validate ? data::val_end(panel, wc) : 0;
+  std::vector<float> yhat(size_t(std::max<Index>(vw * n, n) * h));
+  layers::PointLoss<float> val_loss({.kind = job.train.loss, .delta = job.train.huber_delta});
+  auto validation_loss = [&] {
+    double sum = 0;
+    Index count = 0;
+    for (Index g = 0; g < n; g += vgroup) {
+      const Index gw = std::min(vgroup, n - g) * vw;  // this group's windows
+      for (Index i = 0; i < gw; i += infer) {
+        const Index k = std::min(infer, gw - i);
+        const std::span<const data::SeriesWindow> ws(val_windows.data() + g * vw + i, size_t(k));
+        const data::WindowBatch& b = eval.assemble(ws, vend);
+        const ConstMat<float> y = trainer.predict(univariate_inputs_of(b));
+        std::copy_n(y.data, size_t(k * h), yhat.data());
+        eval.inverse_scale(yhat.data());
+        const double l =
+            val_loss.forward(ConstMat<float>(yhat.data(), k * h, 1),
+                             ConstMat<float>(b.outsample_y_raw.data, k * h, 1),
+                             {.mask = ConstMat<float>(b.outsample_mask.data, k * h, 1)});
+        sum += l * double(k);
+        count += k;
+      }
+    }
+    return sum / double(std::max<Index>(count, 1));
+  };
+
+  FitResult r;
+  r.train_losses.reserve(size_t(job.train.max_steps));
+  if (validate)
+    r.val_losses.reserve(
+        size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
+  const Index interval =
+      std::max<Index>(std::min(job.train.val_check_steps, job.train.max_steps), 1);
+  const Index patience = job.train.early_stop_patience_steps;
+  double best = std::numeric_limits<double>::infinity();
+  Index wait = 0;
+  zone.close();
+  if (fz.steps) fz.rec->step();
+  profile::ZoneChain step_zone(fz.rec, 0);
+  for (Index step = 1; step <= job.train.max_steps; ++step) {
+    if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
+      throw Error(fmt::format("training interrupted at step {}", step));
+    if (fz.steps && step > 1) fz.rec->step();
+    step_zone.next(fz.sample);
+    const data::WindowBatch& b = batcher.next();
+    step_zone.close();
+    const Index rows = b.B * h;
+    const double loss =
+        gt.train_step(univariate_inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, 1),
+                      ConstMat<float>(b.outsample_mask.data, rows, 1));
+    if (!std::isfinite(loss) || gt.last_step_diverged()) [[unlikely]] {
+      const Arena* arena = &trainer.arena();
+      throw_non_finite_loss(step, {&arena, 1});
+    }
+    trainer.optimizer().set_lr(sched.step());
+    r.train_losses.push_back(loss);
+    r.steps = step;
+    if (validate && step % interval == 0) {
+      step_zone.next(fz.validation);
+      const double v = validation_loss();
+      step_zone.close();
+      r.val_losses.push_back(v);
+      if (patience > 0) {
+        if (!std::isfinite(v)) break;
+        if (v < best) {
+          best = v;
+          wait = 0;
+        } else if (++wait >= patience) {
+          break;
+        }
+      }
+    }
+  }
+
+  if (fz.steps) fz.rec->step();
+  zone.next(fz.predict);
+  const Index start = data::predict_window_start(panel, wc);
+  const std::vector<data::SeriesWindow> pw = data::every_series(n, {&start, 1});
+  predict_univariate(trainer, eval, pw, panel.length(), /*future=*/true, h, yhat.data());
+  zone.close();
+  r.forecasts.assign(yhat.begin(), yhat.begin() + n * h);
+  r.arena_bytes = trainer.arena().bytes();
+  if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
+  r.fit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
+}
+
+template <class Model>
+size_t plan_global(const data::Panel& panel, const ForecastJob& job) {
+  check_forecast_job(job, true);
+  const data::GlobalBatcher batcher(panel, job.windows, job.train.seed);
+  Model model(univariate_config<Model>(panel, job));
+  typename GlobalTrainer<Model>::Trainer trainer(
+      model, global_trainer_config<Model>(job, batcher.max_windows()));
+  return trainer.arena().bytes();
+}
+
+template <class Model>
+std::vector<double> predict_global(const data::Panel& panel, const ForecastJob& job,
+                                   std::string_view weights, std::span<const Index> starts,
+                                   Index end, bool future) {
+  check_forecast_job(job, false);
+  const Index h = job.windows.h, n = panel.n_series(), w = Index(starts.size());
+  const std::vector<data::SeriesWindow> windows = data::every_series(n, starts);
+  const Index max_batch = std::min(inference_batch(job.windows, n * w), n * w);
+  Model model(univariate_config<Model>(panel, job));
+  typename GlobalTrainer<Model>::Trainer trainer(model,
+                                                 global_trainer_config<Model>(job, max_batch));
+  load_checkpoint_bytes(trainer.arena(), weights, "weights");
+  data::UnivariateAssembler eval(panel, job.windows, max_batch);
+  std::vector<float> y(size_t(n * w * h));
+  predict_univariate(trainer, eval, windows, end, future, h, y.data());
+  return {y.begin(), y.end()};  // [series, window, h]: series-major windows
+}
+
+// A univariate model: a panel of many series trains one model globally, a one-series panel
+// the windowed way (the same windows, sampled as before).
+template <class Model>
+FitResult fit_univariate(const data::Panel& p, const ForecastJob& job) {
+  return p.n_series() > 1 ? fit_global<Model>(p, job) : fit_windowed<Model>(p, job);
+}
+template <class Model>
+size_t plan_univariate(const data::Panel& p, const ForecastJob& job) {
+  return p.n_series() > 1 ? plan_global<Model>(p, job) : plan_windowed<Model>(p, job);
+}
+template <class Model>
+std::vector<double> predict_univariate_windows(const data::Panel& p, const ForecastJob& job,
+                                               std::string_view weights,
+                                               std::span<const Index> starts, Index end,
+                                               bool future) {
+  return p.n_series() > 1 ? predict_global<Model>(p, job, weights, starts, end, future)
+                          : predict_windowed<Model>(p, job, weights, starts, end, future);
+}
+
+// The registry entry of a windowed model: its Config holds the options (train/forecast_registry.h).
+// `multivariate`: the model mixes the series of a panel (TSMixer); false: it sees one series per
+// window and trains over many series globally (NLinear).
+template <class Model>
+ForecastModel windowed_model(std::string_view name, std::string_view class_name,
+                             void (*shared_defaults)(ForecastJob&) = nullptr,
+                             bool multivariate = true) {
+  using Config = typename Model::Config;
+  ForecastModel m{
+      .name = name,
+      .class_name = class_name,
+      .neural = true,
+      .multivariate = multivariate,
+      .shared_defaults = shared_defaults,
+      .default_options = [] { return std::any(Config{}); },
+      .visit_options = [](std::any& o, OptionVisitor& v) { std::any_cast<Config&>(o).visit(v); },
+      .validate = [](const std::any& o) { std::any_cast<const Config&>(o).validate(); },
+      .fit = &fit_windowed<Model>,
+      .planned_bytes = &plan_windowed<Model>,
+      .predict = &predict_windowed<Model>};
+  if constexpr (Model::kWindowsIndependent) {
+    if (!multivariate) {
+      m.fit = &fit_univariate<Model>;
+      m.planned_bytes = &plan_univariate<Model>;
+      m.predict = &predict_univariate_windows<Model>;
+    }
+  }
+  return m;
+}
+
+}  // namespace shoal::train::detail
