@@ -8,8 +8,10 @@
 // unprofiled fit's time) and % of the threads' FP32 peak; the ratios to each peer.
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,13 +74,27 @@ train::ForecastJob job_for(const ModelsBenchArgs& a, const std::string& model, i
   return job;
 }
 
-// Analytic FLOPs per training step: a short profiled fit, its zones' FLOPs over its steps.
+// Analytic FLOPs per training step, from the profiler's zones: a short profiled fit on one
+// synthetic series long enough that every step has windows_batch_size distinct windows (the
+// global fit's steps draw that many; FLOPs do not depend on the values), or, for a
+// multivariate model, on the bench's own panel.
 double flops_per_step(const ModelsBenchArgs& a, const std::string& model, const data::Panel& p) {
-  profile::Recorder rec({.mode = profile::Mode::kStats});
   train::ForecastJob job = job_for(a, model, 1, a.profile_steps);
+  const bool multivariate = train::forecast_model(model).multivariate;
+  data::SeriesSet one;
+  std::vector<Index> first = {0};
+  std::optional<data::Panel> single;
+  if (!multivariate) {
+    const Index len = a.input_size + a.h + std::max<Index>(job.windows.windows_batch_size, 1) + 8;
+    std::string csv = "unique_id,ds,y\n";
+    for (Index t = 0; t < len; ++t) csv += fmt::format("s,{},{:.6f}\n", t, std::sin(0.3 * t));
+    one = data::parse_series(csv, "synthetic");
+    single.emplace(one, first, data::ExogSpec{});
+  }
+  profile::Recorder rec({.mode = profile::Mode::kStats});
   job.profiler = &rec;
   rec.start();
-  const train::FitResult r = train::fit_forecast(p, job);
+  const train::FitResult r = train::fit_forecast(multivariate ? p : *single, job);
   rec.stop();
   const profile::Report rep = profile::summarize(rec, profile::Machine{});
   double flops = 0;

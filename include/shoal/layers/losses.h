@@ -62,6 +62,11 @@ struct PointLoss {
   bool num_finite_ = true;
 };
 
+// Σ of a mask's entries in double (a loss's denominator); a contiguous mask is summed as one
+// run (rows of one series would otherwise pay a reduction's set-up per element).
+template <class T>
+double mask_sum(ConstMat<T> mask);
+
 template <class T>
 struct MaeLoss : PointLoss<T> {
   MaeLoss() : PointLoss<T>({.kind = PointLossKind::kMae}) {}

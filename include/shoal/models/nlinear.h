@@ -32,6 +32,9 @@ class NLinear {
 
   // Each window is mapped on its own: a trainer may run a batch in chunks.
   static constexpr bool kWindowsIndependent = true;
+  // A batch runs whole, as DLinear's (models/dlinear.h): chunks of 8 windows re-read the
+  // weight per chunk and make 8-row GEMMs of a model that is little but its one Linear.
+  static constexpr Index kChunkWindows = 0;
 
   explicit NLinear(Config cfg);
   NLinear(const NLinear&) = delete;

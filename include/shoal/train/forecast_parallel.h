@@ -57,9 +57,7 @@ class ParallelForecastTrainer {
   // One optimizer step on a batch (target and mask [B·H, N]); returns the loss before the update.
   // A non-finite loss sum leaves the weights as they were (last_step_diverged()).
   double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask) {
-    double den = 0;
-    for (Index r = 0; r < mask.rows; ++r)
-      den += kernels::lane_sum(mask.cols, [&](Index j) { return static_cast<double>(mask(r, j)); });
+    const double den = layers::mask_sum(mask);
     const T scale = static_cast<T>(1.0 / den);
     const Index h = models_[0]->horizon();
     const Ctx base{.training = true, .seed = seed_, .step = static_cast<uint64_t>(steps_)};

@@ -229,9 +229,7 @@ class ForecastTrainer {
     if (mask.data == nullptr)
       den = static_cast<double>(target.rows) * static_cast<double>(target.cols);
     else
-      for (Index r = 0; r < mask.rows; ++r)
-        den +=
-            kernels::lane_sum(mask.cols, [&](Index j) { return static_cast<double>(mask(r, j)); });
+      den = layers::mask_sum(mask);
     const T scale = static_cast<T>(1.0 / den);
     const double num = accumulate(ctx, in, target, mask, scale);
     diverged_ = !std::isfinite(num);

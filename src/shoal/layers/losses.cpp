@@ -107,6 +107,27 @@ void with_kind(PointLossKind kind, Body&& body) {
   }
 }
 
+// A view whose rows are contiguous (ld == cols) as one row, so per-row work runs once.
+template <class V>
+V flat(V v) {
+  return v.data != nullptr && v.ld == v.cols ? V(v.data, 1, v.rows * v.cols) : v;
+}
+
+// Contiguous views with at most a mask (one series: [B·H, 1]) as one row each: the row loops
+// of forward / backward / chunk then pay their set-up once, not per element.
+template <class T>
+bool flatten(ConstMat<T>& pred, ConstMat<T>& target, ConstMat<T>& mask, MatView<T>* dpred) {
+  const auto contiguous = [](const auto& v) { return v.data == nullptr || v.ld == v.cols; };
+  if (!contiguous(pred) || !contiguous(target) || !contiguous(mask) ||
+      (dpred != nullptr && !contiguous(*dpred)))
+    return false;
+  pred = flat(pred);
+  target = flat(target);
+  mask = flat(mask);
+  if (dpred != nullptr) *dpred = flat(*dpred);
+  return true;
+}
+
 template <class T>
 void check_weights(ConstMat<T> pred, const LossWeights<T>& w) {
   SHOAL_DCHECK(w.mask.data == nullptr || (w.mask.rows == pred.rows && w.mask.cols == pred.cols));
@@ -125,9 +146,12 @@ PointLoss<T>::PointLoss(Config c) : cfg(c) {
 }
 
 template <class T>
-double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWeights<T>& w) {
+double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWeights<T>& given) {
   SHOAL_DCHECK(pred.rows == target.rows && pred.cols == target.cols);
-  check_weights(pred, w);
+  check_weights(pred, given);
+  LossWeights<T> w = given;
+  if (w.weight.data == nullptr && w.col_weight == nullptr)
+    flatten<T>(pred, target, w.mask, nullptr);
   const T delta = static_cast<T>(cfg.delta);
   double num = 0;
   double den = 0;
@@ -165,8 +189,22 @@ double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWei
 }
 
 template <class T>
+double mask_sum(ConstMat<T> mask) {
+  mask = flat(mask);
+  double s = 0;
+  for (Index r = 0; r < mask.rows; ++r) {
+    const T* m = mask.row(r);
+    s += lane_sum(mask.cols, [&](Index j) { return static_cast<double>(m[j]); });
+  }
+  return s;
+}
+template double mask_sum<float>(ConstMat<float>);
+template double mask_sum<double>(ConstMat<double>);
+
+template <class T>
 double PointLoss<T>::chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
                            T scale) const {
+  flatten<T>(pred, target, mask, &dpred);
   const T delta = static_cast<T>(cfg.delta);
   double num = 0;
   with_kind<T>(cfg.kind, [&](auto kind) {
@@ -189,10 +227,12 @@ double PointLoss<T>::chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mas
 
 template <class T>
 void PointLoss<T>::backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred,
-                            const LossWeights<T>& w, double dloss) const {
+                            const LossWeights<T>& given, double dloss) const {
   SHOAL_DCHECK(pred.rows == target.rows && pred.cols == target.cols && dpred.rows == pred.rows &&
                dpred.cols == pred.cols);
-  check_weights(pred, w);
+  check_weights(pred, given);
+  LossWeights<T> w = given;
+  if (w.weight.data == nullptr && w.col_weight == nullptr) flatten<T>(pred, target, w.mask, &dpred);
   const T scale = static_cast<T>(dloss * inv_den_);
   if (inv_den_ == 0) {
     for (Index n = 0; n < dpred.rows; ++n)
