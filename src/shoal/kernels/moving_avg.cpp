@@ -4,17 +4,67 @@
 // so the inner loops are unit-stride adds that gcc vectorises. Each t still adds its terms in
 // order j = 0 … k − 1, starting from 0: the reference's sum, bit for bit.
 #include <algorithm>
+#include <vector>
 
 #include "shoal/kernels/moving_avg.h"
 
 namespace shoal::kernels {
+
+namespace {
+
+// Rows per block of the row-vectorised path, and outputs summed at once (their sums are
+// independent chains: one add's latency each would otherwise bound the loop).
+constexpr Index kBlockRows = 8;
+constexpr Index kTs = 4;
+
+// kBlockRows rows at once: the block transposed into [L + 2p, kBlockRows] with the padding
+// written out (row r's first value p times before it, its last value p times after), so term
+// j of output t is one unit-stride vector add across the rows, with no clamps. Each t still
+// sums j = 0 … k − 1 in order from 0: the reference's sum, bit for bit.
+template <class T>
+void decomp_block(ConstMat<T> x, Index r0, Index k, MatView<T> trend, MatView<T> season,
+                  std::vector<T>& buf) {
+  const Index l = x.cols, p = (k - 1) / 2, q = l + 2 * p;
+  // kTs extra rows of the last value: a group of outputs past the row's end reads them (its
+  // sums are not stored).
+  buf.resize(static_cast<size_t>((q + kTs) * kBlockRows));
+  T* __restrict xt = buf.data();
+  for (Index r = 0; r < kBlockRows; ++r) {
+    const T* xr = x.row(r0 + r);
+    for (Index i = 0; i < q + kTs; ++i)
+      xt[i * kBlockRows + r] = xr[std::clamp<Index>(i - p, 0, l - 1)];
+  }
+  const T kf = static_cast<T>(k);
+  for (Index t0 = 0; t0 < l; t0 += kTs) {
+    const Index ts = std::min(kTs, l - t0);
+    T acc[kTs][kBlockRows] = {};
+    for (Index j = 0; j < k; ++j)
+      for (Index i = 0; i < kTs; ++i) {
+        const T* __restrict v = xt + (t0 + i + j) * kBlockRows;
+        for (Index r = 0; r < kBlockRows; ++r) acc[i][r] += v[r];
+      }
+    for (Index i = 0; i < ts; ++i)
+      for (Index r = 0; r < kBlockRows; ++r) {
+        const T m = acc[i][r] / kf;
+        trend(r0 + r, t0 + i) = m;
+        season(r0 + r, t0 + i) = x(r0 + r, t0 + i) - m;
+      }
+  }
+}
+
+}  // namespace
 
 template <class T>
 void series_decomp(ConstMat<T> x, Index k, MatView<T> trend, MatView<T> season) {
   SHOAL_DCHECK(k >= 1 && k % 2 == 1 && trend.rows == x.rows && season.rows == x.rows);
   const Index l = x.cols, p = (k - 1) / 2;
   const T kf = static_cast<T>(k);
-  for (Index r = 0; r < x.rows; ++r) {
+  Index r = 0;
+  if (l > 0) {
+    std::vector<T> buf;
+    for (; r + kBlockRows <= x.rows; r += kBlockRows) decomp_block(x, r, k, trend, season, buf);
+  }
+  for (; r < x.rows; ++r) {
     const T* __restrict xr = x.row(r);
     T* __restrict tr = trend.row(r);
     T* __restrict se = season.row(r);
