@@ -52,6 +52,13 @@ class ParallelForecastTrainer {
 
   int threads() const { return pool_.size(); }
   Trainer& source() { return *trainers_[0]; }
+  // Profiler: every replica registers its model's zones (one set of names: the recorder keeps
+  // them per thread) and memory plan; each thread's forward and backward then record into
+  // `rec` (null: off).
+  void set_profiler(profile::Recorder* rec, int model = 0) {
+    prof_ = rec;
+    for (auto& t : trainers_) t->set_profiler(rec, model);
+  }
   Model& model() { return *models_[0]; }
 
   // One optimizer step on a batch (target and mask [B·H, N]); returns the loss before the update.
@@ -60,7 +67,8 @@ class ParallelForecastTrainer {
     const double den = layers::mask_sum(mask);
     const T scale = static_cast<T>(1.0 / den);
     const Index h = models_[0]->horizon();
-    const Ctx base{.training = true, .seed = seed_, .step = static_cast<uint64_t>(steps_)};
+    Ctx base{.training = true, .seed = seed_, .step = static_cast<uint64_t>(steps_)};
+    base.profiler = prof_;
     pool_.run([&](int tid) {
       const Range r = split_range(in.batch, tid, pool_.size());
       num_[size_t(tid)] = 0;
@@ -102,6 +110,7 @@ class ParallelForecastTrainer {
   uint64_t seed_ = 1;
   int64_t steps_ = 0;
   bool diverged_ = false;
+  profile::Recorder* prof_ = nullptr;
 };
 
 }  // namespace shoal::train

@@ -75,8 +75,9 @@ template <class Model>
 FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
-  // Profiler: the fit's sampling, validation and predict zones and one step per training step
-  // (the layers' zones are not recorded across replicas); a fleet worker's fit is one zone.
+  // Profiler: the fit's sampling, validation and predict zones, one step per training step and
+  // every replica's layer zones (each thread's share of a step); a fleet worker's fit is one
+  // zone.
   const FitZones fz(job);
   profile::ZoneChain whole(fz.steps ? nullptr : fz.rec, 0);
   whole.next(fz.fit);
@@ -100,6 +101,7 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
                           global_trainer_config<Model>(job, batcher.max_windows()),
                           static_cast<int>(job.train.threads), infer);
   auto& trainer = gt.source();
+  if (fz.rec != nullptr && fz.steps) gt.set_profiler(fz.rec, job.profile_model);
   if (!job.init_weights.empty())
     load_checkpoint_bytes(trainer.arena(), job.init_weights, "init weights", /*strict=*/false);
   optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
