@@ -1,0 +1,181 @@
+"""Golden values for the NBEATS / NBEATSx / NHITS / TiDE building blocks (tests/layers/
+blocks_golden_test.cpp), computed by torch and neuralforecast 3.3.0's own modules.
+
+Run with the peers venv (CI only reads the committed output):
+    /opt/peers/bin/python bench/peers/blocks_golden.py [out=tests/golden/blocks.json]
+
+One JSON file: {case name: {array name: flat list (row-major), scalar name: value}}. Every
+case is computed in float64 on inputs drawn here (and stored), the backward of sum(out * dy)
+with a stored dy. Cases:
+  act/<name>          x, y, dy, dx (and dweight for PReLU) for nn.Softplus, Tanh, SELU,
+                      LeakyReLU, PReLU, Sigmoid on values that include 0, ties and x > 20
+  pool/<mode>_L<L>_k<k>   nn.MaxPool1d / AvgPool1d(k, k, ceil_mode=True) as NHITSBlock builds
+                      it, on x [2, L] with repeated values (ties)
+  interp/<mode>_K<K>_H<H> F.interpolate(x [2, 1, K], size=H, mode) (NHITS's _IdentityBasis)
+  basis/<kind>_...    neuralforecast.models.nbeats TrendBasis / SeasonalityBasis and
+                      nbeatsx.TrendBasis: the fixed matrices (float32 as stored) and a forward /
+                      backward on theta for out_features Q = 1 and 2
+  exog/...            nbeatsx.ExogenousBasis forward / backward
+  mlp_residual/...    tide.MLPResidual built under torch.manual_seed(seed) (float32 init, then
+                      .double()): the weights in state_dict order, y, and the gradients
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from neuralforecast.models import nbeats, nbeatsx, tide
+
+torch.set_default_dtype(torch.float64)
+rng = np.random.default_rng(20261126)
+out = {}
+
+
+def t(a):
+    return torch.tensor(np.asarray(a, dtype=np.float64))
+
+
+def flat(x):
+    return [float(v) for v in np.asarray(x.detach().numpy() if torch.is_tensor(x) else x).ravel()]
+
+
+def activations():
+    x = np.concatenate([[0.0, -0.0, 1.0, -1.0, 20.0, 20.5, 25.0, -30.0, 1e-8, -1e-8],
+                        rng.uniform(-4, 4, 14)])
+    for name in ["Softplus", "Tanh", "SELU", "LeakyReLU", "PReLU", "Sigmoid"]:
+        m = getattr(torch.nn, name)().double()
+        xt = t(x).requires_grad_(True)
+        y = m(xt)
+        dy = rng.uniform(-1, 1, x.size)
+        y.backward(t(dy))
+        case = {"x": flat(x), "y": flat(y), "dy": flat(dy), "dx": flat(xt.grad)}
+        if name == "PReLU":
+            case["dweight"] = flat(m.weight.grad)
+        out[f"act/{name}"] = case
+
+
+def pooling():
+    for mode in ["MaxPool1d", "AvgPool1d"]:
+        for L in [1, 5, 7, 8, 12]:
+            for k in [1, 2, 3, 4, 8]:
+                x = np.round(rng.uniform(-2, 2, (2, L)) * 2) / 2  # halves: many ties
+                m = getattr(torch.nn, mode)(kernel_size=k, stride=k, ceil_mode=True)
+                xt = t(x).requires_grad_(True)
+                y = m(xt.unsqueeze(1)).squeeze(1)
+                dy = rng.uniform(-1, 1, tuple(y.shape))
+                y.backward(t(dy))
+                out[f"pool/{mode}_L{L}_k{k}"] = {
+                    "L": L, "k": k, "P": int(y.shape[1]), "x": flat(x), "y": flat(y),
+                    "dy": flat(dy), "dx": flat(xt.grad)}
+
+
+def interpolation():
+    for mode in ["linear", "nearest"]:
+        for K in [1, 2, 3, 5, 6]:
+            for H in [1, 4, 7, 10, 12, 24]:
+                x = rng.uniform(-1, 1, (2, K))
+                xt = t(x).requires_grad_(True)
+                y = F.interpolate(xt.unsqueeze(1), size=H, mode=mode).squeeze(1)
+                dy = rng.uniform(-1, 1, (2, H))
+                y.backward(t(dy))
+                out[f"interp/{mode}_K{K}_H{H}"] = {
+                    "K": K, "H": H, "x": flat(x), "y": flat(y), "dy": flat(dy),
+                    "dx": flat(xt.grad)}
+
+
+def run_basis(name, module, n, q, extra):
+    module = module.double()
+    S = module.backcast_basis.shape[0] * (q + 1)
+    theta = t(rng.uniform(-1, 1, (n, S))).requires_grad_(True)
+    back, fore = module(theta)
+    dback = rng.uniform(-1, 1, tuple(back.shape))
+    dfore = rng.uniform(-1, 1, tuple(fore.shape))
+    (back * t(dback)).sum().add((fore * t(dfore)).sum()).backward()
+    case = {"Q": q, "theta": flat(theta), "backcast": flat(back), "forecast": flat(fore),
+            "dbackcast": flat(dback), "dforecast": flat(dfore), "dtheta": flat(theta.grad),
+            "backcast_basis": flat(module.backcast_basis), "forecast_basis":
+            flat(module.forecast_basis)}
+    case.update(extra)
+    out[name] = case
+
+
+def bases():
+    n = 3
+    for L, H, deg in [(7, 5, 2), (12, 4, 3), (6, 6, 0)]:
+        for q in [1, 2]:
+            cfg = {"L": L, "H": H, "n_polynomials": deg}
+            run_basis(f"basis/trend_L{L}_H{H}_p{deg}_q{q}",
+                      nbeats.TrendBasis(n_basis=deg, backcast_size=L, forecast_size=H,
+                                        out_features=q), n, q, cfg)
+            run_basis(f"basis/trendx_L{L}_H{H}_p{deg}_q{q}",
+                      nbeatsx.TrendBasis(degree_of_polynomial=deg, backcast_size=L,
+                                         forecast_size=H, out_features=q), n, q, cfg)
+    for L, H, harm in [(7, 5, 2), (10, 6, 1), (8, 4, 3), (24, 12, 2)]:
+        for q in [1, 2]:
+            run_basis(f"basis/seasonality_L{L}_H{H}_n{harm}_q{q}",
+                      nbeats.SeasonalityBasis(harmonics=harm, backcast_size=L, forecast_size=H,
+                                              out_features=q), n, q,
+                      {"L": L, "H": H, "n_harmonics": harm})
+
+
+def exogenous():
+    n = 3
+    for L, H, C in [(5, 3, 1), (6, 4, 3)]:
+        m = nbeatsx.ExogenousBasis(forecast_size=H)
+        theta = t(rng.uniform(-1, 1, (n, 2 * C))).requires_grad_(True)
+        x = t(rng.uniform(-1, 1, (n, L + H, C))).requires_grad_(True)
+        back, fore = m(theta, x)
+        dback = rng.uniform(-1, 1, tuple(back.shape))
+        dfore = rng.uniform(-1, 1, tuple(fore.shape))
+        (back * t(dback)).sum().add((fore * t(dfore)).sum()).backward()
+        out[f"exog/L{L}_H{H}_C{C}"] = {
+            "L": L, "H": H, "C": C, "theta": flat(theta), "x": flat(x), "backcast": flat(back),
+            "forecast": flat(fore), "dbackcast": flat(dback), "dforecast": flat(dfore),
+            "dtheta": flat(theta.grad), "dx": flat(x.grad)}
+
+
+def mlp_residual():
+    for seed, (I, K, O, ln) in [(1, (5, 8, 3, True)), (7, (4, 6, 4, False)), (3, (3, 5, 1, True))]:
+        torch.set_default_dtype(torch.float32)
+        torch.manual_seed(seed)
+        m = tide.MLPResidual(input_dim=I, hidden_size=K, output_dim=O, dropout=0.0, layernorm=ln)
+        torch.set_default_dtype(torch.float64)
+        init = {f"init/{k}": flat(v) for k, v in m.state_dict().items()}
+        m = m.double()
+        with torch.no_grad():  # move the norm off 1 and 0 so that its gradients are checked
+            if ln:
+                m.norm.weight.add_(t(rng.uniform(-0.3, 0.3, O)))
+                m.norm.bias.add_(t(rng.uniform(-0.3, 0.3, O)))
+        x = t(rng.uniform(-1, 1, (4, I))).requires_grad_(True)
+        y = m(x)
+        dy = rng.uniform(-1, 1, tuple(y.shape))
+        y.backward(t(dy))
+        case = {"seed": seed, "I": I, "K": K, "O": O, "layernorm": ln, "x": flat(x), "y": flat(y),
+                "dy": flat(dy), "dx": flat(x.grad)}
+        case.update(init)
+        for k, v in m.named_parameters():
+            case[f"weights/{k}"] = flat(v)
+            case[f"grads/{k}"] = flat(v.grad)
+        out[f"mlp_residual/s{seed}_I{I}_K{K}_O{O}"] = case
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(__file__), "..", "..", "tests", "golden", "blocks.json")
+    activations()
+    pooling()
+    interpolation()
+    bases()
+    exogenous()
+    mlp_residual()
+    with open(path, "w") as f:
+        json.dump(out, f, separators=(",", ":"))
+    print(f"wrote {len(out)} cases to {os.path.normpath(path)}")
+
+
+if __name__ == "__main__":
+    main()
