@@ -18,6 +18,12 @@ with a stored dy. Cases:
   exog/...            nbeatsx.ExogenousBasis forward / backward
   mlp_residual/...    tide.MLPResidual built under torch.manual_seed(seed) (float32 init, then
                       .double()): the weights in state_dict order, y, and the gradients
+
+A second file, nhits.json beside it (tests/models/nhits_golden_test.cpp), holds neuralforecast's
+NHITS built with random_seed (its float32 init, "init/<key>"), then in float64 (the PReLU
+weights moved off 0.25): the forward on windows "insample_y" [B, L] with a mask of ones, and
+the gradients "grads/<key>" of sum(forecast * dy). Dropout is 0: torch's masks cannot be
+reproduced.
 """
 
 import json
@@ -163,6 +169,54 @@ def mlp_residual():
         out[f"mlp_residual/s{seed}_I{I}_K{K}_O{O}"] = case
 
 
+NHITS_CASES = [
+    dict(h=6, input_size=12, mlp_units=2 * [[16, 16]], n_pool_kernel_size=[2, 2, 1],
+         n_freq_downsample=[4, 2, 1], random_seed=3),
+    dict(h=5, input_size=7, stack_types=2 * ["identity"], n_blocks=[1, 2], mlp_units=[[8, 8]],
+         n_pool_kernel_size=[3, 1], n_freq_downsample=[2, 1], pooling_mode="AvgPool1d",
+         interpolation_mode="nearest", activation="PReLU", random_seed=5),
+    dict(h=4, input_size=9, mlp_units=[[6, 6], [6, 5]], n_pool_kernel_size=[2, 3, 1],
+         n_freq_downsample=[3, 2, 1], activation="Tanh", random_seed=7),
+    dict(h=7, input_size=10, stack_types=["identity"], n_blocks=[2], mlp_units=[[8, 8]],
+         n_pool_kernel_size=[4], n_freq_downsample=[2], activation="SELU", random_seed=11),
+]
+
+
+def nhits(path):
+    import logging
+
+    from neuralforecast.models import NHITS
+
+    logging.disable(logging.WARNING)
+    cases = {}
+    for k, kw in enumerate(NHITS_CASES):
+        torch.set_default_dtype(torch.float32)
+        m = NHITS(**kw)
+        torch.set_default_dtype(torch.float64)
+        case = {"config": kw}
+        case.update({f"init/{k}": flat(v) for k, v in m.state_dict().items()})
+        m = m.double()
+        with torch.no_grad():
+            for name, p in m.named_parameters():
+                if p.numel() == 1:
+                    p.add_(float(rng.uniform(-0.1, 0.1)))
+        B, L, H = 4, kw["input_size"], kw["h"]
+        y = rng.uniform(-1, 1, (B, L))
+        batch = {"insample_y": t(y)[:, :, None], "insample_mask": torch.ones(B, L, 1),
+                 "futr_exog": None, "hist_exog": None, "stat_exog": None}
+        f = m(batch)
+        dy = rng.uniform(-1, 1, (B, H))
+        (f[:, :, 0] * t(dy)).sum().backward()
+        case.update({"insample_y": flat(y), "forecast": flat(f), "dy": flat(dy)})
+        for name, p in m.named_parameters():
+            case[f"weights/{name}"] = flat(p)
+            case[f"grads/{name}"] = flat(p.grad)
+        cases[f"case{k}"] = case
+    with open(path, "w") as fh:
+        json.dump(cases, fh, separators=(",", ":"))
+    print(f"wrote {len(cases)} cases to {os.path.normpath(path)}")
+
+
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(__file__), "..", "..", "tests", "golden", "blocks.json")
@@ -175,6 +229,7 @@ def main():
     with open(path, "w") as f:
         json.dump(out, f, separators=(",", ":"))
     print(f"wrote {len(out)} cases to {os.path.normpath(path)}")
+    nhits(os.path.join(os.path.dirname(path), "nhits.json"))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,125 @@
+// NHITS (neuralforecast.models.NHITS; Challu et al., AAAI 2023): a stack of MLP blocks with
+// doubly residual links, each block pooling its input and interpolating its forecast knots.
+//   r₀ = flip(y) (the window, newest first)    ŷ = y_L (the last value, neuralforecast's
+//   "Level with Naive1") + Σᵢ fᵢ, and for block i with pooling kᵢ, downsampling dᵢ:
+//     p = Pool_kᵢ(rᵢ) [B, ⌈L / kᵢ⌉]     θ = MLP(p) [B, L + Kᵢ], Kᵢ = max(⌊H / dᵢ⌋, 1)
+//     rᵢ₊₁ = rᵢ − θ[:, :L]              fᵢ = Interpolate_{Kᵢ→H}(θ[:, L:])
+//   MLP: Linear(P, u₀₀), then per mlp_units pair (a, b) Linear(a, b), activation, dropout, then
+//   Linear(b_last, L + Kᵢ); the first Linear has no activation (as neuralforecast builds it).
+// A univariate model (N = 1), no exogenous inputs, point losses (Q = 1); neuralforecast's
+// insample mask is 1 for the windows shoal trains on (no start padding), so rᵢ₊₁ is not masked.
+// Parameter names are neuralforecast's state_dict keys, blocks.<i>.layers.<j>.{weight,bias}
+// with j the index in its nn.Sequential (activations and dropouts take indices too; a PReLU's
+// one weight is shared by every activation of its block and named at its first index).
+// Init: torch's module order (every block's Linears in turn), so a Generator::kTorchCpu stream
+// seeded with random_seed reproduces neuralforecast's weights. Legend: B windows, L input_size,
+// H horizon, P pooled length, K knots, u hidden units.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shoal/core/options.h"
+#include "shoal/layers/dropout.h"
+#include "shoal/layers/interpolate1d.h"
+#include "shoal/layers/linear.h"
+#include "shoal/layers/pointwise.h"
+#include "shoal/layers/pool1d.h"
+#include "shoal/models/forecast.h"
+#include "shoal/profile/recorder.h"
+
+namespace shoal::models {
+
+enum class NhitsActivation : uint8_t {
+  kReLU,
+  kSoftplus,
+  kTanh,
+  kSELU,
+  kLeakyReLU,
+  kPReLU,
+  kSigmoid
+};
+
+// One NHITS block's MLP activation: ReLU is fused into the Linear; the others run after it.
+template <class T>
+struct NhitsAct {
+  NhitsActivation kind = NhitsActivation::kReLU;
+  layers::Softplus<T> softplus;
+  layers::Tanh<T> tanh;
+  layers::SELU<T> selu;
+  layers::LeakyReLU<T> leaky;
+  layers::PReLU<T> prelu;
+  layers::Sigmoid<T> sigmoid;
+
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx);
+  double flops() const;
+  double grad_flops() const;
+};
+
+template <class T>
+class NHITS {
+ public:
+  struct Config {
+    Index h = 0;
+    Index input_size = 0;
+    Index n_series = 1;
+    std::vector<std::string> stack_types = {"identity", "identity", "identity"};
+    std::vector<int64_t> n_blocks = {1, 1, 1};
+    // neuralforecast's list of [in, out] pairs, flattened: 3 * [[512, 512]].
+    std::vector<int64_t> mlp_units = {512, 512, 512, 512, 512, 512};
+    std::vector<int64_t> n_pool_kernel_size = {2, 2, 1};
+    std::vector<int64_t> n_freq_downsample = {4, 2, 1};
+    std::string pooling_mode = "MaxPool1d";
+    std::string interpolation_mode = "linear";
+    double dropout_prob_theta = 0.0;
+    std::string activation = "ReLU";
+
+    void visit(OptionVisitor& v);
+    void validate() const;
+    void set_shape(const WindowShape& s);
+  };
+
+  // Each window is mapped on its own: a trainer may run a batch in chunks.
+  static constexpr bool kWindowsIndependent = true;
+
+  explicit NHITS(Config cfg);
+  ~NHITS();
+  NHITS(const NHITS&) = delete;
+  NHITS& operator=(const NHITS&) = delete;
+
+  const Config& config() const { return cfg_; }
+  Index horizon() const { return cfg_.h; }
+  Index n_series() const { return cfg_.n_series; }
+
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng);
+  // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
+  void register_zones(profile::Recorder& rec, int model = 0);
+
+  template <class F>
+  void for_each_param(F&& f) {
+    for (size_t i = 0; i < blocks_.size(); ++i)
+      each_block_param(i, [&](const std::string& name, Param<T>& p) { f(name, p); });
+  }
+
+  struct Block;
+
+ private:
+  void each_block_param(size_t i, const std::function<void(const std::string&, Param<T>&)>& f);
+
+  Config cfg_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  std::vector<profile::LayerZones> zones_;  // one per block
+  Buffer<T> out_;                           // [B, H]
+  Buffer<T> dr_;                            // [B, L] gradient of the residual between blocks
+  Buffer<T> drb_;                           // [B, L] a block's own share of it
+};
+
+}  // namespace shoal::models
