@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shoal/models/nhits.h"
+#include "shoal/train/forecast_trainer.h"
 #include "support/gradcheck.h"
 
 namespace shoal {
@@ -167,6 +168,50 @@ TEST(NhitsGrad, MatchesCentralDifferences) {
         [&] { model.backward(ctx, in, ConstMat<double>(dout.data(), B * cfg.h, 1)); });
     EXPECT_LE(res.max_rel_error, 1e-6) << g.activation << " " << res.worst;
   }
+}
+
+static_assert(train::WindowModel<NHITS<float>, float>);
+
+// Trains on windows of a noisy sine with ForecastTrainer: the loss falls, and a batch run in
+// chunks (dropout masks drawn per window of the whole batch) gives the unchunked losses.
+std::vector<double> train_sine(Index chunk_windows) {
+  NHITS<float>::Config cfg;
+  cfg.h = 6;
+  cfg.input_size = 18;
+  cfg.mlp_units = {32, 32, 32, 32};
+  cfg.dropout_prob_theta = 0.1;
+  NHITS<float> model(cfg);
+  const Index B = 16, L = cfg.input_size, H = cfg.h;
+  train::ForecastTrainer<NHITS<float>, float> trainer(
+      model, {.max_batch = B, .seed = 3, .adam = {.lr = 3e-3}, .chunk_windows = chunk_windows});
+  std::vector<float> series(400);
+  RngStream noise(5, 0);
+  for (size_t t = 0; t < series.size(); ++t)
+    series[t] = static_cast<float>(std::sin(0.3 * double(t)) + 0.05 * noise.uniform(-1.f, 1.f));
+  std::vector<float> ins(static_cast<size_t>(B * L)), tgt(static_cast<size_t>(B * H));
+  std::vector<double> losses;
+  for (Index s = 0; s < 120; ++s) {
+    for (Index w = 0; w < B; ++w) {
+      const Index st = (s * 37 + w * 11) % (400 - L - H);
+      for (Index t = 0; t < L; ++t) ins[size_t(w * L + t)] = series[size_t(st + t)];
+      for (Index t = 0; t < H; ++t) tgt[size_t(w * H + t)] = series[size_t(st + L + t)];
+    }
+    const ForecastInputs<float> in{.batch = B, .insample_y = ins.data()};
+    losses.push_back(trainer.train_step(in, ConstMat<float>(tgt.data(), B * H, 1)));
+  }
+  return losses;
+}
+
+TEST(NhitsTrain, LearnsASineAndChunksAgree) {
+  const auto whole = train_sine(0), chunked = train_sine(4);
+  double first = 0, last = 0;
+  for (size_t i = 0; i < 10; ++i) {
+    first += whole[i];
+    last += whole[whole.size() - 1 - i];
+  }
+  EXPECT_LT(last, 0.3 * first) << "first 10 steps " << first / 10 << ", last 10 " << last / 10;
+  for (size_t i = 0; i < whole.size(); ++i)
+    ASSERT_NEAR(chunked[i], whole[i], 1e-4 * std::max(1.0, whole[i])) << "step " << i;
 }
 
 TEST(NhitsConfig, RejectsWhatNeuralforecastRejects) {
