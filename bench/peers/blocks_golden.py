@@ -18,6 +18,8 @@ with a stored dy. Cases:
   exog/...            nbeatsx.ExogenousBasis forward / backward
   mlp_residual/...    tide.MLPResidual built under torch.manual_seed(seed) (float32 init, then
                       .double()): the weights in state_dict order, y, and the gradients
+  temporal_decoder/...  TiDE's temporal decoder: an MLPResidual(D + F, K, Q) on
+                      cat(dec.reshape(B, H, D), futr [B, H, F], dim=2), as TiDE.forward runs it
 
 A second file, nhits.json beside it (tests/models/nhits_golden_test.cpp), holds neuralforecast's
 NHITS built with random_seed (its float32 init, "init/<key>"), then in float64 (the PReLU
@@ -169,6 +171,34 @@ def mlp_residual():
         out[f"mlp_residual/s{seed}_I{I}_K{K}_O{O}"] = case
 
 
+def temporal_decoder():
+    for seed, (H, D, F, K, Q, ln) in [(2, (4, 3, 2, 6, 1, True)), (4, (3, 2, 0, 5, 2, False)),
+                                       (6, (5, 2, 1, 4, 3, True))]:
+        torch.manual_seed(seed)
+        m = tide.MLPResidual(input_dim=D + F, hidden_size=K, output_dim=Q, dropout=0.0,
+                             layernorm=ln).double()
+        with torch.no_grad():
+            if ln:
+                m.norm.weight.add_(t(rng.uniform(-0.3, 0.3, Q)))
+                m.norm.bias.add_(t(rng.uniform(-0.3, 0.3, Q)))
+        B = 3
+        dec = t(rng.uniform(-1, 1, (B, H * D))).requires_grad_(True)
+        futr = t(rng.uniform(-1, 1, (B, H, F))).requires_grad_(True)
+        x = dec.reshape(B, H, D)
+        if F > 0:
+            x = torch.cat((x, futr), dim=2)
+        y = m(x)  # [B, H, Q]
+        dy = rng.uniform(-1, 1, tuple(y.shape))
+        y.backward(t(dy))
+        case = {"H": H, "D": D, "F": F, "K": K, "Q": Q, "layernorm": ln, "dec": flat(dec),
+                "futr": flat(futr), "y": flat(y), "dy": flat(dy), "ddec": flat(dec.grad),
+                "dfutr": flat(futr.grad) if F > 0 else []}
+        for k, v in m.named_parameters():
+            case[f"weights/{k}"] = flat(v)
+            case[f"grads/{k}"] = flat(v.grad)
+        out[f"temporal_decoder/s{seed}_H{H}_D{D}_F{F}_Q{Q}"] = case
+
+
 NHITS_CASES = [
     dict(h=6, input_size=12, mlp_units=2 * [[16, 16]], n_pool_kernel_size=[2, 2, 1],
          n_freq_downsample=[4, 2, 1], random_seed=3),
@@ -226,6 +256,7 @@ def main():
     bases()
     exogenous()
     mlp_residual()
+    temporal_decoder()
     with open(path, "w") as f:
         json.dump(out, f, separators=(",", ":"))
     print(f"wrote {len(out)} cases to {os.path.normpath(path)}")

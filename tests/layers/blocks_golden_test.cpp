@@ -263,5 +263,42 @@ TEST(BlocksGolden, MLPResidual) {
   }
 }
 
+TEST(BlocksGolden, TemporalDecoder) {
+  const auto names = cases("temporal_decoder/");
+  ASSERT_EQ(names.size(), 3u);
+  for (const auto& name : names) {
+    const auto& c = golden().at(name);
+    const Index H = c.at("H"), D = c.at("D"), F = c.at("F"), Q = c.at("Q"), B = 3;
+    layers::TemporalDecoder<double> dec({.h = H,
+                                         .decoder_output_dim = D,
+                                         .futr_dim = F,
+                                         .hidden_size = c.at("K"),
+                                         .outputs = Q,
+                                         .layernorm = c.at("layernorm")});
+    Planner planner;
+    dec.plan(planner, B);
+    Arena arena(std::move(planner));
+    dec.for_each_param([&](const std::string& pname, Param<double>& p) {
+      const Vec w = arr(c, "weights/" + pname);
+      ASSERT_EQ(static_cast<Index>(w.size()), p.value.numel()) << pname;
+      std::copy(w.begin(), w.end(), p.value.data);
+      std::fill(p.grad.begin(), p.grad.end(), 0.0);
+    });
+    Vec d = arr(c, "dec"), f = arr(c, "futr"), dy = arr(c, "dy"), y(dy.size()), dd(d.size()),
+        df(f.size());
+    const MatView<double> fv = F > 0 ? mat(f, B * H) : MatView<double>{},
+                          dfv = F > 0 ? mat(df, B * H) : MatView<double>{};
+    const Ctx ctx;
+    dec.forward(ctx, mat(d, B), fv, mat(y, B));
+    dec.backward(ctx, mat(dy, B), mat(dd, B), dfv);
+    expect_near(y, arr(c, "y"), 1e-12, name + " y");
+    expect_near(dd, arr(c, "ddec"), 1e-12, name + " ddec");
+    expect_near(df, arr(c, "dfutr"), 1e-12, name + " dfutr");
+    dec.for_each_param([&](const std::string& pname, Param<double>& p) {
+      expect_near(values(p.grad), arr(c, "grads/" + pname), 1e-12, name + " grad " + pname);
+    });
+  }
+}
+
 }  // namespace blocks_golden_test
 }  // namespace shoal

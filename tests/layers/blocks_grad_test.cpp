@@ -234,5 +234,50 @@ TEST(BlocksGrad, MLPResidual) {
   }
 }
 
+TEST(BlocksGrad, TemporalDecoder) {
+  struct Case {
+    Index h, d, f, q;
+    bool layernorm;
+    double dropout;
+  };
+  for (const Case c :
+       {Case{4, 3, 2, 1, false, 0.0}, Case{3, 2, 0, 2, true, 0.0}, Case{5, 2, 3, 3, true, 0.3}}) {
+    layers::TemporalDecoder<double> dec({.h = c.h,
+                                         .decoder_output_dim = c.d,
+                                         .futr_dim = c.f,
+                                         .hidden_size = 5,
+                                         .outputs = c.q,
+                                         .dropout = c.dropout,
+                                         .layernorm = c.layernorm,
+                                         .stream = 4});
+    const Index B = 3;
+    Planner planner;
+    dec.plan(planner, B);
+    Arena arena(std::move(planner));
+    RngStream rng(8, 0);
+    dec.init(rng);
+    std::vector<GradVar> vars;
+    dec.for_each_param([&](const std::string& name, Param<double>& p) {
+      for (auto& v : p.value) v += 0.1 * static_cast<double>(rng.uniform(-1.f, 1.f));
+      vars.push_back({name, p.value.data, p.grad.data, p.value.numel(), true});
+    });
+    Padded x(B, c.h * c.d), dx(B, c.h * c.d), fu(B * c.h, std::max<Index>(c.f, 1)),
+        dfu(B * c.h, std::max<Index>(c.f, 1)), y(B, c.h * c.q), dy(B, c.h * c.q);
+    x.fill(81);
+    fu.fill(91);
+    vars.push_back({"dec", x.data(), dx.data(), B * (c.h * c.d + 3) - 3, false});
+    if (c.f > 0) vars.push_back({"futr", fu.data(), dfu.data(), B * c.h * (c.f + 3) - 3, false});
+    auto fv = [&](Padded& p) { return c.f > 0 ? p.view() : MatView<double>{}; };
+    Ctx ctx;
+    ctx.seed = 3;
+    const auto res = testing::gradcheck(
+        vars, {{y.data(), dy.data(), B * (c.h * c.q + 3) - 3}},
+        [&] { dec.forward(ctx, x.view(), fv(fu), y.view()); },
+        [&] { dec.backward(ctx, dy.view(), dx.view(), fv(dfu)); });
+    EXPECT_LE(res.max_rel_error, kTol) << "h=" << c.h << " f=" << c.f << " " << res.worst;
+    EXPECT_TRUE(y.padding_intact() && dx.padding_intact() && dfu.padding_intact());
+  }
+}
+
 }  // namespace blocks_grad_test
 }  // namespace shoal

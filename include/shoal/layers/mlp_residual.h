@@ -74,4 +74,63 @@ struct MLPResidual {
   }
 };
 
+// TiDE's temporal decoder: the residual block applied per horizon step to the decoded features
+// and, with future exogenous inputs, their projection at that step:
+//   x_t = [dec[b, t·D : (t+1)·D] | futr[b·H + t, :]]  (D + F wide)    y[b, t·Q + q] = block(x_t)_q
+// (neuralforecast: temporal_decoder(cat(x.reshape(B, H, D), x_futr_exog[:, L:], dim=2))).
+// dec [B, H·D] is the dense decoder's output, futr [B·H, F] the horizon rows of the projected
+// future exogenous (F = 0: none), y [B, H·Q]. The block runs on its own [B·H, D + F] gather of
+// them, so the three may have any ld. Rows are windows (B); the block inside is planned for B·H.
+// Backward: ddec [B, H·D] and dfutr [B·H, F] overwritten (either may be empty: skipped).
+template <class T>
+struct TemporalDecoder {
+  struct Config {
+    Index h = 0;                   // H
+    Index decoder_output_dim = 0;  // D
+    Index futr_dim = 0;            // F (TiDE's temporal_width when it has future exogenous)
+    Index hidden_size = 0;         // temporal_decoder_dim
+    Index outputs = 1;             // Q
+    double dropout = 0.0;
+    bool layernorm = true;
+    uint64_t stream = 0;
+  };
+
+  Config cfg;
+  MLPResidual<T> block;
+  Buffer<T> x, y;  // [B·H, D + F], [B·H, Q]
+  Buffer<T> dx;    // [B·H, D + F]
+
+  explicit TemporalDecoder(Config c)
+      : cfg(c),
+        block({.input_dim = c.decoder_output_dim + c.futr_dim,
+               .hidden_size = c.hidden_size,
+               .output_dim = c.outputs,
+               .dropout = c.dropout,
+               .layernorm = c.layernorm,
+               .stream = c.stream}) {}
+
+  template <class F>
+  void for_each_param(F&& f) {
+    block.for_each_param(f);
+  }
+  // max_rows: windows B.
+  void plan(Planner& planner, Index max_rows);
+  void init(RngStream& rng) { block.init(rng); }
+  // row0: the first window's index in the whole batch (dropout masks).
+  void forward(const Ctx& ctx, ConstMat<T> dec, ConstMat<T> futr, MatView<T> out, Index row0 = 0);
+  void backward(const Ctx& ctx, ConstMat<T> dout, MatView<T> ddec, MatView<T> dfutr,
+                Index row0 = 0);
+
+  profile::Cost forward_cost(double rows) const {
+    const double w = double(cfg.decoder_output_dim + cfg.futr_dim), h = double(cfg.h);
+    return block.forward_cost(rows * h) +
+           profile::Cost{0, 2 * sizeof(T) * rows * h * (w + double(cfg.outputs))};
+  }
+  profile::Cost backward_cost(double rows, bool dx_wanted = true) const {
+    const double w = double(cfg.decoder_output_dim + cfg.futr_dim), h = double(cfg.h);
+    return block.backward_cost(rows * h, dx_wanted) +
+           profile::Cost{0, 2 * sizeof(T) * rows * h * (w + double(cfg.outputs))};
+  }
+};
+
 }  // namespace shoal::layers

@@ -1,5 +1,7 @@
 #include "shoal/layers/mlp_residual.h"
 
+#include <algorithm>
+
 namespace shoal::layers {
 namespace {
 
@@ -116,7 +118,64 @@ profile::Cost MLPResidual<T>::backward_cost(double rows, bool dx) const {
   return c;
 }
 
+template <class T>
+void TemporalDecoder<T>::plan(Planner& planner, Index max_rows) {
+  SHOAL_CHECK(cfg.h > 0 && cfg.decoder_output_dim > 0 && cfg.futr_dim >= 0 && cfg.outputs > 0,
+              "TemporalDecoder needs h, decoder_output_dim, outputs > 0, got {}, {}, {}", cfg.h,
+              cfg.decoder_output_dim, cfg.outputs);
+  const Index rows = max_rows * cfg.h, w = cfg.decoder_output_dim + cfg.futr_dim;
+  block.plan(planner, rows);
+  planner.buffer(x, Region::kActivations, "x", {rows, w});
+  planner.buffer(y, Region::kActivations, "y", {rows, cfg.outputs});
+  planner.buffer(dx, Region::kActivationGrads, "dx", {rows, w});
+}
+
+template <class T>
+void TemporalDecoder<T>::forward(const Ctx& ctx, ConstMat<T> dec, ConstMat<T> futr, MatView<T> out,
+                                 Index row0) {
+  const Index B = dec.rows, H = cfg.h, D = cfg.decoder_output_dim, F = cfg.futr_dim,
+              Q = cfg.outputs;
+  SHOAL_DCHECK(dec.cols == H * D && out.cols == H * Q && out.rows == B &&
+               (F == 0 || (futr.rows == B * H && futr.cols == F)));
+  MatView<T> xr = x.mat().rows_block(0, B * H), yr = y.mat().rows_block(0, B * H);
+  for (Index b = 0; b < B; ++b)
+    for (Index t = 0; t < H; ++t) {
+      T* row = xr.row(b * H + t);
+      std::copy(dec.row(b) + t * D, dec.row(b) + (t + 1) * D, row);
+      if (F > 0) std::copy(futr.row(b * H + t), futr.row(b * H + t) + F, row + D);
+    }
+  block.forward(ctx, xr, yr, row0 * H);
+  for (Index b = 0; b < B; ++b)
+    for (Index t = 0; t < H; ++t)
+      std::copy(yr.row(b * H + t), yr.row(b * H + t) + Q, out.row(b) + t * Q);
+}
+
+template <class T>
+void TemporalDecoder<T>::backward(const Ctx& ctx, ConstMat<T> dout, MatView<T> ddec,
+                                  MatView<T> dfutr, Index row0) {
+  const Index B = dout.rows, H = cfg.h, D = cfg.decoder_output_dim, F = cfg.futr_dim,
+              Q = cfg.outputs;
+  SHOAL_DCHECK(dout.cols == H * Q);
+  // y's buffer is free after the forward: it takes dout's rows per step.
+  MatView<T> dyr = y.mat().rows_block(0, B * H);
+  for (Index b = 0; b < B; ++b)
+    for (Index t = 0; t < H; ++t)
+      std::copy(dout.row(b) + t * Q, dout.row(b) + (t + 1) * Q, dyr.row(b * H + t));
+  const bool want = ddec.data != nullptr || (F > 0 && dfutr.data != nullptr);
+  MatView<T> dxr = want ? dx.mat().rows_block(0, B * H) : MatView<T>{};
+  block.backward(ctx, x.mat().rows_block(0, B * H), dyr, dxr, row0 * H);
+  if (!want) return;
+  for (Index b = 0; b < B; ++b)
+    for (Index t = 0; t < H; ++t) {
+      const T* row = dxr.row(b * H + t);
+      if (ddec.data != nullptr) std::copy(row, row + D, ddec.row(b) + t * D);
+      if (F > 0 && dfutr.data != nullptr) std::copy(row + D, row + D + F, dfutr.row(b * H + t));
+    }
+}
+
 template struct MLPResidual<float>;
 template struct MLPResidual<double>;
+template struct TemporalDecoder<float>;
+template struct TemporalDecoder<double>;
 
 }  // namespace shoal::layers

@@ -307,7 +307,6 @@ template <class T>
 void NHITS<T>::init(RngStream& rng) {
   for (auto& b : blocks_) {
     for (auto& lin : b->lins) lin.init(rng);
-    b->act.prelu.cfg.init = 0.25;
     if (b->act.kind == NhitsActivation::kPReLU) b->act.prelu.init(rng);
   }
 }
