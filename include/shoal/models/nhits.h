@@ -4,8 +4,7 @@
 //   "Level with Naive1") + Σᵢ fᵢ, and for block i with pooling kᵢ, downsampling dᵢ:
 //     p = Pool_kᵢ(rᵢ) [B, ⌈L / kᵢ⌉]     θ = MLP(p) [B, L + Kᵢ], Kᵢ = max(⌊H / dᵢ⌋, 1)
 //     rᵢ₊₁ = rᵢ − θ[:, :L]              fᵢ = Interpolate_{Kᵢ→H}(θ[:, L:])
-//   MLP: Linear(P, u₀₀), then per mlp_units pair (a, b) Linear(a, b), activation, dropout, then
-//   Linear(b_last, L + Kᵢ); the first Linear has no activation (as neuralforecast builds it).
+//   MLP: neuralforecast's block nn.Sequential (models/theta_mlp.h), P in, L + Kᵢ out.
 // A univariate model (N = 1), no exogenous inputs, point losses (Q = 1); neuralforecast's
 // insample mask is 1 for the windows shoal trains on (no start padding), so rᵢ₊₁ is not masked.
 // Parameter names are neuralforecast's state_dict keys, blocks.<i>.layers.<j>.{weight,bias}
@@ -23,42 +22,13 @@
 #include <vector>
 
 #include "shoal/core/options.h"
-#include "shoal/layers/dropout.h"
 #include "shoal/layers/interpolate1d.h"
-#include "shoal/layers/linear.h"
-#include "shoal/layers/pointwise.h"
 #include "shoal/layers/pool1d.h"
 #include "shoal/models/forecast.h"
+#include "shoal/models/theta_mlp.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
-
-enum class NhitsActivation : uint8_t {
-  kReLU,
-  kSoftplus,
-  kTanh,
-  kSELU,
-  kLeakyReLU,
-  kPReLU,
-  kSigmoid
-};
-
-// One NHITS block's MLP activation: ReLU is fused into the Linear; the others run after it.
-template <class T>
-struct NhitsAct {
-  NhitsActivation kind = NhitsActivation::kReLU;
-  layers::Softplus<T> softplus;
-  layers::Tanh<T> tanh;
-  layers::SELU<T> selu;
-  layers::LeakyReLU<T> leaky;
-  layers::PReLU<T> prelu;
-  layers::Sigmoid<T> sigmoid;
-
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx);
-  double flops() const;
-  double grad_flops() const;
-};
 
 template <class T>
 class NHITS {

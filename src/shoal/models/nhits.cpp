@@ -11,18 +11,6 @@ namespace {
 
 constexpr std::string_view kPooling[] = {"MaxPool1d", "AvgPool1d"};
 constexpr std::string_view kInterpolation[] = {"linear", "nearest"};
-constexpr std::string_view kActivations[] = {"ReLU",      "Softplus", "Tanh",   "SELU",
-                                             "LeakyReLU", "PReLU",    "Sigmoid"};
-
-NhitsActivation parse_activation(const std::string& s) {
-  for (size_t i = 0; i < std::size(kActivations); ++i)
-    if (s == kActivations[i]) return static_cast<NhitsActivation>(i);
-  throw Error(
-      "nhits: activation must be one of ReLU, Softplus, Tanh, SELU, LeakyReLU, PReLU, "
-      "Sigmoid, got '" +
-      s + "'");
-}
-
 template <class T>
 void add_into(ConstMat<T> x, MatView<T> y) {
   for (Index r = 0; r < x.rows; ++r)
@@ -31,142 +19,35 @@ void add_into(ConstMat<T> x, MatView<T> y) {
 
 }  // namespace
 
-template <class T>
-void NhitsAct<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y) {
-  switch (kind) {
-    case NhitsActivation::kReLU:
-      break;  // fused into the Linear
-    case NhitsActivation::kSoftplus:
-      softplus.forward(ctx, x, y);
-      break;
-    case NhitsActivation::kTanh:
-      tanh.forward(ctx, x, y);
-      break;
-    case NhitsActivation::kSELU:
-      selu.forward(ctx, x, y);
-      break;
-    case NhitsActivation::kLeakyReLU:
-      leaky.forward(ctx, x, y);
-      break;
-    case NhitsActivation::kPReLU:
-      prelu.forward(ctx, x, y);
-      break;
-    case NhitsActivation::kSigmoid:
-      sigmoid.forward(ctx, x, y);
-      break;
-  }
-}
-
-template <class T>
-void NhitsAct<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy,
-                           MatView<T> dx) {
-  switch (kind) {
-    case NhitsActivation::kReLU:
-      break;
-    case NhitsActivation::kSoftplus:
-      softplus.backward(ctx, x, y, dy, dx);
-      break;
-    case NhitsActivation::kTanh:
-      tanh.backward(ctx, x, y, dy, dx);
-      break;
-    case NhitsActivation::kSELU:
-      selu.backward(ctx, x, y, dy, dx);
-      break;
-    case NhitsActivation::kLeakyReLU:
-      leaky.backward(ctx, x, y, dy, dx);
-      break;
-    case NhitsActivation::kPReLU:
-      prelu.backward(ctx, x, y, dy, dx);
-      break;
-    case NhitsActivation::kSigmoid:
-      sigmoid.backward(ctx, x, y, dy, dx);
-      break;
-  }
-}
-
-template <class T>
-double NhitsAct<T>::flops() const {
-  switch (kind) {
-    case NhitsActivation::kReLU:
-      return 0;  // counted by the Linear
-    case NhitsActivation::kPReLU:
-      return 2;
-    case NhitsActivation::kSoftplus:
-      return layers::pointwise_flops(layers::Pointwise::kSoftplus);
-    case NhitsActivation::kTanh:
-      return layers::pointwise_flops(layers::Pointwise::kTanh);
-    case NhitsActivation::kSELU:
-      return layers::pointwise_flops(layers::Pointwise::kSelu);
-    case NhitsActivation::kLeakyReLU:
-      return layers::pointwise_flops(layers::Pointwise::kLeakyRelu);
-    case NhitsActivation::kSigmoid:
-      return layers::pointwise_flops(layers::Pointwise::kSigmoid);
-  }
-  return 0;
-}
-
-template <class T>
-double NhitsAct<T>::grad_flops() const {
-  return kind == NhitsActivation::kReLU ? 0 : 2 * flops() + 1;
-}
-
-// One block: pool → Linear₀ → (Linear, activation, dropout)×M → Linear_out → split θ.
+// One block: pool → MLP → θ = [backcast | knots] → interpolated forecast.
 template <class T>
 struct NHITS<T>::Block {
-  Index L, H, K, P, M;
-  bool fused_relu, keep_act_out;
+  Index L, H, K, P;
   layers::Pool1d<T> pool;
-  std::vector<layers::Linear<T>> lins;    // M + 2: Linear₀, the M hidden ones, Linear_out
-  std::vector<Index> seq;                 // each Linear's index in the nn.Sequential
-  Index act_seq = 0;                      // the first activation's index (PReLU's name)
-  std::vector<layers::Dropout<T>> drops;  // M
-  NhitsAct<T> act;
+  ThetaMLP<T> mlp;
   layers::Interpolate1d<T> interp;
-  Buffer<T> r, pooled, theta, fore;   // [B, L], [B, P], [B, L + K], [B, H]
-  std::vector<Buffer<T>> a, z, hact;  // a: M + 1 Linear/act outputs; z, hact: pre/post act
-  std::vector<Buffer<T>> da;          // M + 1
-  Buffer<T> dz, dtheta, dpooled;
+  Buffer<T> r, pooled, theta, fore;  // [B, L], [B, P], [B, L + K], [B, H]
+  Buffer<T> dtheta, dpooled;
 
   Block(const Config& c, Index k_pool, Index freq, size_t index)
       : L(c.input_size),
         H(c.h),
         K(std::max<Index>(c.h / freq, 1)),
         P((c.input_size + k_pool - 1) / k_pool),
-        M(static_cast<Index>(c.mlp_units.size() / 2)),
-        fused_relu(c.activation == "ReLU"),
-        keep_act_out(!fused_relu && c.dropout_prob_theta > 0),
         pool({.length = c.input_size,
               .kernel_size = k_pool,
               .mode =
                   c.pooling_mode == "MaxPool1d" ? layers::PoolMode::kMax : layers::PoolMode::kAvg}),
+        mlp({.in = P,
+             .mlp_units = c.mlp_units,
+             .out = c.input_size + K,
+             .activation = parse_block_activation(c.activation),
+             .dropout = c.dropout_prob_theta,
+             .stream = 0x4e48'0000 + index * 64}),
         interp({.in_size = K,
                 .out_size = c.h,
                 .mode = c.interpolation_mode == "linear" ? layers::InterpMode::kLinear
-                                                         : layers::InterpMode::kNearest}) {
-    const auto& u = c.mlp_units;
-    act.kind = parse_activation(c.activation);
-    const layers::Act hidden_act = fused_relu ? layers::Act::kRelu : layers::Act::kNone;
-    lins.push_back(layers::Linear<T>({.in = P, .out = u[0]}));
-    seq.push_back(0);
-    Index j = 1;
-    for (Index m = 0; m < M; ++m) {
-      lins.push_back(layers::Linear<T>(
-          {.in = u[size_t(2 * m)], .out = u[size_t(2 * m + 1)], .act = hidden_act}));
-      seq.push_back(j);
-      if (m == 0) act_seq = j + 1;
-      j += c.dropout_prob_theta > 0 ? 3 : 2;
-      drops.push_back(layers::Dropout<T>(
-          {.p = c.dropout_prob_theta, .stream = 0x4e48'0000 + index * 64 + uint64_t(m)}));
-    }
-    lins.push_back(layers::Linear<T>({.in = u.back(), .out = L + K}));
-    seq.push_back(j);
-    a.resize(size_t(M + 1));
-    z.resize(size_t(M + 1));
-    hact.resize(size_t(M + 1));
-    da.resize(size_t(M + 1));
-  }
-
-  Index width(Index m) const { return lins[size_t(m)].cfg.out; }
+                                                         : layers::InterpMode::kNearest}) {}
 };
 
 template <class T>
@@ -179,7 +60,7 @@ void NHITS<T>::Config::visit(OptionVisitor& v) {
   v.choice("pooling_mode", pooling_mode, kPooling, "Input pooling");
   v.choice("interpolation_mode", interpolation_mode, kInterpolation, "Forecast interpolation");
   v("dropout_prob_theta", dropout_prob_theta, "Dropout after each hidden activation");
-  v.choice("activation", activation, kActivations, "Hidden activation");
+  v.choice("activation", activation, kBlockActivations, "Hidden activation");
 }
 
 template <class T>
@@ -210,7 +91,7 @@ void NHITS<T>::Config::validate() const {
   }
   if (!(dropout_prob_theta >= 0 && dropout_prob_theta < 1))
     option_out_of_range("dropout_prob_theta", "a probability in [0, 1)", dropout_prob_theta);
-  parse_activation(activation);
+  parse_block_activation(activation);
 }
 
 template <class T>
@@ -246,16 +127,8 @@ NHITS<T>::~NHITS() = default;
 template <class T>
 void NHITS<T>::each_block_param(size_t i,
                                 const std::function<void(const std::string&, Param<T>&)>& f) {
-  Block& b = *blocks_[i];
   const std::string prefix = "blocks." + std::to_string(i) + ".layers.";
-  for (size_t m = 0; m < b.lins.size(); ++m) {
-    b.lins[m].for_each_param([&](std::string_view n, Param<T>& p) {
-      f(prefix + std::to_string(b.seq[m]) + "." + std::string(n), p);
-    });
-    // torch lists the shared PReLU weight after the Linear that precedes its first use.
-    if (m == 1 && b.act.kind == NhitsActivation::kPReLU)
-      f(prefix + std::to_string(b.act_seq) + ".weight", b.act.prelu.p.weight);
-  }
+  blocks_[i]->mlp.for_each_param([&](const std::string& n, Param<T>& p) { f(prefix + n, p); });
 }
 
 template <class T>
@@ -266,34 +139,14 @@ void NHITS<T>::plan(Planner& planner, Index max_batch) {
     Block& b = *blocks_[i];
     planner.push_scope("blocks." + std::to_string(i) + ".");
     b.pool.plan(planner, B);
-    for (size_t m = 0; m < b.lins.size(); ++m) {
-      planner.push_scope("layers." + std::to_string(b.seq[m]) + ".");
-      b.lins[m].plan(planner, B);
-      planner.pop_scope();
-    }
-    if (b.act.kind == NhitsActivation::kPReLU) {
-      planner.push_scope("layers." + std::to_string(b.act_seq) + ".");
-      b.act.prelu.plan(planner, B);
-      planner.pop_scope();
-    }
-    for (auto& d : b.drops) d.plan(planner, B);
+    planner.push_scope("layers.");
+    b.mlp.plan(planner, B);
+    planner.pop_scope();
     b.interp.plan(planner, B);
     planner.buffer(b.r, Region::kActivations, "r", {B, L});
     planner.buffer(b.pooled, Region::kActivations, "pooled", {B, b.P});
     planner.buffer(b.theta, Region::kActivations, "theta", {B, L + b.K});
     planner.buffer(b.fore, Region::kScratch, "fore", {B, cfg_.h});
-    for (Index m = 0; m <= b.M; ++m) {
-      const auto sm = std::to_string(m);
-      planner.buffer(b.a[size_t(m)], Region::kActivations, "a" + sm, {B, b.width(m)});
-      planner.buffer(b.da[size_t(m)], Region::kActivationGrads, "da" + sm, {B, b.width(m)});
-      if (m > 0 && !b.fused_relu)
-        planner.buffer(b.z[size_t(m)], Region::kActivations, "z" + sm, {B, b.width(m)});
-      if (m > 0 && b.keep_act_out)
-        planner.buffer(b.hact[size_t(m)], Region::kActivations, "h" + sm, {B, b.width(m)});
-    }
-    Index widest = 1;
-    for (Index m = 1; m <= b.M; ++m) widest = std::max(widest, b.width(m));
-    if (!b.fused_relu) planner.buffer(b.dz, Region::kScratch, "dz", {B, widest});
     planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.K});
     planner.buffer(b.dpooled, Region::kActivationGrads, "dpooled", {B, b.P});
     planner.pop_scope();
@@ -305,16 +158,12 @@ void NHITS<T>::plan(Planner& planner, Index max_batch) {
 
 template <class T>
 void NHITS<T>::init(RngStream& rng) {
-  for (auto& b : blocks_) {
-    for (auto& lin : b->lins) lin.init(rng);
-    if (b->act.kind == NhitsActivation::kPReLU) b->act.prelu.init(rng);
-  }
+  for (auto& b : blocks_) b->mlp.init(rng);
 }
 
 template <class T>
 MatView<T> NHITS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
-  const bool dropping = ctx.training && cfg_.dropout_prob_theta > 0;
   profile::ZoneChain zone(ctx.profiler, B);
   MatView<T> out = out_.mat().rows_block(0, B);
   // The level: every step starts at the window's last value.
@@ -329,23 +178,7 @@ MatView<T> NHITS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
     auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
     MatView<T> r = rows(b.r), pooled = rows(b.pooled), theta = rows(b.theta);
     b.pool.forward(ctx, r, pooled);
-    b.lins[0].forward(ctx, pooled, rows(b.a[0]));
-    for (Index m = 1; m <= b.M; ++m) {
-      const auto sm = size_t(m);
-      MatView<T> am = rows(b.a[sm]);
-      layers::Dropout<T>& drop = b.drops[sm - 1];
-      if (b.fused_relu) {
-        b.lins[sm].forward(ctx, rows(b.a[sm - 1]), am);
-      } else {
-        b.lins[sm].forward(ctx, rows(b.a[sm - 1]), rows(b.z[sm]));
-        b.act.forward(ctx, rows(b.z[sm]), b.keep_act_out ? rows(b.hact[sm]) : am);
-      }
-      if (b.keep_act_out)
-        drop.forward(ctx, rows(b.hact[sm]), am, in.first_window);
-      else if (dropping)
-        drop.forward(ctx, am, am, in.first_window);  // in place: ReLU's sign survives
-    }
-    b.lins[size_t(b.M + 1)].forward(ctx, rows(b.a[size_t(b.M)]), theta);
+    b.mlp.forward(ctx, pooled, theta, in.first_window);
     if (i + 1 < blocks_.size()) {
       MatView<T> next = rows(blocks_[i + 1]->r);
       for (Index w = 0; w < B; ++w)
@@ -362,7 +195,6 @@ MatView<T> NHITS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
 template <class T>
 void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
-  const bool dropping = ctx.training && cfg_.dropout_prob_theta > 0;
   profile::ZoneChain zone(ctx.profiler, B);
   const ConstMat<T> dy(dout.data, B, H);
   // dr: the loss's gradient with respect to the residual leaving the block being walked (the
@@ -377,25 +209,9 @@ void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
     for (Index w = 0; w < B; ++w)
       for (Index t = 0; t < L; ++t) dtheta(w, t) = -dr(w, t);
     b.interp.backward(ctx, theta.cols_block(L, b.K), rows(b.fore), dy, dtheta.cols_block(L, b.K));
-    b.lins[size_t(b.M + 1)].backward(ctx, rows(b.a[size_t(b.M)]), theta, dtheta,
-                                     rows(b.da[size_t(b.M)]));
-    for (Index m = b.M; m >= 1; --m) {
-      const auto sm = size_t(m);
-      MatView<T> am = rows(b.a[sm]), dam = rows(b.da[sm]);
-      if (dropping) b.drops[sm - 1].backward(ctx, am, am, dam, dam, in.first_window);
-      if (b.fused_relu) {
-        b.lins[sm].backward(ctx, rows(b.a[sm - 1]), am, dam, rows(b.da[sm - 1]));
-      } else {
-        const ConstMat<T> h = b.keep_act_out ? rows(b.hact[sm]) : am;
-        MatView<T> dz = b.dz.mat().rows_block(0, B).cols_block(0, b.width(m));
-        dz.ld = b.width(m);
-        b.act.backward(ctx, rows(b.z[sm]), h, dam, dz);
-        b.lins[sm].backward(ctx, rows(b.a[sm - 1]), rows(b.z[sm]), dz, rows(b.da[sm - 1]));
-      }
-    }
-    // The first block's input is the data: no gradient past its first Linear.
+    // The first block's input is the data: no gradient past its MLP.
     MatView<T> dp = i > 0 ? rows(b.dpooled) : MatView<T>{};
-    b.lins[0].backward(ctx, rows(b.pooled), rows(b.a[0]), rows(b.da[0]), dp);
+    b.mlp.backward(ctx, rows(b.pooled), theta, dtheta, dp, in.first_window);
     if (i > 0) {
       MatView<T> drb = drb_.mat().rows_block(0, B);
       b.pool.backward(ctx, rows(b.r), rows(b.pooled), dp, drb);
@@ -407,35 +223,20 @@ void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
 template <class T>
 void NHITS<T>::register_zones(profile::Recorder& rec, int model) {
   const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h);
-  const bool drop = cfg_.dropout_prob_theta > 0;
   for (size_t i = 0; i < blocks_.size(); ++i) {
-    Block& b = *blocks_[i];
-    auto act_cost = [&](double rows, bool grad) {
-      profile::Cost c;
-      for (Index m = 1; m <= b.M; ++m) {
-        const double w = double(b.width(m));
-        if (!b.fused_relu)
-          c += profile::elementwise(rows, w, grad ? b.act.grad_flops() : b.act.flops(),
-                                    grad ? 2 : 1, e);
-        if (drop) c += b.drops[size_t(m - 1)].cost(rows, w);
-      }
-      return c;
-    };
+    const Block& b = *blocks_[i];
+    // Per window: pooling, the MLP, the interpolation, the residual update and forecast sum.
     zones_[i] = cost_zones(
         rec, model, "blocks." + std::to_string(i), 1,
         [&](double rows) {
-          profile::Cost c = b.pool.forward_cost(rows) + b.interp.forward_cost(rows) +
-                            act_cost(rows, false) + profile::elementwise(rows, L, 1, 2, e) +
-                            profile::elementwise(rows, H, 1, 2, e);
-          for (auto& lin : b.lins) c += lin.forward_cost(rows);
-          return c;
+          return b.pool.forward_cost(rows) + b.mlp.forward_cost(rows) +
+                 b.interp.forward_cost(rows) + profile::elementwise(rows, L, 1, 2, e) +
+                 profile::elementwise(rows, H, 1, 2, e);
         },
         [&](double rows) {
-          profile::Cost c = b.interp.backward_cost(rows) + act_cost(rows, true) +
+          profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.interp.backward_cost(rows) +
                             profile::elementwise(rows, L, 1, 1, e);
           if (i > 0) c += b.pool.backward_cost(rows) + profile::elementwise(rows, L, 1, 2, e);
-          for (size_t m = 0; m < b.lins.size(); ++m)
-            c += b.lins[m].backward_cost(rows, m > 0 || i > 0);
           return c;
         });
   }
@@ -443,7 +244,5 @@ void NHITS<T>::register_zones(profile::Recorder& rec, int model) {
 
 template class NHITS<float>;
 template class NHITS<double>;
-template struct NhitsAct<float>;
-template struct NhitsAct<double>;
 
 }  // namespace shoal::models
