@@ -25,7 +25,8 @@ A second file, nhits.json beside it (tests/models/nhits_golden_test.cpp), holds 
 NHITS built with random_seed (its float32 init, "init/<key>"), then in float64 (the PReLU
 weights moved off 0.25): the forward on windows "insample_y" [B, L] with a mask of ones, and
 the gradients "grads/<key>" of sum(forecast * dy). Dropout is 0: torch's masks cannot be
-reproduced.
+reproduced. nbeats.json holds the same for NBEATS (its fixed bases, parameters without
+gradient in torch, are left out of "weights/" and "grads/").
 """
 
 import json
@@ -212,23 +213,30 @@ NHITS_CASES = [
 ]
 
 
-def nhits(path):
-    import logging
+NBEATS_CASES = [
+    dict(h=4, input_size=8, mlp_units=2 * [[16, 16]], random_seed=1),
+    dict(h=6, input_size=12, stack_types=["trend", "seasonality"], n_blocks=[2, 1], n_basis=3,
+         n_harmonics=1, mlp_units=[[8, 8]], activation="Sigmoid", random_seed=4),
+    dict(h=5, input_size=10, stack_types=["seasonality", "identity"], n_blocks=[1, 1],
+         n_harmonics=3, mlp_units=[[8, 8], [8, 6]], activation="PReLU", random_seed=9),
+]
 
-    from neuralforecast.models import NHITS
+
+def peer_model(path, cls, kwargs_list):
+    import logging
 
     logging.disable(logging.WARNING)
     cases = {}
-    for k, kw in enumerate(NHITS_CASES):
+    for k, kw in enumerate(kwargs_list):
         torch.set_default_dtype(torch.float32)
-        m = NHITS(**kw)
+        m = cls(**kw)
         torch.set_default_dtype(torch.float64)
         case = {"config": kw}
         case.update({f"init/{k}": flat(v) for k, v in m.state_dict().items()})
         m = m.double()
         with torch.no_grad():
             for name, p in m.named_parameters():
-                if p.numel() == 1:
+                if p.numel() == 1 and p.requires_grad:
                     p.add_(float(rng.uniform(-0.1, 0.1)))
         B, L, H = 4, kw["input_size"], kw["h"]
         y = rng.uniform(-1, 1, (B, L))
@@ -239,8 +247,9 @@ def nhits(path):
         (f[:, :, 0] * t(dy)).sum().backward()
         case.update({"insample_y": flat(y), "forecast": flat(f), "dy": flat(dy)})
         for name, p in m.named_parameters():
-            case[f"weights/{name}"] = flat(p)
-            case[f"grads/{name}"] = flat(p.grad)
+            if p.requires_grad:
+                case[f"weights/{name}"] = flat(p)
+                case[f"grads/{name}"] = flat(p.grad)
         cases[f"case{k}"] = case
     with open(path, "w") as fh:
         json.dump(cases, fh, separators=(",", ":"))
@@ -260,7 +269,10 @@ def main():
     with open(path, "w") as f:
         json.dump(out, f, separators=(",", ":"))
     print(f"wrote {len(out)} cases to {os.path.normpath(path)}")
-    nhits(os.path.join(os.path.dirname(path), "nhits.json"))
+    from neuralforecast.models import NBEATS, NHITS
+
+    peer_model(os.path.join(os.path.dirname(path), "nhits.json"), NHITS, NHITS_CASES)
+    peer_model(os.path.join(os.path.dirname(path), "nbeats.json"), NBEATS, NBEATS_CASES)
 
 
 if __name__ == "__main__":
