@@ -26,7 +26,7 @@ NHITS built with random_seed (its float32 init, "init/<key>"), then in float64 (
 weights moved off 0.25): the forward on windows "insample_y" [B, L] with a mask of ones, and
 the gradients "grads/<key>" of sum(forecast * dy). Dropout is 0: torch's masks cannot be
 reproduced. nbeats.json holds the same for NBEATS (its fixed bases, parameters without
-gradient in torch, are left out of "weights/" and "grads/").
+gradient in torch, are left out of "weights/" and "grads/"), tide.json for TiDE.
 """
 
 import json
@@ -222,6 +222,15 @@ NBEATS_CASES = [
 ]
 
 
+TIDE_CASES = [
+    dict(h=4, input_size=8, hidden_size=16, decoder_output_dim=3, temporal_decoder_dim=8,
+         dropout=0.0, random_seed=2),
+    dict(h=5, input_size=6, hidden_size=8, decoder_output_dim=2, temporal_decoder_dim=6,
+         dropout=0.0, layernorm=False, num_encoder_layers=2, num_decoder_layers=2,
+         random_seed=5),
+]
+
+
 def peer_model(path, cls, kwargs_list):
     import logging
 
@@ -273,6 +282,9 @@ def main():
 
     peer_model(os.path.join(os.path.dirname(path), "nhits.json"), NHITS, NHITS_CASES)
     peer_model(os.path.join(os.path.dirname(path), "nbeats.json"), NBEATS, NBEATS_CASES)
+    from neuralforecast.models import TiDE
+
+    peer_model(os.path.join(os.path.dirname(path), "tide.json"), TiDE, TIDE_CASES)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,93 @@
+// TiDE (neuralforecast.models.TiDE; Das et al., TMLR 2023): a dense encoder-decoder of residual
+// blocks, a per-step temporal decoder and a global linear skip.
+//   e = Encoder(y) [B, hidden]      d = Decoder(e) [B, H·D]      ŷ = TemporalDecoder(d) + Wy + b
+// Encoder: num_encoder_layers MLPResidual(·, hidden_size, hidden_size); Decoder:
+// num_decoder_layers of them, the last one out to D·H (D decoder_output_dim); TemporalDecoder:
+// the residual block per step on the D decoded features (layers/mlp_residual.h), out 1;
+// global_skip: Linear(L, H). With layernorm (the default) the temporal decoder's LayerNorm over
+// its one output makes that term its bias: the forecast is the global skip plus a constant, as
+// in neuralforecast. A univariate model (N = 1), no exogenous inputs yet (temporal_width is
+// accepted for them and unused), point losses. Names: neuralforecast's state_dict keys
+// (dense_encoder.<k>.lin1.weight, temporal_decoder.norm.bias, global_skip.weight, …). Init in
+// torch's module order, so a Generator::kTorchCpu stream seeded with random_seed reproduces its
+// weights. Legend: B windows, L input_size, H horizon, D decoder_output_dim.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shoal/core/options.h"
+#include "shoal/layers/linear.h"
+#include "shoal/layers/mlp_residual.h"
+#include "shoal/models/forecast.h"
+#include "shoal/profile/recorder.h"
+
+namespace shoal::models {
+
+template <class T>
+class TiDE {
+ public:
+  struct Config {
+    Index h = 0;
+    Index input_size = 0;
+    Index n_series = 1;
+    int64_t hidden_size = 512;
+    int64_t decoder_output_dim = 32;
+    int64_t temporal_decoder_dim = 128;
+    double dropout = 0.3;
+    bool layernorm = true;
+    int64_t num_encoder_layers = 1;
+    int64_t num_decoder_layers = 1;
+    int64_t temporal_width = 4;
+
+    void visit(OptionVisitor& v);
+    void validate() const;
+    void set_shape(const WindowShape& s);
+  };
+
+  // Every block works per window (LayerNorm over a window's features): chunks are exact.
+  static constexpr bool kWindowsIndependent = true;
+
+  explicit TiDE(Config cfg);
+  TiDE(const TiDE&) = delete;
+  TiDE& operator=(const TiDE&) = delete;
+
+  const Config& config() const { return cfg_; }
+  Index horizon() const { return cfg_.h; }
+  Index n_series() const { return cfg_.n_series; }
+
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng);
+  // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Profiler zones "dense_encoder", "dense_decoder", "temporal_decoder", "global_skip".
+  void register_zones(profile::Recorder& rec, int model = 0);
+
+  template <class F>
+  void for_each_param(F&& f) {
+    auto prefixed = [&](const std::string& prefix, auto& layer) {
+      layer.for_each_param([&](std::string_view n, Param<T>& p) { f(prefix + std::string(n), p); });
+    };
+    for (size_t k = 0; k < encoder_.size(); ++k)
+      prefixed("dense_encoder." + std::to_string(k) + ".", *encoder_[k]);
+    for (size_t k = 0; k < decoder_.size(); ++k)
+      prefixed("dense_decoder." + std::to_string(k) + ".", *decoder_[k]);
+    prefixed("temporal_decoder.", temporal_);
+    prefixed("global_skip.", skip_);
+  }
+
+ private:
+  Config cfg_;
+  std::vector<std::unique_ptr<layers::MLPResidual<T>>> encoder_, decoder_;
+  layers::TemporalDecoder<T> temporal_;
+  layers::Linear<T> skip_;
+  std::vector<Buffer<T>> h_, dh_;  // the encoder's and decoder's outputs and their gradients
+  Buffer<T> out_;                  // [B, H]
+  Buffer<T> tout_;                 // [B, H] the temporal decoder's share
+  profile::LayerZones zenc_, zdec_, ztmp_, zskip_;
+};
+
+}  // namespace shoal::models
