@@ -26,7 +26,9 @@ NHITS built with random_seed (its float32 init, "init/<key>"), then in float64 (
 weights moved off 0.25): the forward on windows "insample_y" [B, L] with a mask of ones, and
 the gradients "grads/<key>" of sum(forecast * dy). Dropout is 0: torch's masks cannot be
 reproduced. nbeats.json holds the same for NBEATS (its fixed bases, parameters without
-gradient in torch, are left out of "weights/" and "grads/"), tide.json for TiDE.
+gradient in torch, are left out of "weights/" and "grads/"), tide.json for TiDE, nbeatsx.json
+for NBEATSx with exogenous inputs (in torch's layout: "hist_exog" [B, L, X], "futr_exog"
+[B, L + H, F], "stat_exog" [S], the same series for every window).
 """
 
 import json
@@ -231,6 +233,18 @@ TIDE_CASES = [
 ]
 
 
+NBEATSX_CASES = [
+    dict(h=4, input_size=6, futr_exog_list=["f1", "f2"], hist_exog_list=["x1"],
+         stat_exog_list=["s1"], stack_types=["identity", "exogenous", "trend", "seasonality"],
+         n_blocks=[1, 1, 1, 1], mlp_units=[[8, 8]], random_seed=3),
+    dict(h=5, input_size=7, futr_exog_list=["f1"], stack_types=["exogenous", "identity"],
+         n_blocks=[2, 1], mlp_units=[[8, 8], [8, 6]], activation="LeakyReLU", random_seed=8),
+    dict(h=3, input_size=5, hist_exog_list=["x1", "x2"], stat_exog_list=["s1", "s2"],
+         stack_types=["exogenous", "trend"], n_blocks=[1, 1], n_polynomials=1,
+         mlp_units=[[6, 6]], activation="Softplus", random_seed=13),
+]
+
+
 def peer_model(path, cls, kwargs_list):
     import logging
 
@@ -251,6 +265,20 @@ def peer_model(path, cls, kwargs_list):
         y = rng.uniform(-1, 1, (B, L))
         batch = {"insample_y": t(y)[:, :, None], "insample_mask": torch.ones(B, L, 1),
                  "futr_exog": None, "hist_exog": None, "stat_exog": None}
+        X, F, S = (len(kw.get(k) or []) for k in
+                   ("hist_exog_list", "futr_exog_list", "stat_exog_list"))
+        if X:
+            hist = rng.uniform(-1, 1, (B, L, X))
+            batch["hist_exog"] = t(hist)
+            case["hist_exog"] = flat(hist)
+        if F:
+            futr = rng.uniform(-1, 1, (B, L + H, F))
+            batch["futr_exog"] = t(futr)
+            case["futr_exog"] = flat(futr)
+        if S:
+            stat = rng.uniform(-1, 1, S)
+            batch["stat_exog"] = t(np.tile(stat, (B, 1)))
+            case["stat_exog"] = flat(stat)
         f = m(batch)
         dy = rng.uniform(-1, 1, (B, H))
         (f[:, :, 0] * t(dy)).sum().backward()
@@ -285,6 +313,9 @@ def main():
     from neuralforecast.models import TiDE
 
     peer_model(os.path.join(os.path.dirname(path), "tide.json"), TiDE, TIDE_CASES)
+    from neuralforecast.models import NBEATSx
+
+    peer_model(os.path.join(os.path.dirname(path), "nbeatsx.json"), NBEATSx, NBEATSX_CASES)
 
 
 if __name__ == "__main__":
