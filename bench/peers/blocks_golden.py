@@ -203,7 +203,7 @@ def temporal_decoder():
 
 
 NHITS_CASES = [
-    dict(h=6, input_size=12, mlp_units=2 * [[16, 16]], n_pool_kernel_size=[2, 2, 1],
+    dict(h=6, input_size=12, mlp_units=2 * [[8, 8]], n_pool_kernel_size=[2, 2, 1],
          n_freq_downsample=[4, 2, 1], random_seed=3),
     dict(h=5, input_size=7, stack_types=2 * ["identity"], n_blocks=[1, 2], mlp_units=[[8, 8]],
          n_pool_kernel_size=[3, 1], n_freq_downsample=[2, 1], pooling_mode="AvgPool1d",
@@ -216,7 +216,7 @@ NHITS_CASES = [
 
 
 NBEATS_CASES = [
-    dict(h=4, input_size=8, mlp_units=2 * [[16, 16]], random_seed=1),
+    dict(h=4, input_size=8, mlp_units=2 * [[8, 8]], random_seed=1),
     dict(h=6, input_size=12, stack_types=["trend", "seasonality"], n_blocks=[2, 1], n_basis=3,
          n_harmonics=1, mlp_units=[[8, 8]], activation="Sigmoid", random_seed=4),
     dict(h=5, input_size=10, stack_types=["seasonality", "identity"], n_blocks=[1, 1],
@@ -225,7 +225,7 @@ NBEATS_CASES = [
 
 
 TIDE_CASES = [
-    dict(h=4, input_size=8, hidden_size=16, decoder_output_dim=3, temporal_decoder_dim=8,
+    dict(h=4, input_size=8, hidden_size=8, decoder_output_dim=3, temporal_decoder_dim=6,
          dropout=0.0, random_seed=2),
     dict(h=5, input_size=6, hidden_size=8, decoder_output_dim=2, temporal_decoder_dim=6,
          dropout=0.0, layernorm=False, num_encoder_layers=2, num_decoder_layers=2,
