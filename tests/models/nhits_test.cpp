@@ -210,8 +210,12 @@ TEST(NhitsTrain, LearnsASineAndChunksAgree) {
     last += whole[whole.size() - 1 - i];
   }
   EXPECT_LT(last, 0.3 * first) << "first 10 steps " << first / 10 << ", last 10 " << last / 10;
-  for (size_t i = 0; i < whole.size(); ++i)
-    ASSERT_NEAR(chunked[i], whole[i], 1e-4 * std::max(1.0, whole[i])) << "step " << i;
+  // Step 0's loss has the dropout masks (a chunk must draw its windows' part of the batch's),
+  // the next ones the summed gradients. Chunks run other GEMM shapes and sum in another order,
+  // and Adam's first steps (m/√v) turn those last bits of near-zero gradients into full steps,
+  // so only the first steps are compared closely.
+  for (size_t i = 0; i < 3; ++i)
+    ASSERT_NEAR(chunked[i], whole[i], 1e-5 * std::max(1.0, whole[i])) << "step " << i;
 }
 
 TEST(NhitsConfig, RejectsWhatNeuralforecastRejects) {
