@@ -52,6 +52,10 @@ class NBEATS {
 
   // Each window is mapped on its own: a trainer may run a batch in chunks.
   static constexpr bool kWindowsIndependent = true;
+  // A batch runs whole: the block weights, not the windows, are the traffic. NHITS at its
+  // defaults (h 12, input_size 24, 1,024 windows), ms per training step on 2 loaded cores:
+  // whole 173, chunks of 64 286, chunks of 8 1207 (TiDE 83 | 126 | 346).
+  static constexpr Index kChunkWindows = 0;
 
   explicit NBEATS(Config cfg);
   ~NBEATS();

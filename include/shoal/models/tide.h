@@ -49,6 +49,10 @@ class TiDE {
 
   // Every block works per window (LayerNorm over a window's features): chunks are exact.
   static constexpr bool kWindowsIndependent = true;
+  // A batch runs whole: the block weights, not the windows, are the traffic. NHITS at its
+  // defaults (h 12, input_size 24, 1,024 windows), ms per training step on 2 loaded cores:
+  // whole 173, chunks of 64 286, chunks of 8 1207 (TiDE 83 | 126 | 346).
+  static constexpr Index kChunkWindows = 0;
 
   explicit TiDE(Config cfg);
   TiDE(const TiDE&) = delete;
