@@ -286,8 +286,8 @@ TEST(BlocksGolden, TemporalDecoder) {
     });
     Vec d = arr(c, "dec"), f = arr(c, "futr"), dy = arr(c, "dy"), y(dy.size()), dd(d.size()),
         df(f.size());
-    const MatView<double> fv = F > 0 ? mat(f, B * H) : MatView<double>{},
-                          dfv = F > 0 ? mat(df, B * H) : MatView<double>{};
+    const MatView<double> fv = F > 0 ? mat(f, B) : MatView<double>{},
+                          dfv = F > 0 ? mat(df, B) : MatView<double>{};
     const Ctx ctx;
     dec.forward(ctx, mat(d, B), fv, mat(y, B));
     dec.backward(ctx, mat(dy, B), mat(dd, B), dfv);

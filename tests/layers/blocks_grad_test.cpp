@@ -261,12 +261,12 @@ TEST(BlocksGrad, TemporalDecoder) {
       for (auto& v : p.value) v += 0.1 * static_cast<double>(rng.uniform(-1.f, 1.f));
       vars.push_back({name, p.value.data, p.grad.data, p.value.numel(), true});
     });
-    Padded x(B, c.h * c.d), dx(B, c.h * c.d), fu(B * c.h, std::max<Index>(c.f, 1)),
-        dfu(B * c.h, std::max<Index>(c.f, 1)), y(B, c.h * c.q), dy(B, c.h * c.q);
+    Padded x(B, c.h * c.d), dx(B, c.h * c.d), fu(B, c.h * std::max<Index>(c.f, 1)),
+        dfu(B, c.h * std::max<Index>(c.f, 1)), y(B, c.h * c.q), dy(B, c.h * c.q);
     x.fill(81);
     fu.fill(91);
     vars.push_back({"dec", x.data(), dx.data(), B * (c.h * c.d + 3) - 3, false});
-    if (c.f > 0) vars.push_back({"futr", fu.data(), dfu.data(), B * c.h * (c.f + 3) - 3, false});
+    if (c.f > 0) vars.push_back({"futr", fu.data(), dfu.data(), B * (c.h * c.f + 3) - 3, false});
     auto fv = [&](Padded& p) { return c.f > 0 ? p.view() : MatView<double>{}; };
     Ctx ctx;
     ctx.seed = 3;

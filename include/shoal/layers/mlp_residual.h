@@ -76,12 +76,13 @@ struct MLPResidual {
 
 // TiDE's temporal decoder: the residual block applied per horizon step to the decoded features
 // and, with future exogenous inputs, their projection at that step:
-//   x_t = [dec[b, t·D : (t+1)·D] | futr[b·H + t, :]]  (D + F wide)    y[b, t·Q + q] = block(x_t)_q
+//   x_t = [dec[b, t·D : (t+1)·D] | futr[b, t·F : (t+1)·F]]  (D + F wide)   y[b, t·Q + q] =
+//   block(x_t)_q
 // (neuralforecast: temporal_decoder(cat(x.reshape(B, H, D), x_futr_exog[:, L:], dim=2))).
-// dec [B, H·D] is the dense decoder's output, futr [B·H, F] the horizon rows of the projected
+// dec [B, H·D] is the dense decoder's output, futr [B, H·F] the horizon steps of the projected
 // future exogenous (F = 0: none), y [B, H·Q]. The block runs on its own [B·H, D + F] gather of
 // them, so the three may have any ld. Rows are windows (B); the block inside is planned for B·H.
-// Backward: ddec [B, H·D] and dfutr [B·H, F] overwritten (either may be empty: skipped).
+// Backward: ddec [B, H·D] and dfutr [B, H·F] overwritten (either may be empty: skipped).
 template <class T>
 struct TemporalDecoder {
   struct Config {

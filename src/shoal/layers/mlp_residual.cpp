@@ -136,13 +136,13 @@ void TemporalDecoder<T>::forward(const Ctx& ctx, ConstMat<T> dec, ConstMat<T> fu
   const Index B = dec.rows, H = cfg.h, D = cfg.decoder_output_dim, F = cfg.futr_dim,
               Q = cfg.outputs;
   SHOAL_DCHECK(dec.cols == H * D && out.cols == H * Q && out.rows == B &&
-               (F == 0 || (futr.rows == B * H && futr.cols == F)));
+               (F == 0 || (futr.rows == B && futr.cols == H * F)));
   MatView<T> xr = x.mat().rows_block(0, B * H), yr = y.mat().rows_block(0, B * H);
   for (Index b = 0; b < B; ++b)
     for (Index t = 0; t < H; ++t) {
       T* row = xr.row(b * H + t);
       std::copy(dec.row(b) + t * D, dec.row(b) + (t + 1) * D, row);
-      if (F > 0) std::copy(futr.row(b * H + t), futr.row(b * H + t) + F, row + D);
+      if (F > 0) std::copy(futr.row(b) + t * F, futr.row(b) + (t + 1) * F, row + D);
     }
   block.forward(ctx, xr, yr, row0 * H);
   for (Index b = 0; b < B; ++b)
@@ -169,7 +169,7 @@ void TemporalDecoder<T>::backward(const Ctx& ctx, ConstMat<T> dout, MatView<T> d
     for (Index t = 0; t < H; ++t) {
       const T* row = dxr.row(b * H + t);
       if (ddec.data != nullptr) std::copy(row, row + D, ddec.row(b) + t * D);
-      if (F > 0 && dfutr.data != nullptr) std::copy(row + D, row + D + F, dfutr.row(b * H + t));
+      if (F > 0 && dfutr.data != nullptr) std::copy(row + D, row + D + F, dfutr.row(b) + t * F);
     }
 }
 
