@@ -230,6 +230,15 @@ TIDE_CASES = [
     dict(h=5, input_size=6, hidden_size=8, decoder_output_dim=2, temporal_decoder_dim=6,
          dropout=0.0, layernorm=False, num_encoder_layers=2, num_decoder_layers=2,
          random_seed=5),
+    dict(h=3, input_size=5, hidden_size=8, decoder_output_dim=2, temporal_decoder_dim=4,
+         temporal_width=3, dropout=0.0, hist_exog_list=["x1", "x2"], futr_exog_list=["f1"],
+         stat_exog_list=["s1", "s2"], random_seed=6),
+    dict(h=4, input_size=6, hidden_size=6, decoder_output_dim=2, temporal_decoder_dim=4,
+         temporal_width=2, dropout=0.0, layernorm=False, futr_exog_list=["f1", "f2"],
+         random_seed=12),
+    dict(h=4, input_size=5, hidden_size=6, decoder_output_dim=3, temporal_decoder_dim=4,
+         temporal_width=2, dropout=0.0, hist_exog_list=["x1"], stat_exog_list=["s1"],
+         random_seed=14),
 ]
 
 
@@ -284,7 +293,7 @@ def peer_model(path, cls, kwargs_list):
         (f[:, :, 0] * t(dy)).sum().backward()
         case.update({"insample_y": flat(y), "forecast": flat(f), "dy": flat(dy)})
         for name, p in m.named_parameters():
-            if p.requires_grad:
+            if p.requires_grad and p.grad is not None:  # TiDE's unused hist projection: none
                 case[f"weights/{name}"] = flat(p)
                 case[f"grads/{name}"] = flat(p.grad)
         cases[f"case{k}"] = case

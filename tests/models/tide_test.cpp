@@ -46,6 +46,10 @@ typename TiDE<T>::Config config_of(const nlohmann::json& kw) {
   if (kw.contains("layernorm")) c.layernorm = kw["layernorm"];
   if (kw.contains("num_encoder_layers")) c.num_encoder_layers = kw["num_encoder_layers"];
   if (kw.contains("num_decoder_layers")) c.num_decoder_layers = kw["num_decoder_layers"];
+  if (kw.contains("temporal_width")) c.temporal_width = kw["temporal_width"];
+  c.hist_exog = kw.contains("hist_exog_list") ? Index(kw["hist_exog_list"].size()) : 0;
+  c.futr_exog = kw.contains("futr_exog_list") ? Index(kw["futr_exog_list"].size()) : 0;
+  c.stat_exog = kw.contains("stat_exog_list") ? Index(kw["stat_exog_list"].size()) : 0;
   return c;
 }
 
@@ -60,8 +64,18 @@ Vec values(const TensorView<T>& v) {
   return {v.begin(), v.end()};
 }
 
+// [B, steps, C] (torch, time-major) → [B, C, steps] (shoal's ForecastInputs).
+Vec channel_major(const Vec& v, Index b, Index steps, Index c) {
+  Vec out(v.size());
+  for (Index w = 0; w < b; ++w)
+    for (Index t = 0; t < steps; ++t)
+      for (Index k = 0; k < c; ++k)
+        out[size_t((w * c + k) * steps + t)] = v[size_t((w * steps + t) * c + k)];
+  return out;
+}
+
 TEST(TideGolden, InitMatchesNeuralforecastForItsSeed) {
-  ASSERT_EQ(golden().size(), 2u);
+  ASSERT_EQ(golden().size(), 5u);
   for (const auto& [name, c] : golden().items()) {
     TiDE<float> model(config_of<float>(c.at("config")));
     Planner planner;
@@ -76,8 +90,10 @@ TEST(TideGolden, InitMatchesNeuralforecastForItsSeed) {
       expect_near(values(p.value), c.at("init/" + key).get<Vec>(), 0, name + " " + key);
       ++n;
     });
+    // As many as torch's parameters with a gradient (without historical exogenous its unused
+    // historical projection has none).
     size_t keys = 0;
-    for (const auto& [k, v] : c.items()) keys += k.rfind("init/", 0) == 0;
+    for (const auto& [k, v] : c.items()) keys += k.rfind("weights/", 0) == 0;
     EXPECT_EQ(n, keys) << name;
   }
 }
@@ -97,10 +113,21 @@ TEST(TideGolden, ForwardAndGradientsMatchNeuralforecast) {
       std::fill(p.grad.begin(), p.grad.end(), 0.0);
     });
     const Vec y = c.at("insample_y").get<Vec>();
+    const Index L = cfg.input_size, H = cfg.h;
+    const Vec hist = cfg.hist_exog > 0
+                         ? channel_major(c.at("hist_exog").get<Vec>(), B, L, cfg.hist_exog)
+                         : Vec{};
+    const Vec futr = cfg.futr_exog > 0
+                         ? channel_major(c.at("futr_exog").get<Vec>(), B, L + H, cfg.futr_exog)
+                         : Vec{};
+    const Vec stat = cfg.stat_exog > 0 ? c.at("stat_exog").get<Vec>() : Vec{};
     Vec dy = c.at("dy").get<Vec>();
     ForecastInputs<double> in;
     in.batch = B;
     in.insample_y = y.data();
+    in.hist_exog = hist.empty() ? nullptr : hist.data();
+    in.futr_exog = futr.empty() ? nullptr : futr.data();
+    in.stat_exog = stat.empty() ? nullptr : stat.data();
     const Ctx ctx;
     const ConstMat<double> out = model.forward(ctx, in);
     ASSERT_EQ(out.rows, B * cfg.h);
@@ -114,7 +141,8 @@ TEST(TideGolden, ForwardAndGradientsMatchNeuralforecast) {
 }
 
 TEST(TideGrad, MatchesCentralDifferences) {
-  for (const bool layernorm : {true, false}) {
+  for (const int variant : {0, 1, 2}) {
+    const bool layernorm = variant != 1;
     TiDE<double>::Config cfg;
     cfg.h = 4;
     cfg.input_size = 7;
@@ -125,6 +153,12 @@ TEST(TideGrad, MatchesCentralDifferences) {
     cfg.layernorm = layernorm;
     cfg.num_encoder_layers = 2;
     cfg.num_decoder_layers = 2;
+    if (variant == 2) {  // every exogenous kind, through both projections
+      cfg.temporal_width = 2;
+      cfg.hist_exog = 2;
+      cfg.futr_exog = 1;
+      cfg.stat_exog = 1;
+    }
     TiDE<double> model(cfg);
     const Index B = 3;
     Planner planner;
@@ -140,9 +174,17 @@ TEST(TideGrad, MatchesCentralDifferences) {
     Vec y(static_cast<size_t>(B * cfg.input_size)), out(static_cast<size_t>(B * cfg.h)),
         dout(out.size());
     testing::fill_uniform(y.data(), static_cast<int64_t>(y.size()), 23, -2, 2);
+    Vec hist(size_t(B * 2 * cfg.input_size)), futr(size_t(B * (cfg.input_size + cfg.h))), stat{0.4};
+    testing::fill_uniform(hist.data(), static_cast<int64_t>(hist.size()), 41);
+    testing::fill_uniform(futr.data(), static_cast<int64_t>(futr.size()), 43);
     ForecastInputs<double> in;
     in.batch = B;
     in.insample_y = y.data();
+    if (variant == 2) {
+      in.hist_exog = hist.data();
+      in.futr_exog = futr.data();
+      in.stat_exog = stat.data();
+    }
     Ctx ctx;
     ctx.seed = 6;
     const auto res = testing::gradcheck(
@@ -152,7 +194,7 @@ TEST(TideGrad, MatchesCentralDifferences) {
           std::copy(o.data, o.data + o.rows, out.begin());
         },
         [&] { model.backward(ctx, in, ConstMat<double>(dout.data(), B * cfg.h, 1)); });
-    EXPECT_LE(res.max_rel_error, 1e-6) << "layernorm " << layernorm << " " << res.worst;
+    EXPECT_LE(res.max_rel_error, 1e-6) << "variant " << variant << " " << res.worst;
   }
 }
 

@@ -36,9 +36,6 @@ void TiDE<T>::Config::validate() const {
 
 template <class T>
 void TiDE<T>::Config::set_shape(const WindowShape& s) {
-  SHOAL_CHECK(s.hist_exog == 0 && s.futr_exog == 0 && s.stat_exog == 0,
-              "tide takes no exogenous inputs yet (got {} hist, {} futr, {} static)", s.hist_exog,
-              s.futr_exog, s.stat_exog);
   SHOAL_CHECK(s.n_series == 1,
               "tide is a univariate model: fit it one series at a time, got {} series in one "
               "panel",
@@ -46,6 +43,9 @@ void TiDE<T>::Config::set_shape(const WindowShape& s) {
   h = s.h;
   input_size = s.input_size;
   n_series = 1;
+  hist_exog = s.hist_exog;
+  futr_exog = s.futr_exog;
+  stat_exog = s.stat_exog;
 }
 
 template <class T>
@@ -53,6 +53,7 @@ TiDE<T>::TiDE(Config cfg)
     : cfg_(cfg),
       temporal_({.h = cfg.h,
                  .decoder_output_dim = cfg.decoder_output_dim,
+                 .futr_dim = cfg.futr_exog > 0 ? cfg.temporal_width : 0,
                  .hidden_size = cfg.temporal_decoder_dim,
                  .outputs = 1,
                  .dropout = cfg.dropout,
@@ -63,11 +64,24 @@ TiDE<T>::TiDE(Config cfg)
               "TiDE needs h, input_size > 0 and one series, got {} {} {}", cfg_.h, cfg_.input_size,
               cfg_.n_series);
   cfg_.validate();
+  SHOAL_CHECK(cfg_.hist_exog >= 0 && cfg_.futr_exog >= 0 && cfg_.stat_exog >= 0,
+              "TiDE exogenous sizes must be >= 0");
   const Index hid = cfg_.hidden_size;
   uint64_t stream = 0x7164'0000;
+  auto projection = [&](Index in, uint64_t proj_stream) {
+    return std::make_unique<layers::MLPResidual<T>>(
+        typename layers::MLPResidual<T>::Config{.input_dim = in,
+                                                .hidden_size = hid,
+                                                .output_dim = cfg_.temporal_width,
+                                                .dropout = cfg_.dropout,
+                                                .layernorm = cfg_.layernorm,
+                                                .stream = proj_stream});
+  };
+  if (cfg_.hist_exog > 0) hist_proj_ = projection(cfg_.hist_exog, 0x7164'0000 + 60);
+  if (cfg_.futr_exog > 0) futr_proj_ = projection(cfg_.futr_exog, 0x7164'0000 + 61);
   for (int64_t k = 0; k < cfg_.num_encoder_layers; ++k)
     encoder_.push_back(std::make_unique<layers::MLPResidual<T>>(
-        typename layers::MLPResidual<T>::Config{.input_dim = k == 0 ? cfg_.input_size : hid,
+        typename layers::MLPResidual<T>::Config{.input_dim = k == 0 ? encoder_input() : hid,
                                                 .hidden_size = hid,
                                                 .output_dim = hid,
                                                 .dropout = cfg_.dropout,
@@ -87,6 +101,13 @@ TiDE<T>::TiDE(Config cfg)
 }
 
 template <class T>
+Index TiDE<T>::encoder_input() const {
+  const Index L = cfg_.input_size, tw = cfg_.temporal_width;
+  return L + (cfg_.hist_exog > 0 ? L * tw : 0) + (cfg_.futr_exog > 0 ? (L + cfg_.h) * tw : 0) +
+         cfg_.stat_exog;
+}
+
+template <class T>
 void TiDE<T>::plan(Planner& planner, Index max_batch) {
   SHOAL_CHECK(max_batch > 0, "TiDE max_batch must be > 0, got {}", max_batch);
   const Index B = max_batch;
@@ -95,6 +116,28 @@ void TiDE<T>::plan(Planner& planner, Index max_batch) {
     layer.plan(planner, B);
     planner.pop_scope();
   };
+  const Index L = cfg_.input_size, H = cfg_.h, tw = cfg_.temporal_width;
+  if (hist_proj_) {
+    planner.push_scope("hist_exog_projection.");
+    hist_proj_->plan(planner, B * L);
+    planner.pop_scope();
+    planner.buffer(hrows_, Region::kActivations, "hist_rows", {B * L, cfg_.hist_exog});
+    planner.buffer(hp_, Region::kActivations, "hist_proj", {B * L, tw});
+    planner.buffer(dhp_, Region::kActivationGrads, "dhist_proj", {B * L, tw});
+  }
+  if (futr_proj_) {
+    planner.push_scope("futr_exog_projection.");
+    futr_proj_->plan(planner, B * (L + H));
+    planner.pop_scope();
+    planner.buffer(frows_, Region::kActivations, "futr_rows", {B * (L + H), cfg_.futr_exog});
+    planner.buffer(fp_, Region::kActivations, "futr_proj", {B * (L + H), tw});
+    planner.buffer(dfp_, Region::kActivationGrads, "dfutr_proj", {B * (L + H), tw});
+    planner.buffer(dfh_, Region::kActivationGrads, "dfutr_h", {B, H * tw});
+  }
+  if (has_exog()) {
+    planner.buffer(xin_, Region::kActivations, "x", {B, encoder_input()});
+    planner.buffer(dxin_, Region::kActivationGrads, "dx", {B, encoder_input()});
+  }
   for (size_t k = 0; k < encoder_.size(); ++k)
     scoped("dense_encoder." + std::to_string(k) + ".", *encoder_[k]);
   for (size_t k = 0; k < decoder_.size(); ++k)
@@ -113,6 +156,15 @@ void TiDE<T>::plan(Planner& planner, Index max_batch) {
 
 template <class T>
 void TiDE<T>::init(RngStream& rng) {
+  if (hist_proj_) {
+    hist_proj_->init(rng);
+  } else if (futr_proj_) {
+    // neuralforecast's unused historical projection, MLPResidual(0, hidden, tw): its empty
+    // weights draw nothing, its biases (bound 0) and lin2 draw as usual.
+    const Index hid = cfg_.hidden_size, tw = cfg_.temporal_width;
+    for (Index i = 0; i < hid + tw * hid + tw + tw; ++i) rng.uniform();
+  }
+  if (futr_proj_) futr_proj_->init(rng);
   for (auto& e : encoder_) e->init(rng);
   for (auto& d : decoder_) d->init(rng);
   temporal_.init(rng);
@@ -121,21 +173,56 @@ void TiDE<T>::init(RngStream& rng) {
 
 template <class T>
 MatView<T> TiDE<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
-  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, X = cfg_.hist_exog, F = cfg_.futr_exog,
+              S = cfg_.stat_exog, tw = cfg_.temporal_width;
   const ConstMat<T> x(in.insample_y, B, L);
-  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+  auto rows = [](Buffer<T>& buf, Index n) { return buf.mat().rows_block(0, n); };
   profile::ZoneChain zone(ctx.profiler, B);
-  zone.next(zenc_.forward);
+  // The projections run per time step on rows gathered from shoal's channel-major windows.
+  zone.next(zproj_.forward);
+  if (hist_proj_) {
+    MatView<T> hr = rows(hrows_, B * L);
+    for (Index w = 0; w < B; ++w)
+      for (Index t = 0; t < L; ++t)
+        for (Index c = 0; c < X; ++c) hr(w * L + t, c) = in.hist_exog[(w * X + c) * L + t];
+    hist_proj_->forward(ctx, hr, rows(hp_, B * L), in.first_window * L);
+  }
+  if (futr_proj_) {
+    MatView<T> fr = rows(frows_, B * (L + H));
+    for (Index w = 0; w < B; ++w)
+      for (Index t = 0; t < L + H; ++t)
+        for (Index c = 0; c < F; ++c)
+          fr(w * (L + H) + t, c) = in.futr_exog[(w * F + c) * (L + H) + t];
+    futr_proj_->forward(ctx, fr, rows(fp_, B * (L + H)), in.first_window * (L + H));
+  }
   ConstMat<T> cur = x;
+  if (has_exog()) {
+    // [y | hist projection (t·tw + k) | future projection | stat], neuralforecast's order.
+    MatView<T> xi = rows(xin_, B);
+    for (Index w = 0; w < B; ++w) {
+      T* r = std::copy(x.row(w), x.row(w) + L, xi.row(w));
+      if (hist_proj_)
+        r = std::copy(hp_.view.data + w * L * tw, hp_.view.data + (w + 1) * L * tw, r);
+      if (futr_proj_)
+        r = std::copy(fp_.view.data + w * (L + H) * tw, fp_.view.data + (w + 1) * (L + H) * tw, r);
+      if (S > 0) std::copy(in.stat_exog, in.stat_exog + S, r);
+    }
+    cur = xi;
+  }
+  zone.next(zenc_.forward);
   for (size_t k = 0; k < h_.size(); ++k) {
     if (k == encoder_.size()) zone.next(zdec_.forward);
     auto& block = k < encoder_.size() ? *encoder_[k] : *decoder_[k - encoder_.size()];
-    block.forward(ctx, cur, rows(h_[k]), in.first_window);
-    cur = rows(h_[k]);
+    block.forward(ctx, cur, rows(h_[k], B), in.first_window);
+    cur = rows(h_[k], B);
   }
   zone.next(ztmp_.forward);
-  MatView<T> out = rows(out_), tout = rows(tout_);
-  temporal_.forward(ctx, cur, ConstMat<T>{}, tout, in.first_window);
+  MatView<T> out = rows(out_, B), tout = rows(tout_, B);
+  // The future projection's horizon steps: a column block of it seen as [B, (L + H)·tw].
+  const ConstMat<T> fh =
+      futr_proj_ ? ConstMat<T>(fp_.view.data, B, (L + H) * tw).cols_block(L * tw, H * tw)
+                 : ConstMat<T>{};
+  temporal_.forward(ctx, cur, fh, tout, in.first_window);
   zone.next(zskip_.forward);
   skip_.forward(ctx, x, out);
   for (Index w = 0; w < B; ++w)
@@ -146,23 +233,51 @@ MatView<T> TiDE<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
 
 template <class T>
 void TiDE<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
-  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, tw = cfg_.temporal_width;
   const ConstMat<T> x(in.insample_y, B, L), dy(dout.data, B, H);
-  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+  auto rows = [](Buffer<T>& buf, Index n) { return buf.mat().rows_block(0, n); };
   profile::ZoneChain zone(ctx.profiler, B);
   zone.next(zskip_.backward);
-  // The input is data: the skip and the first encoder block form parameter gradients only.
-  skip_.backward(ctx, x, rows(out_), dy, MatView<T>{});
+  // The input is data: the skip forms parameter gradients only.
+  skip_.backward(ctx, x, rows(out_, B), dy, MatView<T>{});
   zone.next(ztmp_.backward);
   const size_t n = h_.size();
-  temporal_.backward(ctx, dy, rows(dh_[n - 1]), MatView<T>{}, in.first_window);
+  temporal_.backward(ctx, dy, rows(dh_[n - 1], B), futr_proj_ ? rows(dfh_, B) : MatView<T>{},
+                     in.first_window);
   zone.next(zdec_.backward);
+  const bool projected = hist_proj_ || futr_proj_;
   for (size_t k = n; k-- > 0;) {
     if (k + 1 == encoder_.size()) zone.next(zenc_.backward);
     auto& block = k < encoder_.size() ? *encoder_[k] : *decoder_[k - encoder_.size()];
-    const ConstMat<T> xin = k == 0 ? x : ConstMat<T>(rows(h_[k - 1]));
-    block.backward(ctx, xin, rows(dh_[k]), k == 0 ? MatView<T>{} : rows(dh_[k - 1]),
-                   in.first_window);
+    const ConstMat<T> xin = k > 0        ? ConstMat<T>(rows(h_[k - 1], B))
+                            : has_exog() ? ConstMat<T>(rows(xin_, B))
+                                         : x;
+    // The first block's input gradient only feeds the projections.
+    const MatView<T> dx = k > 0 ? rows(dh_[k - 1], B) : projected ? rows(dxin_, B) : MatView<T>{};
+    block.backward(ctx, xin, rows(dh_[k], B), dx, in.first_window);
+  }
+  if (!projected) return;
+  zone.next(zproj_.backward);
+  const MatView<T> dxi = rows(dxin_, B);
+  Index off = L;
+  if (hist_proj_) {
+    MatView<T> d = rows(dhp_, B * L);
+    for (Index w = 0; w < B; ++w)
+      std::copy(dxi.row(w) + off, dxi.row(w) + off + L * tw, d.row(w * L));
+    hist_proj_->backward(ctx, rows(hrows_, B * L), d, MatView<T>{}, in.first_window * L);
+    off += L * tw;
+  }
+  if (futr_proj_) {
+    MatView<T> d = rows(dfp_, B * (L + H));
+    const MatView<T> dfh = rows(dfh_, B);
+    for (Index w = 0; w < B; ++w) {
+      T* dst = d.row(w * (L + H));
+      std::copy(dxi.row(w) + off, dxi.row(w) + off + (L + H) * tw, dst);
+      // The horizon steps also fed the temporal decoder.
+      for (Index i = 0; i < H * tw; ++i) dst[L * tw + i] += dfh(w, i);
+    }
+    futr_proj_->backward(ctx, rows(frows_, B * (L + H)), d, MatView<T>{},
+                         in.first_window * (L + H));
   }
 }
 
@@ -187,6 +302,20 @@ void TiDE<T>::register_zones(profile::Recorder& rec, int model) {
       rec, model, "dense_decoder", 1, [&](double r) { return dec(r, true); },
       [&](double r) { return dec(r, false); });
   ztmp_ = block_zones(rec, model, "temporal_decoder", 1, temporal_);
+  if (hist_proj_ || futr_proj_) {
+    const double L = double(cfg_.input_size), LH = double(cfg_.input_size + cfg_.h);
+    auto proj = [&](double r, bool fwd) {
+      profile::Cost c;
+      if (hist_proj_)
+        c += fwd ? hist_proj_->forward_cost(r * L) : hist_proj_->backward_cost(r * L, false);
+      if (futr_proj_)
+        c += fwd ? futr_proj_->forward_cost(r * LH) : futr_proj_->backward_cost(r * LH, false);
+      return c;
+    };
+    zproj_ = cost_zones(
+        rec, model, "exog_projection", 1, [&](double r) { return proj(r, true); },
+        [&](double r) { return proj(r, false); });
+  }
   zskip_ = cost_zones(
       rec, model, "global_skip", 1,
       [&](double r) { return skip_.forward_cost(r) + profile::elementwise(r, H, 1, 2, e); },
