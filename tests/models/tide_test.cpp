@@ -141,8 +141,10 @@ TEST(TideGolden, ForwardAndGradientsMatchNeuralforecast) {
 }
 
 TEST(TideGrad, MatchesCentralDifferences) {
-  for (const int variant : {0, 1, 2}) {
-    const bool layernorm = variant != 1;
+  // Variants: 0 layernorm, 1 none, 2 and 3 every exogenous kind without and with layernorm
+  // (without, the temporal decoder passes a gradient to the future projection's horizon steps).
+  for (const int variant : {0, 1, 2, 3}) {
+    const bool layernorm = variant == 0 || variant == 3;
     TiDE<double>::Config cfg;
     cfg.h = 4;
     cfg.input_size = 7;
@@ -153,7 +155,7 @@ TEST(TideGrad, MatchesCentralDifferences) {
     cfg.layernorm = layernorm;
     cfg.num_encoder_layers = 2;
     cfg.num_decoder_layers = 2;
-    if (variant == 2) {  // every exogenous kind, through both projections
+    if (variant >= 2) {  // every exogenous kind, through both projections
       cfg.temporal_width = 2;
       cfg.hist_exog = 2;
       cfg.futr_exog = 1;
@@ -180,7 +182,7 @@ TEST(TideGrad, MatchesCentralDifferences) {
     ForecastInputs<double> in;
     in.batch = B;
     in.insample_y = y.data();
-    if (variant == 2) {
+    if (variant >= 2) {
       in.hist_exog = hist.data();
       in.futr_exog = futr.data();
       in.stat_exog = stat.data();
