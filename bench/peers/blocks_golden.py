@@ -212,6 +212,13 @@ NHITS_CASES = [
          n_freq_downsample=[3, 2, 1], activation="Tanh", random_seed=7),
     dict(h=7, input_size=10, stack_types=["identity"], n_blocks=[2], mlp_units=[[8, 8]],
          n_pool_kernel_size=[4], n_freq_downsample=[2], activation="SELU", random_seed=11),
+    dict(h=4, input_size=7, hist_exog_list=["x1", "x2"], futr_exog_list=["f1"],
+         stat_exog_list=["s1"], mlp_units=[[8, 8]], n_pool_kernel_size=[2, 3, 1],
+         n_freq_downsample=[2, 1, 1], random_seed=21),
+    dict(h=3, input_size=6, futr_exog_list=["f1", "f2"], stack_types=2 * ["identity"],
+         n_blocks=[1, 1], mlp_units=[[6, 6]], n_pool_kernel_size=[4, 1],
+         n_freq_downsample=[3, 1], pooling_mode="AvgPool1d", interpolation_mode="nearest",
+         random_seed=22),
 ]
 
 

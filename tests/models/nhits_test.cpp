@@ -49,7 +49,20 @@ typename NHITS<T>::Config config_of(const nlohmann::json& kw) {
   if (kw.contains("pooling_mode")) c.pooling_mode = kw["pooling_mode"];
   if (kw.contains("interpolation_mode")) c.interpolation_mode = kw["interpolation_mode"];
   if (kw.contains("activation")) c.activation = kw["activation"];
+  c.hist_exog = kw.contains("hist_exog_list") ? Index(kw["hist_exog_list"].size()) : 0;
+  c.futr_exog = kw.contains("futr_exog_list") ? Index(kw["futr_exog_list"].size()) : 0;
+  c.stat_exog = kw.contains("stat_exog_list") ? Index(kw["stat_exog_list"].size()) : 0;
   return c;
+}
+
+// [B, steps, C] (torch, time-major) → [B, C, steps] (shoal's ForecastInputs).
+Vec channel_major(const Vec& v, Index b, Index steps, Index c) {
+  Vec out(v.size());
+  for (Index w = 0; w < b; ++w)
+    for (Index t = 0; t < steps; ++t)
+      for (Index k = 0; k < c; ++k)
+        out[size_t((w * c + k) * steps + t)] = v[size_t((w * steps + t) * c + k)];
+  return out;
 }
 
 void expect_near(const Vec& got, const Vec& want, double tol, const std::string& what) {
@@ -64,7 +77,7 @@ Vec values(const TensorView<T>& v) {
 }
 
 TEST(NhitsGolden, InitMatchesNeuralforecastForItsSeed) {
-  ASSERT_EQ(golden().size(), 4u);
+  ASSERT_EQ(golden().size(), 6u);
   for (const auto& [name, c] : golden().items()) {
     NHITS<float> model(config_of<float>(c.at("config")));
     Planner planner;
@@ -100,10 +113,21 @@ TEST(NhitsGolden, ForwardAndGradientsMatchNeuralforecast) {
       std::fill(p.grad.begin(), p.grad.end(), 0.0);
     });
     const Vec y = c.at("insample_y").get<Vec>();
+    const Index L = cfg.input_size, H = cfg.h;
+    const Vec hist = cfg.hist_exog > 0
+                         ? channel_major(c.at("hist_exog").get<Vec>(), B, L, cfg.hist_exog)
+                         : Vec{};
+    const Vec futr = cfg.futr_exog > 0
+                         ? channel_major(c.at("futr_exog").get<Vec>(), B, L + H, cfg.futr_exog)
+                         : Vec{};
+    const Vec stat = cfg.stat_exog > 0 ? c.at("stat_exog").get<Vec>() : Vec{};
     Vec dy = c.at("dy").get<Vec>();
     ForecastInputs<double> in;
     in.batch = B;
     in.insample_y = y.data();
+    in.hist_exog = hist.empty() ? nullptr : hist.data();
+    in.futr_exog = futr.empty() ? nullptr : futr.data();
+    in.stat_exog = stat.empty() ? nullptr : stat.data();
     const Ctx ctx;
     const ConstMat<double> out = model.forward(ctx, in);
     ASSERT_EQ(out.rows, B * cfg.h);
@@ -119,6 +143,7 @@ TEST(NhitsGolden, ForwardAndGradientsMatchNeuralforecast) {
 struct GradCase {
   std::string activation, pooling, interpolation;
   double dropout;
+  bool exog = false;
 };
 
 TEST(NhitsGrad, MatchesCentralDifferences) {
@@ -126,7 +151,8 @@ TEST(NhitsGrad, MatchesCentralDifferences) {
                             GradCase{"Sigmoid", "AvgPool1d", "nearest", 0.2},
                             GradCase{"PReLU", "MaxPool1d", "linear", 0.0},
                             GradCase{"LeakyReLU", "AvgPool1d", "linear", 0.25},
-                            GradCase{"Softplus", "MaxPool1d", "nearest", 0.0}}) {
+                            GradCase{"Softplus", "MaxPool1d", "nearest", 0.0},
+                            GradCase{"ReLU", "AvgPool1d", "linear", 0.1, true}}) {
     NHITS<double>::Config cfg;
     cfg.h = 5;
     cfg.input_size = 9;
@@ -138,6 +164,11 @@ TEST(NhitsGrad, MatchesCentralDifferences) {
     cfg.pooling_mode = g.pooling;
     cfg.interpolation_mode = g.interpolation;
     cfg.dropout_prob_theta = g.dropout;
+    if (g.exog) {
+      cfg.hist_exog = 2;
+      cfg.futr_exog = 1;
+      cfg.stat_exog = 1;
+    }
     NHITS<double> model(cfg);
     const Index B = 3;
     Planner planner;
@@ -153,9 +184,18 @@ TEST(NhitsGrad, MatchesCentralDifferences) {
     Vec y(static_cast<size_t>(B * cfg.input_size)), out(static_cast<size_t>(B * cfg.h)),
         dout(out.size());
     testing::fill_uniform(y.data(), static_cast<int64_t>(y.size()), 17, -2, 2);
+    Vec hist(size_t(B * 2 * cfg.input_size)), futr(size_t(B * (cfg.input_size + cfg.h))),
+        stat{-0.3};
+    testing::fill_uniform(hist.data(), static_cast<int64_t>(hist.size()), 47);
+    testing::fill_uniform(futr.data(), static_cast<int64_t>(futr.size()), 53);
     ForecastInputs<double> in;
     in.batch = B;
     in.insample_y = y.data();
+    if (g.exog) {
+      in.hist_exog = hist.data();
+      in.futr_exog = futr.data();
+      in.stat_exog = stat.data();
+    }
     Ctx ctx;
     ctx.seed = 9;
     ctx.step = 4;

@@ -2,11 +2,14 @@
 // doubly residual links, each block pooling its input and interpolating its forecast knots.
 //   r₀ = flip(y) (the window, newest first)    ŷ = y_L (the last value, neuralforecast's
 //   "Level with Naive1") + Σᵢ fᵢ, and for block i with pooling kᵢ, downsampling dᵢ:
-//     p = Pool_kᵢ(rᵢ) [B, ⌈L / kᵢ⌉]     θ = MLP(p) [B, L + Kᵢ], Kᵢ = max(⌊H / dᵢ⌋, 1)
+//     p = Pool_kᵢ(rᵢ) [B, ⌈L / kᵢ⌉]     θ = MLP([p | exog]) [B, L + Kᵢ], Kᵢ = max(⌊H / dᵢ⌋, 1)
 //     rᵢ₊₁ = rᵢ − θ[:, :L]              fᵢ = Interpolate_{Kᵢ→H}(θ[:, L:])
-//   MLP: neuralforecast's block nn.Sequential (models/theta_mlp.h), P in, L + Kᵢ out.
-// A univariate model (N = 1), no exogenous inputs, point losses (Q = 1); neuralforecast's
-// insample mask is 1 for the windows shoal trains on (no start padding), so rᵢ₊₁ is not masked.
+//   MLP: neuralforecast's block nn.Sequential (models/theta_mlp.h), L + Kᵢ out.
+// exog: the exogenous inputs pooled with the block's kernel as neuralforecast pools them (hist
+// over L, futr over L + H, each flattened time-major), then the statics; they come in shoal's
+// layout (models/forecast.h) and are data. A univariate model (N = 1), point losses (Q = 1);
+// neuralforecast's insample mask is 1 for the windows shoal trains on (no start padding), so
+// rᵢ₊₁ is not masked.
 // Parameter names are neuralforecast's state_dict keys, blocks.<i>.layers.<j>.{weight,bias}
 // with j the index in its nn.Sequential (activations and dropouts take indices too; a PReLU's
 // one weight is shared by every activation of its block and named at its first index).
@@ -47,6 +50,9 @@ class NHITS {
     std::string interpolation_mode = "linear";
     double dropout_prob_theta = 0.0;
     std::string activation = "ReLU";
+    Index hist_exog = 0;  // X, from the data
+    Index futr_exog = 0;  // F
+    Index stat_exog = 0;  // S
 
     void visit(OptionVisitor& v);
     void validate() const;
@@ -87,6 +93,8 @@ class NHITS {
 
  private:
   void each_block_param(size_t i, const std::function<void(const std::string&, Param<T>&)>& f);
+  // Writes block b's pooled exogenous inputs into the MLP input x [B, W] after the residual.
+  void pool_exog(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, MatView<T> x);
 
   Config cfg_;
   std::vector<std::unique_ptr<Block>> blocks_;

@@ -19,26 +19,33 @@ void add_into(ConstMat<T> x, MatView<T> y) {
 
 }  // namespace
 
-// One block: pool → MLP → θ = [backcast | knots] → interpolated forecast.
+// One block: pool → MLP → θ = [backcast | knots] → interpolated forecast. The MLP reads
+// [pooled residual (P) | pooled hist (p·X + x) | pooled futr (p·F + f) | stat], neuralforecast's
+// concatenation; the exogenous parts are data.
 template <class T>
 struct NHITS<T>::Block {
-  Index L, H, K, P;
-  layers::Pool1d<T> pool;
+  Index L, H, K, P, Pf, X, F, S;
+  layers::Pool1d<T> pool, pool_futr;  // over L and over L + H
   ThetaMLP<T> mlp;
   layers::Interpolate1d<T> interp;
-  Buffer<T> r, pooled, theta, fore;  // [B, L], [B, P], [B, L + K], [B, H]
-  Buffer<T> dtheta, dpooled;
+  Buffer<T> r, pooled, theta, fore;  // [B, L], [B, W], [B, L + K], [B, H]
+  Buffer<T> hx, fx;                  // [B·X, P], [B·F, Pf] pooled exogenous, channel-major
+  Buffer<T> dtheta, dpooled;         // dpooled [B, P]: the residual's columns only
+
+  Index width() const { return P + P * X + Pf * F + S; }  // W
 
   Block(const Config& c, Index k_pool, Index freq, size_t index)
       : L(c.input_size),
         H(c.h),
         K(std::max<Index>(c.h / freq, 1)),
         P((c.input_size + k_pool - 1) / k_pool),
-        pool({.length = c.input_size,
-              .kernel_size = k_pool,
-              .mode =
-                  c.pooling_mode == "MaxPool1d" ? layers::PoolMode::kMax : layers::PoolMode::kAvg}),
-        mlp({.in = P,
+        Pf((c.input_size + c.h + k_pool - 1) / k_pool),
+        X(c.hist_exog),
+        F(c.futr_exog),
+        S(c.stat_exog),
+        pool({.length = c.input_size, .kernel_size = k_pool, .mode = mode(c)}),
+        pool_futr({.length = c.input_size + c.h, .kernel_size = k_pool, .mode = mode(c)}),
+        mlp({.in = width(),
              .mlp_units = c.mlp_units,
              .out = c.input_size + K,
              .activation = parse_block_activation(c.activation),
@@ -48,6 +55,10 @@ struct NHITS<T>::Block {
                 .out_size = c.h,
                 .mode = c.interpolation_mode == "linear" ? layers::InterpMode::kLinear
                                                          : layers::InterpMode::kNearest}) {}
+
+  static layers::PoolMode mode(const Config& c) {
+    return c.pooling_mode == "MaxPool1d" ? layers::PoolMode::kMax : layers::PoolMode::kAvg;
+  }
 };
 
 template <class T>
@@ -96,9 +107,6 @@ void NHITS<T>::Config::validate() const {
 
 template <class T>
 void NHITS<T>::Config::set_shape(const WindowShape& s) {
-  SHOAL_CHECK(s.hist_exog == 0 && s.futr_exog == 0 && s.stat_exog == 0,
-              "nhits takes no exogenous inputs yet (got {} hist, {} futr, {} static)", s.hist_exog,
-              s.futr_exog, s.stat_exog);
   SHOAL_CHECK(s.n_series == 1,
               "nhits is a univariate model: fit it one series at a time, got {} series in one "
               "panel",
@@ -106,6 +114,9 @@ void NHITS<T>::Config::set_shape(const WindowShape& s) {
   h = s.h;
   input_size = s.input_size;
   n_series = 1;
+  hist_exog = s.hist_exog;
+  futr_exog = s.futr_exog;
+  stat_exog = s.stat_exog;
 }
 
 template <class T>
@@ -144,7 +155,9 @@ void NHITS<T>::plan(Planner& planner, Index max_batch) {
     planner.pop_scope();
     b.interp.plan(planner, B);
     planner.buffer(b.r, Region::kActivations, "r", {B, L});
-    planner.buffer(b.pooled, Region::kActivations, "pooled", {B, b.P});
+    planner.buffer(b.pooled, Region::kActivations, "pooled", {B, b.width()});
+    if (b.X > 0) planner.buffer(b.hx, Region::kScratch, "hist_pooled", {B * b.X, b.P});
+    if (b.F > 0) planner.buffer(b.fx, Region::kScratch, "futr_pooled", {B * b.F, b.Pf});
     planner.buffer(b.theta, Region::kActivations, "theta", {B, L + b.K});
     planner.buffer(b.fore, Region::kScratch, "fore", {B, cfg_.h});
     planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.K});
@@ -159,6 +172,29 @@ void NHITS<T>::plan(Planner& planner, Index max_batch) {
 template <class T>
 void NHITS<T>::init(RngStream& rng) {
   for (auto& b : blocks_) b->mlp.init(rng);
+}
+
+template <class T>
+void NHITS<T>::pool_exog(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, MatView<T> x) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, P = b.P, Pf = b.Pf, X = b.X, F = b.F;
+  // shoal's windows are channel-major ([B, X, L] is [B·X, L] rows): pool the rows, then lay the
+  // pooled steps out time-major as neuralforecast flattens its permuted [B, P, X].
+  if (X > 0) {
+    MatView<T> hx = b.hx.mat().rows_block(0, B * X);
+    b.pool.forward(ctx, ConstMat<T>(in.hist_exog, B * X, L), hx);
+    for (Index w = 0; w < B; ++w)
+      for (Index p = 0; p < P; ++p)
+        for (Index c = 0; c < X; ++c) x(w, P + p * X + c) = hx(w * X + c, p);
+  }
+  if (F > 0) {
+    MatView<T> fx = b.fx.mat().rows_block(0, B * F);
+    b.pool_futr.forward(ctx, ConstMat<T>(in.futr_exog, B * F, L + H), fx);
+    for (Index w = 0; w < B; ++w)
+      for (Index p = 0; p < Pf; ++p)
+        for (Index c = 0; c < F; ++c) x(w, P + P * X + p * F + c) = fx(w * F + c, p);
+  }
+  for (Index w = 0; w < B; ++w)
+    for (Index s = 0; s < b.S; ++s) x(w, P + P * X + Pf * F + s) = in.stat_exog[s];
 }
 
 template <class T>
@@ -177,7 +213,8 @@ MatView<T> NHITS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
     Block& b = *blocks_[i];
     auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
     MatView<T> r = rows(b.r), pooled = rows(b.pooled), theta = rows(b.theta);
-    b.pool.forward(ctx, r, pooled);
+    b.pool.forward(ctx, r, pooled.cols_block(0, b.P));
+    pool_exog(ctx, b, in, pooled);
     b.mlp.forward(ctx, pooled, theta, in.first_window);
     if (i + 1 < blocks_.size()) {
       MatView<T> next = rows(blocks_[i + 1]->r);
@@ -214,7 +251,7 @@ void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
     b.mlp.backward(ctx, rows(b.pooled), theta, dtheta, dp, in.first_window);
     if (i > 0) {
       MatView<T> drb = drb_.mat().rows_block(0, B);
-      b.pool.backward(ctx, rows(b.r), rows(b.pooled), dp, drb);
+      b.pool.backward(ctx, rows(b.r), rows(b.pooled).cols_block(0, b.P), dp, drb);
       add_into<T>(drb, dr);
     }
   }
