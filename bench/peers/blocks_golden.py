@@ -15,6 +15,8 @@ with a stored dy. Cases:
   basis/<kind>_...    neuralforecast.models.nbeats TrendBasis / SeasonalityBasis and
                       nbeatsx.TrendBasis: the fixed matrices (float32 as stored) and a forward /
                       backward on theta for out_features Q = 1 and 2
+  trend_basis/...     nbeats.TrendBasis's other bases (legendre, chebyshev, changepoint,
+                      piecewise_linear, linear_hat): the float32 matrices
   exog/...            nbeatsx.ExogenousBasis forward / backward
   mlp_residual/...    tide.MLPResidual built under torch.manual_seed(seed) (float32 init, then
                       .double()): the weights in state_dict order, y, and the gradients
@@ -133,6 +135,17 @@ def bases():
                       {"L": L, "H": H, "n_harmonics": harm})
 
 
+def trend_bases():
+    # NBEATS's other trend bases: the fixed matrices only (draws nothing from rng).
+    for kind in ["legendre", "chebyshev", "changepoint", "piecewise_linear", "linear_hat"]:
+        for L, H, n in [(7, 5, 2), (12, 4, 4), (6, 1, 1), (1, 3, 3)]:
+            m = nbeats.TrendBasis(n_basis=n, backcast_size=L, forecast_size=H, basis=kind)
+            out[f"trend_basis/{kind}_L{L}_H{H}_n{n}"] = {
+                "kind": kind, "L": L, "H": H, "n_basis": n,
+                "backcast_basis": flat(m.backcast_basis), "forecast_basis":
+                flat(m.forecast_basis)}
+
+
 def exogenous():
     n = 3
     for L, H, C in [(5, 3, 1), (6, 4, 3)]:
@@ -228,6 +241,8 @@ NBEATS_CASES = [
          n_harmonics=1, mlp_units=[[8, 8]], activation="Sigmoid", random_seed=4),
     dict(h=5, input_size=10, stack_types=["seasonality", "identity"], n_blocks=[1, 1],
          n_harmonics=3, mlp_units=[[8, 8], [8, 6]], activation="PReLU", random_seed=9),
+    dict(h=5, input_size=8, stack_types=["trend", "trend"], n_blocks=[1, 1], basis="legendre",
+         n_basis=3, mlp_units=[[6, 6]], random_seed=17),
 ]
 
 
@@ -319,6 +334,7 @@ def main():
     exogenous()
     mlp_residual()
     temporal_decoder()
+    trend_bases()
     with open(path, "w") as f:
         json.dump(out, f, separators=(",", ":"))
     print(f"wrote {len(out)} cases to {os.path.normpath(path)}")

@@ -176,6 +176,22 @@ TEST(BlocksGolden, TrendAndSeasonalityBases) {
   EXPECT_EQ(n, 20);
 }
 
+TEST(BlocksGolden, OtherTrendBasesMatchNumpy) {
+  const auto names = cases("trend_basis/");
+  ASSERT_EQ(names.size(), 20u);
+  for (const auto& name : names) {
+    const auto& c = golden().at(name);
+    const auto kind = layers::parse_trend_basis(c.at("kind"));
+    const Index n = c.at("n_basis");
+    // Built in double as numpy builds them, then rounded to float: equal bit for bit.
+    expect_near(layers::trend_basis(c.at("L"), n, kind), arr(c, "backcast_basis"), 0,
+                name + " backcast");
+    expect_near(layers::trend_basis(c.at("H"), n, kind), arr(c, "forecast_basis"), 0,
+                name + " forecast");
+  }
+  EXPECT_THROW(layers::parse_trend_basis("spline"), Error);
+}
+
 TEST(BlocksGolden, SeasonalityThetaSizeMatchesNeuralforecast) {
   // NBEATS.create_stack: n_theta = 2·(Q + 1)·int(ceil(n_harmonics / 2 · h) − (n_harmonics − 1)).
   for (Index harm = 1; harm <= 4; ++harm)

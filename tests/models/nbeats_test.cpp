@@ -47,6 +47,7 @@ typename NBEATS<T>::Config config_of(const nlohmann::json& kw) {
   if (kw.contains("n_basis")) c.n_basis = kw["n_basis"];
   if (kw.contains("n_harmonics")) c.n_harmonics = kw["n_harmonics"];
   if (kw.contains("activation")) c.activation = kw["activation"];
+  if (kw.contains("basis")) c.basis = kw["basis"];
   return c;
 }
 
@@ -62,7 +63,7 @@ Vec values(const TensorView<T>& v) {
 }
 
 TEST(NbeatsGolden, InitMatchesNeuralforecastForItsSeed) {
-  ASSERT_EQ(golden().size(), 3u);
+  ASSERT_EQ(golden().size(), 4u);
   for (const auto& [name, c] : golden().items()) {
     NBEATS<float> model(config_of<float>(c.at("config")));
     Planner planner;
@@ -207,7 +208,11 @@ TEST(NbeatsConfig, RejectsWhatNeuralforecastRejects) {
   bad([](auto& b) { b.mlp_units = {8, 8, 4, 4}; });
   bad([](auto& b) { b.dropout_prob_theta = 0.1; });
   bad([](auto& b) { b.shared_weights = true; });
-  bad([](auto& b) { b.basis = "legendre"; });
+  bad([](auto& b) { b.basis = "spline"; });
+  bad([](auto& b) {
+    b.basis = "linear_hat";
+    b.n_basis = 0;
+  });
   NBEATS<float>::Config one = c;
   one.h = 1;
   one.stack_types = {"identity"};

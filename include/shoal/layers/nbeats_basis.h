@@ -19,6 +19,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "shoal/core/arena.h"
@@ -30,9 +32,31 @@ namespace shoal::layers {
 
 enum class BasisKind : uint8_t { kIdentity, kTrend, kSeasonality };
 
-// [P, length] row-major: (t / length)^i for i < n_polynomials + 1 (NBEATS basis='polynomial'
-// with n_basis = n_polynomials, NBEATSx's TrendBasis with degree_of_polynomial).
-std::vector<double> trend_basis(Index length, Index n_polynomials);
+// NBEATS's trend bases (its `basis` argument; NBEATSx has polynomial only). 'spline' (scipy's
+// BSpline) is not offered.
+enum class TrendBasis : uint8_t {
+  kPolynomial,
+  kLegendre,
+  kChangepoint,
+  kPiecewiseLinear,
+  kLinearHat,
+  kChebyshev
+};
+inline constexpr std::string_view kTrendBases[] = {"polynomial",       "legendre",   "changepoint",
+                                                   "piecewise_linear", "linear_hat", "chebyshev"};
+// Throws Error naming the choices when `name` is not one of them.
+TrendBasis parse_trend_basis(const std::string& name);
+
+// [P, length] row-major, P = n_polynomials + 1 functions of t < length, as numpy builds them
+// (neuralforecast's get_basis(length, n_basis, basis) transposed, n_basis = n_polynomials):
+//   polynomial        (t / length)^i
+//   legendre          Pᵢ(x), x = linspace(−1, 1, length) (numpy's Clenshaw recursion)
+//   chebyshev         Tᵢ(x), the same x
+//   changepoint       max(0, x − cᵢ), x = linspace(0, 1, length), c = linspace(0, 1, P + 1)[1:]
+//   piecewise_linear  hats on the knots linspace(0, 1, P + 1); row 0 is zero
+//   linear_hat        max(0, 1 − |x − cᵢ| / w), c = linspace(0, 1, P), w = 1 / (P − 1) (P ≥ 2)
+std::vector<double> trend_basis(Index length, Index n_polynomials,
+                                TrendBasis kind = TrendBasis::kPolynomial);
 // The number F of seasonality frequencies for n_harmonics and horizon h (P = 2F); equals
 // neuralforecast's int(ceil(n_harmonics / 2 * h) - (n_harmonics - 1)).
 Index seasonality_frequencies(Index n_harmonics, Index h);
@@ -46,8 +70,9 @@ struct BasisExpansion {
     Index input_size = 0;     // L
     Index h = 0;              // H
     Index n_polynomials = 2;  // trend: P = n_polynomials + 1 (NBEATS's n_basis)
-    Index n_harmonics = 2;    // seasonality
-    Index outputs = 1;        // Q
+    TrendBasis trend = TrendBasis::kPolynomial;
+    Index n_harmonics = 2;  // seasonality
+    Index outputs = 1;      // Q
   };
   struct Params {};
 

@@ -2,8 +2,9 @@
 // doubly residual links, each expanding its θ on a basis.
 //   r₀ = flip(y) (the window, newest first)    ŷ = y_L (the last value) + Σᵢ fᵢ, and block i:
 //     θ = MLP(rᵢ) [B, S]    (backcastᵢ, fᵢ) = basis(θ)    rᵢ₊₁ = rᵢ − backcastᵢ
-//   with the MLP of models/theta_mlp.h (L in, S out) and the identity, trend (polynomial,
-//   n_basis + 1 terms) or seasonality (n_harmonics) basis of layers/nbeats_basis.h.
+//   with the MLP of models/theta_mlp.h (L in, S out) and the identity, trend (n_basis + 1
+//   terms of `basis`: polynomial, legendre, changepoint, piecewise_linear, linear_hat or
+//   chebyshev; not spline) or seasonality (n_harmonics) basis of layers/nbeats_basis.h.
 // A univariate model (N = 1), point losses (Q = 1); the insample mask is 1 for the windows shoal
 // trains on, so the residual is not masked. neuralforecast's NBEATS has no dropout (it raises
 // for dropout_prob_theta > 0) and shoal does not share weights between blocks yet

@@ -10,15 +10,114 @@ namespace shoal::layers {
 
 using kernels::Trans;
 
-std::vector<double> trend_basis(Index length, Index n_polynomials) {
+TrendBasis parse_trend_basis(const std::string& name) {
+  for (size_t i = 0; i < std::size(kTrendBases); ++i)
+    if (name == kTrendBases[i]) return static_cast<TrendBasis>(i);
+  throw Error(
+      "basis must be one of polynomial, legendre, changepoint, piecewise_linear, "
+      "linear_hat, chebyshev, got '" +
+      name + "'");
+}
+
+namespace {
+
+// a·b rounded on its own: numpy never fuses a multiply into the following add, and the compiler
+// would (-ffp-contract=fast with FMA), moving values off numpy's by an ulp (T₂ at 0 by 6e-17).
+double mul(double a, double b) {
+  volatile double p = a * b;
+  return p;
+}
+
+// numpy's linspace(start, stop, num): start + j·step, the last point exactly stop.
+std::vector<double> linspace(double start, double stop, Index num) {
+  std::vector<double> x(static_cast<size_t>(num));
+  const double step = num > 1 ? (stop - start) / static_cast<double>(num - 1) : 0.0;
+  for (Index j = 0; j < num; ++j) x[size_t(j)] = mul(static_cast<double>(j), step) + start;
+  if (num > 1) x.back() = stop;
+  return x;
+}
+
+// numpy's legval / chebval of the basis series c = eᵢ (Clenshaw, in its operation order).
+double legendre(Index i, double x) {
+  if (i == 0) return 1.0;
+  if (i == 1) return x;
+  const Index n = i + 1;  // len(c)
+  double c0 = 0.0, c1 = 1.0;
+  Index nd = n;
+  for (Index k = 3; k <= n; ++k) {
+    const double tmp = c0;
+    nd -= 1;
+    const double d = static_cast<double>(nd);
+    c0 = 0.0 - mul(c1, static_cast<double>(nd - 1) / d);
+    c1 = tmp + mul(mul(c1, x), static_cast<double>(2 * nd - 1) / d);
+  }
+  return c0 + mul(c1, x);
+}
+
+double chebyshev(Index i, double x) {
+  if (i == 0) return 1.0;
+  if (i == 1) return x;
+  const double x2 = 2 * x;
+  double c0 = 0.0, c1 = 1.0;
+  for (Index k = 3; k <= i + 1; ++k) {
+    const double tmp = c0;
+    c0 = 0.0 - c1;
+    c1 = tmp + mul(c1, x2);
+  }
+  return c0 + mul(c1, x);
+}
+
+}  // namespace
+
+std::vector<double> trend_basis(Index length, Index n_polynomials, TrendBasis kind) {
   const Index P = n_polynomials + 1;
-  std::vector<double> b(static_cast<size_t>(P * length));
-  for (Index i = 0; i < P; ++i)
-    for (Index t = 0; t < length; ++t) {
-      const double v =
-          std::pow(static_cast<double>(t) / static_cast<double>(length), static_cast<double>(i));
-      b[static_cast<size_t>(i * length + t)] = static_cast<float>(v);
+  std::vector<double> b(static_cast<size_t>(P * length), 0.0);
+  auto at = [&](Index i, Index t) -> double& { return b[static_cast<size_t>(i * length + t)]; };
+  switch (kind) {
+    case TrendBasis::kPolynomial:
+      for (Index i = 0; i < P; ++i)
+        for (Index t = 0; t < length; ++t)
+          at(i, t) = std::pow(static_cast<double>(t) / static_cast<double>(length),
+                              static_cast<double>(i));
+      break;
+    case TrendBasis::kLegendre:
+    case TrendBasis::kChebyshev: {
+      const auto x = linspace(-1, 1, length);
+      for (Index i = 0; i < P; ++i)
+        for (Index t = 0; t < length; ++t)
+          at(i, t) = kind == TrendBasis::kLegendre ? legendre(i, x[size_t(t)])
+                                                   : chebyshev(i, x[size_t(t)]);
+      break;
     }
+    case TrendBasis::kChangepoint: {
+      const auto x = linspace(0, 1, length), c = linspace(0, 1, P + 1);
+      for (Index i = 0; i < P; ++i)
+        for (Index t = 0; t < length; ++t)
+          at(i, t) = std::max(0.0, x[size_t(t)] - c[size_t(i + 1)]);
+      break;
+    }
+    case TrendBasis::kPiecewiseLinear: {
+      const auto x = linspace(0, 1, length), k = linspace(0, 1, P + 1);
+      for (Index i = 1; i < P; ++i)
+        for (Index t = 0; t < length; ++t) {
+          const double up = (x[size_t(t)] - k[size_t(i - 1)]) / (k[size_t(i)] - k[size_t(i - 1)]);
+          const double down = (k[size_t(i + 1)] - x[size_t(t)]) / (k[size_t(i + 1)] - k[size_t(i)]);
+          at(i, t) = std::max(0.0, std::min(up, down));
+        }
+      break;
+    }
+    case TrendBasis::kLinearHat: {
+      SHOAL_CHECK(P >= 2, "the linear_hat basis needs n_basis >= 1, got {}", n_polynomials);
+      const auto x = linspace(0, 1, length), c = linspace(0, 1, P);
+      const double width = 1.0 / static_cast<double>(P - 1);
+      for (Index i = 0; i < P; ++i)
+        for (Index t = 0; t < length; ++t)
+          at(i, t) = std::max(0.0, 1.0 - std::abs(x[size_t(t)] - c[size_t(i)]) / width);
+      break;
+    }
+  }
+  // torch keeps the bases as float32.
+  for (double& v : b) v = static_cast<float>(v);
   return b;
 }
 
@@ -84,9 +183,9 @@ template <class T>
 void BasisExpansion<T>::init(RngStream&) {
   if (cfg.kind == BasisKind::kIdentity) return;
   const bool trend = cfg.kind == BasisKind::kTrend;
-  const auto bb = trend ? trend_basis(cfg.input_size, cfg.n_polynomials)
+  const auto bb = trend ? trend_basis(cfg.input_size, cfg.n_polynomials, cfg.trend)
                         : seasonality_basis(cfg.input_size, cfg.h, cfg.n_harmonics, true);
-  const auto bf = trend ? trend_basis(cfg.h, cfg.n_polynomials)
+  const auto bf = trend ? trend_basis(cfg.h, cfg.n_polynomials, cfg.trend)
                         : seasonality_basis(cfg.h, cfg.h, cfg.n_harmonics, false);
   std::transform(bb.begin(), bb.end(), backcast_basis.view.data,
                  [](double v) { return static_cast<T>(v); });

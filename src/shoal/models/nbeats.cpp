@@ -9,8 +9,6 @@
 namespace shoal::models {
 namespace {
 
-constexpr std::string_view kBases[] = {"polynomial"};
-
 layers::BasisKind basis_kind(const std::string& stack) {
   if (stack == "trend") return layers::BasisKind::kTrend;
   if (stack == "seasonality") return layers::BasisKind::kSeasonality;
@@ -38,6 +36,7 @@ struct NBEATS<T>::Block {
                .input_size = c.input_size,
                .h = c.h,
                .n_polynomials = c.n_basis,
+               .trend = layers::parse_trend_basis(c.basis),
                .n_harmonics = c.n_harmonics}),
         mlp({.in = c.input_size,
              .mlp_units = c.mlp_units,
@@ -51,7 +50,7 @@ template <class T>
 void NBEATS<T>::Config::visit(OptionVisitor& v) {
   v("n_harmonics", n_harmonics, "Harmonics of the seasonality basis");
   v("n_basis", n_basis, "Degree of the trend basis (n_basis + 1 terms)");
-  v.choice("basis", basis, kBases, "Trend basis");
+  v.choice("basis", basis, layers::kTrendBases, "Trend basis");
   v("stack_types", stack_types, "Stacks: identity, trend, seasonality");
   v("n_blocks", n_blocks, "Blocks per stack");
   v("mlp_units", mlp_units, "Hidden layers as flattened [in, out] pairs, e.g. 512,512,512,512");
@@ -76,7 +75,11 @@ void NBEATS<T>::Config::validate() const {
   }
   if (n_harmonics < 1) option_out_of_range("n_harmonics", "an integer ≥ 1", double(n_harmonics));
   if (n_basis < 0) option_out_of_range("n_basis", "an integer ≥ 0", double(n_basis));
-  SHOAL_CHECK(basis == "polynomial", "nbeats: basis '{}' is not supported (polynomial)", basis);
+  layers::parse_trend_basis(basis);
+  SHOAL_CHECK(basis != "linear_hat" || n_basis >= 1,
+              "nbeats: the linear_hat basis needs n_basis "
+              ">= 1, got {}",
+              n_basis);
   SHOAL_CHECK(!mlp_units.empty() && mlp_units.size() % 2 == 0,
               "nbeats: mlp_units are [in, out] pairs, flattened (an even count > 0), got {}",
               mlp_units.size());
