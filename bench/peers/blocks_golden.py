@@ -243,6 +243,8 @@ NBEATS_CASES = [
          n_harmonics=3, mlp_units=[[8, 8], [8, 6]], activation="PReLU", random_seed=9),
     dict(h=5, input_size=8, stack_types=["trend", "trend"], n_blocks=[1, 1], basis="legendre",
          n_basis=3, mlp_units=[[6, 6]], random_seed=17),
+    dict(h=4, input_size=8, stack_types=["identity", "seasonality"], n_blocks=[3, 2],
+         mlp_units=[[6, 6]], activation="PReLU", shared_weights=True, random_seed=19),
 ]
 
 
@@ -273,6 +275,8 @@ NBEATSX_CASES = [
     dict(h=3, input_size=5, hist_exog_list=["x1", "x2"], stat_exog_list=["s1", "s2"],
          stack_types=["exogenous", "trend"], n_blocks=[1, 1], n_polynomials=1,
          mlp_units=[[6, 6]], activation="Softplus", random_seed=13),
+    dict(h=4, input_size=6, futr_exog_list=["f1"], stack_types=["exogenous", "trend"],
+         n_blocks=[2, 2], mlp_units=[[6, 6]], shared_weights=True, random_seed=23),
 ]
 
 

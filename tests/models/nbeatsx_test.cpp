@@ -53,6 +53,7 @@ typename NBEATSx<T>::Config config_of(const nlohmann::json& kw) {
   if (kw.contains("n_blocks")) c.n_blocks = kw["n_blocks"].get<std::vector<int64_t>>();
   if (kw.contains("n_polynomials")) c.n_polynomials = kw["n_polynomials"];
   if (kw.contains("activation")) c.activation = kw["activation"];
+  if (kw.contains("shared_weights")) c.shared_weights = kw["shared_weights"];
   return c;
 }
 
@@ -78,7 +79,7 @@ Vec channel_major(const Vec& v, Index b, Index steps, Index c) {
 }
 
 TEST(NbeatsxGolden, InitMatchesNeuralforecastForItsSeed) {
-  ASSERT_EQ(golden().size(), 3u);
+  ASSERT_EQ(golden().size(), 4u);
   for (const auto& [name, c] : golden().items()) {
     NBEATSx<float> model(config_of<float>(c.at("config")));
     Planner planner;
@@ -205,7 +206,6 @@ TEST(NbeatsxConfig, RejectsWhatNeuralforecastRejects) {
   bad([](auto& b) { b.stack_types = {"mystery", "trend", "seasonality"}; });
   bad([](auto& b) { b.h = 1; });
   bad([](auto& b) { b.dropout_prob_theta = 1.0; });
-  bad([](auto& b) { b.shared_weights = true; });
   NBEATSx<float>::Config x = c;
   x.stack_types = {"exogenous"};
   x.n_blocks = {1};

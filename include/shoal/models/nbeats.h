@@ -7,9 +7,10 @@
 //   chebyshev; not spline) or seasonality (n_harmonics) basis of layers/nbeats_basis.h.
 // A univariate model (N = 1), point losses (Q = 1); the insample mask is 1 for the windows shoal
 // trains on, so the residual is not masked. neuralforecast's NBEATS has no dropout (it raises
-// for dropout_prob_theta > 0) and shoal does not share weights between blocks yet
-// (shared_weights must be false). Parameter names are neuralforecast's state_dict keys
-// blocks.<i>.layers.<j>.{weight,bias}; its fixed bases (blocks.<i>.basis.*_basis) are state
+// for dropout_prob_theta > 0). With shared_weights a stack's later blocks run on its first
+// block's MLP weights (torch reuses the module), with activations of their own. Parameter names
+// are neuralforecast's named_parameters, blocks.<i>.layers.<j>.{weight,bias} (a shared MLP under
+// its first block only); its fixed bases (blocks.<i>.basis.*_basis) are state
 // here, not parameters. Init: torch's module order, so a Generator::kTorchCpu stream seeded with
 // random_seed reproduces neuralforecast's weights. Legend: B windows, L input_size, H horizon.
 #pragma once
@@ -88,6 +89,7 @@ class NBEATS {
 
   Config cfg_;
   std::vector<std::unique_ptr<Block>> blocks_;
+  std::vector<size_t> owner_;  // the block whose weights block i runs on (itself unless shared)
   std::vector<profile::LayerZones> zones_;  // one per block
   Buffer<T> out_;                           // [B, H]
   Buffer<T> dr_;                            // [B, L] gradient of the residual between blocks

@@ -10,8 +10,9 @@
 // Exogenous inputs come in shoal's layout (models/forecast.h: hist [B, X, L], futr [B, F, L + H],
 // stat [S] per series) and are gathered into neuralforecast's each forward; they are data (no
 // gradient). A univariate model (N = 1), point losses (Q = 1), dropout as neuralforecast
-// (dropout_prob_theta after each hidden activation), no shared weights yet. Names:
-// blocks.<i>.layers.<j>.{weight,bias}; init in torch's module order.
+// (dropout_prob_theta after each hidden activation), shared_weights as in NBEATS (a stack's
+// later blocks on its first block's weights). Names: blocks.<i>.layers.<j>.{weight,bias} (a
+// shared MLP under its first block only); init in torch's module order.
 // Legend: B windows, L input_size, H horizon, X/F/S hist/futr/stat exogenous sizes.
 #pragma once
 
@@ -92,6 +93,7 @@ class NBEATSx {
 
   Config cfg_;
   std::vector<std::unique_ptr<Block>> blocks_;
+  std::vector<size_t> owner_;  // the block whose weights block i runs on (itself unless shared)
   std::vector<profile::LayerZones> zones_;  // one per block
   Buffer<T> exog_;                          // [B, E] the MLP inputs' exogenous part
   Buffer<T> basis_x_;                       // [B, (L + H)·(F + S)] the exogenous basis

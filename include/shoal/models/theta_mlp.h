@@ -69,6 +69,7 @@ struct ThetaMLP {
   std::vector<Buffer<T>> hact;  // activation outputs before dropout (non-ReLU with dropout)
   std::vector<Buffer<T>> da;    // M + 1
   Buffer<T> dz;                 // scratch [N, widest u]
+  ThetaMLP* owner = nullptr;    // whose parameters this one runs on (shared weights)
 
   explicit ThetaMLP(Config c);
 
@@ -78,6 +79,7 @@ struct ThetaMLP {
 
   template <class F>
   void for_each_param(F&& f) {
+    if (owner != nullptr) return;  // the owner lists them
     for (size_t m = 0; m < lins.size(); ++m) {
       lins[m].for_each_param([&](std::string_view n, Param<T>& p) {
         f(std::to_string(seq[m]) + "." + std::string(n), p);
@@ -86,7 +88,10 @@ struct ThetaMLP {
         f(std::to_string(act_seq) + ".weight", prelu.p.weight);
     }
   }
-  void plan(Planner& planner, Index max_rows);
+  // With `owner`, this MLP plans activations only and runs on owner's parameters (a block of
+  // a stack with shared_weights: torch reuses the module, so the weights and their gradients
+  // are one); for_each_param and init then belong to the owner alone.
+  void plan(Planner& planner, Index max_rows, ThetaMLP* owner = nullptr);
   void init(RngStream& rng);
   // row0: the first row's index in the whole batch (dropout masks).
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> theta, Index row0 = 0);
@@ -98,6 +103,7 @@ struct ThetaMLP {
   profile::Cost backward_cost(double rows, bool dx = true) const;
 
  private:
+  void bind_shared();  // points the layers' parameter views at the owner's
   void act_forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
   void act_backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx);
   double act_flops(bool grad) const;

@@ -56,7 +56,7 @@ void NBEATS<T>::Config::visit(OptionVisitor& v) {
   v("mlp_units", mlp_units, "Hidden layers as flattened [in, out] pairs, e.g. 512,512,512,512");
   v("dropout_prob_theta", dropout_prob_theta, "Must be 0 (as in neuralforecast's NBEATS)");
   v.choice("activation", activation, kBlockActivations, "Hidden activation");
-  v("shared_weights", shared_weights, "Share weights within a stack (not supported yet)");
+  v("shared_weights", shared_weights, "A stack's blocks share its first block's weights");
 }
 
 template <class T>
@@ -91,7 +91,6 @@ void NBEATS<T>::Config::validate() const {
   }
   if (dropout_prob_theta != 0)
     option_out_of_range("dropout_prob_theta", "0 (NBEATS has no dropout)", dropout_prob_theta);
-  SHOAL_CHECK(!shared_weights, "nbeats: shared_weights=true is not supported yet");
   parse_block_activation(activation);
 }
 
@@ -116,8 +115,11 @@ NBEATS<T>::NBEATS(Config cfg) : cfg_(std::move(cfg)) {
               cfg_.input_size, cfg_.n_series);
   cfg_.validate();
   for (size_t s = 0; s < cfg_.stack_types.size(); ++s)
-    for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b)
+    for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b) {
+      // shared_weights: the stack's later blocks run on its first block's weights.
+      owner_.push_back(cfg_.shared_weights && b > 0 ? owner_.back() : blocks_.size());
       blocks_.push_back(std::make_unique<Block>(cfg_, cfg_.stack_types[s], blocks_.size()));
+    }
   zones_.resize(blocks_.size());
 }
 
@@ -140,7 +142,7 @@ void NBEATS<T>::plan(Planner& planner, Index max_batch) {
     const Index S = b.basis.theta_size();
     planner.push_scope("blocks." + std::to_string(i) + ".");
     planner.push_scope("layers.");
-    b.mlp.plan(planner, B);
+    b.mlp.plan(planner, B, owner_[i] != i ? &blocks_[owner_[i]]->mlp : nullptr);
     planner.pop_scope();
     planner.push_scope("basis.");
     b.basis.plan(planner, B);

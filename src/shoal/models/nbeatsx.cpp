@@ -59,7 +59,7 @@ void NBEATSx<T>::Config::visit(OptionVisitor& v) {
   v("mlp_units", mlp_units, "Hidden layers as flattened [in, out] pairs, e.g. 512,512,512,512");
   v("dropout_prob_theta", dropout_prob_theta, "Dropout after each hidden activation");
   v.choice("activation", activation, kBlockActivations, "Hidden activation");
-  v("shared_weights", shared_weights, "Share weights within a stack (not supported yet)");
+  v("shared_weights", shared_weights, "A stack's blocks share its first block's weights");
 }
 
 template <class T>
@@ -90,7 +90,6 @@ void NBEATSx<T>::Config::validate() const {
   }
   if (!(dropout_prob_theta >= 0 && dropout_prob_theta < 1))
     option_out_of_range("dropout_prob_theta", "a probability in [0, 1)", dropout_prob_theta);
-  SHOAL_CHECK(!shared_weights, "nbeatsx: shared_weights=true is not supported yet");
   parse_block_activation(activation);
 }
 
@@ -118,9 +117,12 @@ NBEATSx<T>::NBEATSx(Config cfg) : cfg_(std::move(cfg)) {
   for (size_t s = 0; s < cfg_.stack_types.size(); ++s) {
     SHOAL_CHECK(cfg_.stack_types[s] != "exogenous" || cfg_.futr_exog + cfg_.stat_exog > 0,
                 "nbeatsx: an exogenous stack needs future or static exogenous inputs");
-    for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b)
+    for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b) {
+      // shared_weights: the stack's later blocks run on its first block's weights.
+      owner_.push_back(cfg_.shared_weights && b > 0 ? owner_.back() : blocks_.size());
       blocks_.push_back(
           std::make_unique<Block>(cfg_, cfg_.stack_types[s], exog_width(), blocks_.size()));
+    }
   }
   zones_.resize(blocks_.size());
 }
@@ -150,7 +152,7 @@ void NBEATSx<T>::plan(Planner& planner, Index max_batch) {
     const Index S = b.theta_size();
     planner.push_scope("blocks." + std::to_string(i) + ".");
     planner.push_scope("layers.");
-    b.mlp.plan(planner, B);
+    b.mlp.plan(planner, B, owner_[i] != i ? &blocks_[owner_[i]]->mlp : nullptr);
     planner.pop_scope();
     planner.push_scope("basis.");
     if (b.exogenous)

@@ -40,14 +40,23 @@ ThetaMLP<T>::ThetaMLP(Config c) : cfg(std::move(c)), M(Index(cfg.mlp_units.size(
 }
 
 template <class T>
-void ThetaMLP<T>::plan(Planner& planner, Index max_rows) {
+void ThetaMLP<T>::plan(Planner& planner, Index max_rows, ThetaMLP* owner_mlp) {
   const Index B = max_rows;
-  for (size_t m = 0; m < lins.size(); ++m) {
+  owner = owner_mlp;
+  if (owner != nullptr) {
+    SHOAL_CHECK(
+        owner->lins.size() == lins.size() && owner->cfg.in == cfg.in && owner->cfg.out == cfg.out,
+        "a shared block MLP needs its owner's shape");
+    // The Linears' own scratch only; their parameters are the owner's.
+    for (size_t m = 0; m < lins.size(); ++m)
+      planner.buffer(lins[m].dz, Region::kScratch, "dz" + std::to_string(m), {B, lins[m].cfg.out});
+  }
+  for (size_t m = 0; m < lins.size() && owner == nullptr; ++m) {
     planner.push_scope(std::to_string(seq[m]) + ".");
     lins[m].plan(planner, B);
     planner.pop_scope();
   }
-  if (cfg.activation == BlockActivation::kPReLU) {
+  if (cfg.activation == BlockActivation::kPReLU && owner == nullptr) {
     planner.push_scope(std::to_string(act_seq) + ".");
     prelu.plan(planner, B);
     planner.pop_scope();
@@ -69,7 +78,14 @@ void ThetaMLP<T>::plan(Planner& planner, Index max_rows) {
 }
 
 template <class T>
+void ThetaMLP<T>::bind_shared() {
+  for (size_t m = 0; m < lins.size(); ++m) lins[m].p = owner->lins[m].p;
+  prelu.p = owner->prelu.p;
+}
+
+template <class T>
 void ThetaMLP<T>::init(RngStream& rng) {
+  if (owner != nullptr) return;  // the owner's weights
   for (auto& lin : lins) lin.init(rng);
   if (cfg.activation == BlockActivation::kPReLU) prelu.init(rng);
 }
@@ -129,6 +145,8 @@ void ThetaMLP<T>::act_backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, Con
 
 template <class T>
 void ThetaMLP<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> theta, Index row0) {
+  // Views only (the arena binds the owner's after plan): cheap enough to take every call.
+  if (owner != nullptr) bind_shared();
   const Index B = x.rows;
   const bool dropping = ctx.training && cfg.dropout > 0;
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
