@@ -1,0 +1,119 @@
+// TiDE (neuralforecast.models.TiDE; Das et al., TMLR 2023): a dense encoder-decoder of residual
+// blocks, a per-step temporal decoder and a global linear skip.
+//   x = [y | P_hist(hist) | P_futr(futr) | stat]    e = Encoder(x)    d = Decoder(e) [B, H·D]
+//   ŷ = TemporalDecoder(d, P_futr(futr)[L:]) + Wy + b
+// P_hist, P_futr: residual blocks (X or F → hidden_size → temporal_width) per time step, their
+// [L, tw] and [L + H, tw] outputs flattened time-major into x; the future one's horizon steps
+// also feed the temporal decoder. Encoder: num_encoder_layers MLPResidual(·, hidden_size,
+// hidden_size); Decoder: num_decoder_layers of them, the last one out to D·H (D
+// decoder_output_dim); TemporalDecoder: the residual block per step on [D | tw] features
+// (layers/mlp_residual.h), out 1; global_skip: Linear(L, H). With layernorm (the default) the
+// temporal decoder's LayerNorm over its one output makes that term its bias, as in
+// neuralforecast. Exogenous inputs come in shoal's layout (models/forecast.h: hist [B, X, L],
+// futr [B, F, L + H], stat [S] per series) and are data (no gradient). A univariate model
+// (N = 1), point losses. Names: neuralforecast's state_dict keys (hist_exog_projection.lin1.weight,
+// dense_encoder.<k>.lin1.weight, temporal_decoder.norm.bias, global_skip.weight, …); init in
+// torch's module order, so a Generator::kTorchCpu stream seeded with random_seed reproduces its
+// weights (neuralforecast builds the historical projection whenever it has historical or future
+// exogenous; without historical ones it is unused, and shoal only draws its numbers).
+// Legend: B windows, L input_size, H horizon, D decoder_output_dim, tw temporal_width,
+// X/F/S hist/futr/stat exogenous sizes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shoal/core/options.h"
+#include "shoal/layers/linear.h"
+#include "shoal/layers/mlp_residual.h"
+#include "shoal/models/forecast.h"
+#include "shoal/profile/recorder.h"
+
+namespace shoal::models {
+
+template <class T>
+class TiDE {
+ public:
+  struct Config {
+    Index h = 0;
+    Index input_size = 0;
+    Index n_series = 1;
+    int64_t hidden_size = 512;
+    int64_t decoder_output_dim = 32;
+    int64_t temporal_decoder_dim = 128;
+    double dropout = 0.3;
+    bool layernorm = true;
+    int64_t num_encoder_layers = 1;
+    int64_t num_decoder_layers = 1;
+    int64_t temporal_width = 4;
+    Index hist_exog = 0;  // X, from the data
+    Index futr_exog = 0;  // F
+    Index stat_exog = 0;  // S
+
+    void visit(OptionVisitor& v);
+    void validate() const;
+    void set_shape(const WindowShape& s);
+  };
+
+  // Every block works per window (LayerNorm over a window's features): chunks are exact.
+  static constexpr bool kWindowsIndependent = true;
+  // A batch runs whole: the block weights, not the windows, are the traffic. NHITS at its
+  // defaults (h 12, input_size 24, 1,024 windows), ms per training step on 2 loaded cores:
+  // whole 173, chunks of 64 286, chunks of 8 1207 (TiDE 83 | 126 | 346).
+  static constexpr Index kChunkWindows = 0;
+
+  explicit TiDE(Config cfg);
+  TiDE(const TiDE&) = delete;
+  TiDE& operator=(const TiDE&) = delete;
+
+  const Config& config() const { return cfg_; }
+  Index horizon() const { return cfg_.h; }
+  Index n_series() const { return cfg_.n_series; }
+
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng);
+  // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Profiler zones "exog_projection" (with exogenous inputs), "dense_encoder",
+  // "dense_decoder", "temporal_decoder", "global_skip".
+  void register_zones(profile::Recorder& rec, int model = 0);
+
+  template <class F>
+  void for_each_param(F&& f) {
+    auto prefixed = [&](const std::string& prefix, auto& layer) {
+      layer.for_each_param([&](std::string_view n, Param<T>& p) { f(prefix + std::string(n), p); });
+    };
+    if (hist_proj_) prefixed("hist_exog_projection.", *hist_proj_);
+    if (futr_proj_) prefixed("futr_exog_projection.", *futr_proj_);
+    for (size_t k = 0; k < encoder_.size(); ++k)
+      prefixed("dense_encoder." + std::to_string(k) + ".", *encoder_[k]);
+    for (size_t k = 0; k < decoder_.size(); ++k)
+      prefixed("dense_decoder." + std::to_string(k) + ".", *decoder_[k]);
+    prefixed("temporal_decoder.", temporal_);
+    prefixed("global_skip.", skip_);
+  }
+
+ private:
+  Index encoder_input() const;  // L + L·tw (X > 0) + (L + H)·tw (F > 0) + S
+  bool has_exog() const { return cfg_.hist_exog + cfg_.futr_exog + cfg_.stat_exog > 0; }
+
+  Config cfg_;
+  std::unique_ptr<layers::MLPResidual<T>> hist_proj_, futr_proj_;  // null when absent
+  std::vector<std::unique_ptr<layers::MLPResidual<T>>> encoder_, decoder_;
+  layers::TemporalDecoder<T> temporal_;
+  layers::Linear<T> skip_;
+  std::vector<Buffer<T>> h_, dh_;  // the encoder's and decoder's outputs and their gradients
+  Buffer<T> out_;                  // [B, H]
+  Buffer<T> tout_;                 // [B, H] the temporal decoder's share
+  Buffer<T> hrows_, hp_, dhp_;     // [B·L, X], [B·L, tw] × 2: the historical projection
+  Buffer<T> frows_, fp_, dfp_;     // [B·(L + H), F], [B·(L + H), tw] × 2: the future one
+  Buffer<T> dfh_;                  // [B, H·tw] the temporal decoder's share of dfp
+  Buffer<T> xin_, dxin_;           // [B, encoder_input()] with exogenous inputs
+  profile::LayerZones zproj_;
+  profile::LayerZones zenc_, zdec_, ztmp_, zskip_;
+};
+
+}  // namespace shoal::models

@@ -1,0 +1,299 @@
+#include "shoal/models/nbeatsx.h"
+
+#include <algorithm>
+
+#include "shoal/models/zones.h"
+#include "shoal/profile/cost.h"
+
+namespace shoal::models {
+namespace {
+
+template <class T>
+void add_into(ConstMat<T> x, MatView<T> y) {
+  for (Index r = 0; r < x.rows; ++r)
+    for (Index c = 0; c < x.cols; ++c) y.row(r)[c] += x.row(r)[c];
+}
+
+layers::BasisKind basis_kind(const std::string& stack) {
+  if (stack == "trend") return layers::BasisKind::kTrend;
+  if (stack == "seasonality") return layers::BasisKind::kSeasonality;
+  return layers::BasisKind::kIdentity;
+}
+
+}  // namespace
+
+// One block: MLP on [r | exog] → θ → basis (fixed, or the exogenous one).
+template <class T>
+struct NBEATSx<T>::Block {
+  bool exogenous;
+  layers::BasisExpansion<T> basis;
+  layers::ExogenousBasis<T> exog_basis;
+  ThetaMLP<T> mlp;
+  Buffer<T> x, theta, back, fore;  // [B, L + E], [B, S_θ], [B, L], [B, H]
+  Buffer<T> dtheta, dback;
+
+  Index theta_size() const { return exogenous ? exog_basis.theta_size() : basis.theta_size(); }
+
+  Block(const Config& c, const std::string& stack, Index exog_width, size_t index)
+      : exogenous(stack == "exogenous"),
+        basis({.kind = basis_kind(stack),
+               .input_size = c.input_size,
+               .h = c.h,
+               .n_polynomials = c.n_polynomials,
+               .n_harmonics = c.n_harmonics}),
+        exog_basis({.input_size = c.input_size, .h = c.h, .channels = c.futr_exog + c.stat_exog}),
+        mlp({.in = c.input_size + exog_width,
+             .mlp_units = c.mlp_units,
+             .out = theta_size(),
+             .activation = parse_block_activation(c.activation),
+             .dropout = c.dropout_prob_theta,
+             .stream = 0x4e58'0000 + index * 64}) {}
+};
+
+template <class T>
+void NBEATSx<T>::Config::visit(OptionVisitor& v) {
+  v("n_harmonics", n_harmonics, "Harmonics of the seasonality basis");
+  v("n_polynomials", n_polynomials, "Degree of the trend basis");
+  v("stack_types", stack_types, "Stacks: identity, trend, seasonality, exogenous");
+  v("n_blocks", n_blocks, "Blocks per stack");
+  v("mlp_units", mlp_units, "Hidden layers as flattened [in, out] pairs, e.g. 512,512,512,512");
+  v("dropout_prob_theta", dropout_prob_theta, "Dropout after each hidden activation");
+  v.choice("activation", activation, kBlockActivations, "Hidden activation");
+  v("shared_weights", shared_weights, "A stack's blocks share its first block's weights");
+}
+
+template <class T>
+void NBEATSx<T>::Config::validate() const {
+  const size_t s = stack_types.size();
+  SHOAL_CHECK(s > 0 && n_blocks.size() == s,
+              "nbeatsx: stack_types and n_blocks need the same length, got {} and {}", s,
+              n_blocks.size());
+  for (size_t i = 0; i < s; ++i) {
+    const auto& t = stack_types[i];
+    SHOAL_CHECK(t == "identity" || t == "trend" || t == "seasonality" || t == "exogenous",
+                "nbeatsx: block type '{}' not found (identity, trend, seasonality, exogenous)", t);
+    SHOAL_CHECK(h != 1 || (t != "trend" && t != "seasonality"),
+                "nbeatsx: horizon h=1 is incompatible with seasonality or trend in stacks");
+    if (n_blocks[i] < 0) option_out_of_range("n_blocks", "integers ≥ 0", double(n_blocks[i]));
+  }
+  if (n_harmonics < 1) option_out_of_range("n_harmonics", "an integer ≥ 1", double(n_harmonics));
+  if (n_polynomials < 0)
+    option_out_of_range("n_polynomials", "an integer ≥ 0", double(n_polynomials));
+  SHOAL_CHECK(!mlp_units.empty() && mlp_units.size() % 2 == 0,
+              "nbeatsx: mlp_units are [in, out] pairs, flattened (an even count > 0), got {}",
+              mlp_units.size());
+  for (size_t i = 0; i < mlp_units.size(); ++i) {
+    if (mlp_units[i] < 1) option_out_of_range("mlp_units", "integers ≥ 1", double(mlp_units[i]));
+    SHOAL_CHECK(i < 2 || i % 2 == 1 || mlp_units[i] == mlp_units[i - 1],
+                "nbeatsx: mlp_units pair {} starts at {} but the previous one ends at {}", i / 2,
+                mlp_units[i], mlp_units[i - 1]);
+  }
+  if (!(dropout_prob_theta >= 0 && dropout_prob_theta < 1))
+    option_out_of_range("dropout_prob_theta", "a probability in [0, 1)", dropout_prob_theta);
+  parse_block_activation(activation);
+}
+
+template <class T>
+void NBEATSx<T>::Config::set_shape(const WindowShape& s) {
+  SHOAL_CHECK(s.n_series == 1,
+              "nbeatsx is a univariate model: fit it one series at a time, got {} series in one "
+              "panel",
+              s.n_series);
+  h = s.h;
+  input_size = s.input_size;
+  n_series = 1;
+  hist_exog = s.hist_exog;
+  futr_exog = s.futr_exog;
+  stat_exog = s.stat_exog;
+}
+
+template <class T>
+NBEATSx<T>::NBEATSx(Config cfg) : cfg_(std::move(cfg)) {
+  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1 && cfg_.hist_exog >= 0 &&
+                  cfg_.futr_exog >= 0 && cfg_.stat_exog >= 0,
+              "NBEATSx needs h, input_size > 0 and one series, got {} {} {}", cfg_.h,
+              cfg_.input_size, cfg_.n_series);
+  cfg_.validate();
+  for (size_t s = 0; s < cfg_.stack_types.size(); ++s) {
+    SHOAL_CHECK(cfg_.stack_types[s] != "exogenous" || cfg_.futr_exog + cfg_.stat_exog > 0,
+                "nbeatsx: an exogenous stack needs future or static exogenous inputs");
+    for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b) {
+      // shared_weights: the stack's later blocks run on its first block's weights.
+      owner_.push_back(cfg_.shared_weights && b > 0 ? owner_.back() : blocks_.size());
+      blocks_.push_back(
+          std::make_unique<Block>(cfg_, cfg_.stack_types[s], exog_width(), blocks_.size()));
+    }
+  }
+  zones_.resize(blocks_.size());
+}
+
+template <class T>
+NBEATSx<T>::~NBEATSx() = default;
+
+template <class T>
+Index NBEATSx<T>::exog_width() const {
+  const Index L = cfg_.input_size;
+  return L * cfg_.hist_exog + (L + cfg_.h) * cfg_.futr_exog + cfg_.stat_exog;
+}
+
+template <class T>
+void NBEATSx<T>::each_block_param(size_t i,
+                                  const std::function<void(const std::string&, Param<T>&)>& f) {
+  const std::string prefix = "blocks." + std::to_string(i) + ".layers.";
+  blocks_[i]->mlp.for_each_param([&](const std::string& n, Param<T>& p) { f(prefix + n, p); });
+}
+
+template <class T>
+void NBEATSx<T>::plan(Planner& planner, Index max_batch) {
+  SHOAL_CHECK(max_batch > 0, "NBEATSx max_batch must be > 0, got {}", max_batch);
+  const Index B = max_batch, L = cfg_.input_size, H = cfg_.h, E = exog_width();
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    Block& b = *blocks_[i];
+    const Index S = b.theta_size();
+    planner.push_scope("blocks." + std::to_string(i) + ".");
+    planner.push_scope("layers.");
+    b.mlp.plan(planner, B, owner_[i] != i ? &blocks_[owner_[i]]->mlp : nullptr);
+    planner.pop_scope();
+    planner.push_scope("basis.");
+    if (b.exogenous)
+      b.exog_basis.plan(planner, B);
+    else
+      b.basis.plan(planner, B);
+    planner.pop_scope();
+    planner.buffer(b.x, Region::kActivations, "x", {B, L + E});
+    planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
+    planner.buffer(b.back, Region::kScratch, "back", {B, L});
+    planner.buffer(b.fore, Region::kScratch, "fore", {B, H});
+    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
+    planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
+    planner.pop_scope();
+  }
+  planner.buffer(exog_, Region::kActivations, "exog", {B, std::max<Index>(E, 1)});
+  const Index C = cfg_.futr_exog + cfg_.stat_exog;
+  planner.buffer(basis_x_, Region::kActivations, "basis_x", {B, std::max<Index>((L + H) * C, 1)});
+  planner.buffer(out_, Region::kActivations, "out", {B, H});
+  planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
+  planner.buffer(drb_, Region::kScratch, "drb", {B, L});
+}
+
+template <class T>
+void NBEATSx<T>::init(RngStream& rng) {
+  for (auto& b : blocks_) {
+    b->mlp.init(rng);
+    if (!b->exogenous) b->basis.init(rng);  // the fixed bases: draws nothing
+  }
+}
+
+template <class T>
+MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, X = cfg_.hist_exog, F = cfg_.futr_exog,
+              S = cfg_.stat_exog, E = exog_width(), C = F + S;
+  profile::ZoneChain zone(ctx.profiler, B);
+  MatView<T> out = out_.mat().rows_block(0, B);
+  // The level: every step starts at the window's last value.
+  for (Index w = 0; w < B; ++w) std::fill(out.row(w), out.row(w) + H, in.insample_y[w * L + L - 1]);
+  if (blocks_.empty()) return MatView<T>(out.data, B * H, 1);
+  // neuralforecast's layouts: the MLP's [hist (t·X + x) | futr (t·F + f) | stat] and the
+  // exogenous basis' [L + H, F + S] (t·C + c), from shoal's channel-major [B, X, L] and
+  // [B, F, L + H] windows and the series' statics.
+  MatView<T> ex = exog_.mat().rows_block(0, B), bx = basis_x_.mat().rows_block(0, B);
+  for (Index w = 0; w < B; ++w) {
+    T* e = ex.row(w);
+    for (Index t = 0; t < L; ++t)
+      for (Index x = 0; x < X; ++x) e[t * X + x] = in.hist_exog[(w * X + x) * L + t];
+    e += L * X;
+    for (Index t = 0; t < L + H; ++t)
+      for (Index f = 0; f < F; ++f) {
+        const T v = in.futr_exog[(w * F + f) * (L + H) + t];
+        e[t * F + f] = v;
+        bx(w, t * C + f) = v;
+      }
+    e += (L + H) * F;
+    for (Index s = 0; s < S; ++s) {
+      e[s] = in.stat_exog[s];
+      for (Index t = 0; t < L + H; ++t) bx(w, t * C + F + s) = in.stat_exog[s];
+    }
+  }
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    zone.next(zones_[i].forward);
+    Block& b = *blocks_[i];
+    auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+    MatView<T> x = rows(b.x), theta = rows(b.theta), back = rows(b.back), fore = rows(b.fore);
+    if (i == 0)
+      for (Index w = 0; w < B; ++w)
+        for (Index t = 0; t < L; ++t) x(w, t) = in.insample_y[w * L + L - 1 - t];
+    for (Index w = 0; w < B; ++w) std::copy(ex.row(w), ex.row(w) + E, x.row(w) + L);
+    b.mlp.forward(ctx, x, theta, in.first_window);
+    if (b.exogenous)
+      b.exog_basis.forward(ctx, theta, bx, back, fore);
+    else
+      b.basis.forward(ctx, theta, back, fore);
+    if (i + 1 < blocks_.size()) {
+      MatView<T> next = rows(blocks_[i + 1]->x);
+      for (Index w = 0; w < B; ++w)
+        for (Index t = 0; t < L; ++t) next(w, t) = x(w, t) - back(w, t);
+    }
+    add_into<T>(fore, out);
+  }
+  // [B, H] is the trainer's [B·H, N = 1].
+  return MatView<T>(out.data, B * H, 1);
+}
+
+template <class T>
+void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
+  profile::ZoneChain zone(ctx.profiler, B);
+  const ConstMat<T> dy(dout.data, B, H);
+  // dr: the loss's gradient with respect to the residual leaving the block being walked (the
+  // last block's residual is not used).
+  MatView<T> dr = dr_.mat().rows_block(0, B);
+  for (Index w = 0; w < B; ++w) std::fill(dr.row(w), dr.row(w) + L, T(0));
+  for (size_t i = blocks_.size(); i-- > 0;) {
+    zone.next(zones_[i].backward);
+    Block& b = *blocks_[i];
+    auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+    MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);
+    for (Index w = 0; w < B; ++w)
+      for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
+    if (b.exogenous)
+      b.exog_basis.backward(ctx, rows(b.theta), basis_x_.mat().rows_block(0, B), dback, dy, dtheta,
+                            MatView<T>{});
+    else
+      b.basis.backward(ctx, dback, dy, dtheta);
+    // Only the residual's columns of the MLP's input gradient (the exogenous ones are data);
+    // none for the first block, whose residual is the data.
+    MatView<T> drb = i > 0 ? drb_.mat().rows_block(0, B) : MatView<T>{};
+    b.mlp.backward(ctx, rows(b.x), rows(b.theta), dtheta, drb, in.first_window);
+    if (i > 0) add_into<T>(drb, dr);
+  }
+}
+
+template <class T>
+void NBEATSx<T>::register_zones(profile::Recorder& rec, int model) {
+  const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h),
+               E = double(exog_width());
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const Block& b = *blocks_[i];
+    // Per window: the exogenous copy, the MLP, the basis, the residual update, the forecast sum.
+    zones_[i] = cost_zones(
+        rec, model, "blocks." + std::to_string(i), 1,
+        [&](double rows) {
+          return profile::elementwise(rows, E, 0, 1, e) + b.mlp.forward_cost(rows) +
+                 (b.exogenous ? b.exog_basis.forward_cost(rows) : b.basis.forward_cost(rows)) +
+                 profile::elementwise(rows, L, 1, 2, e) + profile::elementwise(rows, H, 1, 2, e);
+        },
+        [&](double rows) {
+          profile::Cost c =
+              b.mlp.backward_cost(rows, i > 0) +
+              (b.exogenous ? b.exog_basis.backward_cost(rows) : b.basis.backward_cost(rows)) +
+              profile::elementwise(rows, L, 1, 1, e);
+          if (i > 0) c += profile::elementwise(rows, L, 1, 2, e);
+          return c;
+        });
+  }
+}
+
+template class NBEATSx<float>;
+template class NBEATSx<double>;
+
+}  // namespace shoal::models

@@ -1,0 +1,285 @@
+#include "shoal/models/nhits.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "shoal/models/zones.h"
+#include "shoal/profile/cost.h"
+
+namespace shoal::models {
+namespace {
+
+constexpr std::string_view kPooling[] = {"MaxPool1d", "AvgPool1d"};
+constexpr std::string_view kInterpolation[] = {"linear", "nearest"};
+template <class T>
+void add_into(ConstMat<T> x, MatView<T> y) {
+  for (Index r = 0; r < x.rows; ++r)
+    for (Index c = 0; c < x.cols; ++c) y.row(r)[c] += x.row(r)[c];
+}
+
+}  // namespace
+
+// One block: pool → MLP → θ = [backcast | knots] → interpolated forecast. The MLP reads
+// [pooled residual (P) | pooled hist (p·X + x) | pooled futr (p·F + f) | stat], neuralforecast's
+// concatenation; the exogenous parts are data.
+template <class T>
+struct NHITS<T>::Block {
+  Index L, H, K, P, Pf, X, F, S;
+  layers::Pool1d<T> pool, pool_futr;  // over L and over L + H
+  ThetaMLP<T> mlp;
+  layers::Interpolate1d<T> interp;
+  Buffer<T> r, pooled, theta, fore;  // [B, L], [B, W], [B, L + K], [B, H]
+  Buffer<T> hx, fx;                  // [B·X, P], [B·F, Pf] pooled exogenous, channel-major
+  Buffer<T> dtheta, dpooled;         // dpooled [B, P]: the residual's columns only
+
+  Index width() const { return P + P * X + Pf * F + S; }  // W
+
+  Block(const Config& c, Index k_pool, Index freq, size_t index)
+      : L(c.input_size),
+        H(c.h),
+        K(std::max<Index>(c.h / freq, 1)),
+        P((c.input_size + k_pool - 1) / k_pool),
+        Pf((c.input_size + c.h + k_pool - 1) / k_pool),
+        X(c.hist_exog),
+        F(c.futr_exog),
+        S(c.stat_exog),
+        pool({.length = c.input_size, .kernel_size = k_pool, .mode = mode(c)}),
+        pool_futr({.length = c.input_size + c.h, .kernel_size = k_pool, .mode = mode(c)}),
+        mlp({.in = width(),
+             .mlp_units = c.mlp_units,
+             .out = c.input_size + K,
+             .activation = parse_block_activation(c.activation),
+             .dropout = c.dropout_prob_theta,
+             .stream = 0x4e48'0000 + index * 64}),
+        interp({.in_size = K,
+                .out_size = c.h,
+                .mode = c.interpolation_mode == "linear" ? layers::InterpMode::kLinear
+                                                         : layers::InterpMode::kNearest}) {}
+
+  static layers::PoolMode mode(const Config& c) {
+    return c.pooling_mode == "MaxPool1d" ? layers::PoolMode::kMax : layers::PoolMode::kAvg;
+  }
+};
+
+template <class T>
+void NHITS<T>::Config::visit(OptionVisitor& v) {
+  v("stack_types", stack_types, "Stack types (only 'identity')");
+  v("n_blocks", n_blocks, "Blocks per stack");
+  v("mlp_units", mlp_units, "Hidden layers as flattened [in, out] pairs, e.g. 512,512,512,512");
+  v("n_pool_kernel_size", n_pool_kernel_size, "Input pooling kernel per stack");
+  v("n_freq_downsample", n_freq_downsample, "Forecast knots: h / n_freq_downsample per stack");
+  v.choice("pooling_mode", pooling_mode, kPooling, "Input pooling");
+  v.choice("interpolation_mode", interpolation_mode, kInterpolation, "Forecast interpolation");
+  v("dropout_prob_theta", dropout_prob_theta, "Dropout after each hidden activation");
+  v.choice("activation", activation, kBlockActivations, "Hidden activation");
+}
+
+template <class T>
+void NHITS<T>::Config::validate() const {
+  const size_t s = stack_types.size();
+  SHOAL_CHECK(s > 0 && n_blocks.size() == s && n_pool_kernel_size.size() == s &&
+                  n_freq_downsample.size() == s,
+              "nhits: stack_types, n_blocks, n_pool_kernel_size and n_freq_downsample need the "
+              "same length, got {}, {}, {}, {}",
+              s, n_blocks.size(), n_pool_kernel_size.size(), n_freq_downsample.size());
+  for (size_t i = 0; i < s; ++i) {
+    SHOAL_CHECK(stack_types[i] == "identity", "nhits: stack type '{}' not found (only 'identity')",
+                stack_types[i]);
+    if (n_blocks[i] < 0) option_out_of_range("n_blocks", "integers ≥ 0", double(n_blocks[i]));
+    if (n_pool_kernel_size[i] < 1)
+      option_out_of_range("n_pool_kernel_size", "integers ≥ 1", double(n_pool_kernel_size[i]));
+    if (n_freq_downsample[i] < 1)
+      option_out_of_range("n_freq_downsample", "integers ≥ 1", double(n_freq_downsample[i]));
+  }
+  SHOAL_CHECK(!mlp_units.empty() && mlp_units.size() % 2 == 0,
+              "nhits: mlp_units are [in, out] pairs, flattened (an even count > 0), got {}",
+              mlp_units.size());
+  for (size_t i = 0; i < mlp_units.size(); ++i) {
+    if (mlp_units[i] < 1) option_out_of_range("mlp_units", "integers ≥ 1", double(mlp_units[i]));
+    SHOAL_CHECK(i < 2 || i % 2 == 1 || mlp_units[i] == mlp_units[i - 1],
+                "nhits: mlp_units pair {} starts at {} but the previous one ends at {}", i / 2,
+                mlp_units[i], mlp_units[i - 1]);
+  }
+  if (!(dropout_prob_theta >= 0 && dropout_prob_theta < 1))
+    option_out_of_range("dropout_prob_theta", "a probability in [0, 1)", dropout_prob_theta);
+  parse_block_activation(activation);
+}
+
+template <class T>
+void NHITS<T>::Config::set_shape(const WindowShape& s) {
+  SHOAL_CHECK(s.n_series == 1,
+              "nhits is a univariate model: fit it one series at a time, got {} series in one "
+              "panel",
+              s.n_series);
+  h = s.h;
+  input_size = s.input_size;
+  n_series = 1;
+  hist_exog = s.hist_exog;
+  futr_exog = s.futr_exog;
+  stat_exog = s.stat_exog;
+}
+
+template <class T>
+NHITS<T>::NHITS(Config cfg) : cfg_(std::move(cfg)) {
+  cfg_.validate();
+  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
+              "NHITS needs h, input_size > 0 and one series, got {} {} {}", cfg_.h, cfg_.input_size,
+              cfg_.n_series);
+  for (size_t s = 0; s < cfg_.stack_types.size(); ++s)
+    for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b)
+      blocks_.push_back(std::make_unique<Block>(cfg_, cfg_.n_pool_kernel_size[s],
+                                                cfg_.n_freq_downsample[s], blocks_.size()));
+  zones_.resize(blocks_.size());
+}
+
+template <class T>
+NHITS<T>::~NHITS() = default;
+
+template <class T>
+void NHITS<T>::each_block_param(size_t i,
+                                const std::function<void(const std::string&, Param<T>&)>& f) {
+  const std::string prefix = "blocks." + std::to_string(i) + ".layers.";
+  blocks_[i]->mlp.for_each_param([&](const std::string& n, Param<T>& p) { f(prefix + n, p); });
+}
+
+template <class T>
+void NHITS<T>::plan(Planner& planner, Index max_batch) {
+  SHOAL_CHECK(max_batch > 0, "NHITS max_batch must be > 0, got {}", max_batch);
+  const Index B = max_batch, L = cfg_.input_size;
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    Block& b = *blocks_[i];
+    planner.push_scope("blocks." + std::to_string(i) + ".");
+    b.pool.plan(planner, B);
+    planner.push_scope("layers.");
+    b.mlp.plan(planner, B);
+    planner.pop_scope();
+    b.interp.plan(planner, B);
+    planner.buffer(b.r, Region::kActivations, "r", {B, L});
+    planner.buffer(b.pooled, Region::kActivations, "pooled", {B, b.width()});
+    if (b.X > 0) planner.buffer(b.hx, Region::kScratch, "hist_pooled", {B * b.X, b.P});
+    if (b.F > 0) planner.buffer(b.fx, Region::kScratch, "futr_pooled", {B * b.F, b.Pf});
+    planner.buffer(b.theta, Region::kActivations, "theta", {B, L + b.K});
+    planner.buffer(b.fore, Region::kScratch, "fore", {B, cfg_.h});
+    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.K});
+    planner.buffer(b.dpooled, Region::kActivationGrads, "dpooled", {B, b.P});
+    planner.pop_scope();
+  }
+  planner.buffer(out_, Region::kActivations, "out", {B, cfg_.h});
+  planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
+  planner.buffer(drb_, Region::kScratch, "drb", {B, L});
+}
+
+template <class T>
+void NHITS<T>::init(RngStream& rng) {
+  for (auto& b : blocks_) b->mlp.init(rng);
+}
+
+template <class T>
+void NHITS<T>::pool_exog(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, MatView<T> x) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, P = b.P, Pf = b.Pf, X = b.X, F = b.F;
+  // shoal's windows are channel-major ([B, X, L] is [B·X, L] rows): pool the rows, then lay the
+  // pooled steps out time-major as neuralforecast flattens its permuted [B, P, X].
+  if (X > 0) {
+    MatView<T> hx = b.hx.mat().rows_block(0, B * X);
+    b.pool.forward(ctx, ConstMat<T>(in.hist_exog, B * X, L), hx);
+    for (Index w = 0; w < B; ++w)
+      for (Index p = 0; p < P; ++p)
+        for (Index c = 0; c < X; ++c) x(w, P + p * X + c) = hx(w * X + c, p);
+  }
+  if (F > 0) {
+    MatView<T> fx = b.fx.mat().rows_block(0, B * F);
+    b.pool_futr.forward(ctx, ConstMat<T>(in.futr_exog, B * F, L + H), fx);
+    for (Index w = 0; w < B; ++w)
+      for (Index p = 0; p < Pf; ++p)
+        for (Index c = 0; c < F; ++c) x(w, P + P * X + p * F + c) = fx(w * F + c, p);
+  }
+  for (Index w = 0; w < B; ++w)
+    for (Index s = 0; s < b.S; ++s) x(w, P + P * X + Pf * F + s) = in.stat_exog[s];
+}
+
+template <class T>
+MatView<T> NHITS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
+  profile::ZoneChain zone(ctx.profiler, B);
+  MatView<T> out = out_.mat().rows_block(0, B);
+  // The level: every step starts at the window's last value.
+  for (Index w = 0; w < B; ++w) std::fill(out.row(w), out.row(w) + H, in.insample_y[w * L + L - 1]);
+  if (blocks_.empty()) return MatView<T>(out.data, B * H, 1);
+  MatView<T> r0 = blocks_[0]->r.mat().rows_block(0, B);
+  for (Index w = 0; w < B; ++w)
+    for (Index t = 0; t < L; ++t) r0(w, t) = in.insample_y[w * L + L - 1 - t];
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    zone.next(zones_[i].forward);
+    Block& b = *blocks_[i];
+    auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+    MatView<T> r = rows(b.r), pooled = rows(b.pooled), theta = rows(b.theta);
+    b.pool.forward(ctx, r, pooled.cols_block(0, b.P));
+    pool_exog(ctx, b, in, pooled);
+    b.mlp.forward(ctx, pooled, theta, in.first_window);
+    if (i + 1 < blocks_.size()) {
+      MatView<T> next = rows(blocks_[i + 1]->r);
+      for (Index w = 0; w < B; ++w)
+        for (Index t = 0; t < L; ++t) next(w, t) = r(w, t) - theta(w, t);
+    }
+    MatView<T> fore = rows(b.fore);
+    b.interp.forward(ctx, theta.cols_block(L, b.K), fore);
+    add_into<T>(fore, out);
+  }
+  // [B, H] is the trainer's [B·H, N = 1].
+  return MatView<T>(out.data, B * H, 1);
+}
+
+template <class T>
+void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
+  profile::ZoneChain zone(ctx.profiler, B);
+  const ConstMat<T> dy(dout.data, B, H);
+  // dr: the loss's gradient with respect to the residual leaving the block being walked (the
+  // last block's residual is not used).
+  MatView<T> dr = dr_.mat().rows_block(0, B);
+  for (Index w = 0; w < B; ++w) std::fill(dr.row(w), dr.row(w) + L, T(0));
+  for (size_t i = blocks_.size(); i-- > 0;) {
+    zone.next(zones_[i].backward);
+    Block& b = *blocks_[i];
+    auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+    MatView<T> theta = rows(b.theta), dtheta = rows(b.dtheta);
+    for (Index w = 0; w < B; ++w)
+      for (Index t = 0; t < L; ++t) dtheta(w, t) = -dr(w, t);
+    b.interp.backward(ctx, theta.cols_block(L, b.K), rows(b.fore), dy, dtheta.cols_block(L, b.K));
+    // The first block's input is the data: no gradient past its MLP.
+    MatView<T> dp = i > 0 ? rows(b.dpooled) : MatView<T>{};
+    b.mlp.backward(ctx, rows(b.pooled), theta, dtheta, dp, in.first_window);
+    if (i > 0) {
+      MatView<T> drb = drb_.mat().rows_block(0, B);
+      b.pool.backward(ctx, rows(b.r), rows(b.pooled).cols_block(0, b.P), dp, drb);
+      add_into<T>(drb, dr);
+    }
+  }
+}
+
+template <class T>
+void NHITS<T>::register_zones(profile::Recorder& rec, int model) {
+  const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const Block& b = *blocks_[i];
+    // Per window: pooling, the MLP, the interpolation, the residual update and forecast sum.
+    zones_[i] = cost_zones(
+        rec, model, "blocks." + std::to_string(i), 1,
+        [&](double rows) {
+          return b.pool.forward_cost(rows) + b.mlp.forward_cost(rows) +
+                 b.interp.forward_cost(rows) + profile::elementwise(rows, L, 1, 2, e) +
+                 profile::elementwise(rows, H, 1, 2, e);
+        },
+        [&](double rows) {
+          profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.interp.backward_cost(rows) +
+                            profile::elementwise(rows, L, 1, 1, e);
+          if (i > 0) c += b.pool.backward_cost(rows) + profile::elementwise(rows, L, 1, 2, e);
+          return c;
+        });
+  }
+}
+
+template class NHITS<float>;
+template class NHITS<double>;
+
+}  // namespace shoal::models
