@@ -5,18 +5,15 @@
 namespace shoal::kernels {
 namespace {
 
-// Rows per tile: four rows' accumulators (L2/8 ymm each) stay in registers beside the weights'
-// row being broadcast against.
-constexpr Index kRows = 4;
-
 inline float hsum(__m256 v) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
 
-// L2 = 8·B2 outputs of the second layer, L3 = 8.
-template <int B2>
+// L2 = 8·B2 outputs of the second layer, L3 = 8; R rows per tile: R·B2 accumulators stay in
+// registers beside the B2 weight vectors being broadcast against (R·B2 ≤ 12 of the 16 ymm).
+template <int B2, Index kRows>
 void score_tiles(const NcfScoreRows& r) {
   const Index l1 = r.l1;
   const __m256 zero = _mm256_setzero_ps();
@@ -58,10 +55,15 @@ void score_tiles(const NcfScoreRows& r) {
         h3[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(h2[t] + k), w, h3[t]);
     }
     for (Index t = 0; t < rows; ++t) {
-      float z = r.bp + hsum(_mm256_mul_ps(_mm256_max_ps(zero, h3[t]), wp3));
+      __m256 v = _mm256_mul_ps(_mm256_max_ps(zero, h3[t]), wp3);
       const float* q = r.qg + static_cast<Index>(r.items[n0 + t]) * r.f;
-      for (Index j = 0; j < r.f; ++j) z += r.gu[j] * q[j];
-      r.logits[n0 + t] = z;
+      float z = r.bp;
+      if (r.f == 8) {
+        v = _mm256_fmadd_ps(_mm256_loadu_ps(r.gu), _mm256_loadu_ps(q), v);
+      } else {
+        for (Index j = 0; j < r.f; ++j) z += r.gu[j] * q[j];
+      }
+      r.logits[n0 + t] = z + hsum(v);
     }
   }
 }
@@ -76,13 +78,13 @@ void ncf_score(const NcfScoreRows& r) {
   if (!ncf_score_supported(r.l1, r.l2, r.l3)) return ncf_score_ref(r);
   switch (r.l2) {
     case 8:
-      return score_tiles<1>(r);
+      return score_tiles<1, 8>(r);
     case 16:
-      return score_tiles<2>(r);
+      return score_tiles<2, 6>(r);
     case 24:
-      return score_tiles<3>(r);
+      return score_tiles<3, 4>(r);
     default:
-      return score_tiles<4>(r);
+      return score_tiles<4, 3>(r);
   }
 }
 
