@@ -146,6 +146,16 @@ nlohmann::json run_recommend_case(const RecommendBenchArgs& a, const RecommendCa
     p.erase("top");
     out["peer"].push_back(p);
   }
+  // As `shoal bench ncf`: each side at its best thread count.
+  double best_shoal = 0, best_peer = 0;
+  for (const auto& s : out["shoal"])
+    best_shoal = std::max(best_shoal, s["pairs_per_s"].get<double>());
+  for (const auto& s : out["peer"]) best_peer = std::max(best_peer, s["pairs_per_s"].get<double>());
+  out["speedup_best"] = best_shoal / best_peer;
+  fmt::print(
+      "shoal vs PyTorch (best of each side's thread counts, pairs/s): {:.4g} / {:.4g} = "
+      "{:.1f}x\n",
+      best_shoal, best_peer, best_shoal / best_peer);
   return out;
 }
 
