@@ -41,8 +41,9 @@ struct ModelsBenchArgs {
   int peer_threads = 1;
 };
 
-// Every `every`-th series with at least input_size + h observations.
-data::SeriesSet subset(const data::SeriesSet& all, Index every, Index need) {
+// Every `every`-th series with at least input_size + h observations, as CSV text: the bench
+// parses it and the peers read the same text from a file.
+std::string subset_csv(const data::SeriesSet& all, Index every, Index need) {
   std::string csv = "unique_id,ds,y\n";
   for (Index s = 0; s < all.n_series(); s += every) {
     const auto y = all.y_of(s);
@@ -51,18 +52,7 @@ data::SeriesSet subset(const data::SeriesSet& all, Index every, Index need) {
     for (size_t t = 0; t < y.size(); ++t)
       csv += fmt::format("{},{},{:.17g}\n", all.ids[size_t(s)], ds[t], y[t]);
   }
-  return data::parse_series(csv, all.source + " (subset)");
-}
-
-void write_csv(const data::SeriesSet& set, const std::string& path) {
-  std::string csv = "unique_id,ds,y\n";
-  for (Index s = 0; s < set.n_series(); ++s) {
-    const auto y = set.y_of(s);
-    const auto ds = set.ds_of(s);
-    for (size_t t = 0; t < y.size(); ++t)
-      csv += fmt::format("{},{},{:.17g}\n", set.ids[size_t(s)], ds[t], y[t]);
-  }
-  write_file_atomic(path, csv);
+  return csv;
 }
 
 train::ForecastJob job_for(const ModelsBenchArgs& a, const std::string& model, int threads,
@@ -105,7 +95,8 @@ double flops_per_step(const ModelsBenchArgs& a, const std::string& model, const 
 
 void run_models_bench(const ModelsBenchArgs& a) {
   const double peak1 = kernels::measure_peak_gflops();
-  const data::SeriesSet set = subset(data::read_series(a.data), a.every, a.input_size + a.h);
+  const std::string csv = subset_csv(data::read_series(a.data), a.every, a.input_size + a.h);
+  const data::SeriesSet set = data::parse_series(csv, a.data + " (subset)");
   std::vector<Index> all(static_cast<size_t>(set.n_series()));
   for (Index s = 0; s < set.n_series(); ++s) all[size_t(s)] = s;
   const data::Panel panel(set, all, data::ExogSpec{});
@@ -116,7 +107,7 @@ void run_models_bench(const ModelsBenchArgs& a) {
   std::string peer_data;
   if (!a.peer_python.empty()) {
     peer_data = (std::filesystem::temp_directory_path() / "shoal-bench-models.csv").string();
-    write_csv(set, peer_data);
+    write_file_atomic(peer_data, csv);
   }
   nlohmann::json out = {{"peak_gflops_per_core", peak1}, {"series", set.n_series()}};
   struct Row {
