@@ -33,7 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from m3_accuracy import GROUPS, load, scores, seasonal_naive  # noqa: E402
 
 MODELS = {"mlp": ("MLP", False), "nlinear": ("NLinear", False), "dlinear": ("DLinear", False),
-          "mlp_multivariate": ("MLPMultivariate", True)}
+          "mlp_multivariate": ("MLPMultivariate", True), "nhits": ("NHITS", False),
+          "nbeats": ("NBEATS", False), "nbeatsx": ("NBEATSx", False), "tide": ("TiDE", False)}
 
 
 def fit(args, train, ids, seed, key):

@@ -63,7 +63,7 @@ struct NHITS<T>::Block {
 
 template <class T>
 void NHITS<T>::Config::visit(OptionVisitor& v) {
-  v("stack_types", stack_types, "Stack types (only 'identity')");
+  v("stack_types", stack_types, "Stack types, one per stack (NHITS: identity)");
   v("n_blocks", n_blocks, "Blocks per stack");
   v("mlp_units", mlp_units, "Hidden layers as flattened [in, out] pairs, e.g. 512,512,512,512");
   v("n_pool_kernel_size", n_pool_kernel_size, "Input pooling kernel per stack");

@@ -14,7 +14,7 @@ void TiDE<T>::Config::visit(OptionVisitor& v) {
   v("layernorm", layernorm, "LayerNorm at the end of every residual block");
   v("num_encoder_layers", num_encoder_layers, "Residual blocks in the dense encoder");
   v("num_decoder_layers", num_decoder_layers, "Residual blocks in the dense decoder");
-  v("temporal_width", temporal_width, "Projected width of each exogenous step (unused yet)");
+  v("temporal_width", temporal_width, "Projected width of each exogenous step");
 }
 
 template <class T>

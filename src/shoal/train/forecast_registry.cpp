@@ -7,7 +7,11 @@
 #include "shoal/models/dlinear.h"
 #include "shoal/models/mlp_forecast.h"
 #include "shoal/models/mlp_multivariate.h"
+#include "shoal/models/nbeats.h"
+#include "shoal/models/nbeatsx.h"
+#include "shoal/models/nhits.h"
 #include "shoal/models/nlinear.h"
+#include "shoal/models/tide.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/checks.h"
@@ -51,6 +55,14 @@ ForecastModel baseline(std::string_view name, std::string_view class_name,
           .predict = nullptr};
 }
 
+// neuralforecast's shared defaults for the stacked MLP models (NHITS, NBEATS, NBEATSx): 1,024
+// windows per step, every window of a series at inference, three learning-rate decays.
+void stacked_mlp_defaults(ForecastJob& j) {
+  j.train.num_lr_decays = 3;
+  j.windows.windows_batch_size = 1024;
+  j.windows.inference_windows_batch_size = -1;
+}
+
 const std::vector<ForecastModel>& registry() {
   static const std::vector<ForecastModel> models = {
       detail::windowed_model<models::TSMixerx<float>>("tsmixerx", "TSMixerx"),
@@ -81,6 +93,19 @@ const std::vector<ForecastModel>& registry() {
           },
           /*multivariate=*/false),
       detail::windowed_model<models::MlpMultivariate<float>>("mlp_multivariate", "MLPMultivariate"),
+      detail::windowed_model<models::NHITS<float>>("nhits", "NHITS", &stacked_mlp_defaults,
+                                                   /*multivariate=*/false),
+      detail::windowed_model<models::NBEATS<float>>("nbeats", "NBEATS", &stacked_mlp_defaults,
+                                                    /*multivariate=*/false),
+      detail::windowed_model<models::NBEATSx<float>>("nbeatsx", "NBEATSx", &stacked_mlp_defaults,
+                                                     /*multivariate=*/false),
+      detail::windowed_model<models::TiDE<float>>(
+          "tide", "TiDE",
+          [](ForecastJob& j) {
+            j.windows.windows_batch_size = 1024;
+            j.windows.inference_windows_batch_size = 1024;
+          },
+          /*multivariate=*/false),
       baseline("seasonal_naive", "SeasonalNaive",
                [](const data::Panel& p, const ForecastJob& j) {
                  return repeat_last_season(p, j, true);
