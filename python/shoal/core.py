@@ -13,12 +13,14 @@ unique_id instead (n_series=1), all of them through the C++ fleet on every core.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 
 from . import _core, profiling
 from ._frames import Series, Statics, future_ds, long_frame
-from .models import _ForecastModel
+from .models import _ForecastModel, _is_default
 
 
 def _column_names(models):
@@ -39,9 +41,11 @@ class NeuralForecast:
         model's n_series must be 1), trained by the fleet with `workers` threads (0: every
         allowed core), pinned one per core unless pin=False (use False when several processes
         share the machine, e.g. Dask workers)."""
-        if local_scaler_type is not None or local_static_scaler_type is not None:
-            raise NotImplementedError("local scalers are not supported by shoal; use the models' "
-                                      "scaler_type")
+        _refuse("NeuralForecast",
+                local_scaler_type=(local_scaler_type, None,
+                                   "scale each window with the models' scaler_type"),
+                local_static_scaler_type=(local_static_scaler_type, None,
+                                          "scale the statics before the fit"))
         models = list(models)
         if not models:
             raise ValueError("models must hold at least one model")
@@ -110,15 +114,31 @@ class NeuralForecast:
                              f"{s.n_series} series; set n_series={s.n_series}, or fit one model "
                              "per series with NeuralForecast(..., per_series=True)")
 
-    def _fit_models(self, s, statics, val_size, test_size):
+    def _init_weights(self, m, s, use_init_models):
+        """The weights m's fit starts from: its fitted ones unless use_init_models (a fit of a
+        fitted neuralforecast model continues training it), per series for per_series."""
+        if use_init_models or not m.fitted:
+            return None
+        if self.per_series != (m._series_weights is not None):
+            was = "as one model" if self.per_series else "per series"
+            raise ValueError(f"{m!r} was fitted {was}; fit with use_init_models=True to train "
+                             "it afresh")
+        if self.per_series:
+            return [m._series_weights.get(u, b"") for u in s.ids]
+        return m._weights
+
+    def _fit_models(self, s, statics, val_size, test_size, use_init_models=False,
+                    verbose=False):
         data = s.core(self._exog())
         self.fit_info = []
         for m in self.models:
             self._check_joint(m, s)
             settings = m._settings(val_size, test_size)
+            init = self._init_weights(m, s, use_init_models)
             if self.per_series:
                 r = _core.fit_fleet(data, settings, statics, None, 0, True, self.workers,
-                                    self.pin, profile=profiling.spec(type(m).__name__))
+                                    self.pin, profile=profiling.spec(type(m).__name__),
+                                    init_weights=init)
                 profiling.record(r["profile"])
                 failed = [i for i, e in enumerate(r["errors"]) if e]
                 if failed:
@@ -132,11 +152,17 @@ class NeuralForecast:
             else:
                 settings["num_threads"] = self.workers  # a global univariate fit's threads
                 r = _core.fit_panel(data, list(range(s.n_series)), settings, statics, None, 0,
-                                    True, profile=profiling.spec(type(m).__name__))
+                                    True, profile=profiling.spec(type(m).__name__),
+                                    init_weights=init)
                 profiling.record(r["profile"])
                 m._weights, m._series_weights = r["weights"], None
                 self.fit_info.append({"seconds": r["fit_seconds"], "steps": r["steps"],
                                       "val_losses": r["val_losses"]})
+            if verbose:
+                info = self.fit_info[-1]
+                secs = info.get("seconds", info.get("wall_s"))
+                print(f"shoal: fitted {m!r} on {s.n_series} series in {secs:.2f} s",
+                      file=sys.stderr)
 
     def _predict_models(self, s, statics, futr, h_future, n_windows=0, cv_step=1, val_size=0,
                         test_size=0):
@@ -171,7 +197,7 @@ class NeuralForecast:
         if futr_df is None:
             raise ValueError(f"futr_exog_list {futr_cols} needs futr_df with the {h} rows after "
                              "each series (see make_future_dataframe)")
-        expected = self.make_future_dataframe(_series=s, h=h, cols=cols)
+        expected = self._future_frame(s, h, cols)
         idc, tc = cols["id_col"], cols["time_col"]
         Series(futr_df, idc, tc, exog=futr_cols, what="futr_df", require_y=False)  # checks
         merged = expected.merge(futr_df[[idc, tc] + futr_cols], on=[idc, tc], how="left")
@@ -191,42 +217,71 @@ class NeuralForecast:
 
     # --- neuralforecast's API ---------------------------------------------------------------
     def fit(self, df=None, static_df=None, val_size=0, val_df=None, use_init_models=False,
-            verbose=False, id_col="unique_id", time_col="ds", target_col="y", **kwargs):
+            verbose=False, id_col="unique_id", time_col="ds", target_col="y",
+            distributed_config=None, prediction_intervals=None):
+        """Trains every model on df (unique_id, ds, y and exogenous columns). A model fitted
+        before continues from its weights unless use_init_models=True, as in neuralforecast.
+        df=None refits on the frames of the last fit. verbose prints one line per model."""
+        _refuse("fit", val_df=(val_df, None, "hold out the end of each series with val_size"),
+                distributed_config=(distributed_config, None,
+                                    "shoal.dask.fit_many spreads fits over a Dask cluster"),
+                prediction_intervals=(prediction_intervals, None,
+                                      "conformal intervals are not implemented yet"))
         if df is None:
-            raise ValueError("fit needs df (unique_id, ds, y)")
-        if val_df is not None:
-            raise NotImplementedError("val_df is not supported; use val_size")
-        cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
-        s = self._series(df, cols)
+            if self._fit_args is None:
+                raise ValueError("fit needs df (unique_id, ds, y)")
+            s, cols = self._fit_args["series"], self._fit_args["cols"]
+            static_df = self._fit_args["static_df"] if static_df is None else static_df
+        else:
+            cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
+            s = self._series(df, cols)
         statics = self._statics(static_df, s, cols)
-        self._fit_models(s, statics, val_size or 0, 0)
+        self._fit_models(s, statics, val_size or 0, 0, use_init_models, verbose)
         self._fit_args = dict(series=s, static_df=static_df, cols=cols)
         return self
 
-    def make_future_dataframe(self, df=None, h=None, _series=None, cols=None, **kwargs):
-        cols = cols or (self._fit_args["cols"] if self._fit_args else
-                        dict(id_col="unique_id", time_col="ds", target_col="y"))
-        s = _series
-        if s is None:
-            if df is not None:
-                s = Series(df, cols["id_col"], cols["time_col"], cols["target_col"], what="df",
-                           require_y=False)
-            elif self._fit_args is not None:
-                s = self._fit_args["series"]
-            else:
-                raise ValueError("make_future_dataframe needs df or a fitted NeuralForecast")
-        h = h or self.models[0].h
+    def make_future_dataframe(self, df=None, h=None):
+        """The unique_id and ds of the h steps after each series of df (default: the fit's
+        df; h defaults to the models' horizon)."""
+        cols = self._cols()
+        if df is not None:
+            s = Series(df, cols["id_col"], cols["time_col"], cols["target_col"], what="df",
+                       require_y=False)
+        elif self._fit_args is not None:
+            s = self._fit_args["series"]
+        else:
+            raise ValueError("make_future_dataframe needs df or a fitted NeuralForecast")
+        return self._future_frame(s, h or self.models[0].h, cols)
+
+    def get_missing_future(self, futr_df, df=None, h=None):
+        """The rows of make_future_dataframe(df, h) that futr_df lacks (unique_id, ds)."""
+        cols = self._cols()
+        expected = self.make_future_dataframe(df, h)
+        keys = [cols["id_col"], cols["time_col"]]
+        merged = expected.merge(futr_df[keys].drop_duplicates(), on=keys, how="left",
+                                indicator=True)
+        return merged.loc[merged["_merge"] == "left_only", keys].reset_index(drop=True)
+
+    def _cols(self):
+        return self._fit_args["cols"] if self._fit_args else dict(
+            id_col="unique_id", time_col="ds", target_col="y")
+
+    def _future_frame(self, s, h, cols):
         return long_frame(s, cols["id_col"], cols["time_col"], h,
                           future_ds(s.last_ds, self.freq, h), {})
 
-    def predict(self, df=None, static_df=None, futr_df=None, verbose=False, h=None,
-                **kwargs):
+    def predict(self, df=None, static_df=None, futr_df=None, verbose=False, engine=None,
+                level=None, quantiles=None, h=None, **data_kwargs):
         """Forecasts of the h steps after each series of df (default: the fit's df), columns
-        unique_id, ds and one float32 column per model."""
+        unique_id, ds and one float32 column per model. verbose has no effect (nothing to
+        report)."""
+        _refuse("predict", engine=(engine, None, "pass a pandas DataFrame"),
+                level=(level, None, "probabilistic forecasts are not implemented yet"),
+                quantiles=(quantiles, None, "probabilistic forecasts are not implemented yet"))
+        _refuse_extra("predict", data_kwargs)
         if self._fit_args is None and df is None:
             raise ValueError("predict needs df when the models were not fitted here")
-        cols = self._fit_args["cols"] if self._fit_args else dict(
-            id_col="unique_id", time_col="ds", target_col="y")
+        cols = self._cols()
         if df is None:
             s = self._fit_args["series"]
             static_df = self._fit_args["static_df"] if static_df is None else static_df
@@ -237,7 +292,8 @@ class NeuralForecast:
             raise NotImplementedError(f"models with different horizons {sorted(hs)}")
         horizon = hs.pop()
         if h is not None and h != horizon:
-            raise NotImplementedError(f"h={h} differs from the models' horizon {horizon}")
+            raise NotImplementedError(f"h={h} differs from the models' horizon {horizon}; a "
+                                      f"horizon other than the models' is not supported yet")
         statics = self._statics(static_df, s, cols)
         futr = self._futr(s, futr_df, horizon, cols)
         fc = self._predict_models(s, statics, futr, horizon if futr is not None else 0)
@@ -248,17 +304,28 @@ class NeuralForecast:
     def cross_validation(self, df=None, static_df=None, n_windows=1, step_size=1, val_size=0,
                          test_size=None, use_init_models=False, use_fitted=False, verbose=False,
                          refit=False, id_col="unique_id", time_col="ds", target_col="y",
-                         **kwargs):
+                         prediction_intervals=None, level=None, quantiles=None, h=None,
+                         **data_kwargs):
         """Fits on df less its last test_size rows, then forecasts n_windows windows step_size
         apart: columns unique_id, ds, cutoff, one float32 column per model, y; sorted by
-        unique_id, cutoff, ds (neuralforecast's layout)."""
-        if refit:
-            raise NotImplementedError("refit=True is not supported by shoal")
+        unique_id, cutoff, ds (neuralforecast's layout). Fitted models continue from their
+        weights unless use_init_models=True; verbose prints one line per model fit."""
+        _refuse("cross_validation",
+                use_fitted=(use_fitted, False, "in-sample forecasts are not implemented yet"),
+                refit=(refit, False, "one fit serves every window"),
+                prediction_intervals=(prediction_intervals, None,
+                                      "conformal intervals are not implemented yet"),
+                level=(level, None, "probabilistic forecasts are not implemented yet"),
+                quantiles=(quantiles, None, "probabilistic forecasts are not implemented yet"))
+        _refuse_extra("cross_validation", data_kwargs)
         if df is None:
             raise ValueError("cross_validation needs df")
         hs = {m.h for m in self.models}
         if len(hs) != 1:
             raise NotImplementedError(f"models with different horizons {sorted(hs)}")
+        if h is not None and h not in hs:
+            raise NotImplementedError(f"h={h} differs from the models' horizon {min(hs)}; a "
+                                      f"horizon other than the models' is not supported yet")
         h = hs.pop()
         if test_size is None:
             test_size = h + step_size * (n_windows - 1)
@@ -276,7 +343,7 @@ class NeuralForecast:
             raise ValueError(f"series {s.ids[int(short[0])]!r} has {s.lengths[short[0]]} rows; "
                              f"cross_validation needs more than test_size = {test_size}")
         statics = self._statics(static_df, s, cols)
-        self._fit_models(s, statics, val_size or 0, test_size)
+        self._fit_models(s, statics, val_size or 0, test_size, use_init_models, verbose)
         self._fit_args = dict(series=s, static_df=static_df, cols=cols)
         fc = self._predict_models(s, statics, None, 0, n_windows, step_size, val_size or 0,
                                   test_size)
@@ -296,3 +363,35 @@ class NeuralForecast:
         out[target_col] = s.df[target_col].to_numpy()[rows]
         frame = pd.DataFrame(out)
         return frame  # already in (unique_id, cutoff, ds) order
+
+    def predict_insample(self, step_size=1, level=None, quantiles=None):
+        """neuralforecast's in-sample forecasts: not implemented yet."""
+        raise NotImplementedError("predict_insample is not supported by shoal yet; "
+                                  "cross_validation forecasts past windows")
+
+    def save(self, path, model_index=None, save_dataset=True, overwrite=False):
+        """neuralforecast's save of the whole forecaster: not implemented yet."""
+        raise NotImplementedError("NeuralForecast.save is not supported by shoal yet; save "
+                                  "each model's weights with model.save_weights(path)")
+
+    @staticmethod
+    def load(path, verbose=False, allow_pickle=False, trust_remote=False, **kwargs):
+        """neuralforecast's load of a saved forecaster: not implemented yet."""
+        raise NotImplementedError("NeuralForecast.load is not supported by shoal yet; load "
+                                  "each model's weights with model.load_weights(path)")
+
+
+def _refuse(method, **given):
+    """NotImplementedError naming the first argument given a value other than its default;
+    each is (value, default, what to do instead)."""
+    for name, (value, default, advice) in given.items():
+        if not _is_default(value, default):
+            raise NotImplementedError(f"{method}: {name}={value!r} is not supported by shoal "
+                                      f"({advice})")
+
+
+def _refuse_extra(method, extra):
+    if extra:
+        raise NotImplementedError(f"{method}: shoal takes no data arguments "
+                                  f"{', '.join(sorted(extra))} (neuralforecast passes them to "
+                                  "its Spark and Ray engines)")

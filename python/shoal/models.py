@@ -1,91 +1,177 @@
-"""Forecasting model specs with neuralforecast's argument names and defaults.
+"""Forecasting models with neuralforecast's arguments, names and defaults.
 
-A model object holds settings and, once fitted by :class:`shoal.NeuralForecast`, its trained
-weights (safetensors bytes whose tensor names are neuralforecast's ``state_dict`` keys).
+Every class takes exactly the signature of its neuralforecast namesake: _nf_signatures.json,
+written from neuralforecast's source by bench/peers/nf_signatures.py. Each argument is one of:
+
+* sent to the C++ job under its own name, when shoal's registry knows it for the model (the
+  model's options and the shared training options: `_core.forecast_options(model)`);
+* read here (loss, valid_loss, alias, n_series, the trainer arguments that change nothing);
+* refused: a value other than neuralforecast's default raises NotImplementedError naming the
+  argument and what to use instead (`_REFUSED`).
+
+A class whose signature holds an argument in none of these fails at import, so a new
+neuralforecast argument cannot be dropped silently. A model object holds settings and, once
+fitted by :class:`shoal.NeuralForecast`, its trained weights (safetensors bytes whose tensor
+names are neuralforecast's ``state_dict`` keys).
 """
 
 from __future__ import annotations
 
+import copy
+import inspect
+import json
 import os
 import warnings
 
-from . import _weights
-from .losses import loss_name
+from . import _core, _weights
+from . import losses as _losses
 
-# neuralforecast arguments shoal accepts but cannot honour; a non-default value raises.
-_UNSUPPORTED = {
-    "exclude_insample_y": False,
-    "valid_loss": None,
-    "optimizer": None,
-    "optimizer_kwargs": None,
-    "lr_scheduler": None,
-    "lr_scheduler_kwargs": None,
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_nf_signatures.json")) as _f:
+    _NF_SIGNATURES = json.load(_f)
+
+# neuralforecast arguments shoal does not implement, with what to do instead. The value shown
+# is neuralforecast's default, the only one accepted.
+_REFUSED = {
+    "exclude_insample_y": "the models always see the window's past values",
+    "valid_loss": "validation and early stopping use the training loss",
+    "optimizer": "shoal trains with Adam; set learning_rate",
+    "optimizer_kwargs": "shoal trains with Adam; set learning_rate",
+    "lr_scheduler": "shoal's schedule is neuralforecast's default StepLR; set num_lr_decays",
+    "lr_scheduler_kwargs": "shoal's schedule is neuralforecast's default StepLR; set "
+                           "num_lr_decays",
+    "val_monitor": "early stopping monitors the validation loss",
+    "drop_last_loader": "every series batch of an epoch is trained on",
+    "cat_exog_list": "encode the categories as numeric exogenous columns",
+    "categorical_cardinalities": "encode the categories as numeric exogenous columns",
+    "cat_emb_dim": "encode the categories as numeric exogenous columns",
 }
-# Accepted and ignored: they tune PyTorch/Lightning data loading, not the result of a fit.
-# (batch_size, valid_batch_size and inference_windows_batch_size do reach C++: a univariate
-# model trained over many series draws batch_size series per step.)
-_IGNORED = ("drop_last_loader", "val_monitor", "dataloader_kwargs")
+# Accepted with no effect on the result: they tune PyTorch's data loading, which shoal does not
+# use (the series are read into C++ once).
+_NO_EFFECT = ("dataloader_kwargs",)
+# Lightning Trainer arguments (**trainer_kwargs) that leave a fit's result as it is; any other
+# one raises NotImplementedError.
+_TRAINER_NO_EFFECT = ("accelerator", "devices", "logger", "enable_model_summary",
+                      "enable_checkpointing", "enable_progress_bar", "deterministic")
+# Read by the Python side rather than sent as a C++ option of the same name.
+_PYTHON_SIDE = ("loss", "alias", "n_series")
+# Arguments neuralforecast itself ignores, with its warning.
+_IGNORED_BY_NEURALFORECAST = {
+    ("NBEATS", "n_polynomials"): "The parameter n_polynomials will be deprecated in favor of "
+                                 "n_basis and basis and it is currently ignored.",
+}
+# C++ spells a few values differently.
+_NONE_IS_ZERO = ("valid_batch_size",)
+
+
+def _flatten_pairs(units):
+    """neuralforecast's mlp_units [[in, out], ...] as the C++ option's flat list."""
+    return [int(u) for pair in units for u in pair]
+
+
+_TO_CPP = {"mlp_units": _flatten_pairs}
+
+
+def _default(value):
+    if isinstance(value, dict) and "call" in value:
+        return getattr(_losses, value["call"])()
+    return value
+
+
+def _signature(nf_name):
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for entry in _NF_SIGNATURES["models"][nf_name]:
+        if entry[0].startswith("**"):
+            params.append(inspect.Parameter(entry[0][2:], inspect.Parameter.VAR_KEYWORD))
+        else:
+            default = inspect.Parameter.empty if len(entry) == 1 else _default(entry[1])
+            params.append(inspect.Parameter(entry[0], inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                            default=default))
+    return inspect.Signature(params)
+
+
+def _positive_int(model, name, value):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{model}: {name} must be a positive integer, got {value!r}")
 
 
 class _ForecastModel:
-    """A forecasting model of shoal's registry (C++ name `_model`), with neuralforecast's
-    arguments. Subclasses name their own options in `_own_options`; every other argument is one
-    every windowed model shares. An option left at None is not sent, so the C++ default (written
-    once, in the model's Config) applies; tests/python check that the defaults shown in the
-    signatures are those."""
+    """A forecasting model of shoal's registry (C++ name `_model`) with the signature of its
+    neuralforecast namesake. A subclass named after a neuralforecast model gets that signature
+    and `__init__`; a subclass of such a class (a user's) inherits them."""
 
     _model = ""  # the registry's name
-    _own_options: tuple = ()
+    _exogenous = ""  # the exogenous kinds it takes: "f"utr, "h"ist, "s"tat
+    _nf_name = ""
+    _cpp_options: frozenset = frozenset()
 
-    def __init__(self, h, input_size, futr_exog_list=None, hist_exog_list=None,
-                 stat_exog_list=None, exclude_insample_y=False, loss="mae", valid_loss=None,
-                 max_steps=1000, learning_rate=1e-3, num_lr_decays=-1,
-                 early_stop_patience_steps=-1, val_monitor="ptl/val_loss", val_check_steps=100,
-                 batch_size=32, valid_batch_size=None, windows_batch_size=32,
-                 inference_windows_batch_size=32, start_padding_enabled=False,
-                 training_data_availability_threshold=0.0, step_size=1, scaler_type="identity",
-                 random_seed=1, drop_last_loader=False, alias=None, optimizer=None,
-                 optimizer_kwargs=None, lr_scheduler=None, lr_scheduler_kwargs=None,
-                 dataloader_kwargs=None, own_options=None, **trainer_kwargs):
-        given = dict(exclude_insample_y=exclude_insample_y, valid_loss=valid_loss,
-                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs,
-                     lr_scheduler=lr_scheduler, lr_scheduler_kwargs=lr_scheduler_kwargs)
-        for name, default in _UNSUPPORTED.items():
-            if given[name] is not default and given[name] != default:
-                raise NotImplementedError(f"{type(self).__name__}: {name}={given[name]!r} is not "
-                                          f"supported by shoal (leave it at {default!r})")
-        for name, value in (("h", h), ("input_size", input_size), ("max_steps", max_steps)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{type(self).__name__}: {name} must be a positive integer, "
-                                 f"got {value!r}")
-        if trainer_kwargs:
-            warnings.warn(f"{type(self).__name__}: Lightning trainer arguments are ignored by "
-                          f"shoal: {sorted(trainer_kwargs)}", stacklevel=3)
-        self.h = h
-        self.input_size = input_size
-        self.futr_exog_list = list(futr_exog_list or [])
-        self.hist_exog_list = list(hist_exog_list or [])
-        self.stat_exog_list = list(stat_exog_list or [])
-        self.loss, self.huber_delta = loss_name(loss)
-        self.max_steps = max_steps
-        self.learning_rate = float(learning_rate)
-        self.num_lr_decays = num_lr_decays
-        self.early_stop_patience_steps = early_stop_patience_steps
-        self.val_check_steps = val_check_steps
-        self.windows_batch_size = windows_batch_size
-        self.batch_size = batch_size
-        self.valid_batch_size = valid_batch_size
-        self.inference_windows_batch_size = inference_windows_batch_size
-        self.start_padding_enabled = bool(start_padding_enabled)
-        self.training_data_availability_threshold = float(training_data_availability_threshold)
-        self.step_size = step_size
-        self.scaler_type = scaler_type
-        self.random_seed = random_seed
-        self.alias = alias
-        own = dict(own_options or {})
-        assert set(own) == set(self._own_options), (own, self._own_options)
-        for name, value in own.items():
-            setattr(self, name, value)
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__name__ not in _NF_SIGNATURES["models"] or "_model" not in vars(cls):
+            return
+        cls._nf_name = cls.__name__
+        cls._cpp_options = frozenset(k for k, _, _ in _core.forecast_options(cls._model))
+        sig = _signature(cls.__name__)
+        for p in sig.parameters.values():
+            if p.name == "self" or p.kind == inspect.Parameter.VAR_KEYWORD:
+                continue
+            if not (p.name in cls._cpp_options or p.name in _PYTHON_SIDE
+                    or p.name in _REFUSED or p.name in _NO_EFFECT
+                    or (cls.__name__, p.name) in _IGNORED_BY_NEURALFORECAST):
+                raise TypeError(f"{cls.__name__}({p.name}=...) is neither honoured nor refused")
+
+        def __init__(self, *args, **kw):
+            _ForecastModel._setup(self, sig.bind(self, *args, **kw))
+
+        __init__.__signature__ = sig
+        __init__.__doc__ = f"neuralforecast.models.{cls.__name__}'s arguments and defaults."
+        __init__.__qualname__ = f"{cls.__name__}.__init__"
+        cls.__init__ = __init__
+        cls.__signature__ = inspect.Signature(list(sig.parameters.values())[1:])
+
+    def _setup(self, bound):
+        name = self._nf_name
+        defaults = {p.name: p.default for p in bound.signature.parameters.values()}
+        bound.apply_defaults()
+        args = {k: v for k, v in bound.arguments.items() if k != "self"}
+        trainer_kwargs = {}
+        for p in bound.signature.parameters.values():
+            if p.kind == inspect.Parameter.VAR_KEYWORD:
+                trainer_kwargs = args.pop(p.name, {})
+        for arg, advice in _REFUSED.items():
+            if arg in args and not _is_default(args[arg], defaults[arg]):
+                raise NotImplementedError(f"{name}: {arg}={args[arg]!r} is not supported by "
+                                          f"shoal ({advice}; leave it at {defaults[arg]!r})")
+        for kind in ("futr", "hist", "stat"):
+            # NBEATS's signature lacks them, but neuralforecast passes its **trainer_kwargs on
+            # to the base model, which refuses them for a model without exogenous inputs.
+            if trainer_kwargs.get(f"{kind}_exog_list") is not None:
+                args[f"{kind}_exog_list"] = trainer_kwargs.pop(f"{kind}_exog_list")
+        for arg in trainer_kwargs:
+            if arg not in _TRAINER_NO_EFFECT:
+                raise NotImplementedError(
+                    f"{name}: the trainer argument {arg}={trainer_kwargs[arg]!r} is not "
+                    f"supported by shoal (accepted without effect: "
+                    f"{', '.join(_TRAINER_NO_EFFECT)})")
+        for (model, arg), message in _IGNORED_BY_NEURALFORECAST.items():
+            if model == name and args.get(arg) is not None:
+                warnings.warn(message, stacklevel=3)
+        for arg in ("h", "input_size", "max_steps") + (("n_series",) if "n_series" in args
+                                                       else ()):
+            _positive_int(name, arg, args[arg])
+        for kind, label in (("futr", "future"), ("hist", "historical"), ("stat", "static")):
+            given = args.get(f"{kind}_exog_list")
+            if given and kind[0] not in self._exogenous:
+                raise ValueError(f"{name} does not support {label} exogenous variables.")
+            if f"{kind}_exog_list" in args:
+                args[f"{kind}_exog_list"] = list(given or [])
+        _losses.loss_name(args["loss"])  # refuses a loss shoal lacks now, not at fit
+        for k, v in args.items():
+            setattr(self, k, copy.deepcopy(v))
+        for kind in ("futr", "hist", "stat"):  # models without them (NBEATS) have none
+            if not hasattr(self, f"{kind}_exog_list"):
+                setattr(self, f"{kind}_exog_list", [])
+        self.trainer_kwargs = dict(trainer_kwargs)
+        self._args = args
         # Trained state: one blob for a joint model, or {unique_id: blob} per series.
         self._weights: bytes | None = None
         self._series_weights: dict | None = None
@@ -95,26 +181,15 @@ class _ForecastModel:
 
     # The settings the C++ job reads: the registry's one key-value form (train/forecast.h).
     def _settings(self, val_size=0, test_size=0):
-        settings = {
-            "model": self._model, "h": self.h, "input_size": self.input_size,
-            "step_size": self.step_size, "val_size": int(val_size), "test_size": int(test_size),
-            "start_padding_enabled": self.start_padding_enabled,
-            "training_data_availability_threshold": self.training_data_availability_threshold,
-            "windows_batch_size": self.windows_batch_size, "scaler_type": self.scaler_type,
-            "batch_size": self.batch_size,
-            "valid_batch_size": 0 if self.valid_batch_size is None else self.valid_batch_size,
-            "inference_windows_batch_size": self.inference_windows_batch_size,
-            "hist_exog_list": self.hist_exog_list, "futr_exog_list": self.futr_exog_list,
-            "stat_exog_list": self.stat_exog_list, "max_steps": self.max_steps,
-            "learning_rate": self.learning_rate, "num_lr_decays": self.num_lr_decays,
-            "val_check_steps": self.val_check_steps,
-            "early_stop_patience_steps": self.early_stop_patience_steps, "loss": self.loss,
-            "huber_delta": self.huber_delta, "random_seed": self.random_seed,
-        }
-        for name in self._own_options:
-            value = getattr(self, name)
-            if value is not None:
-                settings[name] = value
+        settings = {"model": self._model, "val_size": int(val_size),
+                    "test_size": int(test_size)}
+        for k in self._args:
+            if k in self._cpp_options:
+                v = getattr(self, k)
+                if k in _NONE_IS_ZERO and v is None:
+                    v = 0
+                settings[k] = _TO_CPP[k](v) if k in _TO_CPP else v
+        settings["loss"], settings["huber_delta"] = _losses.loss_name(self.loss)
         return settings
 
     @property
@@ -165,123 +240,51 @@ class _ForecastModel:
         return self._weights
 
 
-class _Mixer(_ForecastModel):
-    """TSMixer and TSMixerx: n_series series modelled jointly (1 with per_series=True)."""
-
-    _own_options = ("n_block", "ff_dim", "dropout", "revin")
-
-    def __init__(self, h, input_size, n_series, futr_exog_list=None, hist_exog_list=None,
-                 stat_exog_list=None, exclude_insample_y=False, n_block=2, ff_dim=64,
-                 dropout=None, revin=True, **kwargs):
-        if not isinstance(n_series, int) or isinstance(n_series, bool) or n_series < 1:
-            raise ValueError(f"{type(self).__name__}: n_series must be a positive integer, "
-                             f"got {n_series!r}")
-        self.n_series = n_series
-        super().__init__(h, input_size, futr_exog_list, hist_exog_list, stat_exog_list,
-                         exclude_insample_y,
-                         own_options=dict(n_block=n_block, ff_dim=ff_dim,
-                                          dropout=None if dropout is None else float(dropout),
-                                          revin=bool(revin)),
-                         **kwargs)
+def _is_default(value, default):
+    if value is default:
+        return True
+    try:
+        return bool(value == default)
+    except Exception:  # an array or an object without a plain ==
+        return False
 
 
-class TSMixerx(_Mixer):
-    """neuralforecast.models.TSMixerx: mixer with historical, future and static exogenous."""
-
-    _model = "tsmixerx"
-
-    def __init__(self, h, input_size, n_series, futr_exog_list=None, hist_exog_list=None,
-                 stat_exog_list=None, exclude_insample_y=False, n_block=2, ff_dim=64,
-                 dropout=0.0, revin=True, **kwargs):
-        super().__init__(h, input_size, n_series, futr_exog_list, hist_exog_list,
-                         stat_exog_list, exclude_insample_y, n_block, ff_dim, dropout, revin,
-                         **kwargs)
-
-
-class TSMixer(_Mixer):
-    """neuralforecast.models.TSMixer: mixer on the target only (no exogenous inputs)."""
+class TSMixer(_ForecastModel):
+    """neuralforecast.models.TSMixer: time and feature mixing over n_series series jointly (1
+    with per_series=True); no exogenous inputs."""
 
     _model = "tsmixer"
 
-    def __init__(self, h, input_size, n_series, futr_exog_list=None, hist_exog_list=None,
-                 stat_exog_list=None, exclude_insample_y=False, n_block=2, ff_dim=64,
-                 dropout=0.9, revin=True, **kwargs):
-        if futr_exog_list or hist_exog_list or stat_exog_list:
-            raise ValueError("TSMixer takes no exogenous inputs; use TSMixerx")
-        super().__init__(h, input_size, n_series, None, None, None, exclude_insample_y, n_block,
-                         ff_dim, dropout, revin, **kwargs)
+
+class TSMixerx(_ForecastModel):
+    """neuralforecast.models.TSMixerx: TSMixer with historical, future and static exogenous
+    inputs."""
+
+    _model = "tsmixerx"
+    _exogenous = "fhs"
+
+
+class MLP(_ForecastModel):
+    """neuralforecast.models.MLP: ReLU layers over the window and its exogenous inputs.
+    Univariate: one model trained globally over every series (or one per series with
+    NeuralForecast(..., per_series=True)); MLPMultivariate mixes a panel."""
+
+    _model = "mlp"
+    _exogenous = "fhs"
 
 
 class NLinear(_ForecastModel):
     """neuralforecast.models.NLinear: one linear map of the window relative to its last value.
-    Univariate: by default one model is trained globally over every series of the frame, as in
-    neuralforecast (batch_size series per step); per_series=True fits one model per series."""
+    Univariate and trained globally, as MLP."""
 
     _model = "nlinear"
 
-    def __init__(self, h, input_size, stat_exog_list=None, hist_exog_list=None,
-                 futr_exog_list=None, exclude_insample_y=False, loss="mae", valid_loss=None,
-                 max_steps=5000, learning_rate=1e-4, num_lr_decays=-1,
-                 early_stop_patience_steps=-1, val_monitor="ptl/val_loss", val_check_steps=100,
-                 batch_size=32, valid_batch_size=None, windows_batch_size=1024,
-                 inference_windows_batch_size=1024, start_padding_enabled=False,
-                 training_data_availability_threshold=0.0, step_size=1, scaler_type="identity",
-                 random_seed=1, drop_last_loader=False, alias=None, optimizer=None,
-                 optimizer_kwargs=None, lr_scheduler=None, lr_scheduler_kwargs=None,
-                 dataloader_kwargs=None, **trainer_kwargs):
-        if futr_exog_list or hist_exog_list or stat_exog_list:
-            raise ValueError("NLinear takes no exogenous inputs")
-        super().__init__(
-            h, input_size, None, None, None, exclude_insample_y, loss, valid_loss, max_steps,
-            learning_rate, num_lr_decays, early_stop_patience_steps, val_monitor,
-            val_check_steps, batch_size, valid_batch_size, windows_batch_size,
-            inference_windows_batch_size, start_padding_enabled,
-            training_data_availability_threshold, step_size, scaler_type, random_seed,
-            drop_last_loader, alias, optimizer, optimizer_kwargs, lr_scheduler,
-            lr_scheduler_kwargs, dataloader_kwargs, own_options={}, **trainer_kwargs)
 
+class DLinear(_ForecastModel):
+    """neuralforecast.models.DLinear: a moving average splits the window into trend and
+    remainder, each mapped to the horizon linearly. Univariate and trained globally, as MLP."""
 
-def _check_categorical(model, cat_exog_list, categorical_cardinalities, cat_emb_dim):
-    """neuralforecast embeds categorical exogenous columns; shoal takes continuous ones only."""
-    for name, value, default in (("cat_exog_list", cat_exog_list, None),
-                                 ("categorical_cardinalities", categorical_cardinalities, None),
-                                 ("cat_emb_dim", cat_emb_dim, "fastai")):
-        if value != default and not (default is None and not value):
-            raise NotImplementedError(f"{model}: {name}={value!r} is not supported by shoal "
-                                      f"(categorical exogenous embeddings; leave it at "
-                                      f"{default!r})")
-
-
-class MLP(_ForecastModel):
-    """neuralforecast.models.MLP: ReLU layers over the window and its historical, future and
-    static exogenous inputs. Univariate: one model trained globally over every series (or one
-    per series with NeuralForecast(..., per_series=True)); MLPMultivariate mixes a panel."""
-
-    _model = "mlp"
-    _own_options = ("num_layers", "hidden_size")
-
-    def __init__(self, h, input_size, stat_exog_list=None, hist_exog_list=None,
-                 futr_exog_list=None, cat_exog_list=None, categorical_cardinalities=None,
-                 cat_emb_dim="fastai", exclude_insample_y=False, num_layers=2, hidden_size=1024,
-                 loss="mae", valid_loss=None, max_steps=1000, learning_rate=1e-3,
-                 num_lr_decays=-1, early_stop_patience_steps=-1, val_monitor="ptl/val_loss",
-                 val_check_steps=100, batch_size=32, valid_batch_size=None,
-                 windows_batch_size=1024, inference_windows_batch_size=-1,
-                 start_padding_enabled=False, training_data_availability_threshold=0.0,
-                 step_size=1, scaler_type="identity", random_seed=1, drop_last_loader=False,
-                 alias=None, optimizer=None, optimizer_kwargs=None, lr_scheduler=None,
-                 lr_scheduler_kwargs=None, dataloader_kwargs=None, **trainer_kwargs):
-        _check_categorical(type(self).__name__, cat_exog_list, categorical_cardinalities,
-                           cat_emb_dim)
-        super().__init__(
-            h, input_size, futr_exog_list, hist_exog_list, stat_exog_list, exclude_insample_y,
-            loss, valid_loss, max_steps, learning_rate, num_lr_decays,
-            early_stop_patience_steps, val_monitor, val_check_steps, batch_size,
-            valid_batch_size, windows_batch_size, inference_windows_batch_size,
-            start_padding_enabled, training_data_availability_threshold, step_size,
-            scaler_type, random_seed, drop_last_loader, alias, optimizer, optimizer_kwargs,
-            lr_scheduler, lr_scheduler_kwargs, dataloader_kwargs,
-            own_options=dict(num_layers=num_layers, hidden_size=hidden_size), **trainer_kwargs)
+    _model = "dlinear"
 
 
 class MLPMultivariate(_ForecastModel):
@@ -289,62 +292,35 @@ class MLPMultivariate(_ForecastModel):
     (and their exogenous inputs), forecasting them jointly."""
 
     _model = "mlp_multivariate"
-    _own_options = ("num_layers", "hidden_size")
-
-    def __init__(self, h, input_size, n_series, stat_exog_list=None, hist_exog_list=None,
-                 futr_exog_list=None, cat_exog_list=None, categorical_cardinalities=None,
-                 cat_emb_dim="fastai", exclude_insample_y=False, num_layers=2, hidden_size=1024,
-                 loss="mae", valid_loss=None, max_steps=1000, learning_rate=1e-3,
-                 num_lr_decays=-1, early_stop_patience_steps=-1, val_monitor="ptl/val_loss",
-                 val_check_steps=100, batch_size=32, valid_batch_size=None,
-                 windows_batch_size=32, inference_windows_batch_size=32,
-                 start_padding_enabled=False, training_data_availability_threshold=0.0,
-                 step_size=1, scaler_type="identity", random_seed=1, drop_last_loader=False,
-                 alias=None, optimizer=None, optimizer_kwargs=None, lr_scheduler=None,
-                 lr_scheduler_kwargs=None, dataloader_kwargs=None, **trainer_kwargs):
-        if not isinstance(n_series, int) or isinstance(n_series, bool) or n_series < 1:
-            raise ValueError(f"{type(self).__name__}: n_series must be a positive integer, "
-                             f"got {n_series!r}")
-        _check_categorical(type(self).__name__, cat_exog_list, categorical_cardinalities,
-                           cat_emb_dim)
-        self.n_series = n_series
-        super().__init__(
-            h, input_size, futr_exog_list, hist_exog_list, stat_exog_list, exclude_insample_y,
-            loss, valid_loss, max_steps, learning_rate, num_lr_decays,
-            early_stop_patience_steps, val_monitor, val_check_steps, batch_size,
-            valid_batch_size, windows_batch_size, inference_windows_batch_size,
-            start_padding_enabled, training_data_availability_threshold, step_size,
-            scaler_type, random_seed, drop_last_loader, alias, optimizer, optimizer_kwargs,
-            lr_scheduler, lr_scheduler_kwargs, dataloader_kwargs,
-            own_options=dict(num_layers=num_layers, hidden_size=hidden_size), **trainer_kwargs)
+    _exogenous = "fhs"
 
 
-class DLinear(_ForecastModel):
-    """neuralforecast.models.DLinear: a moving average splits the window into trend and
-    remainder, each mapped to the horizon linearly. Univariate: one model trained globally over
-    every series (or one per series with NeuralForecast(..., per_series=True))."""
+class NHITS(_ForecastModel):
+    """neuralforecast.models.NHITS: stacks of MLP blocks, each pooling its input at its own
+    rate and interpolating its forecast from a few knots. Univariate and trained globally."""
 
-    _model = "dlinear"
-    _own_options = ("moving_avg_window",)
+    _model = "nhits"
+    _exogenous = "fhs"
 
-    def __init__(self, h, input_size, stat_exog_list=None, hist_exog_list=None,
-                 futr_exog_list=None, exclude_insample_y=False, moving_avg_window=25,
-                 loss="mae", valid_loss=None, max_steps=5000, learning_rate=1e-4,
-                 num_lr_decays=-1, early_stop_patience_steps=-1, val_monitor="ptl/val_loss",
-                 val_check_steps=100, batch_size=32, valid_batch_size=None,
-                 windows_batch_size=1024, inference_windows_batch_size=1024,
-                 start_padding_enabled=False, training_data_availability_threshold=0.0,
-                 step_size=1, scaler_type="identity", random_seed=1, drop_last_loader=False,
-                 alias=None, optimizer=None, optimizer_kwargs=None, lr_scheduler=None,
-                 lr_scheduler_kwargs=None, dataloader_kwargs=None, **trainer_kwargs):
-        if futr_exog_list or hist_exog_list or stat_exog_list:
-            raise ValueError("DLinear takes no exogenous inputs")
-        super().__init__(
-            h, input_size, None, None, None, exclude_insample_y, loss, valid_loss, max_steps,
-            learning_rate, num_lr_decays, early_stop_patience_steps, val_monitor,
-            val_check_steps, batch_size, valid_batch_size, windows_batch_size,
-            inference_windows_batch_size, start_padding_enabled,
-            training_data_availability_threshold, step_size, scaler_type, random_seed,
-            drop_last_loader, alias, optimizer, optimizer_kwargs, lr_scheduler,
-            lr_scheduler_kwargs, dataloader_kwargs,
-            own_options=dict(moving_avg_window=moving_avg_window), **trainer_kwargs)
+
+class NBEATS(_ForecastModel):
+    """neuralforecast.models.NBEATS: identity, trend (polynomial or spline) and seasonality
+    (Fourier) stacks of MLP blocks with doubly residual links. Univariate, no exogenous."""
+
+    _model = "nbeats"
+
+
+class NBEATSx(_ForecastModel):
+    """neuralforecast.models.NBEATSx: NBEATS with exogenous inputs to every block and an
+    exogenous stack type. Univariate and trained globally."""
+
+    _model = "nbeatsx"
+    _exogenous = "fhs"
+
+
+class TiDE(_ForecastModel):
+    """neuralforecast.models.TiDE: a dense residual encoder-decoder, a per-step temporal
+    decoder over projected future exogenous, and a linear skip. Univariate, trained globally."""
+
+    _model = "tide"
+    _exogenous = "fhs"

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -137,9 +138,11 @@ struct PanelInputs {
 // One model on the listed series (jointly).
 nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dict& settings,
                    const StaticData* statics, const SeriesData* futr, Index h_future,
-                   bool keep_weights, const nb::object& profile_spec) {
+                   bool keep_weights, const nb::object& profile_spec,
+                   const std::optional<nb::bytes>& init_weights) {
   train::ForecastJob job = make_job(settings);
   job.keep_weights = keep_weights;
+  if (init_weights) job.init_weights.assign(init_weights->c_str(), init_weights->size());
   std::optional<FitProfile> prof = FitProfile::from(profile_spec);
   const PanelInputs in{&d, statics, futr, h_future};
   train::FitResult r;
@@ -168,9 +171,15 @@ nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dic
 // per-series errors ("" when fine), weights (when kept) and the fleet summary.
 nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticData* statics,
                    const SeriesData* futr, Index h_future, bool keep_weights, int workers, bool pin,
-                   const nb::object& profile_spec) {
+                   const nb::object& profile_spec,
+                   const std::optional<std::vector<nb::bytes>>& init_weights) {
   train::ForecastJob job = make_job(settings);
   job.keep_weights = keep_weights;
+  std::shared_ptr<std::vector<std::string>> series_init;
+  if (init_weights) {
+    series_init = std::make_shared<std::vector<std::string>>();
+    for (const nb::bytes& b : *init_weights) series_init->emplace_back(b.c_str(), b.size());
+  }
   std::optional<FitProfile> prof = FitProfile::from(profile_spec);
   std::optional<profile::FitProcesses> processes;
   if (prof) {
@@ -187,6 +196,7 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
   run_interruptible([&](const std::atomic<bool>& stop) {
     job.train.stop = &stop;
     fleet::ForecastJobsConfig jc;
+    jc.series_init_weights = series_init;
     if (prof)
       jc.profile_process = [&](const std::string& id) {
         return processes->pick(fmt::format("{} series {}", job.model, id));
@@ -306,10 +316,12 @@ void bind_forecast(nb::module_& m) {
   m.def("make_static", &make_static, nb::arg("values"), nb::arg("columns"));
   m.def("fit_panel", &fit_panel, nb::arg("data"), nb::arg("series"), nb::arg("settings"),
         nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
-        nb::arg("keep_weights"), nb::arg("profile").none() = nb::none());
+        nb::arg("keep_weights"), nb::arg("profile").none() = nb::none(),
+        nb::arg("init_weights").none() = nb::none());
   m.def("fit_fleet", &fit_fleet, nb::arg("data"), nb::arg("settings"), nb::arg("statics").none(),
         nb::arg("futr").none(), nb::arg("h_future"), nb::arg("keep_weights"), nb::arg("workers"),
-        nb::arg("pin"), nb::arg("profile").none() = nb::none());
+        nb::arg("pin"), nb::arg("profile").none() = nb::none(),
+        nb::arg("init_weights").none() = nb::none());
   m.def("predict", &predict, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),
         nb::arg("weights"), nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
         nb::arg("n_windows"), nb::arg("cv_step"));

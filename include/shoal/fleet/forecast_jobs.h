@@ -44,6 +44,9 @@ struct ForecastJobsConfig {
   std::string key;
   // Profiled runs: the trace process a fit records into (null: the job's profile_model).
   std::function<int(const std::string& job_id)> profile_process;
+  // The weights each one-series panel's fit starts from, by series index in the set (empty:
+  // the model's own init): neuralforecast's fit of a fitted model continues from its weights.
+  std::shared_ptr<const std::vector<std::string>> series_init_weights;
 };
 
 // One fleet job per panel, each fitting `job` on it and handing the result to `sink`. The arena

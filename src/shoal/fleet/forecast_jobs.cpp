@@ -43,21 +43,27 @@ std::vector<Job> forecast_jobs(const ForecastData& data, const train::ForecastJo
     const std::string id =
         one ? cfg.id_prefix + data.set->ids[size_t(series.front())] : cfg.joint_id;
     const int process = cfg.profile_process ? cfg.profile_process(id) : job.profile_model;
-    jobs.push_back({id, bytes,
-                    [data, shared, shared_sink, series, process]() {
-                      const data::Panel panel(*data.set, series, shared->exog, data.statics,
-                                              data.futr, data.h_future);
-                      const train::ForecastJob* fit_job = shared.get();
-                      train::ForecastJob profiled;
-                      if (shared->profiler != nullptr && process != shared->profile_model) {
-                        profiled = *shared;
-                        profiled.profile_model = process;
-                        fit_job = &profiled;
-                      }
-                      train::FitResult r = train::fit_forecast(panel, *fit_job);
-                      return (*shared_sink)(series, r);
-                    },
-                    one ? digest(cfg.key + "/" + id) : cfg.key});
+    const std::shared_ptr<const std::vector<std::string>> init =
+        one ? cfg.series_init_weights : nullptr;
+    jobs.push_back(
+        {id, bytes,
+         [data, shared, shared_sink, series, process, init]() {
+           const data::Panel panel(*data.set, series, shared->exog, data.statics, data.futr,
+                                   data.h_future);
+           const train::ForecastJob* fit_job = shared.get();
+           train::ForecastJob own;  // a copy, only where this fit differs
+           const size_t s = size_t(series.front());
+           const bool own_init = init != nullptr && s < init->size() && !(*init)[s].empty();
+           if ((shared->profiler != nullptr && process != shared->profile_model) || own_init) {
+             own = *shared;
+             own.profile_model = process;
+             if (own_init) own.init_weights = (*init)[s];
+             fit_job = &own;
+           }
+           train::FitResult r = train::fit_forecast(panel, *fit_job);
+           return (*shared_sink)(series, r);
+         },
+         one ? digest(cfg.key + "/" + id) : cfg.key});
   }
   return jobs;
 }
