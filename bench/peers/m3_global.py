@@ -61,7 +61,8 @@ def fit(args, train, ids, seed, key):
         NeuralForecast = models.NeuralForecast
     model = getattr(models, cls_name)(**kw)
     t0 = time.perf_counter()
-    nf = NeuralForecast(models=[model], freq=1)
+    nf = (NeuralForecast(models=[model], freq=1) if args.tool == "nf" else
+          NeuralForecast(models=[model], freq=1, workers=args.threads))
     nf.fit(train)
     fc = nf.predict()
     seconds = time.perf_counter() - t0
@@ -119,7 +120,7 @@ def main():
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--every", type=int, default=7, help="keep every K-th series (1: all)")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (--tool nf)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (nf), a global fit's threads (shoal)")
     p.add_argument("--data", default=os.path.join(here, "..", "..", "..", "shared", "data", "ts"))
     p.add_argument("--out", default="m3_global")
     args = p.parse_args()

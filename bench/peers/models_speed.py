@@ -2,7 +2,7 @@
 training loop of the same module under torch.compile. Not needed by CI.
 
     /opt/peers/bin/python bench/peers/models_speed.py --data D.csv --h 18 --input-size 36 \
-        --models MLP,NLinear,DLinear,MLPMultivariate --threads 1 [--steps 50] [--no-nf]
+        --models MLP,NLinear,DLinear,MLPMultivariate,NHITS,TiDE --threads 1 [--steps 50] [--no-nf]
 
 D.csv holds unique_id, ds, y (written by the bench). For each model, with every argument at
 neuralforecast's default except h, input_size, random_seed=1 (and n_series for multivariate
@@ -83,7 +83,8 @@ def compiled_loop(name, df, h, input_size, n_series, steps):
         x, y = (w[:, :input_size], w[:, input_size:])
         if not multivariate:
             x, y = x.unsqueeze(-1), y.unsqueeze(-1)
-        out = net({"insample_y": x, "futr_exog": None, "hist_exog": None, "stat_exog": None})
+        out = net({"insample_y": x, "insample_mask": torch.ones_like(x), "futr_exog": None,
+                   "hist_exog": None, "stat_exog": None})
         loss = (out.reshape(y.shape) - y).abs().mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
