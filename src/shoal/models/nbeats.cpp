@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "shoal/models/residual_stack.h"
 #include "shoal/models/zones.h"
 #include "shoal/profile/cost.h"
 
@@ -170,55 +171,37 @@ void NBEATS<T>::init(RngStream& rng) {
 
 template <class T>
 MatView<T> NBEATS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
-  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
+  const Index B = in.batch;
   profile::ZoneChain zone(ctx.profiler, B);
-  MatView<T> out = out_.mat().rows_block(0, B);
-  // The level: every step starts at the window's last value.
-  for (Index w = 0; w < B; ++w) std::fill(out.row(w), out.row(w) + H, in.insample_y[w * L + L - 1]);
-  if (blocks_.empty()) return MatView<T>(out.data, B * H, 1);
-  MatView<T> r0 = blocks_[0]->r.mat().rows_block(0, B);
-  for (Index w = 0; w < B; ++w)
-    for (Index t = 0; t < L; ++t) r0(w, t) = in.insample_y[w * L + L - 1 - t];
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    zone.next(zones_[i].forward);
-    Block& b = *blocks_[i];
-    auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
-    MatView<T> r = rows(b.r), theta = rows(b.theta), back = rows(b.back), fore = rows(b.fore);
-    b.mlp.forward(ctx, r, theta, in.first_window);
-    b.basis.forward(ctx, theta, back, fore);
-    if (i + 1 < blocks_.size()) {
-      MatView<T> next = rows(blocks_[i + 1]->r);
-      for (Index w = 0; w < B; ++w)
-        for (Index t = 0; t < L; ++t) next(w, t) = r(w, t) - back(w, t);
-    }
-    add_into<T>(fore, out);
-  }
-  // [B, H] is the trainer's [B·H, N = 1].
-  return MatView<T>(out.data, B * H, 1);
+  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+  return residual_stack_forward<T>(
+      in, cfg_.input_size, cfg_.h, out_.mat().rows_block(0, B), zones_, zone,
+      [&](size_t i) { return rows(blocks_[i]->r); },
+      [&](size_t i, MatView<T> r) {
+        Block& b = *blocks_[i];
+        MatView<T> theta = rows(b.theta), back = rows(b.back), fore = rows(b.fore);
+        b.mlp.forward(ctx, r, theta, in.first_window);
+        b.basis.forward(ctx, theta, back, fore);
+        return std::pair(ConstMat<T>(back), ConstMat<T>(fore));
+      });
 }
 
 template <class T>
 void NBEATS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
-  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
+  const Index B = in.batch, L = cfg_.input_size;
   profile::ZoneChain zone(ctx.profiler, B);
-  const ConstMat<T> dy(dout.data, B, H);
-  // dr: the loss's gradient with respect to the residual leaving the block being walked (the
-  // last block's residual is not used).
-  MatView<T> dr = dr_.mat().rows_block(0, B);
-  for (Index w = 0; w < B; ++w) std::fill(dr.row(w), dr.row(w) + L, T(0));
-  for (size_t i = blocks_.size(); i-- > 0;) {
-    zone.next(zones_[i].backward);
-    Block& b = *blocks_[i];
-    auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
-    MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);
-    for (Index w = 0; w < B; ++w)
-      for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
-    b.basis.backward(ctx, dback, dy, dtheta);
-    // The first block's input is the data: no gradient past its MLP.
-    MatView<T> drb = i > 0 ? drb_.mat().rows_block(0, B) : MatView<T>{};
-    b.mlp.backward(ctx, rows(b.r), rows(b.theta), dtheta, drb, in.first_window);
-    if (i > 0) add_into<T>(drb, dr);
-  }
+  const ConstMat<T> dy(dout.data, B, cfg_.h);
+  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+  residual_stack_backward<T>(B, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_,
+                             zone, [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
+                               Block& b = *blocks_[i];
+                               MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);
+                               for (Index w = 0; w < B; ++w)
+                                 for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
+                               b.basis.backward(ctx, dback, dy, dtheta);
+                               b.mlp.backward(ctx, rows(b.r), rows(b.theta), dtheta, dr_in,
+                                              in.first_window);
+                             });
 }
 
 template <class T>

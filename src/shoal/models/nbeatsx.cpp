@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "shoal/models/residual_stack.h"
 #include "shoal/models/zones.h"
 #include "shoal/profile/cost.h"
 
@@ -190,9 +191,6 @@ MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
               S = cfg_.stat_exog, E = exog_width(), C = F + S;
   profile::ZoneChain zone(ctx.profiler, B);
   MatView<T> out = out_.mat().rows_block(0, B);
-  // The level: every step starts at the window's last value.
-  for (Index w = 0; w < B; ++w) std::fill(out.row(w), out.row(w) + H, in.insample_y[w * L + L - 1]);
-  if (blocks_.empty()) return MatView<T>(out.data, B * H, 1);
   // neuralforecast's layouts: the MLP's [hist (t·X + x) | futr (t·F + f) | stat] and the
   // exogenous basis' [L + H, F + S] (t·C + c), from shoal's channel-major [B, X, L] and
   // [B, F, L + H] windows and the series' statics.
@@ -214,58 +212,44 @@ MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
       for (Index t = 0; t < L + H; ++t) bx(w, t * C + F + s) = in.stat_exog[s];
     }
   }
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    zone.next(zones_[i].forward);
-    Block& b = *blocks_[i];
-    auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
-    MatView<T> x = rows(b.x), theta = rows(b.theta), back = rows(b.back), fore = rows(b.fore);
-    if (i == 0)
-      for (Index w = 0; w < B; ++w)
-        for (Index t = 0; t < L; ++t) x(w, t) = in.insample_y[w * L + L - 1 - t];
-    for (Index w = 0; w < B; ++w) std::copy(ex.row(w), ex.row(w) + E, x.row(w) + L);
-    b.mlp.forward(ctx, x, theta, in.first_window);
-    if (b.exogenous)
-      b.exog_basis.forward(ctx, theta, bx, back, fore);
-    else
-      b.basis.forward(ctx, theta, back, fore);
-    if (i + 1 < blocks_.size()) {
-      MatView<T> next = rows(blocks_[i + 1]->x);
-      for (Index w = 0; w < B; ++w)
-        for (Index t = 0; t < L; ++t) next(w, t) = x(w, t) - back(w, t);
-    }
-    add_into<T>(fore, out);
-  }
-  // [B, H] is the trainer's [B·H, N = 1].
-  return MatView<T>(out.data, B * H, 1);
+  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+  return residual_stack_forward<T>(
+      in, L, H, out, zones_, zone, [&](size_t i) { return rows(blocks_[i]->x); },
+      [&](size_t i, MatView<T> x) {
+        Block& b = *blocks_[i];
+        MatView<T> theta = rows(b.theta), back = rows(b.back), fore = rows(b.fore);
+        for (Index w = 0; w < B; ++w) std::copy(ex.row(w), ex.row(w) + E, x.row(w) + L);
+        b.mlp.forward(ctx, x, theta, in.first_window);
+        if (b.exogenous)
+          b.exog_basis.forward(ctx, theta, bx, back, fore);
+        else
+          b.basis.forward(ctx, theta, back, fore);
+        return std::pair(ConstMat<T>(back), ConstMat<T>(fore));
+      });
 }
 
 template <class T>
 void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
-  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
+  const Index B = in.batch, L = cfg_.input_size;
   profile::ZoneChain zone(ctx.profiler, B);
-  const ConstMat<T> dy(dout.data, B, H);
-  // dr: the loss's gradient with respect to the residual leaving the block being walked (the
-  // last block's residual is not used).
-  MatView<T> dr = dr_.mat().rows_block(0, B);
-  for (Index w = 0; w < B; ++w) std::fill(dr.row(w), dr.row(w) + L, T(0));
-  for (size_t i = blocks_.size(); i-- > 0;) {
-    zone.next(zones_[i].backward);
-    Block& b = *blocks_[i];
-    auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
-    MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);
-    for (Index w = 0; w < B; ++w)
-      for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
-    if (b.exogenous)
-      b.exog_basis.backward(ctx, rows(b.theta), basis_x_.mat().rows_block(0, B), dback, dy, dtheta,
-                            MatView<T>{});
-    else
-      b.basis.backward(ctx, dback, dy, dtheta);
-    // Only the residual's columns of the MLP's input gradient (the exogenous ones are data);
-    // none for the first block, whose residual is the data.
-    MatView<T> drb = i > 0 ? drb_.mat().rows_block(0, B) : MatView<T>{};
-    b.mlp.backward(ctx, rows(b.x), rows(b.theta), dtheta, drb, in.first_window);
-    if (i > 0) add_into<T>(drb, dr);
-  }
+  const ConstMat<T> dy(dout.data, B, cfg_.h);
+  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+  residual_stack_backward<T>(
+      B, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
+      [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
+        Block& b = *blocks_[i];
+        MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);
+        for (Index w = 0; w < B; ++w)
+          for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
+        if (b.exogenous)
+          b.exog_basis.backward(ctx, rows(b.theta), basis_x_.mat().rows_block(0, B), dback, dy,
+                                dtheta, MatView<T>{});
+        else
+          b.basis.backward(ctx, dback, dy, dtheta);
+        // Only the residual's columns of the MLP's input gradient (the exogenous ones are
+        // data); none for the first block, whose residual is the data.
+        b.mlp.backward(ctx, rows(b.x), rows(b.theta), dtheta, dr_in, in.first_window);
+      });
 }
 
 template <class T>

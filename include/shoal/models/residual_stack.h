@@ -1,0 +1,66 @@
+// The doubly residual stack of NBEATS, NBEATSx and NHITS (Oreshkin et al., ICLR 2020): blocks
+// walked in order, each reading the residual its predecessors left and subtracting its own
+// backcast from it, their forecasts summed on top of the level.
+//   out = y_L (every step starts at the window's last value, neuralforecast's "Level with
+//   Naive1"),  r₀ = flip(y) (the window, newest first)
+//   block i: (backᵢ, foreᵢ) = fᵢ(rᵢ),  rᵢ₊₁ = rᵢ − backᵢ,  out += foreᵢ
+// Backward, with dr the gradient of the loss w.r.t. the residual leaving block i (0 for the
+// last block, whose residual is not used): block i's backcast gets −dr, its forecast dout, and
+// its input's gradient is added to dr before block i − 1; block 0's input is the data.
+// The models own the blocks and their buffers; these walk them, so the three share one loop.
+// Legend: B windows, L input_size, H horizon.
+#pragma once
+
+#include <algorithm>
+#include <span>
+#include <utility>
+
+#include "shoal/models/forecast.h"
+#include "shoal/models/mixing.h"  // add_into
+#include "shoal/profile/recorder.h"
+
+namespace shoal::models {
+
+// `input(i)`: block i's input rows [B, ≥ L], whose first L columns take its residual.
+// `run(i, input)`: runs block i, returning {backcast [B, L], forecast [B, H]}.
+// Returns `out` as the trainer's [B·H, N = 1].
+template <class T, class Input, class Run>
+MatView<T> residual_stack_forward(const ForecastInputs<T>& in, Index L, Index H, MatView<T> out,
+                                  std::span<const profile::LayerZones> zones,
+                                  profile::ZoneChain& zone, Input&& input, Run&& run) {
+  const Index B = in.batch;
+  for (Index w = 0; w < B; ++w) std::fill(out.row(w), out.row(w) + H, in.insample_y[w * L + L - 1]);
+  if (zones.empty()) return MatView<T>(out.data, B * H, 1);
+  MatView<T> r0 = input(size_t(0));
+  for (Index w = 0; w < B; ++w)
+    for (Index t = 0; t < L; ++t) r0(w, t) = in.insample_y[w * L + L - 1 - t];
+  for (size_t i = 0; i < zones.size(); ++i) {
+    zone.next(zones[i].forward);
+    const MatView<T> r = input(i);
+    const auto [back, fore] = run(i, r);
+    if (i + 1 < zones.size()) {
+      MatView<T> next = input(i + 1);
+      for (Index w = 0; w < B; ++w)
+        for (Index t = 0; t < L; ++t) next(w, t) = r(w, t) - back(w, t);
+    }
+    add_into<T>(fore, out);
+  }
+  return MatView<T>(out.data, B * H, 1);
+}
+
+// `back(i, dr, dinput)`: block i's backward, its backcast's gradient being −dr; it writes the
+// gradient w.r.t. its residual input into dinput [B, L] (empty for block 0: the data).
+// dr and dinput are the model's [B, L] buffers.
+template <class T, class Back>
+void residual_stack_backward(Index B, Index L, MatView<T> dr, MatView<T> dinput,
+                             std::span<const profile::LayerZones> zones, profile::ZoneChain& zone,
+                             Back&& back) {
+  for (Index w = 0; w < B; ++w) std::fill(dr.row(w), dr.row(w) + L, T(0));
+  for (size_t i = zones.size(); i-- > 0;) {
+    zone.next(zones[i].backward);
+    back(i, ConstMat<T>(dr), i > 0 ? dinput : MatView<T>{});
+    if (i > 0) add_into<T>(dinput, dr);
+  }
+}
+
+}  // namespace shoal::models
