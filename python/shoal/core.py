@@ -20,6 +20,8 @@ import pandas as pd
 
 from . import _core, profiling
 from ._frames import Series, Statics, future_ds, long_frame
+from ._progress import ProgressBar
+from ._progress import wanted as progress_wanted
 from .models import _ForecastModel, _is_default
 
 
@@ -135,34 +137,43 @@ class NeuralForecast:
             self._check_joint(m, s)
             settings = m._settings(val_size, test_size)
             init = self._init_weights(m, s, use_init_models)
-            if self.per_series:
-                r = _core.fit_fleet(data, settings, statics, None, 0, True, self.workers,
-                                    self.pin, profile=profiling.spec(type(m).__name__),
-                                    init_weights=init)
-                profiling.record(r["profile"])
-                failed = [i for i, e in enumerate(r["errors"]) if e]
-                if failed:
-                    first = failed[0]
-                    raise ValueError(f"{m!r}: {len(failed)} of {s.n_series} series failed; "
-                                     f"unique_id {s.ids[first]!r}: {r['errors'][first]}")
-                m._series_weights = dict(zip(s.ids, r["weights"]))
-                m._weights = None
-                self.fit_info.append({"wall_s": r["wall_s"], "fits_per_s": r["fits_per_s"],
-                                      "steps": r["steps"]})
-            else:
-                settings["num_threads"] = self.workers  # a global univariate fit's threads
-                r = _core.fit_panel(data, list(range(s.n_series)), settings, statics, None, 0,
-                                    True, profile=profiling.spec(type(m).__name__),
-                                    init_weights=init)
-                profiling.record(r["profile"])
-                m._weights, m._series_weights = r["weights"], None
-                self.fit_info.append({"seconds": r["fit_seconds"], "steps": r["steps"],
-                                      "val_losses": r["val_losses"]})
+            bar = (ProgressBar(repr(m), "fit" if self.per_series else "step")
+                   if progress_wanted(verbose) else None)
+            fit = self._fit_per_series if self.per_series else self._fit_global
+            done = None
+            try:
+                info = fit(m, data, s, settings, statics, init, bar)
+                done = s.n_series if self.per_series else info["steps"]
+            finally:
+                if bar is not None:
+                    bar.close(done)  # None (a failed fit): where it stopped
+            self.fit_info.append(info)
             if verbose:
-                info = self.fit_info[-1]
                 secs = info.get("seconds", info.get("wall_s"))
                 print(f"shoal: fitted {m!r} on {s.n_series} series in {secs:.2f} s",
                       file=sys.stderr)
+
+    def _fit_per_series(self, m, data, s, settings, statics, init, bar):
+        r = _core.fit_fleet(data, settings, statics, None, 0, True, self.workers, self.pin,
+                            profile=profiling.spec(type(m).__name__), init_weights=init,
+                            progress=bar)
+        profiling.record(r["profile"])
+        failed = [i for i, e in enumerate(r["errors"]) if e]
+        if failed:
+            first = failed[0]
+            raise ValueError(f"{m!r}: {len(failed)} of {s.n_series} series failed; "
+                             f"unique_id {s.ids[first]!r}: {r['errors'][first]}")
+        m._series_weights, m._weights = dict(zip(s.ids, r["weights"])), None
+        return {"wall_s": r["wall_s"], "fits_per_s": r["fits_per_s"], "steps": r["steps"]}
+
+    def _fit_global(self, m, data, s, settings, statics, init, bar):
+        settings["num_threads"] = self.workers  # a global univariate fit's threads
+        r = _core.fit_panel(data, list(range(s.n_series)), settings, statics, None, 0, True,
+                            profile=profiling.spec(type(m).__name__), init_weights=init,
+                            progress=bar)
+        profiling.record(r["profile"])
+        m._weights, m._series_weights = r["weights"], None
+        return {"seconds": r["fit_seconds"], "steps": r["steps"], "val_losses": r["val_losses"]}
 
     def _predict_models(self, s, statics, futr, h_future, n_windows=0, cv_step=1, val_size=0,
                         test_size=0):

@@ -136,26 +136,40 @@ struct PanelInputs {
 };
 
 // One model on the listed series (jointly).
+// run_interruptible's wake-up hook for a Python progress callback: callback(step, total,
+// loss) with the fit's latest values (none without a callback).
+std::function<void()> report_progress(const nb::object& callback, const train::FitProgress& p) {
+  if (callback.is_none()) return {};
+  return [&callback, &p] {
+    callback(p.step.load(std::memory_order_relaxed), p.total.load(std::memory_order_relaxed),
+             p.loss.load(std::memory_order_relaxed));
+  };
+}
+
 nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dict& settings,
                    const StaticData* statics, const SeriesData* futr, Index h_future,
                    bool keep_weights, const nb::object& profile_spec,
-                   const std::optional<nb::bytes>& init_weights) {
+                   const std::optional<nb::bytes>& init_weights, const nb::object& progress) {
   train::ForecastJob job = make_job(settings);
   job.keep_weights = keep_weights;
   if (init_weights) job.init_weights.assign(init_weights->c_str(), init_weights->size());
+  train::FitProgress fp;
+  job.train.progress = &fp;
   std::optional<FitProfile> prof = FitProfile::from(profile_spec);
   const PanelInputs in{&d, statics, futr, h_future};
   train::FitResult r;
-  run_interruptible([&](const std::atomic<bool>& stop) {
-    job.train.stop = &stop;
-    const data::Panel panel = in.panel(job, series);
-    if (prof) {
-      job.profiler = prof->rec.get();
-      prof->rec->start();
-    }
-    r = train::fit_forecast(panel, job);
-    if (prof) prof->finish();
-  });
+  run_interruptible(
+      [&](const std::atomic<bool>& stop) {
+        job.train.stop = &stop;
+        const data::Panel panel = in.panel(job, series);
+        if (prof) {
+          job.profiler = prof->rec.get();
+          prof->rec->start();
+        }
+        r = train::fit_forecast(panel, job);
+        if (prof) prof->finish();
+      },
+      report_progress(progress, fp));
   const size_t n = series.size(), h = size_t(job.windows.h);
   nb::dict out;
   out["forecasts"] = to_numpy(std::move(r.forecasts), {n, h});
@@ -172,7 +186,8 @@ nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dic
 nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticData* statics,
                    const SeriesData* futr, Index h_future, bool keep_weights, int workers, bool pin,
                    const nb::object& profile_spec,
-                   const std::optional<std::vector<nb::bytes>>& init_weights) {
+                   const std::optional<std::vector<nb::bytes>>& init_weights,
+                   const nb::object& progress) {
   train::ForecastJob job = make_job(settings);
   job.keep_weights = keep_weights;
   std::shared_ptr<std::vector<std::string>> series_init;
@@ -193,41 +208,47 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
   std::vector<int64_t> steps(static_cast<size_t>(n), 0);
   std::vector<std::string> errors(static_cast<size_t>(n));
   fleet::FleetSummary sum;
-  run_interruptible([&](const std::atomic<bool>& stop) {
-    job.train.stop = &stop;
-    fleet::ForecastJobsConfig jc;
-    jc.series_init_weights = series_init;
-    if (prof)
-      jc.profile_process = [&](const std::string& id) {
-        return processes->pick(fmt::format("{} series {}", job.model, id));
-      };
-    const std::vector<fleet::Job> jobs = fleet::forecast_jobs(
-        {.set = &d.set,
-         .statics = statics != nullptr ? &statics->table : nullptr,
-         .futr = futr != nullptr ? &futr->set : nullptr,
-         .h_future = h_future},
-        job, fleet::forecast_panels(n, /*per_series=*/true), jc,
-        [&](std::span<const Index> series, train::FitResult& r) {
-          const Index s = series.front();
-          std::copy(r.forecasts.begin(), r.forecasts.end(), forecasts.begin() + s * h);
-          if (keep_weights) weights[size_t(s)] = std::move(r.weights);
-          steps[size_t(s)] = r.steps;
-          return fleet::JobOutput{};
-        });
-    // The flag is const for the fits; the fleet's config takes a mutable pointer it only reads.
-    auto* stop_flag = const_cast<std::atomic<bool>*>(&stop);
-    if (prof) prof->rec->start();
-    const auto records = fleet::run_fleet(jobs,
-                                          {.workers = workers,
-                                           .progress = false,
-                                           .pin = pin,
-                                           .stop = stop_flag,
-                                           .profiler = prof ? prof->rec.get() : nullptr},
-                                          &sum);
-    if (prof) prof->finish();
-    for (size_t s = 0; s < records.size(); ++s)
-      if (!records[s].ok) errors[s] = records[s].error;
-  });
+  train::FitProgress fits_done;  // step: fits finished, of total
+  fits_done.total = n;
+  fits_done.loss = std::numeric_limits<double>::quiet_NaN();
+  run_interruptible(
+      [&](const std::atomic<bool>& stop) {
+        job.train.stop = &stop;
+        fleet::ForecastJobsConfig jc;
+        jc.series_init_weights = series_init;
+        if (prof)
+          jc.profile_process = [&](const std::string& id) {
+            return processes->pick(fmt::format("{} series {}", job.model, id));
+          };
+        const std::vector<fleet::Job> jobs = fleet::forecast_jobs(
+            {.set = &d.set,
+             .statics = statics != nullptr ? &statics->table : nullptr,
+             .futr = futr != nullptr ? &futr->set : nullptr,
+             .h_future = h_future},
+            job, fleet::forecast_panels(n, /*per_series=*/true), jc,
+            [&](std::span<const Index> series, train::FitResult& r) {
+              const Index s = series.front();
+              std::copy(r.forecasts.begin(), r.forecasts.end(), forecasts.begin() + s * h);
+              if (keep_weights) weights[size_t(s)] = std::move(r.weights);
+              steps[size_t(s)] = r.steps;
+              fits_done.step.fetch_add(1, std::memory_order_relaxed);
+              return fleet::JobOutput{};
+            });
+        // The flag is const for the fits; the fleet's config takes a mutable pointer it only reads.
+        auto* stop_flag = const_cast<std::atomic<bool>*>(&stop);
+        if (prof) prof->rec->start();
+        const auto records = fleet::run_fleet(jobs,
+                                              {.workers = workers,
+                                               .progress = false,
+                                               .pin = pin,
+                                               .stop = stop_flag,
+                                               .profiler = prof ? prof->rec.get() : nullptr},
+                                              &sum);
+        if (prof) prof->finish();
+        for (size_t s = 0; s < records.size(); ++s)
+          if (!records[s].ok) errors[s] = records[s].error;
+      },
+      report_progress(progress, fits_done));
   nb::dict out;
   out["forecasts"] = to_numpy(std::move(forecasts), {size_t(n), size_t(h)});
   nb::list w;
@@ -317,11 +338,11 @@ void bind_forecast(nb::module_& m) {
   m.def("fit_panel", &fit_panel, nb::arg("data"), nb::arg("series"), nb::arg("settings"),
         nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
         nb::arg("keep_weights"), nb::arg("profile").none() = nb::none(),
-        nb::arg("init_weights").none() = nb::none());
+        nb::arg("init_weights").none() = nb::none(), nb::arg("progress").none() = nb::none());
   m.def("fit_fleet", &fit_fleet, nb::arg("data"), nb::arg("settings"), nb::arg("statics").none(),
         nb::arg("futr").none(), nb::arg("h_future"), nb::arg("keep_weights"), nb::arg("workers"),
         nb::arg("pin"), nb::arg("profile").none() = nb::none(),
-        nb::arg("init_weights").none() = nb::none());
+        nb::arg("init_weights").none() = nb::none(), nb::arg("progress").none() = nb::none());
   m.def("predict", &predict, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),
         nb::arg("weights"), nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
         nb::arg("n_windows"), nb::arg("cv_step"));

@@ -253,3 +253,32 @@ def test_use_init_models_false_continues_from_the_fitted_weights(per_series):
                                      ).fit(_df()).predict()["NLinear"].to_numpy()
     np.testing.assert_allclose(fresh, untrained, rtol=1e-5, atol=1e-6)
     assert np.abs(fresh - trained).max() > 1e-2
+
+
+def test_verbose_fits_show_a_progress_bar(capsys, monkeypatch):
+    import shoal._progress
+    monkeypatch.setattr(shoal._progress, "DELAY", 0.0)
+    big = shoal.NLinear(h=4, input_size=8, max_steps=3000)
+    shoal.NeuralForecast([big], freq=1).fit(_df(), verbose=True)
+    err = capsys.readouterr().err
+    assert "NLinear: 100%|" in err and "3000/3000 steps" in err and "loss" in err, err[-300:]
+    shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8, max_steps=3000)], freq=1,
+                         per_series=True).fit(_df(), verbose=True)
+    assert "2/2 fits" in capsys.readouterr().err
+    # Not asked for, and stderr is no terminal here (as in a Dask worker): silent.
+    shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8, max_steps=3000)], freq=1).fit(_df())
+    assert capsys.readouterr().err == ""
+
+
+def test_the_bar_draws_steps_loss_and_time_left():
+    import io
+    from shoal._progress import ProgressBar
+    out = io.StringIO()
+    bar = ProgressBar("NHITS", stream=out, delay=0.0)
+    bar(250, 1000, 0.5)
+    bar.close(1000)
+    text = out.getvalue()
+    assert "NHITS:  25%|######------------------| 250/1000 steps" in text
+    assert "loss 0.5]" in text and text.endswith("1000/1000 steps [00:00<--:--, loss 0.5]\n")
+    bar(300, 1000, 0.4)  # closed: nothing more
+    assert out.getvalue() == text

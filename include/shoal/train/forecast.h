@@ -29,6 +29,18 @@ class Recorder;
 
 namespace shoal::train {
 
+// A fit's progress, written by the fit's loop at every step and read by another thread (a
+// progress bar): relaxed atomics, so writing costs a step nothing measurable.
+struct FitProgress {
+  std::atomic<int64_t> step{0};
+  std::atomic<int64_t> total{0};
+  std::atomic<double> loss{0.0};
+  void set(int64_t s, double l) {
+    step.store(s, std::memory_order_relaxed);
+    loss.store(l, std::memory_order_relaxed);
+  }
+};
+
 // neuralforecast's training loop settings, with its defaults.
 struct TrainConfig {
   Index max_steps = 1000;
@@ -49,6 +61,8 @@ struct TrainConfig {
   // When set and true (Ctrl-C in a caller), the fit stops at the next step and throws
   // shoal::Error("training interrupted").
   const std::atomic<bool>* stop = nullptr;
+  // When set, the fit reports its steps and training loss there (one fit per FitProgress).
+  FitProgress* progress = nullptr;
 };
 
 struct ForecastJob {

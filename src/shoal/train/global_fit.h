@@ -148,6 +148,8 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   zone.close();
   if (fz.steps) fz.rec->step();
   profile::ZoneChain step_zone(fz.rec, 0);
+  if (job.train.progress != nullptr)
+    job.train.progress->total.store(job.train.max_steps, std::memory_order_relaxed);
   for (Index step = 1; step <= job.train.max_steps; ++step) {
     if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
       throw Error(fmt::format("training interrupted at step {}", step));
@@ -166,6 +168,7 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
     trainer.optimizer().set_lr(sched.step());
     r.train_losses.push_back(loss);
     r.steps = step;
+    if (job.train.progress != nullptr) job.train.progress->set(step, loss);
     if (validate && step % interval == 0) {
       step_zone.next(fz.validation);
       const double v = validation_loss();
