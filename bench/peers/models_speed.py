@@ -6,7 +6,7 @@ training loop of the same module under torch.compile. Not needed by CI.
 
 D.csv holds unique_id, ds, y (written by the bench). For each model, with every argument at
 neuralforecast's default except h, input_size, random_seed=1 (and n_series for multivariate
-models), it prints one JSON line:
+models; max_steps with --max-steps), it prints one JSON line:
   nf_fit_s          NeuralForecast(models=[model], freq=1).fit(df), wall seconds (CPU, progress
                     bar, logger and checkpoints off), max_steps steps
   compile_s         the compiled loop's first step (torch.compile's forward and backward graphs)
@@ -32,10 +32,12 @@ import torch
 MULTIVARIATE = {"MLPMultivariate", "TSMixer", "TSMixerx"}
 
 
-def model_of(name, h, input_size, n_series, **extra):
+def model_of(name, h, input_size, n_series, max_steps=None, **extra):
     from neuralforecast import models
 
     kw = dict(h=h, input_size=input_size, random_seed=1, **extra)
+    if max_steps:
+        kw["max_steps"] = max_steps
     if name in MULTIVARIATE:
         kw["n_series"] = n_series
     return getattr(models, name)(**kw)
@@ -57,10 +59,10 @@ def windows(df, h, input_size, multivariate):
     return torch.from_numpy(np.ascontiguousarray(v.transpose(0, 2, 1)))
 
 
-def nf_fit(name, df, h, input_size, n_series):
+def nf_fit(name, df, h, input_size, n_series, max_steps=None):
     from neuralforecast import NeuralForecast
 
-    m = model_of(name, h, input_size, n_series, accelerator="cpu", devices=1,
+    m = model_of(name, h, input_size, n_series, max_steps, accelerator="cpu", devices=1,
                  enable_progress_bar=False, logger=False, enable_model_summary=False,
                  enable_checkpointing=False)
     t0 = time.perf_counter()
@@ -68,8 +70,8 @@ def nf_fit(name, df, h, input_size, n_series):
     return time.perf_counter() - t0, m.max_steps
 
 
-def compiled_loop(name, df, h, input_size, n_series, steps):
-    m = model_of(name, h, input_size, n_series)
+def compiled_loop(name, df, h, input_size, n_series, steps, max_steps=None):
+    m = model_of(name, h, input_size, n_series, max_steps)
     multivariate = name in MULTIVARIATE
     win = windows(df, h, input_size, multivariate)
     net = torch.compile(m)
@@ -116,6 +118,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--no-nf", action="store_true", help="skip the neuralforecast fits")
+    p.add_argument("--max-steps", type=int, default=0, help="steps per fit (0: the default)")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     logging.getLogger("pytorch_lightning").setLevel(logging.ERROR)
@@ -125,11 +128,11 @@ def main():
     for name in a.models.split(","):
         r = {"model": name, "threads": a.threads, "series": n_series}
         compile_s, step_s, max_steps = compiled_loop(name, df, a.h, a.input_size, n_series,
-                                                     a.steps)
+                                                     a.steps, a.max_steps)
         r.update(compile_s=compile_s, step_s=step_s, max_steps=max_steps,
                  compile_fit_s=compile_s + max_steps * step_s)
         if not a.no_nf:
-            r["nf_fit_s"], _ = nf_fit(name, df, a.h, a.input_size, n_series)
+            r["nf_fit_s"], _ = nf_fit(name, df, a.h, a.input_size, n_series, a.max_steps)
         print(json.dumps(r), flush=True)
         print(f"{name}: {r}", file=sys.stderr)
 

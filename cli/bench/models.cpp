@@ -130,9 +130,11 @@ void run_models_bench(const ModelsBenchArgs& a) {
     }
     if (!a.peer_python.empty()) {
       const std::string cls(train::forecast_model(model).class_name);
+      // The peers run the same steps as shoal (each model's default, or --max-steps).
       const std::string cmd = fmt::format(
-          "{} {} --data {} --h {} --input-size {} --models {} --threads {} 2>/dev/null",
-          a.peer_python, a.peer_script, peer_data, a.h, a.input_size, cls, a.peer_threads);
+          "{} {} --data {} --h {} --input-size {} --models {} --threads {}{} 2>/dev/null",
+          a.peer_python, a.peer_script, peer_data, a.h, a.input_size, cls, a.peer_threads,
+          a.max_steps > 0 ? fmt::format(" --max-steps {}", a.max_steps) : "");
       fmt::print("peer: {}\n", cmd);
       peers.push_back(run_peer_json(cmd));
     }
@@ -164,7 +166,7 @@ void run_models_bench(const ModelsBenchArgs& a) {
   for (const auto& p : peers) out["peers"].push_back(p);
   fmt::print(
       "peer threads: {}; x nf / x cmp: the peer's fit time over shoal's (cmp: compile "
-      "time + the default steps at the compiled loop's steady-state step)\n",
+      "time + the fit's steps at the compiled loop's steady-state step)\n",
       a.peer_threads);
   if (!a.json.empty()) write_file_atomic(a.json, out.dump(1) + "\n");
 }
