@@ -21,6 +21,7 @@ import pandas as pd
 from . import _core, profiling
 from ._frames import Series, Statics, future_ds, long_frame
 from ._progress import ProgressBar
+from .utils import conformal_intervals
 from ._progress import wanted as progress_wanted
 from .models import _ForecastModel, _is_default
 
@@ -73,6 +74,8 @@ class NeuralForecast:
         self.workers = int(workers)
         self.pin = bool(pin)
         self._fit_args = None  # the frames of the last fit, predict's defaults
+        # (PredictionIntervals, the fit's unique_ids, {model column: conformity scores}).
+        self._conformity = None
         self.fit_info = []  # per model: steps, val_losses, seconds
 
     # --- helpers ----------------------------------------------------------------------------
@@ -235,9 +238,7 @@ class NeuralForecast:
         df=None refits on the frames of the last fit. verbose prints one line per model."""
         _refuse("fit", val_df=(val_df, None, "hold out the end of each series with val_size"),
                 distributed_config=(distributed_config, None,
-                                    "shoal.dask.fit_many spreads fits over a Dask cluster"),
-                prediction_intervals=(prediction_intervals, None,
-                                      "conformal intervals are not implemented yet"))
+                                    "shoal.dask.fit_many spreads fits over a Dask cluster"))
         if df is None:
             if self._fit_args is None:
                 raise ValueError("fit needs df (unique_id, ds, y)")
@@ -247,9 +248,53 @@ class NeuralForecast:
             cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
             s = self._series(df, cols)
         statics = self._statics(static_df, s, cols)
+        self._conformity = None
+        if prediction_intervals is not None:
+            # neuralforecast's calibration: a cross_validation on df whose absolute errors are
+            # the conformity scores; the final fit then continues from its weights.
+            self._conformity = (prediction_intervals, s.ids, self._conformity_scores(
+                df, static_df, prediction_intervals, val_size or 0, use_init_models, verbose,
+                cols))
         self._fit_models(s, statics, val_size or 0, 0, use_init_models, verbose)
         self._fit_args = dict(series=s, static_df=static_df, cols=cols)
         return self
+
+    def _conformity_scores(self, df, static_df, pi, val_size, use_init_models, verbose, cols):
+        """{model column: |y − ŷ| [n_series, n_windows, h]} of a cross_validation on df."""
+        if df is None:
+            raise ValueError("prediction_intervals needs df")
+        h = self.models[0].h
+        need = h + pi.step_size * (pi.n_windows - 1) + 1 + val_size
+        shortest = int(df.groupby(cols["id_col"]).size().min())
+        if shortest < need:
+            raise ValueError("Minimum required samples in each serie for the prediction "
+                             f"intervals settings are: {need}, shortest serie has: {shortest}. "
+                             "Please reduce the number of windows, horizon, validation size "
+                             "or remove those series.")
+        cv = self.cross_validation(df, static_df, n_windows=pi.n_windows,
+                                   step_size=pi.step_size, val_size=val_size,
+                                   use_init_models=use_init_models, verbose=verbose, **cols)
+        n = cv[cols["id_col"]].nunique()
+        y = cv[cols["target_col"]].to_numpy(np.float64)
+        return {name: np.abs(cv[name].to_numpy(np.float64) - y).reshape(n, pi.n_windows, h)
+                for name in _column_names(self.models)}
+
+    def _with_intervals(self, fc, s, level, quantiles):
+        """fc with each model's conformal interval columns after it (neuralforecast's order)."""
+        pi, ids, scores = self._conformity
+        if list(s.ids) != list(ids):
+            raise ValueError("prediction intervals were calibrated on the fit's series; predict "
+                             "them for the same unique_ids in the same order")
+        level = sorted(set(level)) if level is not None else None
+        quantiles = sorted(set(quantiles)) if quantiles is not None else None
+        out = {}
+        for name, v in fc.items():
+            out[name] = v
+            point = v.reshape(v.shape[0], -1)
+            for col, q in conformal_intervals(pi.method, point, scores[name], name, level,
+                                              quantiles).items():
+                out[col] = q
+        return out
 
     def make_future_dataframe(self, df=None, h=None):
         """The unique_id and ds of the h steps after each series of df (default: the fit's
@@ -284,12 +329,16 @@ class NeuralForecast:
     def predict(self, df=None, static_df=None, futr_df=None, verbose=False, engine=None,
                 level=None, quantiles=None, h=None, **data_kwargs):
         """Forecasts of the h steps after each series of df (default: the fit's df), columns
-        unique_id, ds and one float32 column per model. verbose has no effect (nothing to
-        report)."""
-        _refuse("predict", engine=(engine, None, "pass a pandas DataFrame"),
-                level=(level, None, "probabilistic forecasts are not implemented yet"),
-                quantiles=(quantiles, None, "probabilistic forecasts are not implemented yet"))
+        unique_id, ds and one float32 column per model; with `level` or `quantiles`, the
+        conformal intervals fit(prediction_intervals=...) calibrated, beside each model's
+        column (shoal.utils). verbose has no effect (nothing to report)."""
+        _refuse("predict", engine=(engine, None, "pass a pandas DataFrame"))
         _refuse_extra("predict", data_kwargs)
+        if level is not None and quantiles is not None:
+            raise ValueError("You can't set both level and quantiles.")
+        if (level is not None or quantiles is not None) and self._conformity is None:
+            raise AttributeError("level or quantiles need prediction intervals: fit with "
+                                 "prediction_intervals=PredictionIntervals(...) (shoal.utils)")
         if self._fit_args is None and df is None:
             raise ValueError("predict needs df when the models were not fitted here")
         cols = self._cols()
@@ -308,6 +357,8 @@ class NeuralForecast:
         statics = self._statics(static_df, s, cols)
         futr = self._futr(s, futr_df, horizon, cols)
         fc = self._predict_models(s, statics, futr, horizon if futr is not None else 0)
+        if level is not None or quantiles is not None:
+            fc = self._with_intervals(fc, s, level, quantiles)
         values = {k: v.reshape(-1).astype(np.float32) for k, v in fc.items()}
         return long_frame(s, cols["id_col"], cols["time_col"], horizon,
                           future_ds(s.last_ds, self.freq, horizon), values)

@@ -142,8 +142,8 @@ def _fitted():
 # Arguments refused for now, by method: the value to pass.
 REFUSED = {
     "__init__": {"local_scaler_type": "standard", "local_static_scaler_type": "standard"},
-    "fit": {"val_df": _df(), "distributed_config": object(), "prediction_intervals": object()},
-    "predict": {"engine": object(), "level": [80], "quantiles": [0.5]},
+    "fit": {"val_df": _df(), "distributed_config": object()},
+    "predict": {"engine": object()},
     "cross_validation": {"use_fitted": True, "refit": True, "prediction_intervals": object(),
                          "level": [80], "quantiles": [0.5], "h": 3},
     "predict_insample": {"step_size": 1},
@@ -156,10 +156,12 @@ HONOURED = {
     "fit": {"df": "test_forecast_api", "static_df": "test_forecast_api",
             "val_size": "test_forecast_api", "use_init_models": "test_use_init_models_*",
             "verbose": "test_verbose_fit_prints_a_line_per_model",
+            "prediction_intervals": "test_intervals",
             "id_col": "test_forecast_api", "time_col": "test_forecast_api",
             "target_col": "test_forecast_api"},
     "predict": {"df": "test_forecast_api", "static_df": "test_forecast_api",
                 "futr_df": "test_forecast_api", "verbose": "(nothing to report)",
+                "level": "test_intervals", "quantiles": "test_intervals",
                 "h": "equal to the models' h; another raises",
                 "**data_kwargs": "test_data_kwargs_are_refused"},
     "cross_validation": {"df": "test_forecast_api", "static_df": "test_forecast_api",
