@@ -8,6 +8,8 @@ table); otherwise they are sorted first.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -106,14 +108,49 @@ class Series:
         return self.ids.get_indexer(ids)
 
 
-def future_ds(last_ds, freq, h):
-    """[n, h] ds after each series' last one, with pandas' offsets (neuralforecast's dates)."""
+def future_ds(last_ds, freq, h, polars=False):
+    """[n, h] ds after each series' last one, with pandas' offsets (neuralforecast's dates), or
+    polars' for a polars frame (freq "1mo", "1d", ...: utilsforecast's offset_times)."""
     if isinstance(freq, (int, np.integer)):
         base = np.asarray(last_ds, dtype=np.int64)
         return [base + k * int(freq) for k in range(1, h + 1)]
+    if polars:
+        return _polars_future_ds(last_ds, freq, h)
     offset = pd.tseries.frequencies.to_offset(freq)
     last = pd.DatetimeIndex(last_ds)
     return [last + k * offset for k in range(1, h + 1)]
+
+
+def _polars_future_ds(last_ds, freq, h):
+    import polars as pl
+
+    match = re.fullmatch(r"(\d+)(\w+)", freq)
+    if match is None:
+        raise ValueError(f"freq {freq!r} is not a polars interval such as '1d' or '1mo'")
+    n, unit = int(match.group(1)), match.group(2)
+    last = pl.Series(pd.DatetimeIndex(last_ds).to_numpy())
+    # Month steps keep month ends when every series ends on one (utilsforecast does the same).
+    month_ends = "mo" in unit and bool((last.dt.offset_by("1d").dt.month() != last.dt.month()).all())
+    out = []
+    for k in range(1, h + 1):
+        t = last.dt.offset_by(f"{n * k}{unit}")
+        out.append(pd.DatetimeIndex((t.dt.month_end() if month_ends else t).to_numpy()))
+    return out
+
+
+def is_polars(frame):
+    return type(frame).__module__.split(".")[0] == "polars"
+
+
+def to_pandas(frame):
+    """A polars DataFrame as pandas (other values unchanged)."""
+    return frame.to_pandas() if is_polars(frame) else frame
+
+
+def to_polars(frame):
+    import polars as pl
+
+    return pl.from_pandas(frame)
 
 
 def long_frame(series, id_col, time_col, n_rows_each, ds_columns, values):

@@ -13,17 +13,46 @@ unique_id instead (n_series=1), all of them through the C++ fleet on every core.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 
 import numpy as np
 import pandas as pd
 
 from . import _core, profiling
-from ._frames import Series, Statics, future_ds, long_frame
+from ._frames import Series, Statics, future_ds, is_polars, long_frame, to_pandas, to_polars
 from ._progress import ProgressBar
 from .utils import conformal_intervals
 from ._progress import wanted as progress_wanted
 from .models import _ForecastModel, _is_default
+
+
+_FRAME_ARGS = ("df", "static_df", "futr_df", "val_df")
+
+
+def _frames_in_and_out(method):
+    """Lets a method take polars frames as neuralforecast does: polars inputs are read as
+    pandas, and a frame it returns is polars when its input was (or, without df, when the fit's
+    df was); future dates then follow polars' intervals ("1mo", "1d")."""
+    params = list(inspect.signature(method).parameters)
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        bound = dict(zip(params[1:], args), **kwargs)
+        polars = any(is_polars(bound.get(a)) for a in _FRAME_ARGS)
+        if bound.get("df") is None and self._fit_args is not None:
+            polars = polars or self._fit_args.get("polars", False)
+        args = [to_pandas(a) for a in args]
+        kwargs = {k: to_pandas(v) for k, v in kwargs.items()}
+        outer, self._polars = self._polars, polars
+        try:
+            out = method(self, *args, **kwargs)
+        finally:
+            self._polars = outer
+        return to_polars(out) if polars and isinstance(out, pd.DataFrame) else out
+
+    return wrapper
 
 
 def _column_names(models):
@@ -74,6 +103,7 @@ class NeuralForecast:
         self.workers = int(workers)
         self.pin = bool(pin)
         self._fit_args = None  # the frames of the last fit, predict's defaults
+        self._polars = False  # the current call's frames are polars
         # (PredictionIntervals, the fit's unique_ids, {model column: conformity scores}).
         self._conformity = None
         self.fit_info = []  # per model: steps, val_losses, seconds
@@ -230,6 +260,7 @@ class NeuralForecast:
                                  s.lengths.astype(np.int64))
 
     # --- neuralforecast's API ---------------------------------------------------------------
+    @_frames_in_and_out
     def fit(self, df=None, static_df=None, val_size=0, val_df=None, use_init_models=False,
             verbose=False, id_col="unique_id", time_col="ds", target_col="y",
             distributed_config=None, prediction_intervals=None):
@@ -256,7 +287,7 @@ class NeuralForecast:
                 df, static_df, prediction_intervals, val_size or 0, use_init_models, verbose,
                 cols))
         self._fit_models(s, statics, val_size or 0, 0, use_init_models, verbose)
-        self._fit_args = dict(series=s, static_df=static_df, cols=cols)
+        self._fit_args = dict(series=s, static_df=static_df, cols=cols, polars=self._polars)
         return self
 
     def _conformity_scores(self, df, static_df, pi, val_size, use_init_models, verbose, cols):
@@ -296,9 +327,13 @@ class NeuralForecast:
                 out[col] = q
         return out
 
+    @_frames_in_and_out
     def make_future_dataframe(self, df=None, h=None):
         """The unique_id and ds of the h steps after each series of df (default: the fit's
         df; h defaults to the models' horizon)."""
+        return self._make_future(df, h)
+
+    def _make_future(self, df, h):
         cols = self._cols()
         if df is not None:
             s = Series(df, cols["id_col"], cols["time_col"], cols["target_col"], what="df",
@@ -309,10 +344,11 @@ class NeuralForecast:
             raise ValueError("make_future_dataframe needs df or a fitted NeuralForecast")
         return self._future_frame(s, h or self.models[0].h, cols)
 
+    @_frames_in_and_out
     def get_missing_future(self, futr_df, df=None, h=None):
         """The rows of make_future_dataframe(df, h) that futr_df lacks (unique_id, ds)."""
         cols = self._cols()
-        expected = self.make_future_dataframe(df, h)
+        expected = self._make_future(df, h)
         keys = [cols["id_col"], cols["time_col"]]
         merged = expected.merge(futr_df[keys].drop_duplicates(), on=keys, how="left",
                                 indicator=True)
@@ -324,8 +360,9 @@ class NeuralForecast:
 
     def _future_frame(self, s, h, cols):
         return long_frame(s, cols["id_col"], cols["time_col"], h,
-                          future_ds(s.last_ds, self.freq, h), {})
+                          future_ds(s.last_ds, self.freq, h, self._polars), {})
 
+    @_frames_in_and_out
     def predict(self, df=None, static_df=None, futr_df=None, verbose=False, engine=None,
                 level=None, quantiles=None, h=None, **data_kwargs):
         """Forecasts of the h steps after each series of df (default: the fit's df), columns
@@ -361,8 +398,9 @@ class NeuralForecast:
             fc = self._with_intervals(fc, s, level, quantiles)
         values = {k: v.reshape(-1).astype(np.float32) for k, v in fc.items()}
         return long_frame(s, cols["id_col"], cols["time_col"], horizon,
-                          future_ds(s.last_ds, self.freq, horizon), values)
+                          future_ds(s.last_ds, self.freq, horizon, self._polars), values)
 
+    @_frames_in_and_out
     def cross_validation(self, df=None, static_df=None, n_windows=1, step_size=1, val_size=0,
                          test_size=None, use_init_models=False, use_fitted=False, verbose=False,
                          refit=False, id_col="unique_id", time_col="ds", target_col="y",
@@ -406,7 +444,7 @@ class NeuralForecast:
                              f"cross_validation needs more than test_size = {test_size}")
         statics = self._statics(static_df, s, cols)
         self._fit_models(s, statics, val_size or 0, test_size, use_init_models, verbose)
-        self._fit_args = dict(series=s, static_df=static_df, cols=cols)
+        self._fit_args = dict(series=s, static_df=static_df, cols=cols, polars=self._polars)
         fc = self._predict_models(s, statics, None, 0, n_windows, step_size, val_size or 0,
                                   test_size)
         # Row of window w, step t within each series: len - test_size + w * step_size + t.

@@ -173,3 +173,25 @@ def test_mlps_take_every_kind_of_exogenous_input(exog_panel, multivariate):
     sd = model.state_dict(None if multivariate else "s0")
     assert sd["mlp.0.weight"].shape == (16, n * (12 + 12 + 16 + 1))
     assert sd["out.weight"].shape == (4 * n, 16)
+
+
+def test_polars_frames_in_and_out():
+    pl = pytest.importorskip("polars")
+    t = pd.date_range("2000-01-31", periods=40, freq="ME")
+    pdf = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 40), "ds": np.tile(t, 2),
+                        "y": np.sin(np.arange(80) / 3.0)})
+    model = dict(h=4, input_size=8, max_steps=20)
+    got = shoal.NeuralForecast([shoal.NLinear(**model)], freq="1mo").fit(
+        pl.from_pandas(pdf)).predict()
+    want = shoal.NeuralForecast([shoal.NLinear(**model)], freq="ME").fit(pdf).predict()
+    assert isinstance(got, pl.DataFrame)
+    assert got.columns == ["unique_id", "ds", "NLinear"]
+    # Month ends stay month ends, as neuralforecast's polars offsets keep them.
+    assert got["ds"].to_list()[:2] == [pd.Timestamp("2003-05-31"), pd.Timestamp("2003-06-30")]
+    np.testing.assert_array_equal(got["NLinear"].to_numpy(), want["NLinear"].to_numpy())
+    nf = shoal.NeuralForecast([shoal.NLinear(**model)], freq="1mo")
+    cv = nf.cross_validation(pl.from_pandas(pdf), n_windows=2, step_size=4)
+    assert isinstance(cv, pl.DataFrame) and cv.columns[-1] == "y" and cv.height == 16
+    fut = nf.make_future_dataframe(pl.from_pandas(pdf))
+    assert isinstance(fut, pl.DataFrame) and fut.height == 8
+    assert nf.get_missing_future(fut).height == 0
