@@ -209,11 +209,14 @@ class NeuralForecast:
         return {"seconds": r["fit_seconds"], "steps": r["steps"], "val_losses": r["val_losses"]}
 
     def _predict_models(self, s, statics, futr, h_future, n_windows=0, cv_step=1, val_size=0,
-                        test_size=0):
-        """{column name: [n_series, W, h] forecasts} from each model's stored weights."""
+                        test_size=0, only=None):
+        """{column name: [n_series, W, h] forecasts} from each model's stored weights (or
+        those of the model named `only`)."""
         data = s.core(self._exog())
         out = {}
         for name, m in zip(_column_names(self.models), self.models):
+            if only is not None and name != only:
+                continue
             if not m.fitted:
                 raise ValueError(f"{m!r} is not fitted: call fit first (or load_weights)")
             settings = m._settings(val_size, test_size)
@@ -258,6 +261,36 @@ class NeuralForecast:
                        for c in exog]
         return _core.make_series(offsets, np.zeros(len(merged)), cols_arrays, exog,
                                  s.lengths.astype(np.int64))
+
+    def _predict_recursive(self, s, statics, futr_df, h, horizon, cols):
+        """neuralforecast's predict(h > model h) for direct models: ceil(h / horizon) rounds,
+        each forecasting `horizon` steps from the series extended by the rounds before (its own
+        forecasts as y, futr_df's future exogenous), truncated to h steps."""
+        if any(m.hist_exog_list for m in self.models):
+            raise NotImplementedError(f"predict(h={h}) beyond the models' horizon {horizon} "
+                                      "with historical exogenous inputs: their future values "
+                                      "are unknown")
+        idc, tc, yc = cols["id_col"], cols["time_col"], cols["target_col"]
+        exog = self._exog()
+        rounds = -(-h // horizon)
+        out = {}
+        for name in _column_names(self.models):
+            frame, chunks, sk = s.df[[idc, tc, yc] + exog], [], s
+            for k in range(rounds):
+                futr = self._futr(sk, futr_df, horizon, cols)
+                fc = self._predict_models(sk, statics, futr, horizon if futr is not None else 0,
+                                          only=name)[name].reshape(s.n_series, horizon)
+                chunks.append(fc)
+                if k + 1 == rounds:
+                    break
+                new = self._future_frame(sk, horizon, cols)
+                new[yc] = fc.reshape(-1)
+                if exog:
+                    new = new.merge(futr_df[[idc, tc] + exog], on=[idc, tc], how="left")
+                frame = pd.concat([frame, new], ignore_index=True)
+                sk = self._series(frame, cols)
+            out[name] = np.concatenate(chunks, axis=1)[:, :h]
+        return out
 
     # --- neuralforecast's API ---------------------------------------------------------------
     @_frames_in_and_out
@@ -388,12 +421,16 @@ class NeuralForecast:
         if len(hs) != 1:
             raise NotImplementedError(f"models with different horizons {sorted(hs)}")
         horizon = hs.pop()
-        if h is not None and h != horizon:
-            raise NotImplementedError(f"h={h} differs from the models' horizon {horizon}; a "
-                                      f"horizon other than the models' is not supported yet")
+        if h is not None and h < horizon:
+            raise NotImplementedError(f"h={h} is shorter than the models' horizon {horizon}; "
+                                      "take the first h steps of predict()")
         statics = self._statics(static_df, s, cols)
-        futr = self._futr(s, futr_df, horizon, cols)
-        fc = self._predict_models(s, statics, futr, horizon if futr is not None else 0)
+        if h is not None and h > horizon:
+            fc = self._predict_recursive(s, statics, futr_df, h, horizon, cols)
+            horizon = h
+        else:
+            futr = self._futr(s, futr_df, horizon, cols)
+            fc = self._predict_models(s, statics, futr, horizon if futr is not None else 0)
         if level is not None or quantiles is not None:
             fc = self._with_intervals(fc, s, level, quantiles)
         values = {k: v.reshape(-1).astype(np.float32) for k, v in fc.items()}

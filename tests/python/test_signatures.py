@@ -162,7 +162,7 @@ HONOURED = {
     "predict": {"df": "test_forecast_api", "static_df": "test_forecast_api",
                 "futr_df": "test_forecast_api", "verbose": "(nothing to report)",
                 "level": "test_intervals", "quantiles": "test_intervals",
-                "h": "equal to the models' h; another raises",
+                "h": "test_predict_beyond_the_horizon_is_recursive",
                 "**data_kwargs": "test_data_kwargs_are_refused"},
     "cross_validation": {"df": "test_forecast_api", "static_df": "test_forecast_api",
                          "n_windows": "test_forecast_api", "step_size": "test_forecast_api",
@@ -284,3 +284,21 @@ def test_the_bar_draws_steps_loss_and_time_left():
     assert "loss 0.5]" in text and text.endswith("1000/1000 steps [00:00<--:--, loss 0.5]\n")
     bar(300, 1000, 0.4)  # closed: nothing more
     assert out.getvalue() == text
+
+
+def test_predict_beyond_the_horizon_is_recursive():
+    df = _df()
+    nf = shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8, max_steps=50)], freq=1).fit(df)
+    long = nf.predict(h=10)
+    assert len(long) == 20 and list(long.ds[:10]) == list(range(40, 50))
+    first = nf.predict()
+    np.testing.assert_array_equal(long.NLinear.to_numpy().reshape(2, 10)[:, :4],
+                                  first.NLinear.to_numpy().reshape(2, 4))
+    # The second round forecasts from the series extended by the first round's forecasts.
+    grown = pd.concat([df, first.rename(columns={"NLinear": "y"})]).sort_values(
+        ["unique_id", "ds"])
+    second = nf.predict(df=grown)
+    np.testing.assert_allclose(long.NLinear.to_numpy().reshape(2, 10)[:, 4:8],
+                               second.NLinear.to_numpy().reshape(2, 4), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="shorter"):
+        nf.predict(h=2)
