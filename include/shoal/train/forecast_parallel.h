@@ -44,10 +44,26 @@ class ParallelForecastTrainer {
         trainers_.push_back(std::make_unique<Trainer>(*models_.back(), c, *trainers_[0]));
       arenas_.push_back(&trainers_.back()->arena());
     }
+    sync_state();
     for (const Arena* a : arenas_)
       std::memset(a->region_base(Region::kGrads), 0, a->region_bytes(Region::kGrads));
     num_.assign(size_t(t), 0.0);
     seed_ = cfg.seed;
+  }
+
+  // Replicas share the params but plan their own state, which only the source's init (or a
+  // checkpoint loaded into the source) fills: copies the source's state into every replica
+  // (constant buffers such as NBEATS' fixed bases). Call it after loading into source().
+  void sync_state() {
+    const size_t bytes = arenas_[0]->region_bytes(Region::kState);
+    for (size_t k = 1; k < arenas_.size(); ++k) {
+      SHOAL_CHECK(arenas_[k]->region_bytes(Region::kState) == bytes,
+                  "replica state {} B, source {} B", arenas_[k]->region_bytes(Region::kState),
+                  bytes);
+      if (bytes > 0)
+        std::memcpy(arenas_[k]->region_base(Region::kState),
+                    arenas_[0]->region_base(Region::kState), bytes);
+    }
   }
 
   int threads() const { return pool_.size(); }

@@ -102,8 +102,10 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
                           static_cast<int>(job.train.threads), infer);
   auto& trainer = gt.source();
   if (fz.rec != nullptr && fz.steps) gt.set_profiler(fz.rec, job.profile_model);
-  if (!job.init_weights.empty())
+  if (!job.init_weights.empty()) {
     load_checkpoint_bytes(trainer.arena(), job.init_weights, "init weights", /*strict=*/false);
+    gt.sync_state();
+  }
   optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
                                                       job.train.num_lr_decays);
   trainer.optimizer().set_lr(sched.lr());
