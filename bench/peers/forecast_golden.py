@@ -1,8 +1,9 @@
-"""Golden files for shoal's NLinear / DLinear / MLP / MLPMultivariate parity tests
-(tests/models/forecast_golden_test.cpp).
+"""Golden files for shoal's NLinear / DLinear / MLP / MLPMultivariate parity tests and the
+training goldens of NHITS / NBEATS / NBEATSx / TiDE (tests/models/forecast_golden_test.cpp;
+their forward and gradient goldens come from blocks_golden.py).
 
 Run with the peers venv (needs neuralforecast + torch; CI only reads the committed output):
-    /opt/peers/bin/python bench/peers/forecast_golden.py [out_dir=tests/golden]
+    /opt/peers/bin/python bench/peers/forecast_golden.py [out_dir=tests/golden [model ...]]
 
 The format is bench/peers/tsmixer_golden.py's: <name>.json (index + config + scalars) and
 <name>.bin (little-endian arrays). Models are neuralforecast's own, built with random_seed=1, so
@@ -29,7 +30,8 @@ import numpy as np
 import torch
 
 from neuralforecast.losses.pytorch import MAE
-from neuralforecast.models import MLP, DLinear, MLPMultivariate, NLinear
+from neuralforecast.models import (MLP, NBEATS, NHITS, DLinear, MLPMultivariate, NBEATSx,
+                                   NLinear, TiDE)
 
 STEPS = 20
 T_SERIES = 40
@@ -44,7 +46,23 @@ CONFIGS = {
                 hidden_size=8),
     "mlp_multivariate": dict(h=3, input_size=6, n_series=2, hist=1, futr=1, stat=2,
                              num_layers=2, hidden_size=8),
+    # Training goldens only. Their series have no holes inside the windows' inputs: shoal
+    # trains on windows whose input is all real data, where neuralforecast's insample mask
+    # (which NHITS and NBEATS multiply their residuals by) is all ones.
+    "nhits": dict(h=4, input_size=8, n_series=1, hist=1, futr=1, stat=1,
+                  mlp_units=[[8, 8], [8, 8], [8, 8]], grad=False, holes=False),
+    "nbeats": dict(h=4, input_size=8, n_series=1, hist=0, futr=0, stat=0,
+                   mlp_units=[[8, 8], [8, 8], [8, 8]], grad=False, holes=False),
+    "nbeatsx": dict(h=4, input_size=8, n_series=1, hist=1, futr=1, stat=1,
+                    mlp_units=[[8, 8], [8, 8], [8, 8]], grad=False, holes=False),
+    # Dropout 0: a dropout mask is each tool's own draw.
+    "tide": dict(h=4, input_size=8, n_series=1, hist=1, futr=1, stat=1, hidden_size=8,
+                 decoder_output_dim=2, temporal_decoder_dim=4, dropout=0.0, grad=False,
+                 holes=False),
 }
+STACKED = {"nhits": NHITS, "nbeats": NBEATS, "nbeatsx": NBEATSx, "tide": TiDE}
+STACKED_ARGS = ("mlp_units", "hidden_size", "decoder_output_dim", "temporal_decoder_dim",
+                "dropout")
 
 
 class Golden:
@@ -80,6 +98,13 @@ def make(kind):
         return NLinear(**common)
     if kind == "dlinear":
         return DLinear(moving_avg_window=c["moving_avg_window"], **common)
+    if kind in STACKED:
+        extra = {k: c[k] for k in STACKED_ARGS if k in c}
+        if c["hist"] + c["futr"] + c["stat"]:
+            extra.update(hist_exog_list=names("x", c["hist"]),
+                         futr_exog_list=names("f", c["futr"]),
+                         stat_exog_list=names("s", c["stat"]))
+        return STACKED[kind](**common, **extra)
     exog = dict(hist_exog_list=names("x", c["hist"]), futr_exog_list=names("f", c["futr"]),
                 stat_exog_list=names("s", c["stat"]), num_layers=c["num_layers"],
                 hidden_size=c["hidden_size"])
@@ -97,8 +122,9 @@ def to_nf(kind, batch):
     if kind == "mlp_multivariate":
         return dict(batch)
     b = batch["insample_y"].shape[0]
-    out = {"insample_y": batch["insample_y"], "hist_exog": None, "futr_exog": None,
-           "stat_exog": None}
+    out = {"insample_y": batch["insample_y"],
+           "insample_mask": torch.ones_like(batch["insample_y"]), "hist_exog": None,
+           "futr_exog": None, "stat_exog": None}
     if batch.get("hist_exog") is not None:  # [B, X, L, 1] -> [B, L, X]
         out["hist_exog"] = batch["hist_exog"][..., 0].transpose(1, 2)
     if batch.get("futr_exog") is not None:  # [B, F, L+H, 1] -> [B, L+H, F]
@@ -156,8 +182,9 @@ def series(kind, gen):
     futr = futr.unsqueeze(-1).expand(-1, -1, n).contiguous()
     avail = torch.ones(T_SERIES, n)
     avail[-h:] = 0
-    avail[25, n - 1] = 0
-    avail[17, 0] = 0
+    if c.get("holes", True):
+        avail[25, n - 1] = 0
+        avail[17, 0] = 0
     y = y * avail
     stat = rand(gen, n, c["stat"], dtype=torch.float32)
     return y, hist, futr, avail, stat
@@ -185,8 +212,9 @@ def training_golden(kind, out_dir):
     model = make(kind).float()
     gen = torch.Generator().manual_seed(99)
     g = Golden(np.float32)
-    for name, t in model.state_dict().items():
-        g.add("weights/" + name, t)
+    for name, t in model.named_parameters():
+        if t.requires_grad:  # not NBEATS' fixed bases (frozen parameters)
+            g.add("weights/" + name, t)
     y, hist, futr, avail, stat = series(kind, gen)
     g.add("series/y", y)
     g.add("series/avail", avail)
@@ -221,8 +249,9 @@ def main():
         os.path.dirname(__file__), "..", "..", "tests", "golden")
     os.makedirs(out_dir, exist_ok=True)
     torch.set_num_threads(1)
-    for kind in CONFIGS:
-        gradient_golden(kind, out_dir)
+    for kind in sys.argv[2:] or CONFIGS:
+        if CONFIGS[kind].get("grad", True):
+            gradient_golden(kind, out_dir)
         training_golden(kind, out_dir)
     print("wrote goldens to", os.path.abspath(out_dir))
 

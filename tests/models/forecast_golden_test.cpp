@@ -17,7 +17,11 @@
 #include "shoal/models/forecast.h"
 #include "shoal/models/mlp_forecast.h"
 #include "shoal/models/mlp_multivariate.h"
+#include "shoal/models/nbeats.h"
+#include "shoal/models/nbeatsx.h"
+#include "shoal/models/nhits.h"
 #include "shoal/models/nlinear.h"
+#include "shoal/models/tide.h"
 #include "shoal/train/forecast_trainer.h"
 #include "support/golden.h"
 
@@ -35,13 +39,29 @@ typename Model::Config config_of(const json& m) {
   c.h = m.at("h");
   c.input_size = m.at("input_size");
   if constexpr (requires { c.moving_avg_window; }) c.moving_avg_window = m.at("moving_avg_window");
-  if constexpr (requires { c.hidden_size; }) {
+  if constexpr (requires { c.num_layers; }) {
     c.n_series = m.at("n_series");
     c.hist_exog_size = m.at("hist");
     c.futr_exog_size = m.at("futr");
     c.stat_exog_size = m.at("stat");
     c.num_layers = m.at("num_layers");
     c.hidden_size = m.at("hidden_size");
+  }
+  if constexpr (requires { c.hist_exog; }) {  // NHITS, NBEATSx, TiDE
+    c.hist_exog = m.at("hist");
+    c.futr_exog = m.at("futr");
+    c.stat_exog = m.at("stat");
+  }
+  if constexpr (requires { c.mlp_units; }) {  // neuralforecast's [[in, out], ...], flattened
+    c.mlp_units.clear();
+    for (const json& pair : m.at("mlp_units"))
+      for (const json& u : pair) c.mlp_units.push_back(u.get<int64_t>());
+  }
+  if constexpr (requires { c.decoder_output_dim; }) {
+    c.hidden_size = m.at("hidden_size");
+    c.decoder_output_dim = m.at("decoder_output_dim");
+    c.temporal_decoder_dim = m.at("temporal_decoder_dim");
+    c.dropout = m.at("dropout");
   }
   return c;
 }
@@ -209,6 +229,21 @@ TEST(MlpMultivariateGolden, InitForwardAndGradientsMatchNeuralforecast) {
 }
 TEST(MlpMultivariateGolden, First20TrainingLossesMatchNeuralforecast) {
   check_training<models::MlpMultivariate>("mlp_multivariate");
+}
+
+// The stacked models' forward and gradient goldens are blocks_golden.py's (tests/models/
+// <model>_test.cpp); these are their training goldens.
+TEST(NhitsGolden, First20TrainingLossesMatchNeuralforecast) {
+  check_training<models::NHITS>("nhits");
+}
+TEST(NbeatsGolden, First20TrainingLossesMatchNeuralforecast) {
+  check_training<models::NBEATS>("nbeats");
+}
+TEST(NbeatsxGolden, First20TrainingLossesMatchNeuralforecast) {
+  check_training<models::NBEATSx>("nbeatsx");
+}
+TEST(TideGolden, First20TrainingLossesMatchNeuralforecast) {
+  check_training<models::TiDE>("tide");
 }
 
 }  // namespace shoal::forecast_golden_test

@@ -52,10 +52,10 @@ TEST(ForecastRegistry, ErrorsNameTheModelAndTheKey) {
         << e.what();
   }
   try {
-    forecast_job("nhits", {{"h", 3}});
+    forecast_job("informer", {{"h", 3}});
     FAIL() << "an unknown model was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown model 'nhits'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("unknown model 'informer'"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find(train::forecast_model_names()), std::string::npos);
   }
   EXPECT_THROW(forecast_job("tsmixerx", {{"h", 3}, {"input_size", 6}, {"ff_dim", 0}}), Error);

@@ -210,9 +210,16 @@ class ForecastTrainer {
   ForecastInputs<T> slice(const ForecastInputs<T>& in, Index b0, Index count) const {
     if constexpr (Model::kWindowsIndependent) {
       const auto& c = model_.config();
-      Index x = 0, f = 0;  // exogenous counts, for models that take them
-      if constexpr (requires { c.hist_exog_size; }) x = c.hist_exog_size;
-      if constexpr (requires { c.futr_exog_size; }) f = c.futr_exog_size;
+      // Exogenous counts, for models that take them (the MLPs name them *_exog_size, the
+      // stacked models hist_exog / futr_exog): each window's exogenous rows move with it.
+      Index x = 0, f = 0;
+      if constexpr (requires { c.hist_exog_size; }) {
+        x = c.hist_exog_size;
+        f = c.futr_exog_size;
+      } else if constexpr (requires { c.hist_exog; }) {
+        x = c.hist_exog;
+        f = c.futr_exog;
+      }
       return in.windows(b0, count, c.input_size, c.h, c.n_series, x, f);
     } else {
       SHOAL_CHECK(false, "this model couples the windows of a batch; it cannot be chunked");
