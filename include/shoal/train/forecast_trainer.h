@@ -70,10 +70,7 @@ class ForecastTrainer {
   };
 
   ForecastTrainer(Model& model, Config cfg)
-      : model_(model),
-        cfg_(cfg),
-        adam_(cfg.adam),
-        loss_(cfg.loss) {
+      : model_(model), cfg_(cfg), adam_(cfg.adam), loss_(cfg.loss) {
     SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
                 cfg_.max_batch);
     check_horizon_weight();
@@ -95,10 +92,7 @@ class ForecastTrainer {
   // arena whose params are `source`'s (no optimizer state, no init); its steps go through
   // accumulate() and the source's optimizer.
   ForecastTrainer(Model& model, Config cfg, const ForecastTrainer& source)
-      : model_(model),
-        cfg_(cfg),
-        adam_(cfg.adam),
-        loss_(cfg.loss) {
+      : model_(model), cfg_(cfg), adam_(cfg.adam), loss_(cfg.loss) {
     SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
                 cfg_.max_batch);
     check_horizon_weight();

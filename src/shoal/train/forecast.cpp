@@ -43,7 +43,7 @@ namespace {
 
 constexpr std::string_view kScalers[] = {"identity", "standard",  "robust", "minmax",
                                          "minmax1",  "invariant", "revin"};
-constexpr std::string_view kLosses[] = {"mae",  "mse",   "rmse", "mape",
+constexpr std::string_view kLosses[] = {"mae",   "mse",  "rmse",  "mape",
                                         "smape", "mase", "huber", "quantile"};
 // "": the training loss (neuralforecast's valid_loss=None).
 constexpr std::string_view kValidLosses[] = {"",      "mae",  "mse",   "rmse",    "mape",
@@ -72,9 +72,10 @@ void check_loss(const layers::LossConfig& c, std::string_view prefix, const Fore
                                    double(c.seasonality));
     // With no pair of insample values a season apart, MASE's scale is NaN and the loss 0.
     if (c.seasonality >= job.windows.input_size)
-      hyper_parameter_out_of_range(key("loss_seasonality").c_str(),
-                                   fmt::format("an integer < input_size = {}", job.windows.input_size),
-                                   double(c.seasonality));
+      hyper_parameter_out_of_range(
+          key("loss_seasonality").c_str(),
+          fmt::format("an integer < input_size = {}", job.windows.input_size),
+          double(c.seasonality));
   }
   const size_t hw = c.horizon_weight.size();
   if (hw != 0 && Index(hw) != job.windows.h)
