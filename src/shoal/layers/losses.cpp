@@ -324,38 +324,61 @@ double mask_sum(ConstMat<T> mask) {
 template double mask_sum<float>(ConstMat<float>);
 template double mask_sum<double>(ConstMat<double>);
 
+namespace {
+
+// chunk() of a loss with a horizon weight or MASE's factor: rows keep their [B·H, N] layout.
+template <PointLossKind K, class T>
+double chunk_rows_kept(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
+                       T scale, ElemParams<T> a, const RowTerms<T>& rt) {
+  double num = 0;
+  for (Index r = 0; r < pred.rows; ++r) {
+    const T* p = pred.row(r);
+    const T* y = target.row(r);
+    const T* m = mask.data == nullptr ? nullptr : mask.row(r);
+    T* d = dpred.row(r);
+    const T rw = rt.row(r);
+    num += lane_sum(pred.cols, [&](Index j) {
+      const T l = elem_loss<K>(p[j], y[j], a) * rw * rt.col(j);
+      return static_cast<double>(m == nullptr ? l : l * m[j]);
+    });
+    for (Index j = 0; j < pred.cols; ++j)
+      d[j] = scale * elem_grad<K>(p[j], y[j], a) * rw * rt.col(j) * (m == nullptr ? T(1) : m[j]);
+  }
+  return num;
+}
+
+}  // namespace
+
 template <class T>
 double PointLoss<T>::chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
                            T scale) const {
   const RowTerms<T> rt{cfg.horizon_weight, factor_};
-  const bool rows_kept = !rt.hw.empty() || cfg.kind == PointLossKind::kMase;
-  if (!rows_kept) flatten<T>(pred, target, mask, &dpred);
-  const ElemParams<T> a{static_cast<T>(cfg.delta), static_cast<T>(cfg.q)};
+  const ElemParams<T> params{static_cast<T>(cfg.delta), static_cast<T>(cfg.q)};
   double num = 0;
+  if (!rt.hw.empty() || cfg.kind == PointLossKind::kMase) {
+    with_kind(cfg.kind, [&](auto kind) {
+      num = chunk_rows_kept<decltype(kind)::value>(pred, target, mask, dpred, scale, params, rt);
+    });
+    return num;
+  }
+  flatten<T>(pred, target, mask, &dpred);
   with_kind(cfg.kind, [&](auto kind) {
     constexpr PointLossKind K = decltype(kind)::value;
+    // Locals, not the caller's through the closure: a store through d could alias those, and
+    // the store loop would reload them per element.
+    const T s = scale;
+    const ElemParams<T> a = params;
     for (Index r = 0; r < pred.rows; ++r) {
       const T* p = pred.row(r);
       const T* y = target.row(r);
       const T* m = mask.data == nullptr ? nullptr : mask.row(r);
       T* d = dpred.row(r);
-      if (rows_kept) {
-        const T rw = rt.row(r);
-        num += lane_sum(pred.cols, [&](Index j) {
-          const T l = elem_loss<K>(p[j], y[j], a) * rw * rt.col(j);
-          return static_cast<double>(m == nullptr ? l : l * m[j]);
-        });
-        for (Index j = 0; j < pred.cols; ++j)
-          d[j] =
-              scale * elem_grad<K>(p[j], y[j], a) * rw * rt.col(j) * (m == nullptr ? T(1) : m[j]);
-        continue;
-      }
       num += lane_sum(pred.cols, [&](Index j) {
         const T l = elem_loss<K>(p[j], y[j], a);
         return static_cast<double>(m == nullptr ? l : l * m[j]);
       });
       for (Index j = 0; j < pred.cols; ++j)
-        d[j] = scale * elem_grad<K>(p[j], y[j], a) * (m == nullptr ? T(1) : m[j]);
+        d[j] = s * elem_grad<K>(p[j], y[j], a) * (m == nullptr ? T(1) : m[j]);
     }
   });
   return num;
