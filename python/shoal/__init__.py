@@ -9,7 +9,7 @@ shoal.profile() profiles the fits run inside it. See docs/python.md and docs/ncf
 """
 
 from .core import NeuralForecast
-from .losses import MAE, MSE, HuberLoss
+from .losses import MAE, MAPE, MASE, MSE, RMSE, SMAPE, HuberLoss, QuantileLoss, loss_settings
 from .models import (MLP, NBEATS, NHITS, DLinear, MLPMultivariate, NBEATSx, NLinear, TiDE,
                      TSMixer, TSMixerx)
 from ._savedir import ModelFileError
@@ -20,6 +20,8 @@ from .profiling import profile
 
 __version__ = "0.1.0"
 __all__ = ["NeuralForecast", "TSMixer", "TSMixerx", "NLinear", "DLinear", "MLP",
-           "MLPMultivariate", "NHITS", "NBEATS", "NBEATSx", "TiDE", "NCF", "MAE", "MSE", "HuberLoss",
+           "MLPMultivariate", "NHITS", "NBEATS", "NBEATSx", "TiDE", "NCF",
+           "MAE", "MSE", "RMSE", "MAPE", "SMAPE", "MASE", "HuberLoss", "QuantileLoss",
+           "loss_settings",
            "profile", "metrics", "split_leave_last_out", "split_random_leave_one_out",
            "split_chrono", "IdMap", "ModelFileError"]

@@ -33,7 +33,6 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_nf_signatur
 # is neuralforecast's default, the only one accepted.
 _REFUSED = {
     "exclude_insample_y": "the models always see the window's past values",
-    "valid_loss": "validation and early stopping use the training loss",
     "optimizer": "shoal trains with Adam; set learning_rate",
     "optimizer_kwargs": "shoal trains with Adam; set learning_rate",
     "lr_scheduler": "shoal's schedule is neuralforecast's default StepLR; set num_lr_decays",
@@ -53,7 +52,7 @@ _NO_EFFECT = ("dataloader_kwargs",)
 _TRAINER_NO_EFFECT = ("accelerator", "devices", "logger", "enable_model_summary",
                       "enable_checkpointing", "enable_progress_bar", "deterministic")
 # Read by the Python side rather than sent as a C++ option of the same name.
-_PYTHON_SIDE = ("loss", "alias", "n_series")
+_PYTHON_SIDE = ("loss", "valid_loss", "alias", "n_series")
 # Arguments neuralforecast itself ignores, with its warning.
 _IGNORED_BY_NEURALFORECAST = {
     ("NBEATS", "n_polynomials"): "The parameter n_polynomials will be deprecated in favor of "
@@ -164,7 +163,9 @@ class _ForecastModel:
                 raise ValueError(f"{name} does not support {label} exogenous variables.")
             if f"{kind}_exog_list" in args:
                 args[f"{kind}_exog_list"] = list(given or [])
-        _losses.loss_name(args["loss"])  # refuses a loss shoal lacks now, not at fit
+        _losses.loss_settings(args["loss"])  # refuses a loss shoal lacks now, not at fit
+        if args.get("valid_loss") is not None:
+            _losses.loss_settings(args["valid_loss"], prefix="valid_")
         for k, v in args.items():
             setattr(self, k, copy.deepcopy(v))
         for kind in ("futr", "hist", "stat"):  # models without them (NBEATS) have none
@@ -189,7 +190,11 @@ class _ForecastModel:
                 if k in _NONE_IS_ZERO and v is None:
                     v = 0
                 settings[k] = _TO_CPP[k](v) if k in _TO_CPP else v
-        settings["loss"], settings["huber_delta"] = _losses.loss_name(self.loss)
+        # loss and valid_loss (None: the training loss) are objects here; their job settings.
+        settings.pop("valid_loss", None)
+        settings.update(_losses.loss_settings(self.loss))
+        if getattr(self, "valid_loss", None) is not None:
+            settings.update(_losses.loss_settings(self.valid_loss, prefix="valid_"))
         return settings
 
     @property

@@ -190,6 +190,53 @@ TEST(FleetJobs, UnivariateLinesTrainGloballyByDefault) {
   fs::remove_all(dir);
 }
 
+// A jobs file reaches every loss option: the loss and its parameters, horizon_weight and
+// valid_loss change the forecasts (or the key), and a bad value fails its line alone.
+TEST(FleetJobs, LossOptionsReachTheFit) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("shoal_jobs_loss_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "series.csv");
+    out << "unique_id,ds,y\n";
+    for (const char* id : {"A", "B"})
+      for (int t = 1; t <= 40; ++t)
+        out << id << "," << t << "," << (t % 5) * (1 + (id[0] - 'A')) + 0.1 * t << "\n";
+  }
+  const std::string common = R"("data": "series.csv", "model": "nlinear", "config": {"h": 3, )"
+                             R"("input_size": 8, "max_steps": 20, "val_size": 3, )";
+  const BuiltJobs built = build_from(
+      "{\"id\": \"mae\", " + common + R"("loss": "mae"}})" + "\n" + "{\"id\": \"q\", " + common +
+          R"("loss": "quantile", "quantile": 0.9}})" + "\n" + "{\"id\": \"hw\", " + common +
+          R"("loss": "mae", "horizon_weight": [1, 0, 3]}})" + "\n" + "{\"id\": \"vl\", " + common +
+          R"("loss": "mae", "valid_loss": "mase", "valid_loss_seasonality": 5}})" + "\n" +
+          "{\"id\": \"bad\", " + common + R"("loss": "quantile", "quantile": 2}})" + "\n",
+      dir.string());
+  ASSERT_EQ(built.jobs.size(), 5u);
+  // The forecasts without the job id that starts each row.
+  const auto forecasts = [&](size_t k) {
+    std::string rows = built.jobs[k].run().rows, out;
+    for (size_t at = 0; at < rows.size();) {
+      const size_t end = rows.find('\n', at);
+      out += rows.substr(rows.find(',', at), end + 1 - rows.find(',', at));
+      at = end + 1;
+    }
+    return out;
+  };
+  const std::string mae = forecasts(0);
+  EXPECT_NE(forecasts(1), mae);
+  EXPECT_NE(forecasts(2), mae);
+  EXPECT_EQ(forecasts(3), mae);  // valid_loss scores validation only: the same fit
+  EXPECT_NE(built.jobs[3].key, built.jobs[0].key);
+  try {
+    built.jobs[4].run();
+    FAIL() << "q = 2 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'quantile'"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
 // A job's key follows its data's contents, not the file's name, size or time: data rewritten
 // with other values of the same size and time stamp gets another key (a journal of the old data
 // is not reused), and the same bytes written again at another time keep the key.

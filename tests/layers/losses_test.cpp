@@ -34,7 +34,7 @@ struct PointCase {
 };
 
 void PrintTo(const PointCase& c, std::ostream* os) {
-  const char* names[] = {"mae", "mse", "huber"};
+  const char* names[] = {"mae", "mse", "rmse", "mape", "smape", "mase", "huber", "quantile"};
   *os << names[static_cast<int>(c.kind)] << " n=" << c.n << " f=" << c.f << (c.mask ? " mask" : "")
       << (c.weight ? " weight" : "") << (c.col ? " col_weight" : "");
 }
@@ -89,6 +89,131 @@ INSTANTIATE_TEST_SUITE_P(
                       PointCase{PointLossKind::kHuber, 2, 9, true, false, false},
                       PointCase{PointLossKind::kHuber, 3, 16, true, true, true},
                       PointCase{PointLossKind::kHuber, 4, 7, false, false, true}));
+
+// Every point loss with a mask and a horizon weight on [B·H, N] (rows b·H + t), MASE with its
+// insample factor, through forward / backward and through the trainers' chunk path.
+struct FullCase {
+  PointLossKind kind;
+  Index b, h, n;
+  bool mask, hw;
+};
+
+void PrintTo(const FullCase& c, std::ostream* os) {
+  PrintTo(PointCase{c.kind, c.b * c.h, c.n, c.mask, false, false}, os);
+  *os << " h=" << c.h << (c.hw ? " horizon_weight" : "");
+}
+
+class PointLossFullGrad : public ::testing::TestWithParam<FullCase> {};
+
+TEST_P(PointLossFullGrad, MatchesCentralDifferences) {
+  const auto c = GetParam();
+  const Index rows = c.b * c.h;
+  const size_t size = static_cast<size_t>(rows * c.n);
+  Vec pred(size), target(size), dpred(size), mask(size), u(size), insample(size_t(c.b * 7 * c.n));
+  // |ŷ| ≥ 0.2 (SMAPE's sign(ŷ)), |e| in [0.05, 2.95] and not within 0.02 of Huber's delta 1
+  // or of 0 (the kinks of MAE, MAPE, MASE, Huber and the quantile loss).
+  testing::fill_uniform(u.data(), Index(size), 3, 0, 1);
+  for (size_t i = 0; i < size; ++i) pred[i] = (i % 2 == 0 ? 1 : -1) * (0.2 + 1.8 * u[i]);
+  testing::fill_uniform(u.data(), Index(size), 4, 0, 1);
+  for (size_t i = 0; i < size; ++i) {
+    double e = 0.05 + 2.9 * u[i];
+    if (std::abs(e - 1.0) < 0.02) e += 0.05;
+    target[i] = pred[i] - (i % 3 == 1 ? -e : e);
+  }
+  testing::fill_uniform(mask.data(), Index(size), 5, 0, 1);
+  for (double& m : mask) m = m < 0.3 ? 0 : 1;
+  mask[0] = 1;
+  testing::fill_uniform(insample.data(), Index(insample.size()), 6, -2, 2);
+  Vec hw(size_t(c.h));
+  testing::fill_uniform(hw.data(), c.h, 7, 0.25, 2);
+
+  PointLoss<double> loss(
+      {.kind = c.kind, .q = 0.3, .seasonality = 2, .horizon_weight = c.hw ? hw : Vec{}});
+  loss.set_insample(insample.data(), c.b, 7, c.n);
+  LossWeights<double> w;
+  if (c.mask) w.mask = mat(mask, rows);
+  double value = 0, dloss = 0;
+  auto res = testing::gradcheck(
+      {{"pred", pred.data(), dpred.data(), Index(size), false}}, {{&value, &dloss, 1}},
+      [&] { value = loss.forward(mat(pred, rows), mat(target, rows), w); },
+      [&] { loss.backward(mat(pred, rows), mat(target, rows), mat(dpred, rows), w, dloss); });
+  EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
+  EXPECT_GT(value, 0.0);
+
+  // The chunk path (one window at a time) gives the same value and gradient.
+  value = loss.forward(mat(pred, rows), mat(target, rows), w);
+  loss.backward(mat(pred, rows), mat(target, rows), mat(dpred, rows), w, 1.0);
+  const double den = loss.denominator(w.mask, rows, c.n);
+  Vec dc(size);
+  double num = 0;
+  for (Index b0 = 0; b0 < c.b; ++b0) {
+    const ConstMat<double> m = c.mask ? w.mask.rows_block(b0 * c.h, c.h) : ConstMat<double>{};
+    num += loss.chunk(ConstMat<double>(mat(pred, rows)).rows_block(b0 * c.h, c.h),
+                      ConstMat<double>(mat(target, rows)).rows_block(b0 * c.h, c.h), m,
+                      mat(dc, rows).rows_block(b0 * c.h, c.h), 1.0 / den);
+  }
+  EXPECT_NEAR(loss.finish(num / den), value, 1e-12 * std::max(1.0, value));
+  const double g = loss.finish_grad(num / den);
+  for (size_t i = 0; i < size; ++i) EXPECT_NEAR(g * dc[i], dpred[i], 1e-12) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, PointLossFullGrad,
+    ::testing::Values(FullCase{PointLossKind::kMae, 3, 4, 2, true, true},
+                      FullCase{PointLossKind::kMse, 2, 5, 1, true, true},
+                      FullCase{PointLossKind::kRmse, 1, 7, 1, false, false},
+                      FullCase{PointLossKind::kRmse, 3, 4, 3, true, true},
+                      FullCase{PointLossKind::kMape, 2, 3, 5, false, true},
+                      FullCase{PointLossKind::kMape, 4, 4, 1, true, false},
+                      FullCase{PointLossKind::kSmape, 1, 9, 1, false, false},
+                      FullCase{PointLossKind::kSmape, 3, 4, 2, true, true},
+                      FullCase{PointLossKind::kMase, 2, 4, 1, false, false},
+                      FullCase{PointLossKind::kMase, 3, 5, 3, true, true},
+                      FullCase{PointLossKind::kHuber, 2, 6, 2, true, true},
+                      FullCase{PointLossKind::kQuantile, 1, 8, 1, false, false},
+                      FullCase{PointLossKind::kQuantile, 3, 4, 2, true, true}));
+
+// A horizon weight is normalised by Σ W, as the mask: a constant weight changes nothing, and
+// rows of one horizon step share theirs.
+TEST(Losses, HorizonWeightIsNormalisedPerStep) {
+  Vec pred = {1, 2, 3, 4}, target = {0, 0, 0, 0};  // [B = 2 · H = 2, 1]
+  PointLoss<double> flat({.kind = PointLossKind::kMae});
+  PointLoss<double> constant({.kind = PointLossKind::kMae, .horizon_weight = {3, 3}});
+  PointLoss<double> steps({.kind = PointLossKind::kMae, .horizon_weight = {1, 3}});
+  EXPECT_NEAR(flat.forward(mat(pred, 4), mat(target, 4)), 2.5, 1e-15);
+  EXPECT_NEAR(constant.forward(mat(pred, 4), mat(target, 4)), 2.5, 1e-15);
+  // (1·1 + 2·3 + 3·1 + 4·3) / (1 + 3 + 1 + 3) = 22 / 8
+  EXPECT_NEAR(steps.forward(mat(pred, 4), mat(target, 4)), 22.0 / 8, 1e-15);
+}
+
+// e = ŷ − y = [2, −2, 0]: ℓ = [(1 − q)·2, q·2, 0], ℓ' = [1 − q, −q, ½ − q] (a tie splits).
+TEST(Losses, QuantileByHand) {
+  Vec pred = {2, -2, 1}, target = {0, 0, 1}, d(3);
+  PointLoss<double> ql({.kind = PointLossKind::kQuantile, .q = 0.9});
+  EXPECT_NEAR(ql.forward(mat(pred, 1), mat(target, 1)), (0.2 + 1.8) / 3, 1e-15);
+  ql.backward(mat(pred, 1), mat(target, 1), mat(d, 1));
+  EXPECT_NEAR(d[0], 0.1 / 3, 1e-15);
+  EXPECT_NEAR(d[1], -0.9 / 3, 1e-15);
+  EXPECT_NEAR(d[2], -0.4 / 3, 1e-15);
+}
+
+// y = 0 gives MAPE's 1/|y| = 0 (_divide_no_nan), ŷ = y = 0 gives SMAPE's 0/0 = 0.
+TEST(Losses, PercentageLossesDropZeroDenominators) {
+  Vec pred = {1, 0}, target = {0, 0}, d(2, 7.0);
+  for (auto kind : {PointLossKind::kMape, PointLossKind::kSmape}) {
+    PointLoss<double> loss({.kind = kind});
+    const double v = loss.forward(mat(pred, 1), mat(target, 1));
+    loss.backward(mat(pred, 1), mat(target, 1), mat(d, 1));
+    EXPECT_EQ(v, kind == PointLossKind::kMape ? 0.0 : 1.0);  // SMAPE: 2·1/1 over 2 elements
+    EXPECT_EQ(d[1], 0.0);
+  }
+}
+
+TEST(Losses, RejectsBadParameters) {
+  EXPECT_THROW(PointLoss<float>({.kind = PointLossKind::kQuantile, .q = 1.0}), Error);
+  EXPECT_THROW(PointLoss<float>({.kind = PointLossKind::kQuantile, .q = 0.0}), Error);
+  EXPECT_THROW(PointLoss<float>({.kind = PointLossKind::kMase, .seasonality = 0}), Error);
+}
 
 struct BceCase {
   Index n, f;

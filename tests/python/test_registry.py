@@ -8,11 +8,13 @@ import pytest
 import shoal
 from shoal import _core
 
-# C++ options Python takes elsewhere (fit's val_size, cross_validation's test_size) or not
-# at all (shoal-only: the init generator, seasonality for baselines, the Huber delta via
-# HuberLoss(delta); a global fit's threads are NeuralForecast's workers).
-CPP_ONLY = {"val_size", "test_size", "init_generator", "seasonality", "huber_delta",
-            "num_threads"}
+# C++ options Python takes elsewhere (fit's val_size, cross_validation's test_size), from the
+# loss objects (loss= and valid_loss=: HuberLoss(delta), QuantileLoss(q), MASE(seasonality),
+# horizon_weight), or not at all (shoal-only: the init generator, seasonality for baselines; a
+# global fit's threads are NeuralForecast's workers).
+LOSS_PARAMETERS = {"huber_delta", "quantile", "loss_seasonality", "horizon_weight"}
+CPP_ONLY = {"val_size", "test_size", "init_generator", "seasonality", "num_threads",
+            "valid_loss"} | LOSS_PARAMETERS | {"valid_" + k for k in LOSS_PARAMETERS}
 
 
 def as_python(text, kind):

@@ -38,6 +38,7 @@ class OptionVisitor {
   virtual void operator()(std::string_view key, std::vector<std::string>& v,
                           std::string_view help) = 0;
   virtual void operator()(std::string_view key, std::vector<int64_t>& v, std::string_view help) = 0;
+  virtual void operator()(std::string_view key, std::vector<double>& v, std::string_view help) = 0;
   // A string from a closed set of names (`choices`); readers reject any other.
   virtual void choice(std::string_view key, std::string& v,
                       std::span<const std::string_view> choices, std::string_view help) = 0;
@@ -63,6 +64,7 @@ class OptionReader final : public OptionVisitor {
   void operator()(std::string_view key, std::vector<std::string>& v,
                   std::string_view help) override;
   void operator()(std::string_view key, std::vector<int64_t>& v, std::string_view help) override;
+  void operator()(std::string_view key, std::vector<double>& v, std::string_view help) override;
   void choice(std::string_view key, std::string& v, std::span<const std::string_view> choices,
               std::string_view help) override;
 
@@ -91,6 +93,7 @@ class OptionWriter final : public OptionVisitor {
   void operator()(std::string_view key, std::vector<std::string>& v,
                   std::string_view help) override;
   void operator()(std::string_view key, std::vector<int64_t>& v, std::string_view help) override;
+  void operator()(std::string_view key, std::vector<double>& v, std::string_view help) override;
   void choice(std::string_view key, std::string& v, std::span<const std::string_view> choices,
               std::string_view help) override;
   nlohmann::json json = nlohmann::json::object();
@@ -116,6 +119,7 @@ class OptionLister final : public OptionVisitor {
   void operator()(std::string_view key, std::vector<std::string>& v,
                   std::string_view help) override;
   void operator()(std::string_view key, std::vector<int64_t>& v, std::string_view help) override;
+  void operator()(std::string_view key, std::vector<double>& v, std::string_view help) override;
   void choice(std::string_view key, std::string& v, std::span<const std::string_view> choices,
               std::string_view help) override;
   std::vector<OptionInfo> options;

@@ -163,6 +163,9 @@ class WindowAssembler {
 // [B, h, N]. `scratch` holds L + h floats.
 void scale_window_batch(WindowBatch& w, ScalerType type, float* scratch);
 void inverse_scale_batch(const WindowBatch& w, ScalerType type, float* y_hat);
+// The batch's insample y [B, L, N] in the data's scale, written to `out` (what neuralforecast's
+// validation gives a loss as y_insample: MASE's scale).
+void inverse_scale_insample(const WindowBatch& w, ScalerType type, float* out);
 
 // Per training step: windows_batch_size of the valid starts, uniformly without replacement
 // (with replacement when fewer are valid), plus the series order (a fresh permutation when

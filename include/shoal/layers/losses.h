@@ -2,22 +2,32 @@
 // PyTorch's BCE-with-logits. Each is a small struct: forward returns the scalar loss (double),
 // backward overwrites the gradient w.r.t. the prediction, scaled by the upstream dloss.
 //
-// Point losses (MAE, MSE, Huber), with e = ŷ − y and W = mask · weight · col_weight:
-//   L = Σ ℓ(e)·W / Σ W, and L = 0 (gradient 0) when that ratio is NaN or ±inf: an all-masked
-//   batch, a zero weight sum, or a NaN anywhere in the sums (neuralforecast's _divide_no_nan).
-//   MAE ℓ = |e|, ℓ' = sign(e) with sign(0) = 0 (as torch.abs).
-//   MSE ℓ = e², ℓ' = 2e.
-//   Huber (torch huber_loss) ℓ = ½e² if |e| < δ else δ(|e| − ½δ), ℓ' = clamp(e, −δ, δ).
-//   ∂L/∂ŷ = dloss · ℓ'(e) · W / Σ W.
+// Point losses (neuralforecast's single-output losses), with e = ŷ − y and
+// W = mask · weight · col_weight · horizon_weight[r mod H] (row r of a [B·H, N] view):
+//   M = Σ ℓ(ŷ, y)·c·W / Σ W, and M = 0 (gradient 0) when that ratio is NaN or ±inf: an
+//   all-masked batch, a zero weight sum, or a NaN in the sums (neuralforecast's _divide_no_nan).
+//   The horizon weight is therefore normalised by Σ W, as the mask is. L = M, except RMSE's √M.
+//   MAE      ℓ = |e|                  ℓ' = sign(e), sign(0) = 0 (as torch.abs)
+//   MSE      ℓ = e²                   ℓ' = 2e
+//   RMSE     ℓ = e², L = √M           ∂L/∂ŷ = ∂M/∂ŷ / (2√M) (0 when M = 0)
+//   MAPE     ℓ = |e|·a, a = 1/|y| (0 where not finite)          ℓ' = sign(e)·a
+//   SMAPE    ℓ = 2|e|/s, s = |y| + |ŷ| (0 where not finite)     ℓ' = 2(sign(e) − |e|·sign(ŷ)/s)/s
+//   MASE     ℓ = |e|, c = c[column] (see set_insample)          ℓ' = sign(e)
+//   Huber    (torch huber_loss) ℓ = ½e² if |e| < δ else δ(|e| − ½δ), ℓ' = clamp(e, −δ, δ)
+//   Quantile ℓ = max(q(y − ŷ), (q − 1)(y − ŷ)), ℓ' = 1 − q (e > 0), −q (e < 0), ½ − q (e = 0:
+//            torch.max splits a tie's gradient)
+//   ∂M/∂ŷ = dloss · ℓ'·c·W / Σ W; c = 1 except MASE's.
 // BCE with logits z, target y, optional per-element weight w (torch mean reduction):
 //   L = (1/(N·F)) Σ w·(max(z, 0) − z·y + log(1 + exp(−|z|)))   (stable for any |z|)
 //   ∂L/∂z = dloss · w·(σ(z) − y) / (N·F).
-// Shapes: ŷ, y, mask, weight, dŷ [N, F] (any leading dimensions); col_weight [F] (neuralforecast's
-// horizon_weight on a [N, h] view). Sums accumulate in double. Derivations:
+// Shapes: ŷ, y, mask, weight, dŷ [N, F] (any leading dimensions); col_weight [F]; a horizon
+// weight [H] needs N a multiple of H (rows b·H + t). Sums accumulate in double. Derivations:
 // docs/derivations/losses.md.
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "shoal/core/tensor.h"
 
@@ -31,26 +41,50 @@ struct LossWeights {
   const T* col_weight = nullptr;  // [F] per-column weight, broadcast over rows
 };
 
-enum class PointLossKind : uint8_t { kMae, kMse, kHuber };
+enum class PointLossKind : uint8_t { kMae, kMse, kRmse, kMape, kSmape, kMase, kHuber, kQuantile };
+
+// A point loss and its parameters: neuralforecast's loss classes and their arguments.
+struct LossConfig {
+  PointLossKind kind = PointLossKind::kMae;
+  double delta = 1.0;                  // HuberLoss, > 0
+  double q = 0.5;                      // QuantileLoss, in (0, 1)
+  Index seasonality = 1;               // MASE, ≥ 1
+  std::vector<double> horizon_weight;  // [H] weight of each horizon step; empty: all ones
+};
 
 // The masked weighted mean of an elementwise loss. backward uses the ratio of the last forward
 // (to zero the gradient when it was not finite), so call it after forward on the same inputs.
 template <class T>
 struct PointLoss {
-  struct Config {
-    PointLossKind kind = PointLossKind::kMae;
-    double delta = 1.0;  // Huber only
-  };
+  using Config = LossConfig;
 
   Config cfg;
 
   explicit PointLoss(Config c);
+  // MASE's factor c[n] = Σ_b 1/scale[b, n] over the batch's windows, scale[b, n] = mean over t of
+  // |x[b, t, n] − x[b, t − s, n]| (t ∈ [s, L)), terms with a zero or non-finite scale dropped.
+  // It is the sum over every window, not each window's own scale: neuralforecast 3.3.0 divides
+  // the [B, H, N] errors by scale[:, None, None] ([B, 1, 1, N]), which broadcasts to
+  // [B, B, H, N] and sums each error over every window's scale. Call before forward / chunk
+  // with the batch's insample x [B, L, N] (the space the loss is taken in); other losses ignore
+  // it.
+  void set_insample(const T* insample, Index windows, Index input_size, Index n_series);
+  std::span<const double> insample_factor() const { return factor_; }
+  void set_insample_factor(std::span<const double> f) { factor_.assign(f.begin(), f.end()); }
+  // Σ W of a batch's mask ([B·H, N], empty: all ones) with the horizon weight: the denominator
+  // chunk() needs.
+  double denominator(ConstMat<T> mask, Index rows, Index cols) const;
+  // The loss of a mean M = Σ ℓ·c·W / Σ W (RMSE: √M; others: M), and its derivative (what a
+  // trainer that summed chunks' gradients of M multiplies them by; 1 except RMSE).
+  double finish(double mean) const;
+  double finish_grad(double mean) const;
   double forward(ConstMat<T> pred, ConstMat<T> target, const LossWeights<T>& w = {});
   void backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred,
                 const LossWeights<T>& w = {}, double dloss = 1.0) const;
   // One chunk of a batch whose Σ W is known beforehand (a batch trained a few rows at a time):
-  // returns the chunk's Σ ℓ(e)·m and writes dŷ = scale · ℓ'(e) · m, with scale = 1 / Σ W of the
-  // whole batch, so the chunks' gradients are exactly the whole batch's. mask may be empty.
+  // returns the chunk's Σ ℓ·c·W and writes dŷ = scale · ℓ'·c·W, with scale = 1 / Σ W of the
+  // whole batch (denominator()), so the chunks' gradients are exactly the whole batch's mean's
+  // (times finish_grad for RMSE). mask may be empty; a chunk starts at a window (row b·H).
   double chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
                T scale) const;
   // Whether the last forward's Σ ℓ·W was finite. forward returns 0 for a non-finite ratio (as
@@ -58,8 +92,9 @@ struct PointLoss {
   bool numerator_finite() const { return num_finite_; }
 
  private:
-  double inv_den_ = 0;  // 1 / Σ W of the last forward, 0 when its ratio was not finite
+  double inv_den_ = 0;  // finish_grad / Σ W of the last forward, 0 when its ratio was not finite
   bool num_finite_ = true;
+  std::vector<double> factor_;  // MASE's c [N], from set_insample
 };
 
 // Σ of a mask's entries in double (a loss's denominator); a contiguous mask is summed as one

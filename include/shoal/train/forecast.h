@@ -11,6 +11,7 @@
 
 #include <any>
 #include <atomic>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,8 +49,10 @@ struct TrainConfig {
   Index num_lr_decays = -1;  // -1: no StepLR decay (TSMixer(x) default)
   Index val_check_steps = 100;
   Index early_stop_patience_steps = -1;  // > 0 (with windows.val_size > 0): early stopping
-  layers::PointLossKind loss = layers::PointLossKind::kMae;  // training and validation loss
-  double huber_delta = 1.0;
+  layers::LossConfig loss{};  // training loss (scaled space), and validation's by default
+  // Validation and early-stopping loss (raw space): neuralforecast's valid_loss; none: `loss`.
+  std::optional<layers::LossConfig> valid_loss;
+  const layers::LossConfig& validation_loss() const { return valid_loss ? *valid_loss : loss; }
   uint64_t seed = 1;
   // Threads of one global fit of a univariate model over many series (data-parallel over each
   // step's windows; a thread count gives bitwise-identical weights). 0: every allowed CPU.
@@ -123,8 +126,10 @@ bool is_multivariate(const ForecastJob& job);
 // learning_rate).
 void check_forecast_job(const ForecastJob& job, bool fitting);
 
-// The loss named "mae", "mse" or "huber" (throws shoal::Error otherwise).
-layers::PointLossKind parse_loss(std::string_view name);
+// The loss named "mae", "mse", "rmse", "mape", "smape", "mase", "huber" or "quantile" (throws
+// shoal::Error naming `field` otherwise), and the name of a loss.
+layers::PointLossKind parse_loss(std::string_view name, std::string_view field = "loss");
+const char* loss_name(layers::PointLossKind kind);
 
 // Fits `job`'s model on `panel` and forecasts the h steps after it. A univariate model on a
 // panel of many series trains one model globally (batch_size series per step, their windows

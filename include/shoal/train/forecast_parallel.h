@@ -80,8 +80,13 @@ class ParallelForecastTrainer {
   // One optimizer step on a batch (target and mask [B·H, N]); returns the loss before the update.
   // A non-finite loss sum leaves the weights as they were (last_step_diverged()).
   double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask) {
-    const double den = layers::mask_sum(mask);
+    Trainer& src = *trainers_[0];
+    const double den = src.loss().denominator(mask, target.rows, target.cols);
     const T scale = static_cast<T>(1.0 / den);
+    // The loss's batch-wide terms (MASE's insample scale) come from the whole batch.
+    src.prepare_loss(in);
+    for (size_t k = 1; k < trainers_.size(); ++k)
+      trainers_[k]->loss().set_insample_factor(src.loss().insample_factor());
     const Index h = models_[0]->horizon();
     Ctx base{.training = true, .seed = seed_, .step = static_cast<uint64_t>(steps_)};
     base.profiler = prof_;
@@ -103,15 +108,21 @@ class ParallelForecastTrainer {
         std::memset(a->region_base(Region::kGrads), 0, a->region_bytes(Region::kGrads));
       return 0;
     }
+    const double ratio = num / den;
+    // The replicas' gradients are those of the mean; RMSE's √ scales them all alike.
+    const T g = static_cast<T>(std::isfinite(ratio) ? src.loss().finish_grad(ratio) : 1.0);
     optim::Adam<T>& adam = trainers_[0]->optimizer();
     adam.begin_step();
     pool_.run([&](int tid) {
       const Range r = reduce_grads_chunk<T>(arenas_, tid, pool_.size());
+      if (g != T(1)) {
+        T* grads = arenas_[0]->grads<T>();
+        for (Index i = r.begin; i < r.end; ++i) grads[i] *= g;
+      }
       adam.update(*arenas_[0], r.begin, r.end);
       zero_grads<T>(*arenas_[0], r);
     });
-    const double ratio = num / den;
-    return std::isfinite(ratio) ? ratio : 0.0;
+    return std::isfinite(ratio) ? src.loss().finish(ratio) : 0.0;
   }
 
   bool last_step_diverged() const { return diverged_; }

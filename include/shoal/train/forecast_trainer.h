@@ -63,20 +63,17 @@ class ForecastTrainer {
     uint64_t seed = 1;                                // init and dropout masks
     Generator init_generator = Generator::kTorchCpu;  // the init's words (core/rng.h)
     optim::AdamConfig adam{};
-    layers::PointLossKind loss = layers::PointLossKind::kMae;
-    double huber_delta = 1.0;
+    layers::LossConfig loss{};  // any point loss; a horizon weight has H entries
     // Windows per chunk (models with kWindowsIndependent only); 0 = the whole batch at once.
     // 8 windows of TSMixerx's defaults keep a chunk's activations in L2 (docs/tsmixerx.md).
     Index chunk_windows = 8;
   };
 
   ForecastTrainer(Model& model, Config cfg)
-      : model_(model),
-        cfg_(cfg),
-        adam_(cfg.adam),
-        loss_({.kind = cfg.loss, .delta = cfg.huber_delta}) {
+      : model_(model), cfg_(cfg), adam_(cfg.adam), loss_(cfg.loss) {
     SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
                 cfg_.max_batch);
+    check_horizon_weight();
     chunk_ = cfg_.max_batch;
     if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
       chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
@@ -95,12 +92,10 @@ class ForecastTrainer {
   // arena whose params are `source`'s (no optimizer state, no init); its steps go through
   // accumulate() and the source's optimizer.
   ForecastTrainer(Model& model, Config cfg, const ForecastTrainer& source)
-      : model_(model),
-        cfg_(cfg),
-        adam_(cfg.adam),
-        loss_({.kind = cfg.loss, .delta = cfg.huber_delta}) {
+      : model_(model), cfg_(cfg), adam_(cfg.adam), loss_(cfg.loss) {
     SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
                 cfg_.max_batch);
+    check_horizon_weight();
     chunk_ = cfg_.max_batch;
     if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
       chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
@@ -129,6 +124,7 @@ class ForecastTrainer {
       ConstMat<T> out = model_.forward(ctx, in);
       const layers::LossWeights<T> w{.mask = mask};
       zone.next(zones_.loss_forward);
+      prepare_loss(in);
       loss = loss_.forward(out, target, w);
       diverged_ = !loss_.numerator_finite();
       MatView<T> dout = dout_.mat().rows_block(0, out.rows);
@@ -197,6 +193,13 @@ class ForecastTrainer {
   }
 
   Arena& arena() { return arena_; }
+  layers::PointLoss<T>& loss() { return loss_; }
+  // Gives the loss what it needs of the whole batch's inputs before its chunks run (MASE's
+  // insample scale; nothing for the other losses).
+  void prepare_loss(const ForecastInputs<T>& in) {
+    if (loss_.cfg.kind == layers::PointLossKind::kMase)
+      loss_.set_insample(in.insample_y, in.batch, model_.config().input_size, model_.n_series());
+  }
   // Whether the last train_step's predictions gave a non-finite loss sum. train_step then returns
   // 0 (neuralforecast's _divide_no_nan) and skips the update; the fit loop stops on this.
   bool last_step_diverged() const { return diverged_; }
@@ -232,16 +235,22 @@ class ForecastTrainer {
   // elementwise terms are PointLoss's (layers/losses.h), with Σ W taken over every chunk first.
   double chunked_step(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> target,
                       ConstMat<T> mask) {
-    double den = 0;
-    if (mask.data == nullptr)
-      den = static_cast<double>(target.rows) * static_cast<double>(target.cols);
-    else
-      den = layers::mask_sum(mask);
+    const double den = loss_.denominator(mask, target.rows, target.cols);
     const T scale = static_cast<T>(1.0 / den);
+    prepare_loss(in);
     const double num = accumulate(ctx, in, target, mask, scale);
     diverged_ = !std::isfinite(num);
     const double ratio = num / den;
-    if (std::isfinite(ratio)) return ratio;
+    if (std::isfinite(ratio)) {
+      // The chunks' gradients are those of the mean; RMSE's √ scales them all alike.
+      const double g = loss_.finish_grad(ratio);
+      if (g != 1.0) {
+        T* grads = arena_.grads<T>();
+        const Index count = static_cast<Index>(arena_.region_bytes(Region::kGrads) / sizeof(T));
+        for (Index i = 0; i < count; ++i) grads[i] *= static_cast<T>(g);
+      }
+      return loss_.finish(ratio);
+    }
     std::memset(arena_.region_base(Region::kGrads), 0, arena_.region_bytes(Region::kGrads));
     return 0;
   }
@@ -274,6 +283,13 @@ class ForecastTrainer {
   }
 
  private:
+  void check_horizon_weight() const {
+    const size_t hw = cfg_.loss.horizon_weight.size();
+    SHOAL_CHECK(hw == 0 || Index(hw) == model_.horizon(),
+                "horizon_weight has {} entries; it needs one per horizon step (h = {})", hw,
+                model_.horizon());
+  }
+
   Model& model_;
   Config cfg_;
   optim::Adam<T> adam_;

@@ -1,6 +1,7 @@
 #include "shoal/core/options.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -186,6 +187,20 @@ void OptionReader::operator()(std::string_view key, std::vector<int64_t>& v, std
   v = std::move(out);
 }
 
+void OptionReader::operator()(std::string_view key, std::vector<double>& v, std::string_view) {
+  const nlohmann::json* j = find(key);
+  if (j == nullptr) return;
+  std::vector<double> out;
+  for (const std::string& s : list_of(*j)) {
+    char* end = nullptr;
+    const double d = std::strtod(s.c_str(), &end);
+    SHOAL_CHECK(!s.empty() && end == s.c_str() + s.size() && std::isfinite(d),
+                "config '{}' must list finite numbers, got '{}'", key, s);
+    out.push_back(d);
+  }
+  v = std::move(out);
+}
+
 void OptionReader::choice(std::string_view key, std::string& v,
                           std::span<const std::string_view> choices, std::string_view) {
   const nlohmann::json* j = find(key);
@@ -237,6 +252,9 @@ void OptionWriter::operator()(std::string_view k, std::vector<std::string>& v, s
 void OptionWriter::operator()(std::string_view k, std::vector<int64_t>& v, std::string_view) {
   json[std::string(k)] = v;
 }
+void OptionWriter::operator()(std::string_view k, std::vector<double>& v, std::string_view) {
+  json[std::string(k)] = v;
+}
 void OptionWriter::choice(std::string_view k, std::string& v, std::span<const std::string_view>,
                           std::string_view) {
   json[std::string(k)] = v;
@@ -265,6 +283,9 @@ void OptionLister::operator()(std::string_view k, std::vector<std::string>& v, s
   add(k, fmt::format("{}", fmt::join(v, ",")), h, "list");
 }
 void OptionLister::operator()(std::string_view k, std::vector<int64_t>& v, std::string_view h) {
+  add(k, fmt::format("{}", fmt::join(v, ",")), h, "list");
+}
+void OptionLister::operator()(std::string_view k, std::vector<double>& v, std::string_view h) {
   add(k, fmt::format("{}", fmt::join(v, ",")), h, "list");
 }
 void OptionLister::choice(std::string_view k, std::string& v,

@@ -316,6 +316,14 @@ void inverse_scale_batch(const WindowBatch& w, ScalerType type, float* y_hat) {
                       {w.y_shift.data[i * w.N + k], w.y_scale.data[i * w.N + k]});
 }
 
+void inverse_scale_insample(const WindowBatch& w, ScalerType type, float* out) {
+  std::copy_n(w.insample_y.data, size_t(w.B * w.L * w.N), out);
+  for (Index i = 0; i < w.B; ++i)
+    for (Index k = 0; k < w.N; ++k)
+      unscale_strided(type, out + i * w.L * w.N + k, w.N, w.L,
+                      {w.y_shift.data[i * w.N + k], w.y_scale.data[i * w.N + k]});
+}
+
 WindowSampler::WindowSampler(std::vector<Index> valid_starts, Index batch_size, Index n_series,
                              bool shuffle_series, uint64_t seed, uint64_t stream)
     : valid_(std::move(valid_starts)),

@@ -12,26 +12,58 @@ using kernels::lane_sum;
 
 namespace {
 
+template <class T>
+struct ElemParams {
+  T delta, q;
+};
+
+template <class T>
+T sign(T v) {
+  return static_cast<T>((v > T(0)) - (v < T(0)));  // sign(0) = 0, as torch.abs's gradient
+}
+
+// x where finite, else 0 (neuralforecast's _divide_no_nan on one element).
+template <class T>
+T finite_or_zero(T x) {
+  return std::isfinite(x) ? x : T(0);
+}
+
 template <PointLossKind K, class T>
-T elem_loss(T e, T delta) {
-  if constexpr (K == PointLossKind::kMae) {
+T elem_loss(T p, T y, const ElemParams<T>& a) {
+  const T e = p - y;
+  if constexpr (K == PointLossKind::kMae || K == PointLossKind::kMase) {
     return std::abs(e);
-  } else if constexpr (K == PointLossKind::kMse) {
+  } else if constexpr (K == PointLossKind::kMse || K == PointLossKind::kRmse) {
     return e * e;
+  } else if constexpr (K == PointLossKind::kMape) {
+    return std::abs(e) * finite_or_zero(T(1) / std::abs(y));
+  } else if constexpr (K == PointLossKind::kSmape) {
+    return T(2) * finite_or_zero(std::abs(e) / (std::abs(y) + std::abs(p)));
+  } else if constexpr (K == PointLossKind::kHuber) {
+    const T ae = std::abs(e);
+    return ae < a.delta ? T(0.5) * e * e : a.delta * (ae - T(0.5) * a.delta);
   } else {
-    const T a = std::abs(e);
-    return a < delta ? T(0.5) * e * e : delta * (a - T(0.5) * delta);
+    return e > T(0) ? (T(1) - a.q) * e : -a.q * e;
   }
 }
 
 template <PointLossKind K, class T>
-T elem_grad(T e, T delta) {
-  if constexpr (K == PointLossKind::kMae) {
-    return static_cast<T>((e > T(0)) - (e < T(0)));  // sign(0) = 0
-  } else if constexpr (K == PointLossKind::kMse) {
+T elem_grad(T p, T y, const ElemParams<T>& a) {
+  const T e = p - y;
+  if constexpr (K == PointLossKind::kMae || K == PointLossKind::kMase) {
+    return sign(e);
+  } else if constexpr (K == PointLossKind::kMse || K == PointLossKind::kRmse) {
     return T(2) * e;
+  } else if constexpr (K == PointLossKind::kMape) {
+    return sign(e) * finite_or_zero(T(1) / std::abs(y));
+  } else if constexpr (K == PointLossKind::kSmape) {
+    const T s = std::abs(y) + std::abs(p);
+    if (!std::isfinite(std::abs(e) / s)) return T(0);
+    return T(2) * (sign(e) - std::abs(e) * sign(p) / s) / s;
+  } else if constexpr (K == PointLossKind::kHuber) {
+    return e < -a.delta ? -a.delta : (e > a.delta ? a.delta : e);
   } else {
-    return e < -delta ? -delta : (e > delta ? delta : e);
+    return e > T(0) ? T(1) - a.q : (e < T(0) ? -a.q : T(0.5) - a.q);
   }
 }
 
@@ -92,17 +124,35 @@ void with_weight_flags(const LossWeights<T>& w, Body&& body) {
   }
 }
 
-template <class T, class Body>
+template <PointLossKind K>
+using KindTag = std::integral_constant<PointLossKind, K>;
+
+template <class Body>
 void with_kind(PointLossKind kind, Body&& body) {
   switch (kind) {
     case PointLossKind::kMae:
-      body(std::integral_constant<PointLossKind, PointLossKind::kMae>{});
+      body(KindTag<PointLossKind::kMae>{});
       break;
     case PointLossKind::kMse:
-      body(std::integral_constant<PointLossKind, PointLossKind::kMse>{});
+      body(KindTag<PointLossKind::kMse>{});
+      break;
+    case PointLossKind::kRmse:
+      body(KindTag<PointLossKind::kRmse>{});
+      break;
+    case PointLossKind::kMape:
+      body(KindTag<PointLossKind::kMape>{});
+      break;
+    case PointLossKind::kSmape:
+      body(KindTag<PointLossKind::kSmape>{});
+      break;
+    case PointLossKind::kMase:
+      body(KindTag<PointLossKind::kMase>{});
       break;
     case PointLossKind::kHuber:
-      body(std::integral_constant<PointLossKind, PointLossKind::kHuber>{});
+      body(KindTag<PointLossKind::kHuber>{});
+      break;
+    case PointLossKind::kQuantile:
+      body(KindTag<PointLossKind::kQuantile>{});
       break;
   }
 }
@@ -137,12 +187,75 @@ void check_weights(ConstMat<T> pred, const LossWeights<T>& w) {
   (void)w;
 }
 
+// The per-row horizon weight and per-column MASE factor of the row-structured path (a loss
+// with either); rows keep their [B·H, N] layout there, so row r is horizon step r mod H.
+template <class T>
+struct RowTerms {
+  std::span<const double> hw;      // [H] or empty
+  std::span<const double> factor;  // [N] or empty
+  T row(Index r) const { return hw.empty() ? T(1) : static_cast<T>(hw[size_t(r) % hw.size()]); }
+  T col(Index j) const { return factor.empty() ? T(1) : static_cast<T>(factor[size_t(j)]); }
+};
+
 }  // namespace
 
 template <class T>
-PointLoss<T>::PointLoss(Config c) : cfg(c) {
+PointLoss<T>::PointLoss(Config c) : cfg(std::move(c)) {
   SHOAL_CHECK(cfg.kind != PointLossKind::kHuber || cfg.delta > 0,
               "Huber loss delta must be > 0, got {}", cfg.delta);
+  SHOAL_CHECK(cfg.kind != PointLossKind::kQuantile || (cfg.q > 0 && cfg.q < 1),
+              "quantile loss q must be in (0, 1), got {}", cfg.q);
+  SHOAL_CHECK(cfg.kind != PointLossKind::kMase || cfg.seasonality >= 1,
+              "MASE seasonality must be ≥ 1, got {}", cfg.seasonality);
+}
+
+template <class T>
+void PointLoss<T>::set_insample(const T* x, Index windows, Index input_size, Index n_series) {
+  if (cfg.kind != PointLossKind::kMase) return;
+  factor_.assign(size_t(n_series), 0.0);
+  const Index s = cfg.seasonality, l = input_size, n = n_series;
+  for (Index b = 0; b < windows; ++b) {
+    const T* w = x + b * l * n;
+    for (Index k = 0; k < n; ++k) {
+      double sum = 0;
+      for (Index t = s; t < l; ++t)
+        sum +=
+            std::abs(static_cast<double>(w[t * n + k]) - static_cast<double>(w[(t - s) * n + k]));
+      // The mean of no differences (L ≤ s) is NaN in torch: that window adds nothing.
+      const double scale = l > s ? sum / static_cast<double>(l - s) : 0.0;
+      if (scale > 0 && std::isfinite(scale)) factor_[size_t(k)] += 1.0 / scale;
+    }
+  }
+}
+
+template <class T>
+double PointLoss<T>::denominator(ConstMat<T> mask, Index rows, Index cols) const {
+  const std::span<const double> hw = cfg.horizon_weight;
+  if (hw.empty())
+    return mask.data == nullptr ? static_cast<double>(rows) * static_cast<double>(cols)
+                                : mask_sum(mask);
+  double den = 0;
+  for (Index r = 0; r < rows; ++r) {
+    double row = static_cast<double>(cols);
+    if (mask.data != nullptr) {
+      const T* m = mask.row(r);
+      row = lane_sum(cols, [&](Index j) { return static_cast<double>(m[j]); });
+    }
+    den += row * hw[size_t(r) % hw.size()];
+  }
+  return den;
+}
+
+template <class T>
+double PointLoss<T>::finish(double mean) const {
+  return cfg.kind == PointLossKind::kRmse ? std::sqrt(mean) : mean;
+}
+
+template <class T>
+double PointLoss<T>::finish_grad(double mean) const {
+  if (cfg.kind != PointLossKind::kRmse) return 1.0;
+  // torch's sqrt backward at 0 gives 0·inf = NaN; a perfect fit has no gradient here.
+  return mean > 0 ? 0.5 / std::sqrt(mean) : 0.0;
 }
 
 template <class T>
@@ -150,12 +263,16 @@ double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWei
   SHOAL_DCHECK(pred.rows == target.rows && pred.cols == target.cols);
   check_weights(pred, given);
   LossWeights<T> w = given;
-  if (w.weight.data == nullptr && w.col_weight == nullptr)
+  const RowTerms<T> rt{cfg.horizon_weight, factor_};
+  const bool rows_kept = !rt.hw.empty() || cfg.kind == PointLossKind::kMase;
+  SHOAL_DCHECK(rt.hw.empty() || pred.rows % Index(rt.hw.size()) == 0);
+  SHOAL_DCHECK(cfg.kind != PointLossKind::kMase || Index(factor_.size()) == pred.cols);
+  if (w.weight.data == nullptr && w.col_weight == nullptr && !rows_kept)
     flatten<T>(pred, target, w.mask, nullptr);
-  const T delta = static_cast<T>(cfg.delta);
+  const ElemParams<T> a{static_cast<T>(cfg.delta), static_cast<T>(cfg.q)};
   double num = 0;
   double den = 0;
-  with_kind<T>(cfg.kind, [&](auto kind) {
+  with_kind(cfg.kind, [&](auto kind) {
     with_weight_flags(w, [&](auto flags) {
       using Flags = decltype(flags);
       constexpr PointLossKind kK = decltype(kind)::value;
@@ -163,19 +280,25 @@ double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWei
         const T* p = pred.row(n);
         const T* y = target.row(n);
         const RowWeight<Flags, T> wt(w, n);
-        if constexpr (!Flags::mask && !Flags::weight && !Flags::col) {
+        if (rows_kept) {
+          const T rw = rt.row(n);
           num += lane_sum(pred.cols, [&](Index j) {
-            return static_cast<double>(elem_loss<kK>(p[j] - y[j], delta));
+            return static_cast<double>(elem_loss<kK>(p[j], y[j], a) * wt(j) * rw * rt.col(j));
+          });
+          den += lane_sum(pred.cols, [&](Index j) { return static_cast<double>(wt(j) * rw); });
+        } else if constexpr (!Flags::mask && !Flags::weight && !Flags::col) {
+          num += lane_sum(pred.cols, [&](Index j) {
+            return static_cast<double>(elem_loss<kK>(p[j], y[j], a));
           });
         } else {
           num += lane_sum(pred.cols, [&](Index j) {
-            return static_cast<double>(elem_loss<kK>(p[j] - y[j], delta) * wt(j));
+            return static_cast<double>(elem_loss<kK>(p[j], y[j], a) * wt(j));
           });
           den += lane_sum(pred.cols, [&](Index j) { return static_cast<double>(wt(j)); });
         }
       }
       if constexpr (!Flags::mask && !Flags::weight && !Flags::col)
-        den = static_cast<double>(pred.rows) * static_cast<double>(pred.cols);
+        if (!rows_kept) den = static_cast<double>(pred.rows) * static_cast<double>(pred.cols);
     });
   });
   const double ratio = num / den;
@@ -184,8 +307,8 @@ double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWei
     inv_den_ = 0;
     return 0;
   }
-  inv_den_ = 1.0 / den;
-  return ratio;
+  inv_den_ = finish_grad(ratio) / den;
+  return finish(ratio);
 }
 
 template <class T>
@@ -201,25 +324,61 @@ double mask_sum(ConstMat<T> mask) {
 template double mask_sum<float>(ConstMat<float>);
 template double mask_sum<double>(ConstMat<double>);
 
+namespace {
+
+// chunk() of a loss with a horizon weight or MASE's factor: rows keep their [B·H, N] layout.
+template <PointLossKind K, class T>
+double chunk_rows_kept(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
+                       T scale, ElemParams<T> a, const RowTerms<T>& rt) {
+  double num = 0;
+  for (Index r = 0; r < pred.rows; ++r) {
+    const T* p = pred.row(r);
+    const T* y = target.row(r);
+    const T* m = mask.data == nullptr ? nullptr : mask.row(r);
+    T* d = dpred.row(r);
+    const T rw = rt.row(r);
+    num += lane_sum(pred.cols, [&](Index j) {
+      const T l = elem_loss<K>(p[j], y[j], a) * rw * rt.col(j);
+      return static_cast<double>(m == nullptr ? l : l * m[j]);
+    });
+    for (Index j = 0; j < pred.cols; ++j)
+      d[j] = scale * elem_grad<K>(p[j], y[j], a) * rw * rt.col(j) * (m == nullptr ? T(1) : m[j]);
+  }
+  return num;
+}
+
+}  // namespace
+
 template <class T>
 double PointLoss<T>::chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
                            T scale) const {
-  flatten<T>(pred, target, mask, &dpred);
-  const T delta = static_cast<T>(cfg.delta);
+  const RowTerms<T> rt{cfg.horizon_weight, factor_};
+  const ElemParams<T> params{static_cast<T>(cfg.delta), static_cast<T>(cfg.q)};
   double num = 0;
-  with_kind<T>(cfg.kind, [&](auto kind) {
+  if (!rt.hw.empty() || cfg.kind == PointLossKind::kMase) {
+    with_kind(cfg.kind, [&](auto kind) {
+      num = chunk_rows_kept<decltype(kind)::value>(pred, target, mask, dpred, scale, params, rt);
+    });
+    return num;
+  }
+  flatten<T>(pred, target, mask, &dpred);
+  with_kind(cfg.kind, [&](auto kind) {
     constexpr PointLossKind K = decltype(kind)::value;
+    // Locals, not the caller's through the closure: a store through d could alias those, and
+    // the store loop would reload them per element.
+    const T s = scale;
+    const ElemParams<T> a = params;
     for (Index r = 0; r < pred.rows; ++r) {
       const T* p = pred.row(r);
       const T* y = target.row(r);
       const T* m = mask.data == nullptr ? nullptr : mask.row(r);
       T* d = dpred.row(r);
       num += lane_sum(pred.cols, [&](Index j) {
-        const T l = elem_loss<K>(p[j] - y[j], delta);
+        const T l = elem_loss<K>(p[j], y[j], a);
         return static_cast<double>(m == nullptr ? l : l * m[j]);
       });
       for (Index j = 0; j < pred.cols; ++j)
-        d[j] = scale * elem_grad<K>(p[j] - y[j], delta) * (m == nullptr ? T(1) : m[j]);
+        d[j] = s * elem_grad<K>(p[j], y[j], a) * (m == nullptr ? T(1) : m[j]);
     }
   });
   return num;
@@ -232,15 +391,18 @@ void PointLoss<T>::backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpr
                dpred.cols == pred.cols);
   check_weights(pred, given);
   LossWeights<T> w = given;
-  if (w.weight.data == nullptr && w.col_weight == nullptr) flatten<T>(pred, target, w.mask, &dpred);
+  const RowTerms<T> rt{cfg.horizon_weight, factor_};
+  const bool rows_kept = !rt.hw.empty() || cfg.kind == PointLossKind::kMase;
+  if (w.weight.data == nullptr && w.col_weight == nullptr && !rows_kept)
+    flatten<T>(pred, target, w.mask, &dpred);
   const T scale = static_cast<T>(dloss * inv_den_);
   if (inv_den_ == 0) {
     for (Index n = 0; n < dpred.rows; ++n)
       for (Index j = 0; j < dpred.cols; ++j) dpred(n, j) = T(0);
     return;
   }
-  const T delta = static_cast<T>(cfg.delta);
-  with_kind<T>(cfg.kind, [&](auto kind) {
+  const ElemParams<T> a{static_cast<T>(cfg.delta), static_cast<T>(cfg.q)};
+  with_kind(cfg.kind, [&](auto kind) {
     with_weight_flags(w, [&](auto flags) {
       using Flags = decltype(flags);
       constexpr PointLossKind kK = decltype(kind)::value;
@@ -249,8 +411,13 @@ void PointLoss<T>::backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpr
         const T* y = target.row(n);
         T* d = dpred.row(n);
         const RowWeight<Flags, T> wt(w, n);
-        for (Index j = 0; j < pred.cols; ++j)
-          d[j] = scale * elem_grad<kK>(p[j] - y[j], delta) * wt(j);
+        if (rows_kept) {
+          const T rs = scale * rt.row(n);
+          for (Index j = 0; j < pred.cols; ++j)
+            d[j] = rs * elem_grad<kK>(p[j], y[j], a) * wt(j) * rt.col(j);
+          continue;
+        }
+        for (Index j = 0; j < pred.cols; ++j) d[j] = scale * elem_grad<kK>(p[j], y[j], a) * wt(j);
       }
     });
   });

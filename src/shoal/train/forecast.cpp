@@ -43,21 +43,73 @@ namespace {
 
 constexpr std::string_view kScalers[] = {"identity", "standard",  "robust", "minmax",
                                          "minmax1",  "invariant", "revin"};
-constexpr std::string_view kLosses[] = {"mae", "mse", "huber"};
+constexpr std::string_view kLosses[] = {"mae",   "mse",  "rmse",  "mape",
+                                        "smape", "mase", "huber", "quantile"};
+// "": the training loss (neuralforecast's valid_loss=None).
+constexpr std::string_view kValidLosses[] = {"",      "mae",  "mse",   "rmse",    "mape",
+                                             "smape", "mase", "huber", "quantile"};
 constexpr std::string_view kGenerators[] = {"torch", "philox"};
 
-const char* loss_name(layers::PointLossKind k) {
-  switch (k) {
-    case layers::PointLossKind::kMse:
-      return "mse";
-    case layers::PointLossKind::kHuber:
-      return "huber";
-    default:
-      return "mae";
+// A loss's parameters under `prefix` ("" for the training loss, "valid_" for validation's).
+void visit_loss_parameters(layers::LossConfig& c, std::string_view prefix, OptionVisitor& v) {
+  const auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
+  v(key("huber_delta"), c.delta, "HuberLoss delta");
+  v(key("quantile"), c.q, "QuantileLoss q, in (0, 1)");
+  v(key("loss_seasonality"), c.seasonality, "MASE seasonality (≥ 1, < input_size)");
+  v(key("horizon_weight"), c.horizon_weight,
+    "Loss weight of each horizon step: h numbers (empty: all 1)");
+}
+
+void check_loss(const layers::LossConfig& c, std::string_view prefix, const ForecastJob& job) {
+  const auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
+  if (c.kind == layers::PointLossKind::kHuber && !(c.delta > 0))
+    hyper_parameter_out_of_range(key("huber_delta").c_str(), "a number > 0", c.delta);
+  if (c.kind == layers::PointLossKind::kQuantile && !(c.q > 0 && c.q < 1))
+    hyper_parameter_out_of_range(key("quantile").c_str(), "a number in (0, 1)", c.q);
+  if (c.kind == layers::PointLossKind::kMase) {
+    if (c.seasonality < 1)
+      hyper_parameter_out_of_range(key("loss_seasonality").c_str(), "an integer ≥ 1",
+                                   double(c.seasonality));
+    // With no pair of insample values a season apart, MASE's scale is NaN and the loss 0.
+    if (c.seasonality >= job.windows.input_size)
+      hyper_parameter_out_of_range(
+          key("loss_seasonality").c_str(),
+          fmt::format("an integer < input_size = {}", job.windows.input_size),
+          double(c.seasonality));
   }
+  const size_t hw = c.horizon_weight.size();
+  if (hw != 0 && Index(hw) != job.windows.h)
+    throw Error(fmt::format("{} has {} entries; it needs one per horizon step (h = {})",
+                            key("horizon_weight"), hw, job.windows.h),
+                ErrorContext{.field = key("horizon_weight"),
+                             .expected = fmt::format("{} numbers", job.windows.h),
+                             .actual = fmt::format("{} numbers", hw)});
 }
 
 }  // namespace
+
+const char* loss_name(layers::PointLossKind k) {
+  using K = layers::PointLossKind;
+  switch (k) {
+    case K::kMae:
+      return "mae";
+    case K::kMse:
+      return "mse";
+    case K::kRmse:
+      return "rmse";
+    case K::kMape:
+      return "mape";
+    case K::kSmape:
+      return "smape";
+    case K::kMase:
+      return "mase";
+    case K::kHuber:
+      return "huber";
+    case K::kQuantile:
+      return "quantile";
+  }
+  return "mae";
+}
 
 void visit_forecast_options(ForecastJob& job, OptionVisitor& v) {
   data::WindowConfig& w = job.windows;
@@ -91,10 +143,21 @@ void visit_forecast_options(ForecastJob& job, OptionVisitor& v) {
   v("val_check_steps", t.val_check_steps, "Steps between validation checks");
   v("early_stop_patience_steps", t.early_stop_patience_steps,
     "Validation checks without improvement before stopping (≤ 0: off)");
-  std::string loss = loss_name(t.loss);
-  v.choice("loss", loss, kLosses, "Training and validation loss");
-  t.loss = parse_loss(loss);
-  v("huber_delta", t.huber_delta, "Huber loss threshold");
+  std::string loss = loss_name(t.loss.kind);
+  v.choice("loss", loss, kLosses, "Training loss (and validation's, unless valid_loss is set)");
+  t.loss.kind = parse_loss(loss);
+  visit_loss_parameters(t.loss, "", v);
+  std::string valid = t.valid_loss ? loss_name(t.valid_loss->kind) : "";
+  v.choice("valid_loss", valid, kValidLosses,
+           "Validation and early-stopping loss (empty: the training loss)");
+  layers::LossConfig vc = t.valid_loss.value_or(layers::LossConfig{});
+  visit_loss_parameters(vc, "valid_", v);
+  if (valid.empty()) {
+    t.valid_loss.reset();
+  } else {
+    vc.kind = parse_loss(valid, "valid_loss");
+    t.valid_loss = vc;
+  }
   v("num_threads", t.threads,
     "Threads of a global univariate fit over many series (0: every core)");
   v("random_seed", t.seed, "Seed of the initial weights, window sampling and dropout");
@@ -179,8 +242,8 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
   if (!(w.min_insample_fraction >= 0 && w.min_insample_fraction <= 1))
     hyper_parameter_out_of_range("training_data_availability_threshold", "a fraction in [0, 1]",
                                  w.min_insample_fraction);
-  if (!(job.train.huber_delta > 0))
-    hyper_parameter_out_of_range("huber_delta", "a number > 0", job.train.huber_delta);
+  check_loss(job.train.loss, "", job);
+  if (job.train.valid_loss) check_loss(*job.train.valid_loss, "valid_", job);
   if (job.options.has_value()) model.validate(job.options);
   if (!fitting) return;
   if (job.train.max_steps < 1)
@@ -192,13 +255,15 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
               job.train.early_stop_patience_steps);
 }
 
-layers::PointLossKind parse_loss(std::string_view name) {
-  if (name == "mae") return layers::PointLossKind::kMae;
-  if (name == "mse") return layers::PointLossKind::kMse;
-  if (name == "huber") return layers::PointLossKind::kHuber;
-  throw Error(
-      fmt::format("unknown loss '{}'", name),
-      ErrorContext{.field = "loss", .expected = "mae, mse or huber", .actual = std::string(name)});
+layers::PointLossKind parse_loss(std::string_view name, std::string_view field) {
+  for (int k = 0; k <= int(layers::PointLossKind::kQuantile); ++k) {
+    const auto kind = static_cast<layers::PointLossKind>(k);
+    if (name == loss_name(kind)) return kind;
+  }
+  throw Error(fmt::format("unknown {} '{}'", field, name),
+              ErrorContext{.field = std::string(field),
+                           .expected = "mae, mse, rmse, mape, smape, mase, huber or quantile",
+                           .actual = std::string(name)});
 }
 
 FitResult fit_forecast(const data::Panel& panel, const ForecastJob& job) {

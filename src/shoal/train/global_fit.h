@@ -51,7 +51,6 @@ typename GlobalTrainer<Model>::Trainer::Config global_trainer_config(const Forec
           .init_generator = job.train.init_generator,
           .adam = {.lr = job.train.learning_rate},
           .loss = job.train.loss,
-          .huber_delta = job.train.huber_delta,
           .chunk_windows = chunk_windows_of<Model>()};
 }
 
@@ -113,7 +112,10 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   const std::vector<data::SeriesWindow> val_windows = data::every_series(n, val_starts);
   const Index vend = validate ? data::val_end(panel, wc) : 0;
   std::vector<float> yhat(size_t(std::max<Index>(vw * n, n) * h));
-  layers::PointLoss<float> val_loss({.kind = job.train.loss, .delta = job.train.huber_delta});
+  layers::PointLoss<float> val_loss(job.train.validation_loss());
+  // MASE's scale comes from the raw insample y, as neuralforecast's _compute_valid_loss gives it.
+  const bool val_insample = val_loss.cfg.kind == layers::PointLossKind::kMase;
+  std::vector<float> raw_insample(val_insample ? size_t(infer * wc.input_size) : 0);
   auto validation_loss = [&] {
     double sum = 0;
     Index count = 0;
@@ -126,6 +128,10 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
         const ConstMat<float> y = trainer.predict(univariate_inputs_of(b));
         std::copy_n(y.data, size_t(k * h), yhat.data());
         eval.inverse_scale(yhat.data());
+        if (val_insample) {
+          data::inverse_scale_insample(b, wc.scaler, raw_insample.data());
+          val_loss.set_insample(raw_insample.data(), k, b.L, 1);
+        }
         const double l =
             val_loss.forward(ConstMat<float>(yhat.data(), k * h, 1),
                              ConstMat<float>(b.outsample_y_raw.data, k * h, 1),

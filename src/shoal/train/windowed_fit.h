@@ -71,7 +71,6 @@ struct Fit {
                                                 .init_generator = job.train.init_generator,
                                                 .adam = {.lr = job.train.learning_rate},
                                                 .loss = job.train.loss,
-                                                .huber_delta = job.train.huber_delta,
                                                 .chunk_windows = chunk_windows_of<Model>()}) {}
 };
 
@@ -101,15 +100,18 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
                                                       job.train.num_lr_decays);
   trainer.optimizer().set_lr(sched.lr());
 
-  // Validation (raw space, neuralforecast's valid_loss = loss) and predict share one assembler
-  // and one output buffer, both sized here.
+  // Validation (raw space, neuralforecast's valid_loss, by default the training loss) and
+  // predict share one assembler and one output buffer, both sized here.
   const bool validate = wc.val_size > 0;
   const std::vector<Index> val_starts =
       validate ? data::val_window_starts(panel, wc) : std::vector<Index>{};
   const Index vend = validate ? data::val_end(panel, wc) : 0;
   data::WindowAssembler eval(panel, wc, max_batch);
   std::vector<float> yhat(size_t(max_batch * h * n));
-  layers::PointLoss<float> val_loss({.kind = job.train.loss, .delta = job.train.huber_delta});
+  layers::PointLoss<float> val_loss(job.train.validation_loss());
+  // MASE's scale comes from the raw insample y, as neuralforecast's _compute_valid_loss gives it.
+  const bool val_insample = val_loss.cfg.kind == layers::PointLossKind::kMase;
+  std::vector<float> raw_insample(val_insample ? size_t(max_batch * wc.input_size * n) : 0);
   FitResult r;
   r.train_losses.reserve(size_t(job.train.max_steps));
   if (validate)
@@ -128,6 +130,10 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
       const data::WindowBatch& b = eval.assemble({val_starts.data() + i, k}, vend);
       run_eval(b);
       const Index rows = b.B * h;
+      if (val_insample) {
+        data::inverse_scale_insample(b, wc.scaler, raw_insample.data());
+        val_loss.set_insample(raw_insample.data(), b.B, b.L, n);
+      }
       const double l = val_loss.forward(ConstMat<float>(yhat.data(), rows, n),
                                         ConstMat<float>(b.outsample_y_raw.data, rows, n),
                                         {.mask = ConstMat<float>(b.outsample_mask.data, rows, n)});
