@@ -11,6 +11,9 @@ back with every file's size and sha256 checked (shoal._savedir, as NCF's saved m
     model<i>.ids.json   its unique_ids (per-series models only)
     dataset.<k>.npy     column k of the fit's series (unique_id, ds, y, exogenous), sorted
     static.<k>.npy      column k of the fit's static_df (when the models have statics)
+    conformity.<k>.npy  fit(prediction_intervals=...)'s conformity scores of model column k
+                        [series, window, step] (float64), with its settings and unique_ids
+                        in model.json, so predict(level=...) works after load
 
 A column of strings is a .json list instead of a .npy; no file is pickled.
 """
@@ -27,6 +30,12 @@ import pandas as pd
 from . import _savedir, _weights
 from . import losses as _losses
 from .models import _rebuild
+
+
+def _column_names(models):
+    from .core import _column_names as names  # core imports this module
+
+    return names(models)
 
 FORMAT, VERSION = "shoal.forecaster", 1
 
@@ -120,9 +129,7 @@ def _frame_files(df, prefix):
             files[name] = json.dumps([_id_json(v) for v in col.tolist()]).encode()
         else:
             name = f"{prefix}.{k}.npy"
-            buf = io.BytesIO()
-            np.save(buf, values, allow_pickle=False)
-            files[name] = buf.getvalue()
+            files[name] = _npy(values)
         entry["file"] = name
         columns.append(entry)
     return files, columns
@@ -143,6 +150,37 @@ def _frame(columns, blobs):
                 col = col.dt.tz_localize("UTC").dt.tz_convert(tz)
         out[entry["name"]] = col
     return pd.DataFrame(out)
+
+
+def _npy(a):
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(a), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _conformity(nf, model_index, files):
+    """The prediction-interval calibration of the saved models' columns, or None."""
+    if nf._conformity is None:
+        return None
+    pi, ids, scores = nf._conformity
+    names = _column_names(nf.models)
+    saved = []  # one file per saved model, in their order
+    for k, i in enumerate(sorted(set(int(i) for i in model_index))):
+        saved.append(f"conformity.{k}.npy")
+        files[saved[-1]] = _npy(scores[names[i]])
+    return {"n_windows": pi.n_windows, "method": pi.method, "step_size": pi.step_size,
+            "ids": [_id_json(u) for u in ids], "scores": saved}
+
+
+def _restore_conformity(nf, c, blobs):
+    from .utils import PredictionIntervals
+
+    pi = PredictionIntervals(n_windows=c["n_windows"], method=c["method"],
+                             step_size=c["step_size"])
+    # The loaded models' columns (a model_index subset may rename a repeated alias).
+    scores = {n: np.load(io.BytesIO(blobs[f]), allow_pickle=False)
+              for n, f in zip(_column_names(nf.models), c["scores"])}
+    nf._conformity = (pi, pd.Index(c["ids"]), scores)
 
 
 # --- save and load ----------------------------------------------------------------------------
@@ -181,7 +219,9 @@ def save(nf, path, model_index=None, save_dataset=True, overwrite=False):
             stat = static_df[[cols["id_col"]] + nf._stat_cols()].reset_index(drop=True)
             frame_files, dataset["static"] = _frame_files(stat, "static")
             files.update(frame_files)
+        dataset["polars"] = bool(nf._fit_args.get("polars", False))
         meta["dataset"] = dataset
+    meta["conformity"] = _conformity(nf, model_index, files)
     _savedir.write(path, meta, files, FORMAT, VERSION)
 
 
@@ -229,7 +269,10 @@ def load(cls, path, verbose=False, allow_pickle=False, trust_remote=False, **kwa
             s = nf._series(_frame(dataset["columns"], blobs), cols)
             static_df = (_frame(dataset["static"], blobs) if dataset["static"] is not None
                          else None)
-            nf._fit_args = dict(series=s, static_df=static_df, cols=cols)
+            nf._fit_args = dict(series=s, static_df=static_df, cols=cols,
+                                polars=dataset.get("polars", False))
+        if meta.get("conformity") is not None:
+            _restore_conformity(nf, meta["conformity"], blobs)
         if verbose:
             print("Dataset loaded." if dataset is not None else "No dataset found in directory.")
     return nf

@@ -240,3 +240,27 @@ def test_integer_ds_and_ids(tmp_path):
     loaded = shoal.NeuralForecast.load(tmp_path / "nf")
     assert loaded.freq == 1
     pd.testing.assert_frame_equal(loaded.predict(), nf.predict(), check_exact=True)
+
+
+@pytest.mark.parametrize("model_index", [None, [1]])
+def test_prediction_intervals_survive(panel, tmp_path, model_index):
+    from shoal.utils import PredictionIntervals
+    models = [shoal.NLinear(h=4, input_size=12, **FAST), shoal.NLinear(h=4, input_size=8, **FAST)]
+    nf = shoal.NeuralForecast(models, freq="ME")
+    nf.fit(panel, prediction_intervals=PredictionIntervals(n_windows=2))
+    want = nf.predict(level=[80, 90])
+    nf.save(tmp_path / "nf", model_index=model_index)
+    got = shoal.NeuralForecast.load(tmp_path / "nf").predict(level=[80, 90])
+    if model_index:  # the second NLinear ("NLinear1") is the only, "NLinear", column now
+        want = want[["unique_id", "ds"] + [c for c in want if c.startswith("NLinear1")]]
+        want.columns = [c.replace("NLinear1", "NLinear") for c in want.columns]
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def test_polars_fit_predicts_polars_after_load(panel, tmp_path):
+    pl = pytest.importorskip("polars")
+    nf = shoal.NeuralForecast([shoal.NLinear(h=4, input_size=12, **FAST)], freq="1mo")
+    nf.fit(pl.from_pandas(panel)).save(tmp_path / "nf")
+    got = shoal.NeuralForecast.load(tmp_path / "nf").predict()
+    assert isinstance(got, pl.DataFrame)
+    assert got.equals(nf.predict())
