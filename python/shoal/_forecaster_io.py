@@ -11,7 +11,7 @@ back with every file's size and sha256 checked (shoal._savedir, as NCF's saved m
     model<i>.ids.json   its unique_ids (per-series models only)
     dataset.<k>.npy     column k of the fit's series (unique_id, ds, y, exogenous), sorted
     static.<k>.npy      column k of the fit's static_df (when the models have statics)
-    conformity.<k>.npy  fit(prediction_intervals=...)'s conformity scores of model column k
+    conformity.<k>.npy  fit(prediction_intervals=...)'s conformity scores of saved model k
                         [series, window, step] (float64), with its settings and unique_ids
                         in model.json, so predict(level=...) works after load
 
@@ -36,6 +36,7 @@ def _column_names(models):
     from .core import _column_names as names  # core imports this module
 
     return names(models)
+
 
 FORMAT, VERSION = "shoal.forecaster", 1
 
