@@ -30,13 +30,13 @@ def ids_from_json(blob):
     return ids
 
 
-def write(path, meta, files):
+def write(path, meta, files, fmt=FORMAT, version=VERSION):
     path = os.path.abspath(os.fspath(path))
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.", dir=parent)
     try:
-        meta = {"format": FORMAT, "version": VERSION, **meta, "files": {
+        meta = {"format": fmt, "version": version, **meta, "files": {
             name: {"bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()}
             for name, b in files.items()}}
         for name, b in list(files.items()) + [("model.json", json.dumps(meta, indent=1).encode())]:
@@ -68,22 +68,27 @@ def reading(path):
         raise ModelFileError(f"cannot load the model at {os.fspath(path)}: {e}") from e
 
 
-def read(path, names):
-    """(model.json's dict, {name: bytes}) with each file's size and sha256 checked."""
+def read(path, names, fmt=FORMAT, version=VERSION):
+    """(model.json's dict, {name: bytes}) with each file's size and sha256 checked; names may
+    be a function of model.json's dict (the files it lists)."""
     with reading(path):
         try:
             with open(os.path.join(path, "model.json"), "rb") as f:
                 meta = json.loads(f.read())
         except FileNotFoundError:
             raise ModelFileError(f"{os.fspath(path)} is not a saved shoal model (no model.json)")
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise ModelFileError(f"{os.fspath(path)}/model.json is not a {FORMAT} model")
-        if meta.get("version") != VERSION:
-            raise ModelFileError(f"{os.fspath(path)} is {FORMAT} version {meta.get('version')}; "
-                                 f"this shoal reads version {VERSION}")
+        if not isinstance(meta, dict) or meta.get("format") != fmt:
+            raise ModelFileError(f"{os.fspath(path)}/model.json is not a {fmt} model")
+        if meta.get("version") != version:
+            raise ModelFileError(f"{os.fspath(path)} is {fmt} version {meta.get('version')}; "
+                                 f"this shoal reads version {version}")
         out = {}
-        for name in names:
-            want = meta["files"][name]
+        for name in (names(meta) if callable(names) else names):
+            want = meta["files"].get(name)
+            if want is None:
+                raise ModelFileError(f"{os.fspath(path)}/model.json does not list {name}")
+            if not os.path.exists(os.path.join(path, name)):
+                raise ModelFileError(f"{os.fspath(path)}/{name} is missing")
             with open(os.path.join(path, name), "rb") as f:
                 b = f.read()
             if len(b) != want["bytes"] or hashlib.sha256(b).hexdigest() != want["sha256"]:

@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from . import _core, profiling
+from . import _core, _forecaster_io, profiling
 from ._frames import Series, Statics, future_ds, is_polars, long_frame, to_pandas, to_polars
 from ._progress import ProgressBar
 from .utils import conformal_intervals
@@ -507,15 +507,21 @@ class NeuralForecast:
                                   "cross_validation forecasts past windows")
 
     def save(self, path, model_index=None, save_dataset=True, overwrite=False):
-        """neuralforecast's save of the whole forecaster: not implemented yet."""
-        raise NotImplementedError("NeuralForecast.save is not supported by shoal yet; save "
-                                  "each model's weights with model.save_weights(path)")
+        """Writes the forecaster to the directory `path` (shoal._forecaster_io describes it):
+        the models in model_index (default: all) with their arguments and weights and, with
+        save_dataset, the fit's series so that predict() needs no df after load. An existing
+        non-empty path raises unless overwrite=True; the directory appears whole or not at
+        all."""
+        _forecaster_io.save(self, path, model_index, save_dataset, overwrite)
 
     @staticmethod
     def load(path, verbose=False, allow_pickle=False, trust_remote=False, **kwargs):
-        """neuralforecast's load of a saved forecaster: not implemented yet."""
-        raise NotImplementedError("NeuralForecast.load is not supported by shoal yet; load "
-                                  "each model's weights with model.load_weights(path)")
+        """The forecaster save() wrote to `path`, every file checked against its sha256
+        (shoal.ModelFileError names a missing or damaged one). allow_pickle has no effect:
+        nothing is pickled. A non-local path needs trust_remote=True and is then refused;
+        model load arguments (**kwargs) are refused by name."""
+        return _forecaster_io.load(NeuralForecast, path, verbose, allow_pickle, trust_remote,
+                                   **kwargs)
 
 
 def _refuse(method, **given):

@@ -329,3 +329,12 @@ class TiDE(_ForecastModel):
 
     _model = "tide"
     _exogenous = "fhs"
+
+
+def _rebuild(class_name, args, trainer_kwargs):
+    """The model of shoal's class `class_name` built with `args` (neuralforecast argument name
+    -> value) and the trainer arguments it was given: a saved forecaster's models."""
+    cls = globals().get(class_name)
+    if not (isinstance(cls, type) and issubclass(cls, _ForecastModel) and cls._nf_name):
+        raise ValueError(f"{class_name!r} is not a shoal forecasting model")
+    return cls(**args, **trainer_kwargs)

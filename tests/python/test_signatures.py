@@ -147,8 +147,6 @@ REFUSED = {
     "cross_validation": {"use_fitted": True, "refit": True, "prediction_intervals": object(),
                          "level": [80], "quantiles": [0.5], "h": 3},
     "predict_insample": {"step_size": 1},
-    "save": {"path": "unused"},
-    "load": {"path": "unused"},
 }
 # Arguments honoured, with the test that shows it.
 HONOURED = {
@@ -175,10 +173,14 @@ HONOURED = {
     "make_future_dataframe": {"df": "test_make_and_missing_future", "h": "same"},
     "get_missing_future": {"futr_df": "test_make_and_missing_future", "df": "same",
                            "h": "same"},
-    "save": {"model_index": "(refused by the method)", "save_dataset": "(refused)",
-             "overwrite": "(refused)"},
-    "load": {"verbose": "(refused)", "allow_pickle": "(refused)", "trust_remote": "(refused)",
-             "**kwargs": "(refused)"},
+    "save": {"path": "test_global_forecaster_with_exogenous_predicts_the_same_in_a_fresh_"
+                     "process", "model_index": "test_model_index_saves_a_subset",
+             "save_dataset": "test_without_the_dataset_predict_needs_df",
+             "overwrite": "test_overwrite"},
+    "load": {"path": "test_per_series_forecaster_predicts_the_same_in_a_fresh_process",
+             "verbose": "test_load_arguments", "allow_pickle": "test_load_arguments (no "
+             "effect: nothing is pickled)", "trust_remote": "test_load_arguments (a non-local "
+             "path is refused)", "**kwargs": "test_load_arguments (refused by name)"},
 }
 
 
@@ -197,11 +199,9 @@ def test_every_method_argument_is_accounted_for(method):
 def test_refused_method_arguments_name_themselves(method, arg):
     value = REFUSED[method][arg]
     with pytest.raises(NotImplementedError, match=arg if method not in
-                       ("predict_insample", "save", "load") else method):
+                       ("predict_insample",) else method):
         if method == "__init__":
             shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8)], freq=1, **{arg: value})
-        elif method == "load":
-            shoal.NeuralForecast.load(value)
         elif method == "fit":
             shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8, max_steps=2)],
                                  freq=1).fit(_df(), **{arg: value})
