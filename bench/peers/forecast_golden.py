@@ -46,19 +46,17 @@ CONFIGS = {
                 hidden_size=8),
     "mlp_multivariate": dict(h=3, input_size=6, n_series=2, hist=1, futr=1, stat=2,
                              num_layers=2, hidden_size=8),
-    # Training goldens only. Their series have no holes inside the windows' inputs: shoal
-    # trains on windows whose input is all real data, where neuralforecast's insample mask
-    # (which NHITS and NBEATS multiply their residuals by) is all ones.
+    # Training goldens only; the holes in their windows' inputs exercise the insample mask
+    # NHITS and NBEATS multiply their residuals by.
     "nhits": dict(h=4, input_size=8, n_series=1, hist=1, futr=1, stat=1,
-                  mlp_units=[[8, 8], [8, 8], [8, 8]], grad=False, holes=False),
+                  mlp_units=[[8, 8], [8, 8], [8, 8]], grad=False),
     "nbeats": dict(h=4, input_size=8, n_series=1, hist=0, futr=0, stat=0,
-                   mlp_units=[[8, 8], [8, 8], [8, 8]], grad=False, holes=False),
+                   mlp_units=[[8, 8], [8, 8], [8, 8]], grad=False),
     "nbeatsx": dict(h=4, input_size=8, n_series=1, hist=1, futr=1, stat=1,
-                    mlp_units=[[8, 8], [8, 8], [8, 8]], grad=False, holes=False),
+                    mlp_units=[[8, 8], [8, 8], [8, 8]], grad=False),
     # Dropout 0: a dropout mask is each tool's own draw.
     "tide": dict(h=4, input_size=8, n_series=1, hist=1, futr=1, stat=1, hidden_size=8,
-                 decoder_output_dim=2, temporal_decoder_dim=4, dropout=0.0, grad=False,
-                 holes=False),
+                 decoder_output_dim=2, temporal_decoder_dim=4, dropout=0.0, grad=False),
 }
 STACKED = {"nhits": NHITS, "nbeats": NBEATS, "nbeatsx": NBEATSx, "tide": TiDE}
 STACKED_ARGS = ("mlp_units", "hidden_size", "decoder_output_dim", "temporal_decoder_dim",
@@ -122,9 +120,10 @@ def to_nf(kind, batch):
     if kind == "mlp_multivariate":
         return dict(batch)
     b = batch["insample_y"].shape[0]
+    mask = batch.get("insample_mask")
     out = {"insample_y": batch["insample_y"],
-           "insample_mask": torch.ones_like(batch["insample_y"]), "hist_exog": None,
-           "futr_exog": None, "stat_exog": None}
+           "insample_mask": torch.ones_like(batch["insample_y"]) if mask is None else mask,
+           "hist_exog": None, "futr_exog": None, "stat_exog": None}
     if batch.get("hist_exog") is not None:  # [B, X, L, 1] -> [B, L, X]
         out["hist_exog"] = batch["hist_exog"][..., 0].transpose(1, 2)
     if batch.get("futr_exog") is not None:  # [B, F, L+H, 1] -> [B, L+H, F]
@@ -182,9 +181,8 @@ def series(kind, gen):
     futr = futr.unsqueeze(-1).expand(-1, -1, n).contiguous()
     avail = torch.ones(T_SERIES, n)
     avail[-h:] = 0
-    if c.get("holes", True):
-        avail[25, n - 1] = 0
-        avail[17, 0] = 0
+    avail[25, n - 1] = 0
+    avail[17, 0] = 0
     y = y * avail
     stat = rand(gen, n, c["stat"], dtype=torch.float32)
     return y, hist, futr, avail, stat
@@ -196,7 +194,7 @@ def window_batch(kind, y, hist, futr, avail, stat, starts):
     ins = torch.stack([y[s:s + l] for s in starts])
     tgt = torch.stack([y[s + l:s + l + h] for s in starts])
     mask = torch.stack([avail[s + l:s + l + h] for s in starts])
-    batch = {"insample_y": ins}
+    batch = {"insample_y": ins, "insample_mask": torch.stack([avail[s:s + l] for s in starts])}
     if c["hist"]:
         batch["hist_exog"] = torch.stack([hist[:, s:s + l] for s in starts])
     if c["futr"]:

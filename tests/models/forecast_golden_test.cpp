@@ -160,7 +160,7 @@ void check_training(const std::string& kind) {
 
   auto at = [](Index i) { return static_cast<size_t>(i); };
   std::vector<float> ins(at(b * l * n)), hx(at(b * nx * l * n)), fx(at(b * nf * (l + h) * n)),
-      tgt(at(b * h * n)), mask(tgt.size());
+      tgt(at(b * h * n)), mask(tgt.size()), imask(ins.size());
   std::vector<double> losses;
   for (Index s = 0; s < steps; ++s) {
     for (Index w = 0; w < b; ++w) {
@@ -170,6 +170,7 @@ void check_training(const std::string& kind) {
           const auto v = static_cast<float>(y[at((st + t) * n + j)]);
           if (t < l) {
             ins[at((w * l + t) * n + j)] = v;
+            imask[at((w * l + t) * n + j)] = static_cast<float>(avail[at((st + t) * n + j)]);
             for (Index x = 0; x < nx; ++x)
               hx[at(((w * nx + x) * l + t) * n + j)] =
                   static_cast<float>(hist[at((x * tlen + st + t) * n + j)]);
@@ -186,7 +187,8 @@ void check_training(const std::string& kind) {
                                    .insample_y = ins.data(),
                                    .hist_exog = nx > 0 ? hx.data() : nullptr,
                                    .futr_exog = nf > 0 ? fx.data() : nullptr,
-                                   .stat_exog = stat.empty() ? nullptr : stat.data()};
+                                   .stat_exog = stat.empty() ? nullptr : stat.data(),
+                                   .insample_mask = imask.data()};
     losses.push_back(trainer.train_step(in, ConstMat<float>(tgt.data(), b * h, n),
                                         ConstMat<float>(mask.data(), b * h, n)));
   }

@@ -85,7 +85,7 @@ def test_manifest_describes_the_directory(exog_panel, tmp_path):
     assert meta["freq"] == "ME" and meta["per_series"] is False and meta["pin"] is True
     assert [m["class"] for m in meta["models"]] == ["NHITS", "TSMixerx"]
     assert meta["models"][0]["alias"] == "nhits_exog"
-    assert meta["models"][0]["args"]["loss"] == {"loss": "HuberLoss", "params": {"delta": 0.5}}
+    assert meta["models"][0]["args"]["loss"] == {"loss": "HuberLoss", "params": {"delta": 0.5, "horizon_weight": None}}
     assert meta["models"][1]["weight_files"] == ["model1.safetensors"]
     listed = set(meta["files"])
     assert listed | {"model.json"} == set(os.listdir(tmp_path / "nf"))

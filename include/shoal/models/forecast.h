@@ -24,6 +24,9 @@ struct ForecastInputs {
   const T* hist_exog = nullptr;   // [B, X, L, N], null when X = 0
   const T* futr_exog = nullptr;   // [B, F, L + H, N], null when F = 0
   const T* stat_exog = nullptr;   // [N, S], null when S = 0
+  // [B, L, N] 1 where the window's input is data, 0 where it is padding (a series shorter than
+  // the window, start padding); null: all data. NBEATS and NHITS mask their residuals with it.
+  const T* insample_mask = nullptr;
   // 0: stat_exog is [N, S], shared by every window. > 0: one row per window, [B, S] with this
   // row stride (a univariate model trained over many series: each window's own series' row).
   Index stat_window_stride = 0;
@@ -39,6 +42,7 @@ struct ForecastInputs {
     r.batch = count;
     r.first_window = first_window + b0;
     r.insample_y = insample_y + b0 * l * n;
+    if (insample_mask != nullptr) r.insample_mask = insample_mask + b0 * l * n;
     if (hist_exog != nullptr) r.hist_exog = hist_exog + b0 * x * l * n;
     if (futr_exog != nullptr) r.futr_exog = futr_exog + b0 * f * (l + h) * n;
     if (stat_exog != nullptr && stat_window_stride > 0)

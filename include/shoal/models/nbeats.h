@@ -5,8 +5,8 @@
 //   with the MLP of models/theta_mlp.h (L in, S out) and the identity, trend (n_basis + 1
 //   terms of `basis`: polynomial, legendre, changepoint, piecewise_linear, linear_hat or
 //   chebyshev; not spline) or seasonality (n_harmonics) basis of layers/nbeats_basis.h.
-// A univariate model (N = 1), point losses (Q = 1); the insample mask is 1 for the windows shoal
-// trains on, so the residual is not masked. neuralforecast's NBEATS has no dropout (it raises
+// A univariate model (N = 1), point losses (Q = 1); the residuals are masked by the window's
+// insample mask (models/residual_stack.h). neuralforecast's NBEATS has no dropout (it raises
 // for dropout_prob_theta > 0). With shared_weights a stack's later blocks run on its first
 // block's MLP weights (torch reuses the module), with activations of their own. Parameter names
 // are neuralforecast's named_parameters, blocks.<i>.layers.<j>.{weight,bias} (a shared MLP under

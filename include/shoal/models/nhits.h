@@ -8,8 +8,8 @@
 // exog: the exogenous inputs pooled with the block's kernel as neuralforecast pools them (hist
 // over L, futr over L + H, each flattened time-major), then the statics; they come in shoal's
 // layout (models/forecast.h) and are data. A univariate model (N = 1), point losses (Q = 1);
-// neuralforecast's insample mask is 1 for the windows shoal trains on (no start padding), so
-// rᵢ₊₁ is not masked.
+// rᵢ₊₁ is masked by the window's insample mask, as neuralforecast masks it
+// (models/residual_stack.h).
 // Parameter names are neuralforecast's state_dict keys, blocks.<i>.layers.<j>.{weight,bias}
 // with j the index in its nn.Sequential (activations and dropouts take indices too; a PReLU's
 // one weight is shared by every activation of its block and named at its first index).

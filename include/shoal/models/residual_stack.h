@@ -3,10 +3,13 @@
 // backcast from it, their forecasts summed on top of the level.
 //   out = y_L (every step starts at the window's last value, neuralforecast's "Level with
 //   Naive1"),  r₀ = flip(y) (the window, newest first)
-//   block i: (backᵢ, foreᵢ) = fᵢ(rᵢ),  rᵢ₊₁ = rᵢ − backᵢ,  out += foreᵢ
+//   block i: (backᵢ, foreᵢ) = fᵢ(rᵢ),  rᵢ₊₁ = (rᵢ − backᵢ) ⊙ m,  out += foreᵢ
+// m: the window's insample mask, flipped like r (neuralforecast's: a window whose input starts
+// before its series, padded with zeros, keeps zero residuals there); all ones without one.
 // Backward, with dr the gradient of the loss w.r.t. the residual leaving block i (0 for the
-// last block, whose residual is not used): block i's backcast gets −dr, its forecast dout, and
-// its input's gradient is added to dr before block i − 1; block 0's input is the data.
+// last block, whose residual is not used): g = dr ⊙ m is the gradient of rᵢ − backᵢ; block i's
+// backcast gets −g, its forecast dout, and dr becomes g plus its input's gradient before block
+// i − 1; block 0's input is the data.
 // The models own the blocks and their buffers; these walk them, so the three share one loop.
 // Legend: B windows, L input_size, H horizon.
 #pragma once
@@ -20,6 +23,15 @@
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
+
+// x ⊙ flip(mask) over each window's L steps (the residuals run newest first).
+template <class T>
+void mask_flipped(const ForecastInputs<T>& in, Index L, MatView<T> x) {
+  for (Index w = 0; w < in.batch; ++w) {
+    const T* m = in.insample_mask + w * L;
+    for (Index t = 0; t < L; ++t) x(w, t) *= m[L - 1 - t];
+  }
+}
 
 // `input(i)`: block i's input rows [B, ≥ L], whose first L columns take its residual.
 // `run(i, input)`: runs block i, returning {backcast [B, L], forecast [B, H]}.
@@ -42,6 +54,7 @@ MatView<T> residual_stack_forward(const ForecastInputs<T>& in, Index L, Index H,
       MatView<T> next = input(i + 1);
       for (Index w = 0; w < B; ++w)
         for (Index t = 0; t < L; ++t) next(w, t) = r(w, t) - back(w, t);
+      if (in.insample_mask != nullptr) mask_flipped(in, L, next);
     }
     add_into<T>(fore, out);
   }
@@ -52,12 +65,14 @@ MatView<T> residual_stack_forward(const ForecastInputs<T>& in, Index L, Index H,
 // gradient w.r.t. its residual input into dinput [B, L] (empty for block 0: the data).
 // dr and dinput are the model's [B, L] buffers.
 template <class T, class Back>
-void residual_stack_backward(Index B, Index L, MatView<T> dr, MatView<T> dinput,
+void residual_stack_backward(const ForecastInputs<T>& in, Index L, MatView<T> dr, MatView<T> dinput,
                              std::span<const profile::LayerZones> zones, profile::ZoneChain& zone,
                              Back&& back) {
+  const Index B = in.batch;
   for (Index w = 0; w < B; ++w) std::fill(dr.row(w), dr.row(w) + L, T(0));
   for (size_t i = zones.size(); i-- > 0;) {
     zone.next(zones[i].backward);
+    if (in.insample_mask != nullptr && i + 1 < zones.size()) mask_flipped(in, L, dr);
     back(i, ConstMat<T>(dr), i > 0 ? dinput : MatView<T>{});
     if (i > 0) add_into<T>(dinput, dr);
   }

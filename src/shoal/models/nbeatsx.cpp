@@ -235,7 +235,7 @@ void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
   const ConstMat<T> dy(dout.data, B, cfg_.h);
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
   residual_stack_backward<T>(
-      B, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
+      in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
       [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
         Block& b = *blocks_[i];
         MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);

@@ -224,7 +224,7 @@ void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
   const ConstMat<T> dy(dout.data, B, cfg_.h);
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
   residual_stack_backward<T>(
-      B, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
+      in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
       [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
         Block& b = *blocks_[i];
         MatView<T> theta = rows(b.theta), dtheta = rows(b.dtheta);
