@@ -40,6 +40,11 @@ inline constexpr std::string_view kBlockActivations[] = {"ReLU",      "Softplus"
                                                          "LeakyReLU", "PReLU",    "Sigmoid"};
 // Throws Error naming the choices when `name` is not one of them.
 BlockActivation parse_block_activation(const std::string& name);
+// The options every stacked model's blocks share (NHITS, NBEATS, NBEATSx): mlp_units as
+// flattened [in, out] pairs that chain, dropout_prob_theta in [0, 1), a known activation.
+// Errors name `model`.
+void validate_block_options(std::string_view model, const std::vector<int64_t>& mlp_units,
+                            double dropout_prob_theta, const std::string& activation);
 
 template <class T>
 struct ThetaMLP {

@@ -81,18 +81,9 @@ void NBEATS<T>::Config::validate() const {
               "nbeats: the linear_hat basis needs n_basis "
               ">= 1, got {}",
               n_basis);
-  SHOAL_CHECK(!mlp_units.empty() && mlp_units.size() % 2 == 0,
-              "nbeats: mlp_units are [in, out] pairs, flattened (an even count > 0), got {}",
-              mlp_units.size());
-  for (size_t i = 0; i < mlp_units.size(); ++i) {
-    if (mlp_units[i] < 1) option_out_of_range("mlp_units", "integers ≥ 1", double(mlp_units[i]));
-    SHOAL_CHECK(i < 2 || i % 2 == 1 || mlp_units[i] == mlp_units[i - 1],
-                "nbeats: mlp_units pair {} starts at {} but the previous one ends at {}", i / 2,
-                mlp_units[i], mlp_units[i - 1]);
-  }
   if (dropout_prob_theta != 0)
     option_out_of_range("dropout_prob_theta", "0 (NBEATS has no dropout)", dropout_prob_theta);
-  parse_block_activation(activation);
+  validate_block_options("nbeats", mlp_units, dropout_prob_theta, activation);
 }
 
 template <class T>

@@ -80,18 +80,7 @@ void NBEATSx<T>::Config::validate() const {
   if (n_harmonics < 1) option_out_of_range("n_harmonics", "an integer ≥ 1", double(n_harmonics));
   if (n_polynomials < 0)
     option_out_of_range("n_polynomials", "an integer ≥ 0", double(n_polynomials));
-  SHOAL_CHECK(!mlp_units.empty() && mlp_units.size() % 2 == 0,
-              "nbeatsx: mlp_units are [in, out] pairs, flattened (an even count > 0), got {}",
-              mlp_units.size());
-  for (size_t i = 0; i < mlp_units.size(); ++i) {
-    if (mlp_units[i] < 1) option_out_of_range("mlp_units", "integers ≥ 1", double(mlp_units[i]));
-    SHOAL_CHECK(i < 2 || i % 2 == 1 || mlp_units[i] == mlp_units[i - 1],
-                "nbeatsx: mlp_units pair {} starts at {} but the previous one ends at {}", i / 2,
-                mlp_units[i], mlp_units[i - 1]);
-  }
-  if (!(dropout_prob_theta >= 0 && dropout_prob_theta < 1))
-    option_out_of_range("dropout_prob_theta", "a probability in [0, 1)", dropout_prob_theta);
-  parse_block_activation(activation);
+  validate_block_options("nbeatsx", mlp_units, dropout_prob_theta, activation);
 }
 
 template <class T>

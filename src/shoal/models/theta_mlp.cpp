@@ -1,5 +1,7 @@
 #include "shoal/models/theta_mlp.h"
 
+#include "shoal/core/options.h"
+
 #include <algorithm>
 
 namespace shoal::models {
@@ -11,6 +13,22 @@ BlockActivation parse_block_activation(const std::string& name) {
       "activation must be one of ReLU, Softplus, Tanh, SELU, LeakyReLU, PReLU, Sigmoid, "
       "got '" +
       name + "'");
+}
+
+void validate_block_options(std::string_view model, const std::vector<int64_t>& mlp_units,
+                            double dropout_prob_theta, const std::string& activation) {
+  SHOAL_CHECK(!mlp_units.empty() && mlp_units.size() % 2 == 0,
+              "{}: mlp_units are [in, out] pairs, flattened (an even count > 0), got {}", model,
+              mlp_units.size());
+  for (size_t i = 0; i < mlp_units.size(); ++i) {
+    if (mlp_units[i] < 1) option_out_of_range("mlp_units", "integers ≥ 1", double(mlp_units[i]));
+    SHOAL_CHECK(i < 2 || i % 2 == 1 || mlp_units[i] == mlp_units[i - 1],
+                "{}: mlp_units pair {} starts at {} but the previous one ends at {}", model, i / 2,
+                mlp_units[i], mlp_units[i - 1]);
+  }
+  if (!(dropout_prob_theta >= 0 && dropout_prob_theta < 1))
+    option_out_of_range("dropout_prob_theta", "a probability in [0, 1)", dropout_prob_theta);
+  parse_block_activation(activation);
 }
 
 template <class T>
