@@ -2,7 +2,8 @@
 training loop of the same module under torch.compile. Not needed by CI.
 
     /opt/peers/bin/python bench/peers/models_speed.py --data D.csv --h 18 --input-size 36 \
-        --models MLP,NLinear,DLinear,MLPMultivariate,NHITS,TiDE --threads 1 [--steps 50] [--no-nf]
+        --models MLP,NLinear,DLinear,MLPMultivariate,NHITS,TiDE --threads 1 [--steps 50] [--no-nf] \
+        [--kwargs '{"layernorm": false}']
 
 D.csv holds unique_id, ds, y (written by the bench). For each model, with every argument at
 neuralforecast's default except h, input_size, random_seed=1 (and n_series for multivariate
@@ -32,10 +33,10 @@ import torch
 MULTIVARIATE = {"MLPMultivariate", "TSMixer", "TSMixerx"}
 
 
-def model_of(name, h, input_size, n_series, max_steps=None, **extra):
+def model_of(name, h, input_size, n_series, max_steps=None, kwargs=None, **extra):
     from neuralforecast import models
 
-    kw = dict(h=h, input_size=input_size, random_seed=1, **extra)
+    kw = dict(h=h, input_size=input_size, random_seed=1, **(kwargs or {}), **extra)
     if max_steps:
         kw["max_steps"] = max_steps
     if name in MULTIVARIATE:
@@ -59,10 +60,10 @@ def windows(df, h, input_size, multivariate):
     return torch.from_numpy(np.ascontiguousarray(v.transpose(0, 2, 1)))
 
 
-def nf_fit(name, df, h, input_size, n_series, max_steps=None):
+def nf_fit(name, df, h, input_size, n_series, max_steps=None, kwargs=None):
     from neuralforecast import NeuralForecast
 
-    m = model_of(name, h, input_size, n_series, max_steps, accelerator="cpu", devices=1,
+    m = model_of(name, h, input_size, n_series, max_steps, kwargs, accelerator="cpu", devices=1,
                  enable_progress_bar=False, logger=False, enable_model_summary=False,
                  enable_checkpointing=False)
     t0 = time.perf_counter()
@@ -70,8 +71,8 @@ def nf_fit(name, df, h, input_size, n_series, max_steps=None):
     return time.perf_counter() - t0, m.max_steps
 
 
-def compiled_loop(name, df, h, input_size, n_series, steps, max_steps=None):
-    m = model_of(name, h, input_size, n_series, max_steps)
+def compiled_loop(name, df, h, input_size, n_series, steps, max_steps=None, kwargs=None):
+    m = model_of(name, h, input_size, n_series, max_steps, kwargs)
     multivariate = name in MULTIVARIATE
     win = windows(df, h, input_size, multivariate)
     net = torch.compile(m)
@@ -119,7 +120,9 @@ def main():
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--no-nf", action="store_true", help="skip the neuralforecast fits")
     p.add_argument("--max-steps", type=int, default=0, help="steps per fit (0: the default)")
+    p.add_argument("--kwargs", default="{}", help="JSON of further model arguments")
     a = p.parse_args()
+    kwargs = json.loads(a.kwargs)
     torch.set_num_threads(a.threads)
     logging.getLogger("pytorch_lightning").setLevel(logging.ERROR)
     logging.getLogger("lightning").setLevel(logging.ERROR)
@@ -128,11 +131,12 @@ def main():
     for name in a.models.split(","):
         r = {"model": name, "threads": a.threads, "series": n_series}
         compile_s, step_s, max_steps = compiled_loop(name, df, a.h, a.input_size, n_series,
-                                                     a.steps, a.max_steps)
+                                                     a.steps, a.max_steps, kwargs)
         r.update(compile_s=compile_s, step_s=step_s, max_steps=max_steps,
                  compile_fit_s=compile_s + max_steps * step_s)
         if not a.no_nf:
-            r["nf_fit_s"], _ = nf_fit(name, df, a.h, a.input_size, n_series, a.max_steps)
+            r["nf_fit_s"], _ = nf_fit(name, df, a.h, a.input_size, n_series, a.max_steps,
+                                      kwargs)
         print(json.dumps(r), flush=True)
         print(f"{name}: {r}", file=sys.stderr)
 

@@ -20,6 +20,7 @@
 
 #include "cli/bench/peer.h"
 #include "cli/commands.h"
+#include "shoal/core/error.h"
 #include "shoal/core/file_io.h"
 #include "shoal/data/windows.h"
 #include "shoal/kernels/peak.h"
@@ -56,11 +57,38 @@ std::string subset_csv(const data::SeriesSet& all, Index every, Index need) {
   return csv;
 }
 
+// A --models entry: a registry name, optionally with its own arguments,
+// "tide:layernorm=false:dropout=0.1" (values parsed as JSON, else taken as strings).
+struct ModelSpec {
+  std::string name;
+  nlohmann::json options = nlohmann::json::object();
+};
+
+ModelSpec spec_of(const std::string& entry) {
+  ModelSpec spec;
+  size_t at = entry.find(':');
+  spec.name = entry.substr(0, at);
+  while (at != std::string::npos) {
+    const size_t next = entry.find(':', at + 1);
+    const std::string kv = entry.substr(at + 1, next == std::string::npos ? next : next - at - 1);
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(fmt::format("--models {}: '{}' is not key=value", entry, kv));
+    const std::string value = kv.substr(eq + 1);
+    nlohmann::json v = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+    spec.options[kv.substr(0, eq)] = v.is_discarded() ? nlohmann::json(value) : v;
+    at = next;
+  }
+  return spec;
+}
+
 train::ForecastJob job_for(const ModelsBenchArgs& a, const std::string& model, int threads,
                            Index max_steps) {
+  const ModelSpec spec = spec_of(model);
   nlohmann::json o = {{"h", a.h}, {"input_size", a.input_size}, {"random_seed", 1}};
   if (max_steps > 0) o["max_steps"] = max_steps;
-  train::ForecastJob job = train::forecast_job(model, o);
+  o.update(spec.options);
+  train::ForecastJob job = train::forecast_job(spec.name, o);
   job.train.threads = threads;
   return job;
 }
@@ -71,7 +99,7 @@ train::ForecastJob job_for(const ModelsBenchArgs& a, const std::string& model, i
 // multivariate model, on the bench's own panel.
 double flops_per_step(const ModelsBenchArgs& a, const std::string& model, const data::Panel& p) {
   train::ForecastJob job = job_for(a, model, 1, a.profile_steps);
-  const bool multivariate = train::forecast_model(model).multivariate;
+  const bool multivariate = train::forecast_model(spec_of(model).name).multivariate;
   data::SeriesSet one;
   std::vector<Index> first = {0};
   std::optional<data::Panel> single;
@@ -129,17 +157,20 @@ void run_models_bench(const ModelsBenchArgs& a) {
       fmt::print("  {} {} threads: {:.2f} s, {} steps\n", model, t, r.fit_seconds, r.steps);
     }
     if (!a.peer_python.empty()) {
-      const std::string cls(train::forecast_model(model).class_name);
-      // The peers run the same steps as shoal (each model's default, or --max-steps).
+      const ModelSpec spec = spec_of(model);
+      const std::string cls(train::forecast_model(spec.name).class_name);
+      // The peers run the same steps as shoal (each model's default, or --max-steps), with the
+      // entry's own arguments.
       const std::string cmd = fmt::format(
-          "{} {} --data {} --h {} --input-size {} --models {} --threads {}{} 2>/dev/null",
+          "{} {} --data {} --h {} --input-size {} --models {} --threads {}{}{} 2>/dev/null",
           a.peer_python, a.peer_script, peer_data, a.h, a.input_size, cls, a.peer_threads,
-          a.max_steps > 0 ? fmt::format(" --max-steps {}", a.max_steps) : "");
+          a.max_steps > 0 ? fmt::format(" --max-steps {}", a.max_steps) : "",
+          spec.options.empty() ? "" : fmt::format(" --kwargs '{}'", spec.options.dump()));
       fmt::print("peer: {}\n", cmd);
       peers.push_back(run_peer_json(cmd));
     }
   }
-  fmt::print("\n{:<18}{:>4}{:>9}{:>7}{:>9}{:>9}{:>7}{:>10}{:>7}{:>10}{:>10}{:>10}{:>7}\n", "model",
+  fmt::print("\n{:<22}{:>4}{:>9}{:>7}{:>9}{:>9}{:>7}{:>10}{:>7}{:>10}{:>10}{:>10}{:>7}\n", "model",
              "thr", "fit s", "steps", "ms/step", "GFLOP/s", "%peak", "nf fit s", "x nf",
              "cmp ms/st", "compile s", "cmp fit s", "x cmp");
   for (const Row& r : rows) {
@@ -154,7 +185,7 @@ void run_models_bench(const ModelsBenchArgs& a) {
                               p.at("compile_s").get<double>(), cmp, cmp / r.fit_s);
       p["shoal_fit_s"] = r.fit_s;
     }
-    fmt::print("{:<18}{:>4}{:>9.2f}{:>7}{:>9.3f}{:>9.1f}{:>6.1f}%{}\n", r.model, r.threads, r.fit_s,
+    fmt::print("{:<22}{:>4}{:>9.2f}{:>7}{:>9.3f}{:>9.1f}{:>6.1f}%{}\n", r.model, r.threads, r.fit_s,
                r.steps, r.step_ms, r.gflops, r.pct, peer_cols);
     out["shoal"].push_back({{"model", r.model},
                             {"threads", r.threads},
@@ -180,7 +211,10 @@ void register_bench_models(CLI::App& bench) {
   b->add_option("--every", a.every, "Keep every K-th series")->capture_default_str();
   b->add_option("--h", a.h)->capture_default_str();
   b->add_option("--input-size", a.input_size)->capture_default_str();
-  b->add_option("--models", a.models)->delimiter(',')->capture_default_str();
+  b->add_option("--models", a.models,
+                "Registry names, each optionally with arguments: tide:layernorm=false")
+      ->delimiter(',')
+      ->capture_default_str();
   b->add_option("--threads-list", a.threads)->delimiter(',')->capture_default_str();
   b->add_option("--max-steps", a.max_steps, "Steps per fit (0: each model's default)")
       ->capture_default_str();

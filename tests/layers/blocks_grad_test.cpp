@@ -279,5 +279,76 @@ TEST(BlocksGrad, TemporalDecoder) {
   }
 }
 
+// With a LayerNorm over one output the block's output is the norm's bias: forward_bias and
+// backward_bias (TiDE skips its dense layers with them) give the full block's output and
+// parameter gradients, and the full backward passes exactly zero to its inputs.
+TEST(BlocksGrad, TemporalDecoderOutputIsBiasUnderOneOutputLayerNorm) {
+  for (const Index f : {Index{0}, Index{2}}) {
+    layers::TemporalDecoder<double> dec({.h = 4,
+                                         .decoder_output_dim = 3,
+                                         .futr_dim = f,
+                                         .hidden_size = 6,
+                                         .outputs = 1,
+                                         .dropout = 0.3,
+                                         .layernorm = true,
+                                         .stream = 4});
+    ASSERT_TRUE(dec.output_is_bias());
+    const Index B = 5;
+    Planner planner;
+    dec.plan(planner, B);
+    Arena arena(std::move(planner));
+    RngStream rng(8, 0);
+    dec.init(rng);
+    dec.for_each_param([&](const std::string&, Param<double>& p) {
+      for (auto& v : p.value) v += 0.5 * static_cast<double>(rng.uniform(-1.f, 1.f));
+    });
+    Padded x(B, 4 * 3), dx(B, 4 * 3), fu(B, 4 * std::max<Index>(f, 1)),
+        dfu(B, 4 * std::max<Index>(f, 1)), y(B, 4), y_bias(B, 4), dy(B, 4);
+    x.fill(81);
+    fu.fill(91);
+    dy.fill(7);
+    auto fv = [&](Padded& p) { return f > 0 ? p.view() : MatView<double>{}; };
+    Ctx ctx{.training = true, .seed = 3};
+    auto grads = [&] {
+      std::vector<double> g;
+      dec.for_each_param([&](const std::string&, Param<double>& p) {
+        g.insert(g.end(), p.grad.data, p.grad.data + p.grad.numel());
+        std::fill(p.grad.data, p.grad.data + p.grad.numel(), 0.0);
+      });
+      return g;
+    };
+    grads();
+    dec.forward(ctx, x.view(), fv(fu), y.view());
+    dec.backward(ctx, dy.view(), dx.view(), fv(dfu));
+    const std::vector<double> full = grads();
+    dec.forward_bias(y_bias.view());
+    dec.backward_bias(dy.view());
+    const std::vector<double> bias = grads();
+    double beta = 0;
+    dec.for_each_param([&](const std::string& name, Param<double>& p) {
+      if (name == "norm.bias") beta = p.value.data[0];
+    });
+    for (Index b = 0; b < B; ++b)
+      for (Index t = 0; t < 4; ++t) {
+        EXPECT_EQ(y.view()(b, t), beta);
+        EXPECT_EQ(y_bias.view()(b, t), beta);
+        for (Index d = 0; d < 3; ++d) EXPECT_EQ(dx.view()(b, t * 3 + d), 0.0);
+      }
+    ASSERT_EQ(full.size(), bias.size());
+    double dbeta = 0;
+    for (Index b = 0; b < B; ++b)
+      for (Index t = 0; t < 4; ++t) dbeta += dy.view()(b, t);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < full.size(); ++i) {
+      EXPECT_NEAR(full[i], bias[i], 1e-12) << i;
+      nonzero += full[i] != 0.0;
+    }
+    EXPECT_EQ(nonzero, 1u);  // the norm's bias, Σ dy
+    EXPECT_NEAR(*std::max_element(bias.begin(), bias.end(),
+                                  [](double a, double c) { return std::abs(a) < std::abs(c); }),
+                dbeta, 1e-12);
+  }
+}
+
 }  // namespace blocks_grad_test
 }  // namespace shoal

@@ -64,6 +64,11 @@ struct MLPResidual {
   profile::Cost forward_cost(double rows) const;
   profile::Cost backward_cost(double rows, bool dx = true) const;
 
+  // A LayerNorm over one output normalizes every row to 0, so y is the norm's bias whatever x
+  // is: x cannot change y and receives no gradient (dx = 0, and lin1, lin2, skip and the norm's
+  // weight get zero gradients). A caller may then skip computing x (TiDE's dense layers).
+  bool output_is_bias() const { return cfg.layernorm && cfg.output_dim == 1; }
+
  private:
   template <class F>
   void each_child(F&& f) {
@@ -121,14 +126,22 @@ struct TemporalDecoder {
   void forward(const Ctx& ctx, ConstMat<T> dec, ConstMat<T> futr, MatView<T> out, Index row0 = 0);
   void backward(const Ctx& ctx, ConstMat<T> dout, MatView<T> ddec, MatView<T> dfutr,
                 Index row0 = 0);
+  // When block.output_is_bias(): out is the LayerNorm's bias at every step, whatever dec and
+  // futr are, and the only gradient is the bias's (Σ dout): the full block's results, as a
+  // one-element sample's normalized value is exactly 0.
+  bool output_is_bias() const { return block.output_is_bias(); }
+  void forward_bias(MatView<T> out) const;
+  void backward_bias(ConstMat<T> dout);
 
   profile::Cost forward_cost(double rows) const {
     const double w = double(cfg.decoder_output_dim + cfg.futr_dim), h = double(cfg.h);
+    if (output_is_bias()) return {0, sizeof(T) * rows * h};  // forward_bias: writes
     return block.forward_cost(rows * h) +
            profile::Cost{0, 2 * sizeof(T) * rows * h * (w + double(cfg.outputs))};
   }
   profile::Cost backward_cost(double rows, bool dx_wanted = true) const {
     const double w = double(cfg.decoder_output_dim + cfg.futr_dim), h = double(cfg.h);
+    if (output_is_bias()) return {rows * h, sizeof(T) * rows * h};  // backward_bias: a sum
     return block.backward_cost(rows * h, dx_wanted) +
            profile::Cost{0, 2 * sizeof(T) * rows * h * (w + double(cfg.outputs))};
   }

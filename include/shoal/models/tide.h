@@ -9,15 +9,17 @@
 // decoder_output_dim); TemporalDecoder: the residual block per step on [D | tw] features
 // (layers/mlp_residual.h), out 1; global_skip: Linear(L, H). With layernorm (the default) the
 // temporal decoder's LayerNorm over its one output makes that term its bias, as in
-// neuralforecast. Exogenous inputs come in shoal's layout (models/forecast.h: hist [B, X, L],
-// futr [B, F, L + H], stat [S] per series) and are data (no gradient). A univariate model
-// (N = 1), point losses. Names: neuralforecast's state_dict keys (hist_exog_projection.lin1.weight,
-// dense_encoder.<k>.lin1.weight, temporal_decoder.norm.bias, global_skip.weight, …); init in
-// torch's module order, so a Generator::kTorchCpu stream seeded with random_seed reproduces its
-// weights (neuralforecast builds the historical projection whenever it has historical or future
-// exogenous; without historical ones it is unused, and shoal only draws its numbers).
-// Legend: B windows, L input_size, H horizon, D decoder_output_dim, tw temporal_width,
-// X/F/S hist/futr/stat exogenous sizes.
+// neuralforecast: the forecast is Wy + b + bias whatever the projections, encoder and decoder
+// compute, and they receive zero gradients, so shoal computes none of them (only the global
+// skip and that bias train, in both tools). Exogenous inputs come in shoal's layout
+// (models/forecast.h: hist [B, X, L], futr [B, F, L + H], stat [S] per series) and are data (no
+// gradient). A univariate model (N = 1), point losses. Names: neuralforecast's state_dict keys
+// (hist_exog_projection.lin1.weight, dense_encoder.<k>.lin1.weight, temporal_decoder.norm.bias,
+// global_skip.weight, …); init in torch's module order, so a Generator::kTorchCpu stream seeded
+// with random_seed reproduces its weights (neuralforecast builds the historical projection whenever
+// it has historical or future exogenous; without historical ones it is unused, and shoal only draws
+// its numbers). Legend: B windows, L input_size, H horizon, D decoder_output_dim, tw
+// temporal_width, X/F/S hist/futr/stat exogenous sizes.
 #pragma once
 
 #include <cstdint>
@@ -99,6 +101,9 @@ class TiDE {
  private:
   Index encoder_input() const;  // L + L·tw (X > 0) + (L + H)·tw (F > 0) + S
   bool has_exog() const { return cfg_.hist_exog + cfg_.futr_exog + cfg_.stat_exog > 0; }
+  // out = global_skip(x) + tout, as the trainer's [B·H, 1].
+  MatView<T> add_skip(const Ctx& ctx, ConstMat<T> x, MatView<T> out, ConstMat<T> tout,
+                      profile::ZoneChain& zone);
 
   Config cfg_;
   std::unique_ptr<layers::MLPResidual<T>> hist_proj_, futr_proj_;  // null when absent

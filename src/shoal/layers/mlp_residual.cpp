@@ -173,6 +173,23 @@ void TemporalDecoder<T>::backward(const Ctx& ctx, ConstMat<T> dout, MatView<T> d
     }
 }
 
+template <class T>
+void TemporalDecoder<T>::forward_bias(MatView<T> out) const {
+  SHOAL_DCHECK(output_is_bias() && out.cols == cfg.h);
+  const T beta = block.norm.has_bias() ? block.norm.p.bias.value.data[0] : T(0);
+  for (Index b = 0; b < out.rows; ++b) std::fill(out.row(b), out.row(b) + cfg.h, beta);
+}
+
+template <class T>
+void TemporalDecoder<T>::backward_bias(ConstMat<T> dout) {
+  SHOAL_DCHECK(output_is_bias() && dout.cols == cfg.h);
+  if (!block.norm.has_bias()) return;
+  double sum = 0;
+  for (Index b = 0; b < dout.rows; ++b)
+    for (Index t = 0; t < cfg.h; ++t) sum += double(dout(b, t));
+  block.norm.p.bias.grad.data[0] += static_cast<T>(sum);
+}
+
 template struct MLPResidual<float>;
 template struct MLPResidual<double>;
 template struct TemporalDecoder<float>;

@@ -178,6 +178,14 @@ MatView<T> TiDE<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const ConstMat<T> x(in.insample_y, B, L);
   auto rows = [](Buffer<T>& buf, Index n) { return buf.mat().rows_block(0, n); };
   profile::ZoneChain zone(ctx.profiler, B);
+  MatView<T> out = rows(out_, B), tout = rows(tout_, B);
+  if (temporal_.output_is_bias()) {
+    // The temporal decoder's output is its LayerNorm's bias: nothing before it can change the
+    // forecast, so the projections, encoder and decoder are not computed.
+    zone.next(ztmp_.forward);
+    temporal_.forward_bias(tout);
+    return add_skip(ctx, x, out, tout, zone);
+  }
   // The projections run per time step on rows gathered from shoal's channel-major windows.
   zone.next(zproj_.forward);
   if (hist_proj_) {
@@ -217,18 +225,23 @@ MatView<T> TiDE<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
     cur = rows(h_[k], B);
   }
   zone.next(ztmp_.forward);
-  MatView<T> out = rows(out_, B), tout = rows(tout_, B);
   // The future projection's horizon steps: a column block of it seen as [B, (L + H)·tw].
   const ConstMat<T> fh =
       futr_proj_ ? ConstMat<T>(fp_.view.data, B, (L + H) * tw).cols_block(L * tw, H * tw)
                  : ConstMat<T>{};
   temporal_.forward(ctx, cur, fh, tout, in.first_window);
+  return add_skip(ctx, x, out, tout, zone);
+}
+
+template <class T>
+MatView<T> TiDE<T>::add_skip(const Ctx& ctx, ConstMat<T> x, MatView<T> out, ConstMat<T> tout,
+                             profile::ZoneChain& zone) {
   zone.next(zskip_.forward);
   skip_.forward(ctx, x, out);
-  for (Index w = 0; w < B; ++w)
-    for (Index t = 0; t < H; ++t) out(w, t) += tout(w, t);
+  for (Index w = 0; w < out.rows; ++w)
+    for (Index t = 0; t < cfg_.h; ++t) out(w, t) += tout(w, t);
   // [B, H] is the trainer's [B·H, N = 1].
-  return MatView<T>(out.data, B * H, 1);
+  return MatView<T>(out.data, out.rows * cfg_.h, 1);
 }
 
 template <class T>
@@ -241,6 +254,12 @@ void TiDE<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> 
   // The input is data: the skip forms parameter gradients only.
   skip_.backward(ctx, x, rows(out_, B), dy, MatView<T>{});
   zone.next(ztmp_.backward);
+  if (temporal_.output_is_bias()) {
+    // No gradient passes the temporal decoder's LayerNorm: every weight before it keeps a zero
+    // gradient, as neuralforecast's backward leaves it.
+    temporal_.backward_bias(dy);
+    return;
+  }
   const size_t n = h_.size();
   temporal_.backward(ctx, dy, rows(dh_[n - 1], B), futr_proj_ ? rows(dfh_, B) : MatView<T>{},
                      in.first_window);
