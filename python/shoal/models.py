@@ -58,8 +58,17 @@ _IGNORED_BY_NEURALFORECAST = {
     ("NBEATS", "n_polynomials"): "The parameter n_polynomials will be deprecated in favor of "
                                  "n_basis and basis and it is currently ignored.",
 }
-# C++ spells a few values differently.
-_NONE_IS_ZERO = ("valid_batch_size",)
+# What None means for the arguments neuralforecast lets be None, as the C++ option's value
+# (given the model's other arguments): valid_batch_size None is batch_size (0),
+# windows_batch_size None is every window (0), inference_windows_batch_size None is
+# windows_batch_size (every window, -1, when that is None too). None for any other option is
+# refused at construction rather than read as the option's default.
+_NONE_MEANS = {
+    "valid_batch_size": lambda args: 0,
+    "windows_batch_size": lambda args: 0,
+    "inference_windows_batch_size": lambda args: (-1 if args.get("windows_batch_size") is None
+                                                  else args["windows_batch_size"]),
+}
 
 
 def _flatten_pairs(units):
@@ -163,6 +172,11 @@ class _ForecastModel:
                 raise ValueError(f"{name} does not support {label} exogenous variables.")
             if f"{kind}_exog_list" in args:
                 args[f"{kind}_exog_list"] = list(given or [])
+        for k, v in args.items():
+            if (v is None and k in self._cpp_options and k not in _NONE_MEANS
+                    and k not in _PYTHON_SIDE and defaults[k] is not None):
+                raise ValueError(f"{name}({k}=None): give a value (default "
+                                 f"{defaults[k]!r})")
         _losses.loss_settings(args["loss"])  # refuses a loss shoal lacks now, not at fit
         if args.get("valid_loss") is not None:
             _losses.loss_settings(args["valid_loss"], prefix="valid_")
@@ -187,8 +201,8 @@ class _ForecastModel:
         for k in self._args:
             if k in self._cpp_options:
                 v = getattr(self, k)
-                if k in _NONE_IS_ZERO and v is None:
-                    v = 0
+                if v is None and k in _NONE_MEANS:
+                    v = _NONE_MEANS[k](self._args)
                 settings[k] = _TO_CPP[k](v) if k in _TO_CPP else v
         # loss and valid_loss (None: the training loss) are objects here; their job settings.
         settings.pop("valid_loss", None)

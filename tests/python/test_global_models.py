@@ -3,6 +3,7 @@
 predict and cross_validation, as neuralforecast does."""
 
 import numpy as np
+import pytest
 import pandas as pd
 
 import shoal
@@ -57,3 +58,32 @@ def test_global_fit_options_reach_cpp():
                           random_seed=3)
     fc = shoal.NeuralForecast([again], freq=1, workers=1).fit(df).predict()
     assert np.array_equal(fa["NLinear"].to_numpy(), fc["NLinear"].to_numpy())
+
+
+def test_windows_batch_size_none_trains_on_every_window():
+    # neuralforecast's windows_batch_size=None: each step takes every window of its series. One
+    # series of 48 steps, input_size 12, h 6 has 48 - 12 = 36 windows (the last ones' horizons
+    # run into the padding with at least one real point), so a draw of 36 without replacement
+    # is the same set, in another order; a draw of 8 is not.
+    df = frame(n=1)
+
+    def fit(wbs):
+        m = shoal.NLinear(h=6, input_size=12, max_steps=30, learning_rate=1e-2,
+                          windows_batch_size=wbs, random_seed=2)
+        return shoal.NeuralForecast([m], freq=1).fit(df).predict()["NLinear"].to_numpy()
+
+    def rel(a, b):
+        return float(np.max(np.abs(a - b) / np.abs(b)))
+
+    every = fit(None)
+    # Summation order alone moves a forecast by a few 1e-4 here (Adam's first steps take the
+    # sign of near-zero gradients); another draw, such as the default's 1,024 with
+    # replacement, moves it by several 1e-3.
+    assert rel(every, fit(36)) < 1e-3
+    assert rel(every, fit(1024)) > 3e-3
+    assert rel(every, fit(8)) > 3e-2
+
+
+def test_none_for_a_numeric_option_is_refused():
+    with pytest.raises(ValueError, match="learning_rate=None"):
+        shoal.NLinear(h=6, input_size=12, learning_rate=None)
