@@ -1,0 +1,80 @@
+"""Golden forecasts of whole fits, for tests/python/test_fit_parity.py.
+
+A fit whose every step takes every window of every series (windows_batch_size=None, batch_size
+at least the number of series) draws nothing at random after the initial weights, so shoal and
+neuralforecast, starting from the same weights (random_seed), should end at the same forecasts:
+the check covers the whole path at once (padding of shorter series, the windows kept, scalers,
+loss masks, Adam, the learning-rate schedule, predict). The models are those whose training stays
+close to convex, where float rounding does not grow into a different fit: NLinear, DLinear, and
+TiDE at its defaults (its temporal decoder's one-output LayerNorm leaves a linear model).
+Deep models (NHITS, NBEATS, MLP) diverge from rounding alone within tens of steps and are
+checked by their 20-step training goldens instead.
+
+Run with the peers venv (neuralforecast 3.3.0 + torch; CI only reads the committed output):
+    /opt/peers/bin/python bench/peers/fit_golden.py [../shared/data/ts [tests/golden]]
+"""
+
+import json
+import logging
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+import torch
+
+GROUP, EVERY, H, INPUT_SIZE, STEPS = "quarterly", 10, 8, 16, 100
+# name -> (neuralforecast class, extra arguments)
+CASES = {
+    "NLinear": ("NLinear", {}),
+    "NLinear-standard": ("NLinear", {"scaler_type": "standard"}),
+    "DLinear-robust": ("DLinear", {"scaler_type": "robust"}),
+    "TiDE": ("TiDE", {}),
+}
+
+
+def panel(data_dir):
+    train = pd.read_csv(os.path.join(data_dir, f"m3_{GROUP}_train.csv.gz"))
+    ids = train["unique_id"].drop_duplicates().tolist()[::EVERY]
+    sizes = train.groupby("unique_id").size()
+    ids = [u for u in ids if sizes[u] >= INPUT_SIZE + H]
+    return train[train.unique_id.isin(ids)].reset_index(drop=True), ids
+
+
+def main():
+    data_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "shared", "data", "ts")
+    out_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+        os.path.dirname(__file__), "..", "..", "tests", "golden")
+    torch.set_num_threads(1)
+    logging.getLogger("pytorch_lightning").setLevel(logging.ERROR)
+    from neuralforecast import NeuralForecast, models
+
+    df, ids = panel(data_dir)
+    out = {"group": GROUP, "every": EVERY, "h": H, "input_size": INPUT_SIZE, "max_steps": STEPS,
+           "random_seed": 1, "unique_ids": ids, "cases": {}}
+    for name, (cls, extra) in CASES.items():
+        m = getattr(models, cls)(h=H, input_size=INPUT_SIZE, max_steps=STEPS, random_seed=1,
+                                 windows_batch_size=None, batch_size=1024, **extra,
+                                 accelerator="cpu", devices=1, enable_progress_bar=False,
+                                 logger=False, enable_model_summary=False,
+                                 enable_checkpointing=False)
+        nf = NeuralForecast(models=[m], freq=1)
+        nf.fit(df)
+        fc = nf.predict()
+        fc = fc.reset_index() if "unique_id" not in fc.columns else fc
+        order = {u: i for i, u in enumerate(ids)}
+        fc = fc.sort_values(["unique_id", "ds"], key=lambda c: c.map(order) if
+                            c.name == "unique_id" else c)
+        out["cases"][name] = {"class": cls, "arguments": extra,
+                              "forecast": [float(v) for v in fc[cls].to_numpy(np.float64)]}
+        print(name, "first", out["cases"][name]["forecast"][:3])
+    path = os.path.join(out_dir, "full_batch_fits.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print("wrote", os.path.abspath(path))
+
+
+if __name__ == "__main__":
+    main()
