@@ -1,5 +1,7 @@
-"""neuralforecast.utils' prediction-interval pieces: `PredictionIntervals` (what fit calibrates)
-and the conformal intervals predict adds for models trained with a point loss.
+"""neuralforecast.utils' pieces: the example data sets (AirPassengers, AirPassengersDF,
+AirPassengersPanel, AirPassengersStatic), augment_calendar_df, and the prediction intervals:
+`PredictionIntervals` (what fit calibrates) and the conformal intervals predict adds for models
+trained with a point loss.
 
 Conformal calibration (neuralforecast's): fit runs a cross_validation of `n_windows` windows
 `step_size` apart on the training frame and keeps each model's absolute errors, the conformity
@@ -14,6 +16,10 @@ A level l gives the cuts (100 − l) / 200 and 1 − (100 − l) / 200, and the 
 from __future__ import annotations
 
 import numpy as np
+
+from ._calendar import augment_calendar_df  # noqa: F401
+from ._datasets import (AirPassengers, AirPassengersDF, AirPassengersPanel,  # noqa: F401
+                        AirPassengersStatic)
 
 
 class PredictionIntervals:
