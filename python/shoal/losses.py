@@ -16,6 +16,10 @@ def _weights(horizon_weight):
 
 
 class _PointLoss:
+    # neuralforecast's flags, read by its examples' plotting code.
+    is_distribution_output = False
+    outputsize_multiplier = 1
+
     def __init__(self, horizon_weight=None):
         self.horizon_weight = _weights(horizon_weight)
 
