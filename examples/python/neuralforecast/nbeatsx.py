@@ -1,0 +1,48 @@
+# neuralforecast's NBEATSx usage example (docs/models.nbeatsx.html.md, Apache-2.0), run on
+# shoal with its neuralforecast imports turned into shoal's.
+# Output: nbeatsx.out (python examples/python/neuralforecast/run.py).
+import pandas as pd
+import matplotlib.pyplot as plt
+
+from shoal import NeuralForecast
+from shoal.models import NBEATSx
+from shoal.losses import MQLoss
+from shoal.utils import AirPassengersPanel, AirPassengersStatic
+
+Y_train_df = AirPassengersPanel[AirPassengersPanel.ds<AirPassengersPanel['ds'].values[-12]] # 132 train
+Y_test_df = AirPassengersPanel[AirPassengersPanel.ds>=AirPassengersPanel['ds'].values[-12]].reset_index(drop=True) # 12 test
+
+model = NBEATSx(h=12, input_size=24,
+                loss=MQLoss(level=[80, 90]),
+                scaler_type='robust',
+                dropout_prob_theta=0.5,
+                stat_exog_list=['airline1'],
+                futr_exog_list=['trend'],
+                stack_types = ["identity", "trend", "seasonality", "exogenous"],
+                n_blocks = [1,1,1,1],
+                max_steps=200,
+                val_check_steps=10,
+                early_stop_patience_steps=2)
+
+nf = NeuralForecast(
+    models=[model],
+    freq='ME'
+)
+nf.fit(df=Y_train_df, static_df=AirPassengersStatic, val_size=12)
+Y_hat_df = nf.predict(futr_df=Y_test_df)
+
+# Plot quantile predictions
+Y_hat_df = Y_hat_df.reset_index(drop=False).drop(columns=['unique_id','ds'])
+plot_df = pd.concat([Y_test_df, Y_hat_df], axis=1)
+plot_df = pd.concat([Y_train_df, plot_df])
+
+plot_df = plot_df[plot_df.unique_id=='Airline1'].drop('unique_id', axis=1)
+plt.plot(plot_df['ds'], plot_df['y'], c='black', label='True')
+plt.plot(plot_df['ds'], plot_df['NBEATSx-median'], c='blue', label='median')
+plt.fill_between(x=plot_df['ds'][-12:], 
+                 y1=plot_df['NBEATSx-lo-90'][-12:].values, 
+                 y2=plot_df['NBEATSx-hi-90'][-12:].values,
+                 alpha=0.4, label='level 90')
+plt.legend()
+plt.grid()
+plt.plot()
