@@ -89,8 +89,23 @@ TEST(BlocksModelsProfile, EveryBlockIsAZoneWithItsCost) {
   td.hidden_size = 8;
   td.decoder_output_dim = 2;
   td.temporal_decoder_dim = 4;
+  td.layernorm = false;
   expect_zones(profiled_zones<models::TiDE<float>>(td),
                {"dense_encoder", "dense_decoder", "temporal_decoder", "global_skip"});
+  // With layernorm (the default) the temporal decoder's output is its LayerNorm's bias: the
+  // dense layers are not run, and the decoder's forward writes that bias (no FLOPs).
+  td.layernorm = true;
+  std::set<std::string> names;
+  for (const auto& row : profiled_zones<models::TiDE<float>>(td)) {
+    names.insert(row.name);
+    EXPECT_GT(row.calls, 0u) << row.name;
+    if (row.name != "temporal_decoder.forward") {
+      EXPECT_GT(row.cost.flops, 0.0) << row.name;
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"loss.forward", "loss.backward", "global_skip.forward",
+                                          "global_skip.backward", "temporal_decoder.forward",
+                                          "temporal_decoder.backward"}));
 }
 
 }  // namespace blocks_models_profile_test
