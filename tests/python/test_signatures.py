@@ -146,7 +146,7 @@ REFUSED = {
     "predict": {"engine": object()},
     "cross_validation": {"use_fitted": True, "refit": True, "prediction_intervals": object(),
                          "level": [80], "quantiles": [0.5], "h": 3},
-    "predict_insample": {"step_size": 1},
+    "predict_insample": {"level": [80], "quantiles": [0.5]},
 }
 # Arguments honoured, with the test that shows it.
 HONOURED = {
@@ -169,7 +169,7 @@ HONOURED = {
                          "id_col": "test_forecast_api", "time_col": "test_forecast_api",
                          "target_col": "test_forecast_api",
                          "**data_kwargs": "test_data_kwargs_are_refused"},
-    "predict_insample": {"level": "(refused by the method)", "quantiles": "(refused)"},
+    "predict_insample": {"step_size": "test_insample"},
     "make_future_dataframe": {"df": "test_make_and_missing_future", "h": "same"},
     "get_missing_future": {"futr_df": "test_make_and_missing_future", "df": "same",
                            "h": "same"},
@@ -198,8 +198,7 @@ def test_every_method_argument_is_accounted_for(method):
 @pytest.mark.parametrize("method,arg", [(m, a) for m in REFUSED for a in REFUSED[m]])
 def test_refused_method_arguments_name_themselves(method, arg):
     value = REFUSED[method][arg]
-    with pytest.raises(NotImplementedError, match=arg if method not in
-                       ("predict_insample",) else method):
+    with pytest.raises(NotImplementedError, match=arg):
         if method == "__init__":
             shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8)], freq=1, **{arg: value})
         elif method == "fit":
