@@ -50,7 +50,8 @@ def main():
     df = panel()
     cases = []
     for how in ("fit", "cv"):
-        nf = NeuralForecast(models=[NLinear(h=3, input_size=5, max_steps=20, random_seed=1,
+        nf = NeuralForecast(models=[NLinear(h=3, input_size=5, max_steps=20, random_seed=1, logger=False,
+                                            enable_progress_bar=False,
                                             scaler_type="standard")], freq="ME")
         if how == "fit":
             nf.fit(df)

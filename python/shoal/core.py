@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from . import _core, _forecaster_io, profiling
+from . import _core, _forecaster_io, _workflow, profiling
 from ._frames import Series, Statics, future_ds, is_polars, long_frame, to_pandas, to_polars
 from ._progress import ProgressBar
 from .utils import conformal_intervals
@@ -449,12 +449,24 @@ class NeuralForecast:
         unique_id, cutoff, ds (neuralforecast's layout). Fitted models continue from their
         weights unless use_init_models=True; verbose prints one line per model fit."""
         _refuse("cross_validation",
-                use_fitted=(use_fitted, False, "in-sample forecasts are not implemented yet"),
-                refit=(refit, False, "one fit serves every window"),
-                prediction_intervals=(prediction_intervals, None,
-                                      "conformal intervals are not implemented yet"),
-                level=(level, None, "probabilistic forecasts are not implemented yet"),
-                quantiles=(quantiles, None, "probabilistic forecasts are not implemented yet"))
+                use_fitted=(use_fitted, False, "in-sample forecasts are not implemented yet"))
+        if isinstance(refit, (bool, np.bool_)):
+            refit = int(refit)
+        elif not isinstance(refit, (int, np.integer)) or refit < 0:
+            raise ValueError(f"refit must be a bool or a non-negative integer, got {refit!r}")
+        if prediction_intervals is not None:
+            if level is None and quantiles is None:
+                raise Exception("When passing prediction_intervals you need to set the level or "
+                                "quantiles argument.")
+            if not refit:
+                raise Exception("Passing prediction_intervals is only supported with "
+                                "refit=True.")
+        if not refit:
+            _refuse("cross_validation",
+                    level=(level, None, "probabilistic forecasts are not implemented yet; "
+                                        "conformal intervals need refit"),
+                    quantiles=(quantiles, None, "probabilistic forecasts are not implemented "
+                                                "yet; conformal intervals need refit"))
         _refuse_extra("cross_validation", data_kwargs)
         if df is None:
             raise ValueError("cross_validation needs df")
@@ -480,6 +492,10 @@ class NeuralForecast:
         if short.size:
             raise ValueError(f"series {s.ids[int(short[0])]!r} has {s.lengths[short[0]]} rows; "
                              f"cross_validation needs more than test_size = {test_size}")
+        if refit:
+            return _workflow.refit_cross_validation(
+                self, s, static_df, n_windows, step_size, test_size, h, val_size or 0,
+                use_init_models, verbose, refit, cols, prediction_intervals, level, quantiles)
         statics = self._statics(static_df, s, cols)
         self._fit_models(s, statics, val_size or 0, test_size, use_init_models, verbose)
         self._fit_args = dict(series=s, static_df=static_df, cols=cols, polars=self._polars,
@@ -514,57 +530,7 @@ class NeuralForecast:
         _refuse("predict_insample",
                 level=(level, None, "probabilistic forecasts are not implemented yet"),
                 quantiles=(quantiles, None, "probabilistic forecasts are not implemented yet"))
-        if self._fit_args is None or not all(m.fitted for m in self.models):
-            raise Exception("The models must be fitted first with `fit` or `cross_validation`.")
-        if isinstance(step_size, (bool, np.bool_)) or not isinstance(
-                step_size, (int, np.integer)) or step_size < 1:
-            raise ValueError(f"step_size must be a positive integer, got {step_size!r}")
-        for m in self.models:
-            if hasattr(m, "n_series"):
-                raise NotImplementedError(f"Model {m!r} is multivariate. Insample predictions "
-                                          "are not supported for multivariate models.")
-        h = self.models[0].h
-        s, cols = self._fit_args["series"], self._fit_args["cols"]
-        test_size = self._fit_args.get("test_size", 0)
-        kept = s.lengths - test_size
-        if (kept < h).any():
-            raise ValueError("`sizes` should be greater or equal to `h`.")
-        lead = (kept - h) % step_size  # neuralforecast's forefront_offset
-        kept = kept - lead
-        rows = np.concatenate([np.arange(o + f, o + f + k) for o, f, k in
-                               zip(s.offsets[:-1], lead, kept)])
-        offsets = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
-        exog = self._exog()
-        data = _core.make_series(offsets, s.y[rows], [s.exog[c][rows] for c in exog], exog,
-                                 np.zeros(0, np.int64))
-        statics = self._statics(self._fit_args["static_df"], s, cols)
-        n_win = (kept - h) // step_size + 1
-        # Window k forecasts rows k * step_size .. + h - 1 of the kept rows (neuralforecast's
-        # predict windows with test_size = the kept length, left-padded by input_size).
-        values = {}
-        for name, m in zip(_column_names(self.models), self.models):
-            if m._series_weights is not None:
-                weights = [m._series_weights[u] for u in s.ids]
-            else:
-                weights = [m._weights] * s.n_series
-            starts = [[int(k * step_size - m.input_size) for k in range(w)] for w in n_win]
-            fc = _core.predict_at(data, [[i] for i in range(s.n_series)],
-                                  m._settings(0, 0), weights, statics, starts,
-                                  [int(k) for k in kept])
-            values[name] = fc.astype(np.float32)
-        # Rows of the output: series i, window k, step t -> kept row k * step_size + t.
-        series_idx = np.repeat(np.arange(s.n_series), n_win * h)
-        win_first = np.concatenate([o + f + np.arange(w) * step_size for o, f, w in
-                                    zip(s.offsets[:-1], lead, n_win)])
-        ds_rows = (np.repeat(win_first, h) + np.tile(np.arange(h), int(n_win.sum())))
-        cut_rows = np.repeat(win_first, h)
-        out = {cols["id_col"]: s.id_values.take(series_idx),
-               cols["time_col"]: s.ds_values.take(ds_rows),
-               "cutoff": _step_back(s.ds_values.take(cut_rows), self.freq)}
-        out.update(values)
-        # neuralforecast reads y back from its float32 dataset
-        out[cols["target_col"]] = s.y[ds_rows].astype(np.float32)
-        return pd.DataFrame(out)
+        return _workflow.predict_insample(self, _column_names(self.models), step_size)
 
     def save(self, path, model_index=None, save_dataset=True, overwrite=False):
         """Writes the forecaster to the directory `path` (shoal._forecaster_io describes it):
@@ -582,13 +548,6 @@ class NeuralForecast:
         model load arguments (**kwargs) are refused by name."""
         return _forecaster_io.load(NeuralForecast, path, verbose, allow_pickle, trust_remote,
                                    **kwargs)
-
-
-def _step_back(ds, freq):
-    """ds one freq step earlier (utilsforecast's offset_times(ds, freq, -1))."""
-    if isinstance(freq, (int, np.integer)):
-        return np.asarray(ds, dtype=np.int64) - int(freq)
-    return pd.DatetimeIndex(ds) - pd.tseries.frequencies.to_offset(freq)
 
 
 def _refuse(method, **given):

@@ -144,8 +144,7 @@ REFUSED = {
     "__init__": {"local_scaler_type": "standard", "local_static_scaler_type": "standard"},
     "fit": {"val_df": _df(), "distributed_config": object()},
     "predict": {"engine": object()},
-    "cross_validation": {"use_fitted": True, "refit": True, "prediction_intervals": object(),
-                         "level": [80], "quantiles": [0.5], "h": 3},
+    "cross_validation": {"use_fitted": True, "level": [80], "quantiles": [0.5], "h": 3},
     "predict_insample": {"level": [80], "quantiles": [0.5]},
 }
 # Arguments honoured, with the test that shows it.
@@ -168,6 +167,8 @@ HONOURED = {
                          "use_init_models": "test_use_init_models_*", "verbose": "fit's",
                          "id_col": "test_forecast_api", "time_col": "test_forecast_api",
                          "target_col": "test_forecast_api",
+                         "refit": "test_cv_refit",
+                         "prediction_intervals": "test_cv_refit (with refit, as neuralforecast)",
                          "**data_kwargs": "test_data_kwargs_are_refused"},
     "predict_insample": {"step_size": "test_insample"},
     "make_future_dataframe": {"df": "test_make_and_missing_future", "h": "same"},
