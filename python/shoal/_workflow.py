@@ -3,11 +3,13 @@ forecasts, in neuralforecast 3.3.0's semantics (NeuralForecast's methods call th
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 
 from . import _core
-from ._frames import to_pandas
+from ._frames import Series, to_pandas
 
 
 def refit_cross_validation(nf, s, static_df, n_windows, step_size, test_size, h, val_size,
@@ -43,6 +45,39 @@ def refit_cross_validation(nf, s, static_df, n_windows, step_size, test_size, h,
         folds.append(preds)
     out = pd.concat(folds, ignore_index=True)
     return out.sort_values([idc, "cutoff", tc], kind="stable").reset_index(drop=True)
+
+
+def append_validation(nf, s, val_df, cols):
+    """(df's series with val_df's rows appended to each, val_size): neuralforecast's
+    fit(val_df=...) appends each series' val_df rows after its df rows whatever their dates
+    (TimeSeriesDataset.append) and validates on them as on the last val_size rows; a later
+    predict forecasts after val_df's end. Every series of val_df must have the same length."""
+    v = Series(val_df, cols["id_col"], cols["time_col"], cols["target_col"], nf._exog(),
+               "val_df")
+    if v.n_series != s.n_series:
+        raise ValueError("Cannot append `futr_dataset` with different number of groups.")
+    if list(v.ids) != list(s.ids):
+        raise ValueError("val_df must hold the unique_ids of df")
+    if v.lengths.min() != v.lengths.max():
+        raise ValueError("All series in val_df must be of equal length. Found series lengths "
+                         f"ranging from {v.lengths.min()} to {v.lengths.max()}")
+    n = s.n_series
+    src = np.concatenate([np.arange(s.offsets[i], s.offsets[i + 1]) for i in range(n)] +
+                         [len(s.df) + np.arange(v.offsets[i], v.offsets[i + 1])
+                          for i in range(n)])
+    owner = np.concatenate([np.repeat(np.arange(n), s.lengths),
+                            np.repeat(np.arange(n), v.lengths)])
+    order = src[np.argsort(owner, kind="stable")]  # each series' df rows, then its val rows
+    out = copy.copy(s)
+    out.df = pd.concat([s.df, v.df[[c for c in s.df.columns if c in v.df.columns]]],
+                       ignore_index=True).iloc[order]
+    out.lengths = s.lengths + v.lengths
+    out.offsets = np.concatenate([[0], np.cumsum(out.lengths)]).astype(np.int64)
+    out.y = np.concatenate([s.y, v.y])[order]
+    out.exog = {c: np.concatenate([s.exog[c], v.exog[c]])[order] for c in s.exog}
+    out.ds_values = out.df[cols["time_col"]].array
+    out.last_ds = v.last_ds
+    return out, int(v.lengths[0])
 
 
 def predict_insample(nf, names, step_size):

@@ -299,10 +299,17 @@ class NeuralForecast:
             distributed_config=None, prediction_intervals=None):
         """Trains every model on df (unique_id, ds, y and exogenous columns). A model fitted
         before continues from its weights unless use_init_models=True, as in neuralforecast.
-        df=None refits on the frames of the last fit. verbose prints one line per model."""
-        _refuse("fit", val_df=(val_df, None, "hold out the end of each series with val_size"),
-                distributed_config=(distributed_config, None,
-                                    "shoal.dask.fit_many spreads fits over a Dask cluster"))
+        df=None refits on the frames of the last fit. verbose prints one line per model.
+        val_df: validation rows appended to each series of df, as neuralforecast does
+        (shoal._workflow.append_validation)."""
+        _refuse("fit", distributed_config=(distributed_config, None,
+                                           "shoal.dask.fit_many spreads fits over a Dask "
+                                           "cluster"))
+        if val_df is not None and val_size != 0:
+            raise ValueError("val_df and val_size cannot be set together. Set val_size=0 "
+                             "(default) when providing val_df.")
+        if val_df is not None and not isinstance(val_df, pd.DataFrame):
+            raise ValueError("val_df must be a pandas or polars DataFrame.")
         if df is None:
             if self._fit_args is None:
                 raise ValueError("fit needs df (unique_id, ds, y)")
@@ -312,6 +319,8 @@ class NeuralForecast:
             cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
             s = self._series(df, cols)
         statics = self._statics(static_df, s, cols)
+        if val_df is not None:
+            s, val_size = _workflow.append_validation(self, s, val_df, cols)
         self._conformity = None
         if prediction_intervals is not None:
             # neuralforecast's calibration: a cross_validation on df whose absolute errors are

@@ -142,7 +142,7 @@ def _fitted():
 # Arguments refused for now, by method: the value to pass.
 REFUSED = {
     "__init__": {"local_scaler_type": "standard", "local_static_scaler_type": "standard"},
-    "fit": {"val_df": _df(), "distributed_config": object()},
+    "fit": {"distributed_config": object()},
     "predict": {"engine": object()},
     "cross_validation": {"use_fitted": True, "level": [80], "quantiles": [0.5], "h": 3},
     "predict_insample": {"level": [80], "quantiles": [0.5]},
@@ -151,7 +151,8 @@ REFUSED = {
 HONOURED = {
     "__init__": {"models": "test_forecast_api", "freq": "test_forecast_api"},
     "fit": {"df": "test_forecast_api", "static_df": "test_forecast_api",
-            "val_size": "test_forecast_api", "use_init_models": "test_use_init_models_*",
+            "val_size": "test_forecast_api", "val_df": "test_val_df",
+            "use_init_models": "test_use_init_models_*",
             "verbose": "test_verbose_fit_prints_a_line_per_model",
             "prediction_intervals": "test_intervals",
             "id_col": "test_forecast_api", "time_col": "test_forecast_api",
