@@ -80,6 +80,37 @@ def append_validation(nf, s, val_df, cols):
     return out, int(v.lengths[0])
 
 
+def predict_recursive(nf, names, s, statics, futr_df, h, horizon, cols):
+    """neuralforecast's predict(h > model h) for direct models: ceil(h / horizon) rounds,
+    each forecasting `horizon` steps from the series extended by the rounds before (its own
+    forecasts as y, futr_df's future exogenous), truncated to h steps."""
+    if any(m.hist_exog_list for m in nf.models):
+        raise NotImplementedError(f"predict(h={h}) beyond the models' horizon {horizon} "
+                                  "with historical exogenous inputs: their future values "
+                                  "are unknown")
+    idc, tc, yc = cols["id_col"], cols["time_col"], cols["target_col"]
+    exog = nf._exog()
+    rounds = -(-h // horizon)
+    out = {}
+    for name in names:
+        frame, chunks, sk = s.df[[idc, tc, yc] + exog], [], s
+        for k in range(rounds):
+            futr = nf._futr(sk, futr_df, horizon, cols)
+            fc = nf._predict_models(sk, statics, futr, horizon if futr is not None else 0,
+                                      only=name)[name].reshape(s.n_series, horizon)
+            chunks.append(fc)
+            if k + 1 == rounds:
+                break
+            new = nf._future_frame(sk, horizon, cols)
+            new[yc] = fc.reshape(-1)
+            if exog:
+                new = new.merge(futr_df[[idc, tc] + exog], on=[idc, tc], how="left")
+            frame = pd.concat([frame, new], ignore_index=True)
+            sk = nf._series(frame, cols)
+        out[name] = np.concatenate(chunks, axis=1)[:, :h]
+    return out
+
+
 def predict_insample(nf, names, step_size):
     """The frame of NeuralForecast.predict_insample (its docstring says which rows)."""
     if nf._fit_args is None or not all(m.fitted for m in nf.models):
@@ -103,7 +134,8 @@ def predict_insample(nf, names, step_size):
                            zip(s.offsets[:-1], lead, kept)])
     offsets = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
     exog = nf._exog()
-    data = _core.make_series(offsets, s.y[rows], [s.exog[c][rows] for c in exog], exog,
+    sm = nf._model_scale(s)
+    data = _core.make_series(offsets, sm.y[rows], [sm.exog[c][rows] for c in exog], exog,
                              np.zeros(0, np.int64))
     statics = nf._statics(nf._fit_args["static_df"], s, cols)
     n_win = (kept - h) // step_size + 1
@@ -119,6 +151,8 @@ def predict_insample(nf, names, step_size):
         fc = _core.predict_at(data, [[i] for i in range(s.n_series)],
                               m._settings(0, 0), weights, statics, starts,
                               [int(k) for k in kept])
+        if nf._scalers is not None:
+            fc = nf._scalers["y"].inverse(fc, n_win * h)
         values[name] = fc.astype(np.float32)
     # Rows of the output: series i, window k, step t -> kept row k * step_size + t.
     series_idx = np.repeat(np.arange(s.n_series), n_win * h)
@@ -131,7 +165,10 @@ def predict_insample(nf, names, step_size):
            "cutoff": _step_back(s.ds_values.take(cut_rows), nf.freq)}
     out.update(values)
     # neuralforecast reads y back from its float32 dataset
-    out[cols["target_col"]] = s.y[ds_rows].astype(np.float32)
+    y = sm.y[ds_rows].astype(np.float32)
+    if nf._scalers is not None:
+        y = nf._scalers["y"].inverse(y, n_win * h)
+    out[cols["target_col"]] = y
     return pd.DataFrame(out)
 
 

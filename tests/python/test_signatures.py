@@ -141,7 +141,6 @@ def _fitted():
 
 # Arguments refused for now, by method: the value to pass.
 REFUSED = {
-    "__init__": {"local_scaler_type": "standard", "local_static_scaler_type": "standard"},
     "fit": {"distributed_config": object()},
     "predict": {"engine": object()},
     "cross_validation": {"use_fitted": True, "level": [80], "quantiles": [0.5], "h": 3},
@@ -149,7 +148,9 @@ REFUSED = {
 }
 # Arguments honoured, with the test that shows it.
 HONOURED = {
-    "__init__": {"models": "test_forecast_api", "freq": "test_forecast_api"},
+    "__init__": {"models": "test_forecast_api", "freq": "test_forecast_api",
+                 "local_scaler_type": "test_local_scalers",
+                 "local_static_scaler_type": "test_local_scalers"},
     "fit": {"df": "test_forecast_api", "static_df": "test_forecast_api",
             "val_size": "test_forecast_api", "val_df": "test_val_df",
             "use_init_models": "test_use_init_models_*",
