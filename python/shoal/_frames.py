@@ -187,4 +187,5 @@ class Statics:
         values = np.empty((series.n_series, len(columns)))
         for j, c in enumerate(columns):
             values[:, j] = _float_column(static_df, c, "static_df", id_col, id_col)[pos]
+        self.values = values
         self.core = _core.make_static(np.ascontiguousarray(values), list(columns))

@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from . import _core, _forecaster_io, profiling
+from . import _core, _forecaster_io, _scalers, _workflow, profiling
 from ._frames import Series, Statics, future_ds, is_polars, long_frame, to_pandas, to_polars
 from ._progress import ProgressBar
 from .utils import conformal_intervals
@@ -73,11 +73,10 @@ class NeuralForecast:
         model's n_series must be 1), trained by the fleet with `workers` threads (0: every
         allowed core), pinned one per core unless pin=False (use False when several processes
         share the machine, e.g. Dask workers)."""
-        _refuse("NeuralForecast",
-                local_scaler_type=(local_scaler_type, None,
-                                   "scale each window with the models' scaler_type"),
-                local_static_scaler_type=(local_static_scaler_type, None,
-                                          "scale the statics before the fit"))
+        for arg, kind in (("scaler_type", local_scaler_type),
+                          ("static_scaler_type", local_static_scaler_type)):
+            if kind is not None and kind not in _scalers.TYPES:
+                raise ValueError(f"{arg} must be one of {_scalers.TYPES}")
         models = list(models)
         if not models:
             raise ValueError("models must hold at least one model")
@@ -102,6 +101,11 @@ class NeuralForecast:
         self.per_series = bool(per_series)
         self.workers = int(workers)
         self.pin = bool(pin)
+        # neuralforecast's local scalers: per series and column, fitted on each fit's df (and
+        # on predict's df while it runs), inverted on the forecasts (shoal._scalers).
+        self.local_scaler_type = local_scaler_type
+        self.local_static_scaler_type = local_static_scaler_type
+        self._scalers = None
         self._fit_args = None  # the frames of the last fit, predict's defaults
         self._polars = False  # the current call's frames are polars
         # (PredictionIntervals, the fit's unique_ids, {model column: conformity scores}).
@@ -141,7 +145,23 @@ class NeuralForecast:
             return None
         if static_df is None:
             raise ValueError(f"stat_exog_list {stat} needs static_df")
-        return Statics(static_df, s, stat, cols["id_col"]).core
+        st = Statics(static_df, s, stat, cols["id_col"])
+        if self.local_static_scaler_type is None:
+            return st.core
+        n = s.n_series  # one group over every series, per column (neuralforecast)
+        values = np.stack([_scalers.LocalScaler(self.local_static_scaler_type, v, [0, n])
+                           .transform(v, [n]) for v in st.values.T], axis=1)
+        return _core.make_static(np.ascontiguousarray(values, dtype=np.float64), list(stat))
+
+    def _fit_scalers(self, s):
+        """The local scalers of series s (None without local_scaler_type)."""
+        if self.local_scaler_type is None:
+            return None
+        return _scalers.fit_series(self.local_scaler_type, s, self._exog())
+
+    def _model_scale(self, s):
+        """s as the models see it: scaled by the current local scalers."""
+        return s if self._scalers is None else _scalers.scaled_series(s, self._scalers)
 
     def _check_joint(self, m, s):
         if not self.per_series and getattr(m, "n_series", s.n_series) != s.n_series:
@@ -164,7 +184,7 @@ class NeuralForecast:
 
     def _fit_models(self, s, statics, val_size, test_size, use_init_models=False,
                     verbose=False):
-        data = s.core(self._exog())
+        data = self._model_scale(s).core(self._exog())
         self.fit_info = []
         for m in self.models:
             self._check_joint(m, s)
@@ -211,8 +231,8 @@ class NeuralForecast:
     def _predict_models(self, s, statics, futr, h_future, n_windows=0, cv_step=1, val_size=0,
                         test_size=0, only=None):
         """{column name: [n_series, W, h] forecasts} from each model's stored weights (or
-        those of the model named `only`)."""
-        data = s.core(self._exog())
+        those of the model named `only`), in data scale."""
+        data = self._model_scale(s).core(self._exog())
         out = {}
         for name, m in zip(_column_names(self.models), self.models):
             if only is not None and name != only:
@@ -232,6 +252,8 @@ class NeuralForecast:
                 groups, weights = [list(range(s.n_series))], [m._weights]
             out[name] = _core.predict(data, groups, settings, weights, statics, futr, h_future,
                                       n_windows, cv_step)
+            if self._scalers is not None:
+                out[name] = _scalers.inverse_target(self._scalers, out[name])
         return out
 
     def _futr(self, s, futr_df, h, cols):
@@ -259,38 +281,12 @@ class NeuralForecast:
         exog = self._exog()
         cols_arrays = [merged[c].to_numpy(np.float64) if c in futr_cols else np.zeros(len(merged))
                        for c in exog]
+        if self._scalers is not None:  # neuralforecast scales futr_df with the df's scalers
+            lengths = np.full(s.n_series, h)
+            cols_arrays = [self._scalers[c].transform(a, lengths).astype(np.float64)
+                           for c, a in zip(exog, cols_arrays)]
         return _core.make_series(offsets, np.zeros(len(merged)), cols_arrays, exog,
                                  s.lengths.astype(np.int64))
-
-    def _predict_recursive(self, s, statics, futr_df, h, horizon, cols):
-        """neuralforecast's predict(h > model h) for direct models: ceil(h / horizon) rounds,
-        each forecasting `horizon` steps from the series extended by the rounds before (its own
-        forecasts as y, futr_df's future exogenous), truncated to h steps."""
-        if any(m.hist_exog_list for m in self.models):
-            raise NotImplementedError(f"predict(h={h}) beyond the models' horizon {horizon} "
-                                      "with historical exogenous inputs: their future values "
-                                      "are unknown")
-        idc, tc, yc = cols["id_col"], cols["time_col"], cols["target_col"]
-        exog = self._exog()
-        rounds = -(-h // horizon)
-        out = {}
-        for name in _column_names(self.models):
-            frame, chunks, sk = s.df[[idc, tc, yc] + exog], [], s
-            for k in range(rounds):
-                futr = self._futr(sk, futr_df, horizon, cols)
-                fc = self._predict_models(sk, statics, futr, horizon if futr is not None else 0,
-                                          only=name)[name].reshape(s.n_series, horizon)
-                chunks.append(fc)
-                if k + 1 == rounds:
-                    break
-                new = self._future_frame(sk, horizon, cols)
-                new[yc] = fc.reshape(-1)
-                if exog:
-                    new = new.merge(futr_df[[idc, tc] + exog], on=[idc, tc], how="left")
-                frame = pd.concat([frame, new], ignore_index=True)
-                sk = self._series(frame, cols)
-            out[name] = np.concatenate(chunks, axis=1)[:, :h]
-        return out
 
     # --- neuralforecast's API ---------------------------------------------------------------
     @_frames_in_and_out
@@ -299,10 +295,17 @@ class NeuralForecast:
             distributed_config=None, prediction_intervals=None):
         """Trains every model on df (unique_id, ds, y and exogenous columns). A model fitted
         before continues from its weights unless use_init_models=True, as in neuralforecast.
-        df=None refits on the frames of the last fit. verbose prints one line per model."""
-        _refuse("fit", val_df=(val_df, None, "hold out the end of each series with val_size"),
-                distributed_config=(distributed_config, None,
-                                    "shoal.dask.fit_many spreads fits over a Dask cluster"))
+        df=None refits on the frames of the last fit. verbose prints one line per model.
+        val_df: validation rows appended to each series of df, as neuralforecast does
+        (shoal._workflow.append_validation)."""
+        _refuse("fit", distributed_config=(distributed_config, None,
+                                           "shoal.dask.fit_many spreads fits over a Dask "
+                                           "cluster"))
+        if val_df is not None and val_size != 0:
+            raise ValueError("val_df and val_size cannot be set together. Set val_size=0 "
+                             "(default) when providing val_df.")
+        if val_df is not None and not isinstance(val_df, pd.DataFrame):
+            raise ValueError("val_df must be a pandas or polars DataFrame.")
         if df is None:
             if self._fit_args is None:
                 raise ValueError("fit needs df (unique_id, ds, y)")
@@ -312,6 +315,13 @@ class NeuralForecast:
             cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
             s = self._series(df, cols)
         statics = self._statics(static_df, s, cols)
+        if val_df is not None and self.local_scaler_type is not None:
+            raise NotImplementedError("fit: val_df with local_scaler_type is not supported by "
+                                      "shoal (neuralforecast appends val_df unscaled to the "
+                                      "scaled series); hold out the end with val_size")
+        self._scalers = self._fit_scalers(s)
+        if val_df is not None:
+            s, val_size = _workflow.append_validation(self, s, val_df, cols)
         self._conformity = None
         if prediction_intervals is not None:
             # neuralforecast's calibration: a cross_validation on df whose absolute errors are
@@ -320,7 +330,8 @@ class NeuralForecast:
                 df, static_df, prediction_intervals, val_size or 0, use_init_models, verbose,
                 cols))
         self._fit_models(s, statics, val_size or 0, 0, use_init_models, verbose)
-        self._fit_args = dict(series=s, static_df=static_df, cols=cols, polars=self._polars)
+        self._fit_args = dict(series=s, static_df=static_df, cols=cols, polars=self._polars,
+                              test_size=0)
         return self
 
     def _conformity_scores(self, df, static_df, pi, val_size, use_init_models, verbose, cols):
@@ -425,8 +436,18 @@ class NeuralForecast:
             raise NotImplementedError(f"h={h} is shorter than the models' horizon {horizon}; "
                                       "take the first h steps of predict()")
         statics = self._statics(static_df, s, cols)
+        saved = self._scalers
+        if df is not None:  # neuralforecast scales a new df with its own statistics
+            self._scalers = self._fit_scalers(s)
+        try:
+            return self._predict_frame(s, statics, futr_df, h, horizon, level, quantiles, cols)
+        finally:
+            self._scalers = saved
+
+    def _predict_frame(self, s, statics, futr_df, h, horizon, level, quantiles, cols):
         if h is not None and h > horizon:
-            fc = self._predict_recursive(s, statics, futr_df, h, horizon, cols)
+            fc = _workflow.predict_recursive(self, _column_names(self.models), s, statics,
+                                             futr_df, h, horizon, cols)
             horizon = h
         else:
             futr = self._futr(s, futr_df, horizon, cols)
@@ -448,12 +469,24 @@ class NeuralForecast:
         unique_id, cutoff, ds (neuralforecast's layout). Fitted models continue from their
         weights unless use_init_models=True; verbose prints one line per model fit."""
         _refuse("cross_validation",
-                use_fitted=(use_fitted, False, "in-sample forecasts are not implemented yet"),
-                refit=(refit, False, "one fit serves every window"),
-                prediction_intervals=(prediction_intervals, None,
-                                      "conformal intervals are not implemented yet"),
-                level=(level, None, "probabilistic forecasts are not implemented yet"),
-                quantiles=(quantiles, None, "probabilistic forecasts are not implemented yet"))
+                use_fitted=(use_fitted, False, "in-sample forecasts are not implemented yet"))
+        if isinstance(refit, (bool, np.bool_)):
+            refit = int(refit)
+        elif not isinstance(refit, (int, np.integer)) or refit < 0:
+            raise ValueError(f"refit must be a bool or a non-negative integer, got {refit!r}")
+        if prediction_intervals is not None:
+            if level is None and quantiles is None:
+                raise Exception("When passing prediction_intervals you need to set the level or "
+                                "quantiles argument.")
+            if not refit:
+                raise Exception("Passing prediction_intervals is only supported with "
+                                "refit=True.")
+        if not refit:
+            _refuse("cross_validation",
+                    level=(level, None, "probabilistic forecasts are not implemented yet; "
+                                        "conformal intervals need refit"),
+                    quantiles=(quantiles, None, "probabilistic forecasts are not implemented "
+                                                "yet; conformal intervals need refit"))
         _refuse_extra("cross_validation", data_kwargs)
         if df is None:
             raise ValueError("cross_validation needs df")
@@ -479,9 +512,15 @@ class NeuralForecast:
         if short.size:
             raise ValueError(f"series {s.ids[int(short[0])]!r} has {s.lengths[short[0]]} rows; "
                              f"cross_validation needs more than test_size = {test_size}")
+        if refit:
+            return _workflow.refit_cross_validation(
+                self, s, static_df, n_windows, step_size, test_size, h, val_size or 0,
+                use_init_models, verbose, refit, cols, prediction_intervals, level, quantiles)
         statics = self._statics(static_df, s, cols)
+        self._scalers = self._fit_scalers(s)  # on all of df, test windows included (as there)
         self._fit_models(s, statics, val_size or 0, test_size, use_init_models, verbose)
-        self._fit_args = dict(series=s, static_df=static_df, cols=cols, polars=self._polars)
+        self._fit_args = dict(series=s, static_df=static_df, cols=cols, polars=self._polars,
+                              test_size=test_size)
         fc = self._predict_models(s, statics, None, 0, n_windows, step_size, val_size or 0,
                                   test_size)
         # Row of window w, step t within each series: len - test_size + w * step_size + t.
@@ -501,10 +540,18 @@ class NeuralForecast:
         frame = pd.DataFrame(out)
         return frame  # already in (unique_id, cutoff, ds) order
 
+    @_frames_in_and_out
     def predict_insample(self, step_size=1, level=None, quantiles=None):
-        """neuralforecast's in-sample forecasts: not implemented yet."""
-        raise NotImplementedError("predict_insample is not supported by shoal yet; "
-                                  "cross_validation forecasts past windows")
+        """neuralforecast's in-sample forecasts of the last fit's (or cross_validation's) series:
+        each series less the test_size rows its last cross_validation held out and less the
+        first (len - test_size - h) % step_size rows, forecast in windows step_size apart from
+        its first row on (inputs before it read as padding); columns unique_id, ds, cutoff (the
+        step before each window), one float32 column per model and y. Univariate models only,
+        as in neuralforecast."""
+        _refuse("predict_insample",
+                level=(level, None, "probabilistic forecasts are not implemented yet"),
+                quantiles=(quantiles, None, "probabilistic forecasts are not implemented yet"))
+        return _workflow.predict_insample(self, _column_names(self.models), step_size)
 
     def save(self, path, model_index=None, save_dataset=True, overwrite=False):
         """Writes the forecaster to the directory `path` (shoal._forecaster_io describes it):
@@ -512,6 +559,9 @@ class NeuralForecast:
         save_dataset, the fit's series so that predict() needs no df after load. An existing
         non-empty path raises unless overwrite=True; the directory appears whole or not at
         all."""
+        if self.local_scaler_type is not None or self.local_static_scaler_type is not None:
+            raise NotImplementedError("save: a forecaster with local scalers is not supported "
+                                      "by shoal yet (their statistics are not written)")
         _forecaster_io.save(self, path, model_index, save_dataset, overwrite)
 
     @staticmethod

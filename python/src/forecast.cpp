@@ -306,6 +306,41 @@ nb::ndarray<nb::numpy, double> predict(const SeriesData& d,
   return to_numpy(std::move(out), {size_t(n), size_t(nw), size_t(h)});
 }
 
+// Forecasts of windows at explicit starts, one weight blob and one start list per panel:
+// panel g's windows at starts[g], each reading data in [0, ends[g]) (positions outside read as
+// zero with mask 0). Returns every panel's [len(groups[g]), len(starts[g]), h] forecasts
+// concatenated in group order, flat (the windows of in-sample forecasts differ per series).
+nb::ndarray<nb::numpy, double> predict_at(const SeriesData& d,
+                                          const std::vector<std::vector<Index>>& groups,
+                                          const nb::dict& settings, const std::vector<nb::bytes>& w,
+                                          const StaticData* statics,
+                                          const std::vector<std::vector<Index>>& starts,
+                                          const std::vector<Index>& ends) {
+  const train::ForecastJob job = make_job(settings);
+  SHOAL_CHECK(
+      groups.size() == w.size() && groups.size() == starts.size() && groups.size() == ends.size(),
+      "{} panels but {} weight blobs, {} start lists and {} ends", groups.size(), w.size(),
+      starts.size(), ends.size());
+  std::vector<size_t> offset{0};
+  for (size_t g = 0; g < groups.size(); ++g)
+    offset.push_back(offset.back() + groups[g].size() * starts[g].size() * size_t(job.windows.h));
+  std::vector<double> out(offset.back(), std::numeric_limits<double>::quiet_NaN());
+  const PanelInputs in{&d, statics, nullptr, 0};
+  run_interruptible([&](const std::atomic<bool>& stop) {
+    for (size_t g = 0; g < groups.size() && !stop.load(); ++g) {
+      if (starts[g].empty()) continue;
+      const std::string blob(w[g].c_str(), w[g].size());
+      const data::Panel panel = in.panel(job, groups[g]);
+      SHOAL_CHECK(ends[g] >= 0 && ends[g] <= panel.length(), "end {} outside the panel's {} steps",
+                  ends[g], panel.length());
+      const std::vector<double> f =
+          train::predict_windows(panel, job, blob, starts[g], ends[g], /*future=*/false);
+      std::copy(f.begin(), f.end(), out.begin() + std::ptrdiff_t(offset[g]));
+    }
+  });
+  return to_numpy(std::move(out), {offset.back()});
+}
+
 }  // namespace
 
 // The registry as Python sees it: [(name, neuralforecast class, neural)] and, per model, its
@@ -346,6 +381,8 @@ void bind_forecast(nb::module_& m) {
   m.def("predict", &predict, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),
         nb::arg("weights"), nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
         nb::arg("n_windows"), nb::arg("cv_step"));
+  m.def("predict_at", &predict_at, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),
+        nb::arg("weights"), nb::arg("statics").none(), nb::arg("starts"), nb::arg("ends"));
 }
 
 }  // namespace shoal::py

@@ -141,18 +141,19 @@ def _fitted():
 
 # Arguments refused for now, by method: the value to pass.
 REFUSED = {
-    "__init__": {"local_scaler_type": "standard", "local_static_scaler_type": "standard"},
-    "fit": {"val_df": _df(), "distributed_config": object()},
+    "fit": {"distributed_config": object()},
     "predict": {"engine": object()},
-    "cross_validation": {"use_fitted": True, "refit": True, "prediction_intervals": object(),
-                         "level": [80], "quantiles": [0.5], "h": 3},
-    "predict_insample": {"step_size": 1},
+    "cross_validation": {"use_fitted": True, "level": [80], "quantiles": [0.5], "h": 3},
+    "predict_insample": {"level": [80], "quantiles": [0.5]},
 }
 # Arguments honoured, with the test that shows it.
 HONOURED = {
-    "__init__": {"models": "test_forecast_api", "freq": "test_forecast_api"},
+    "__init__": {"models": "test_forecast_api", "freq": "test_forecast_api",
+                 "local_scaler_type": "test_local_scalers",
+                 "local_static_scaler_type": "test_local_scalers"},
     "fit": {"df": "test_forecast_api", "static_df": "test_forecast_api",
-            "val_size": "test_forecast_api", "use_init_models": "test_use_init_models_*",
+            "val_size": "test_forecast_api", "val_df": "test_val_df",
+            "use_init_models": "test_use_init_models_*",
             "verbose": "test_verbose_fit_prints_a_line_per_model",
             "prediction_intervals": "test_intervals",
             "id_col": "test_forecast_api", "time_col": "test_forecast_api",
@@ -168,8 +169,10 @@ HONOURED = {
                          "use_init_models": "test_use_init_models_*", "verbose": "fit's",
                          "id_col": "test_forecast_api", "time_col": "test_forecast_api",
                          "target_col": "test_forecast_api",
+                         "refit": "test_cv_refit",
+                         "prediction_intervals": "test_cv_refit (with refit, as neuralforecast)",
                          "**data_kwargs": "test_data_kwargs_are_refused"},
-    "predict_insample": {"level": "(refused by the method)", "quantiles": "(refused)"},
+    "predict_insample": {"step_size": "test_insample"},
     "make_future_dataframe": {"df": "test_make_and_missing_future", "h": "same"},
     "get_missing_future": {"futr_df": "test_make_and_missing_future", "df": "same",
                            "h": "same"},
@@ -198,8 +201,7 @@ def test_every_method_argument_is_accounted_for(method):
 @pytest.mark.parametrize("method,arg", [(m, a) for m in REFUSED for a in REFUSED[m]])
 def test_refused_method_arguments_name_themselves(method, arg):
     value = REFUSED[method][arg]
-    with pytest.raises(NotImplementedError, match=arg if method not in
-                       ("predict_insample",) else method):
+    with pytest.raises(NotImplementedError, match=arg):
         if method == "__init__":
             shoal.NeuralForecast([shoal.NLinear(h=4, input_size=8)], freq=1, **{arg: value})
         elif method == "fit":
