@@ -218,5 +218,30 @@ TEST(MultiOutputLosses, RejectsBadShapesAndQuantiles) {
   EXPECT_THROW(loss.forward({pred.data(), 1, 3}, {target.data(), 1, 1}), Error);
 }
 
+// Sampled predictions: the mean and the quantiles of 40,000 draws lie within a few standard
+// errors of the exact ones (N(2, 3²): 2 + 3·Φ⁻¹(q); StudentT(ν = 5): 2 + 3·t₅⁻¹(q)), a fixed seed
+// repeats its draws, and a quantile 0 / 1 is the smallest / largest draw.
+TEST(MultiOutputLosses, SampledQuantilesMatchTheDistribution) {
+  const Vec qs = {0.5, 0.05, 0.1, 0.9, 0.95, 0.0, 1.0};
+  const Vec normal_z = {0, -1.6448536, -1.2815516, 1.2815516, 1.6448536};
+  const Vec student_t = {0, -2.0150484, -1.4758840, 1.4758840, 2.0150484};
+  for (const DistributionKind kind : {DistributionKind::kNormal, DistributionKind::kStudentT}) {
+    const bool t = kind == DistributionKind::kStudentT;
+    const Vec params = t ? Vec{5, 2, 3} : Vec{2, 3};
+    const Index k = Index(params.size()), n = 40000;
+    Vec mean(1), quants(qs.size()), again(qs.size());
+    layers::sample_distribution<double>(kind, {params.data(), 1, k}, qs, n, 11, {mean.data(), 1, 1},
+                                        {quants.data(), 1, Index(qs.size())});
+    EXPECT_NEAR(mean[0], 2.0, 0.06);
+    for (size_t i = 0; i < 5; ++i)
+      EXPECT_NEAR(quants[i], 2 + 3 * (t ? student_t[i] : normal_z[i]), 0.12) << qs[i];
+    EXPECT_LT(quants[5], quants[1]);
+    EXPECT_GT(quants[6], quants[4]);
+    layers::sample_distribution<double>(kind, {params.data(), 1, k}, qs, n, 11, {mean.data(), 1, 1},
+                                        {again.data(), 1, Index(qs.size())});
+    EXPECT_EQ(quants, again);
+  }
+}
+
 }  // namespace multi_output_losses_test
 }  // namespace shoal

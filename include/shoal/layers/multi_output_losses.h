@@ -86,4 +86,15 @@ struct DistributionNll {
                 MatView<T> draw, ConstMat<T> mask = {}, double dloss = 1.0) const;
 };
 
+// neuralforecast's DistributionLoss.sample on mapped parameters params [rows, K·N] (see
+// map_parameters): num_samples draws per value, their mean [rows, N] and their empirical
+// quantiles [rows, N·Q] (column n·Q + k; torch.quantile's linear interpolation between order
+// statistics, position q·(num_samples − 1)). StudentT draws are μ + σ·X/√(C/ν), X ~ N(0, 1),
+// C ~ χ²(ν) = 2·Gamma(ν/2) (torch's construction; Gamma by Marsaglia–Tsang). The draws come from
+// shoal's Philox stream (seed): the same distribution as neuralforecast's, not the same numbers.
+template <class T>
+void sample_distribution(DistributionKind kind, ConstMat<T> params,
+                         std::span<const double> quantiles, Index num_samples, uint64_t seed,
+                         MatView<T> mean, MatView<T> quants);
+
 }  // namespace shoal::layers
