@@ -3,6 +3,7 @@ neuralforecast 3.3.0's own loss classes in float64.
 
 Run with the peers venv (CI only reads the committed output):
     /opt/peers/bin/python bench/peers/losses_golden.py [out=tests/golden/losses.json]
+        [multi_out=tests/golden/multi_output_losses.json]
 
 One JSON file: {case name: {...}}. A case holds the loss ("mae", "mse", "rmse", "mape",
 "smape", "mase", "huber", "quantile") and its parameters (delta, q, seasonality), the shapes
@@ -18,8 +19,8 @@ import json
 import sys
 
 import torch
-from neuralforecast.losses.pytorch import (MAE, MAPE, MASE, MSE, RMSE, SMAPE, HuberLoss,
-                                           QuantileLoss)
+from neuralforecast.losses.pytorch import (MAE, MAPE, MASE, MSE, RMSE, SMAPE, DistributionLoss,
+                                           HuberLoss, MQLoss, QuantileLoss)
 
 LOSSES = {
     "mae": (lambda hw: MAE(horizon_weight=hw), {}),
@@ -76,6 +77,71 @@ def main():
     with open(out, "w") as f:
         json.dump(cases, f, separators=(",", ":"))
     print(f"{len(cases)} cases -> {out}")
+    multi_out = sys.argv[2] if len(sys.argv) > 2 else "tests/golden/multi_output_losses.json"
+    multi = multi_output_cases()
+    with open(multi_out, "w") as f:
+        json.dump(multi, f, separators=(",", ":"))
+    print(f"{len(multi)} cases -> {multi_out}")
+
+
+# The multi-output losses (tests/layers/multi_output_losses_golden_test.cpp), from their own
+# generator so the point losses' file stays as it was. MQLoss cases hold "quantiles" (as the
+# loss stores them, float32 widened) and y_hat [B, h, N·Q] (the model's output before
+# domain_map); DistributionLoss cases hold "distribution", the raw output [B, h, K·N], loc and
+# scale [B, N] (the scaler's, broadcast over h as _get_loc_scale gives them) and d loss / d raw.
+MQ = {
+    "mq_level": lambda hw: MQLoss(level=[80, 90], horizon_weight=hw),
+    "mq_quantiles": lambda hw: MQLoss(quantiles=[0.1, 0.5, 0.75, 0.3], horizon_weight=hw),
+}
+
+
+def multi_output_cases():
+    gen = torch.Generator().manual_seed(20261127)
+    cases = {}
+    for shape, (B, h, N, L) in SHAPES.items():
+        for weighted in (False, True):
+            hw = 0.25 + 2 * torch.rand(h, generator=gen, dtype=torch.float64)
+            mask = (torch.rand(B, h, N, generator=gen) > 0.25).double()
+            mask[0, 0, 0] = 1.0
+            y = torch.randn(B, h, N, generator=gen, dtype=torch.float64) * 2 + 1
+            tag = f"{shape}{'/hw' if weighted else ''}"
+            for name, make in MQ.items():
+                loss = make(hw.numpy() if weighted else None)
+                if loss.horizon_weight is not None:
+                    loss.horizon_weight = loss.horizon_weight.double()
+                loss.quantiles.data = loss.quantiles.data.double()
+                Q = len(loss.quantiles)
+                y_hat = y.repeat_interleave(Q, dim=2) + torch.randn(B, h, N * Q, generator=gen,
+                                                                   dtype=torch.float64)
+                y_hat.requires_grad_(True)
+                value = loss(y=y, y_hat=loss.domain_map(y_hat), mask=mask)
+                (grad,) = torch.autograd.grad(value, y_hat)
+                cases[f"{name}/{tag}"] = {
+                    "loss": "mqloss", "quantiles": flat(loss.quantiles), "B": B, "h": h, "N": N,
+                    "y": flat(y), "y_hat": flat(y_hat.detach()), "mask": flat(mask),
+                    "horizon_weight": flat(loss.horizon_weight) if weighted else [],
+                    "value": float(value.detach()), "grad": flat(grad),
+                }
+            for dist in ("Normal", "StudentT"):
+                loss = DistributionLoss(distribution=dist, horizon_weight=hw.numpy() if weighted else None)
+                if loss.horizon_weight is not None:
+                    loss.horizon_weight = loss.horizon_weight.double()
+                K = loss.outputsize_multiplier
+                raw = torch.randn(B, h, K * N, generator=gen, dtype=torch.float64)
+                loc = torch.randn(B, 1, N, generator=gen, dtype=torch.float64)
+                scale = 0.5 + 2 * torch.rand(B, 1, N, generator=gen, dtype=torch.float64)
+                raw.requires_grad_(True)
+                distr_args = loss.scale_decouple(output=loss.domain_map(raw), loc=loc, scale=scale)
+                value = loss(y=y, distr_args=distr_args, mask=mask)
+                (grad,) = torch.autograd.grad(value, raw)
+                cases[f"{dist.lower()}/{tag}"] = {
+                    "loss": "distribution", "distribution": dist, "B": B, "h": h, "N": N,
+                    "y": flat(y), "raw": flat(raw.detach()), "loc": flat(loc), "scale": flat(scale),
+                    "mask": flat(mask), "horizon_weight": flat(loss.horizon_weight) if weighted else [],
+                    "params": flat(torch.cat([a.detach() for a in distr_args], dim=2)),
+                    "value": float(value.detach()), "grad": flat(grad),
+                }
+    return cases
 
 
 if __name__ == "__main__":

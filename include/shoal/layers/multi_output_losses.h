@@ -1,0 +1,100 @@
+// Losses on several outputs per forecast value: neuralforecast 3.3.0's MQLoss (one output per
+// quantile) and DistributionLoss with a Normal or StudentT likelihood (one output per parameter).
+// A model built for one of them emits `outputs()` values per (window, step, series) instead of
+// one; these structs take that raw output and return the scalar loss (double) and its gradient.
+//
+// Rows r of a [B·H, ·] view are (window b, step t = r mod H); W[r, n] = mask[r, n]·hw[t]
+// (hw: the horizon weight, all ones when empty). Both losses are Σ ℓ[r, n]·W[r, n] / Σ W, with
+// terms of zero weight dropped (neuralforecast's _weighted_mean / weighted_average) and 0 (and a
+// zero gradient) when Σ W = 0; a non-finite ℓ at a weighted term propagates, as there.
+//
+// MQLoss, quantiles q_1..q_Q, pred [B·H, N·Q] (column n·Q + k: series n's quantile k, the layout
+// of neuralforecast's domain_map reshape [B, H, N, Q]), e = ŷ − y:
+//   ℓ = Σ_k (q_k·max(−e, 0) + (1 − q_k)·max(e, 0))
+//   ∂ℓ/∂ŷ_k = 1 − q_k (e > 0), −q_k (e < 0), ½ − q_k (e = 0: torch.maximum splits a tie).
+// A sum over the quantiles, not their mean: neuralforecast 3.3.0's factor 1/len(quantiles) is
+// taken of quantiles[None, None, None, :], whose len is 1.
+// The weight of a (row, series) is shared by its Q outputs and counted once in Σ W.
+//
+// DistributionLoss, K parameters, raw [B·H, K·N] (column k·N + n: parameter k of series n, as
+// neuralforecast's tensor_split of the last dimension), loc and scale [B, N] (the scaler's shift
+// and scale of each window's series, broadcast over the H steps), softplus = torch's (threshold
+// 20). The domain map (neuralforecast's *_scale_decouple) and the negative log-likelihood of y:
+//   Normal   (m, s):    μ = m·scale + loc, σ = (softplus(s) + 0.2)·scale, z = (y − μ)/σ
+//            ℓ = z²/2 + log σ + ½ log 2π
+//   StudentT (d, m, s): ν = 3 + softplus(d), μ = m·scale + loc, σ = (softplus(s) + 0.1)·scale
+//            ℓ = ½(ν + 1) log(1 + z²/ν) + log σ + ½ log ν + ½ log π + lgamma(ν/2) − lgamma((ν+1)/2)
+// Derivations of both gradients: docs/derivations/losses.md.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "shoal/core/tensor.h"
+
+namespace shoal::layers {
+
+// neuralforecast's level_to_outputs: 0.5 then the levels' 50 ∓ l/2 percentiles sorted, repeated
+// levels dropped, each rounded to float32 as torch.Tensor(...) / 100 stores it.
+std::vector<double> level_quantiles(std::span<const double> level);
+// neuralforecast's quantiles_to_outputs: repeated quantiles dropped (first kept, order kept),
+// each rounded to float32 as torch.Tensor stores it.
+std::vector<double> unique_quantiles(std::span<const double> quantiles);
+
+struct MultiQuantileConfig {
+  std::vector<double> quantiles;       // [Q], each in [0, 1]
+  std::vector<double> horizon_weight;  // [H] weight of each horizon step; empty: all ones
+};
+
+template <class T>
+struct MultiQuantileLoss {
+  MultiQuantileConfig cfg;
+
+  explicit MultiQuantileLoss(MultiQuantileConfig c);
+  Index outputs() const { return Index(cfg.quantiles.size()); }
+  // pred [B·H, N·Q], target and mask [B·H, N] (mask empty: all ones).
+  double forward(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask = {}) const;
+  // Overwrites dpred [B·H, N·Q] with dloss · ∂L/∂pred.
+  void backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred, ConstMat<T> mask = {},
+                double dloss = 1.0) const;
+};
+
+enum class DistributionKind : uint8_t { kNormal, kStudentT };
+
+struct DistributionConfig {
+  DistributionKind kind = DistributionKind::kNormal;
+  std::vector<double> horizon_weight;  // [H]; empty: all ones
+};
+
+// Parameters per value: Normal's (loc, scale), StudentT's (df, loc, scale).
+Index distribution_parameters(DistributionKind k);
+
+template <class T>
+struct DistributionNll {
+  DistributionConfig cfg;
+
+  explicit DistributionNll(DistributionConfig c);
+  Index outputs() const { return distribution_parameters(cfg.kind); }
+  // The domain map: params [B·H, K·N] (same layout as raw) = (μ, σ) or (ν, μ, σ).
+  void map_parameters(ConstMat<T> raw, ConstMat<T> loc, ConstMat<T> scale, MatView<T> params) const;
+  // raw [B·H, K·N], target and mask [B·H, N] (mask empty: all ones), loc and scale [B, N].
+  double forward(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc, ConstMat<T> scale,
+                 ConstMat<T> mask = {}) const;
+  // Overwrites draw [B·H, K·N] with dloss · ∂L/∂raw.
+  void backward(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc, ConstMat<T> scale,
+                MatView<T> draw, ConstMat<T> mask = {}, double dloss = 1.0) const;
+};
+
+// neuralforecast's DistributionLoss.sample on mapped parameters params [rows, K·N] (see
+// map_parameters): num_samples draws per value, their mean [rows, N] and their empirical
+// quantiles [rows, N·Q] (column n·Q + k; torch.quantile's linear interpolation between order
+// statistics, position q·(num_samples − 1)). StudentT draws are μ + σ·X/√(C/ν), X ~ N(0, 1),
+// C ~ χ²(ν) = 2·Gamma(ν/2) (torch's construction; Gamma by Marsaglia–Tsang). The draws come from
+// shoal's Philox stream (seed): the same distribution as neuralforecast's, not the same numbers.
+template <class T>
+void sample_distribution(DistributionKind kind, ConstMat<T> params,
+                         std::span<const double> quantiles, Index num_samples, uint64_t seed,
+                         MatView<T> mean, MatView<T> quants);
+
+}  // namespace shoal::layers

@@ -1,0 +1,262 @@
+#include "shoal/layers/multi_output_losses.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "shoal/core/error.h"
+
+namespace shoal::layers {
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw Error(what);
+}
+
+// Checks the shapes of a multi-output loss: out [rows, N·K], target and mask [rows, N], a
+// horizon weight dividing rows.
+template <class T>
+void check_shapes(ConstMat<T> out, ConstMat<T> target, ConstMat<T> mask, Index k,
+                  const std::vector<double>& hw, const char* name) {
+  require(out.rows == target.rows && out.cols == target.cols * k,
+          std::string(name) + ": outputs must be [rows, N·" + std::to_string(k) +
+              "] for a target [rows, N]");
+  require(mask.data == nullptr || (mask.rows == target.rows && mask.cols == target.cols),
+          std::string(name) + ": mask must have the target's shape");
+  require(hw.empty() || target.rows % Index(hw.size()) == 0,
+          std::string(name) + ": rows must be a multiple of the horizon weight's length");
+}
+
+// W[r, n] = mask[r, n]·hw[r mod H].
+template <class T>
+double weight_of(ConstMat<T> mask, const std::vector<double>& hw, Index r, Index n) {
+  const double m = mask.data == nullptr ? 1.0 : double(mask(r, n));
+  return hw.empty() ? m : m * hw[size_t(r % Index(hw.size()))];
+}
+
+template <class T>
+double weight_sum(ConstMat<T> mask, const std::vector<double>& hw, Index rows, Index cols) {
+  double s = 0;
+  for (Index r = 0; r < rows; ++r)
+    for (Index n = 0; n < cols; ++n) s += weight_of(mask, hw, r, n);
+  return s;
+}
+
+// torch.nn.functional.softplus (beta 1, threshold 20) and its derivative.
+double softplus(double x) {
+  return x > 20 ? x : std::log1p(std::exp(x));
+}
+double softplus_grad(double x) {
+  return x > 20 ? 1.0 : 1.0 / (1.0 + std::exp(-x));
+}
+
+// ψ(x) for x > 0: the recurrence ψ(x) = ψ(x + 1) − 1/x up to x ≥ 6, then the asymptotic series
+// (error below 1e-13 there).
+double digamma(double x) {
+  double acc = 0;
+  while (x < 6) {
+    acc -= 1 / x;
+    x += 1;
+  }
+  const double f = 1 / (x * x);
+  return acc + std::log(x) - 0.5 / x -
+         f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
+// One value's mapped parameters, its NLL and the NLL's derivatives w.r.t. the raw outputs.
+struct Nll {
+  double value;
+  double d[3];  // ∂ℓ/∂raw_k
+};
+
+Nll nll(DistributionKind kind, const double* raw, double y, double loc, double scale) {
+  Nll out{};
+  if (kind == DistributionKind::kNormal) {
+    const double sd = (softplus(raw[1]) + 0.2) * scale;
+    const double mu = raw[0] * scale + loc;
+    const double z = (y - mu) / sd;
+    out.value = 0.5 * z * z + std::log(sd) + 0.5 * std::log(2 * std::numbers::pi);
+    out.d[0] = -z / sd * scale;                                   // ∂ℓ/∂μ = −z/σ
+    out.d[1] = (1 - z * z) / sd * softplus_grad(raw[1]) * scale;  // ∂ℓ/∂σ = (1 − z²)/σ
+    return out;
+  }
+  const double nu = 3 + softplus(raw[0]);
+  const double mu = raw[1] * scale + loc;
+  const double sd = (softplus(raw[2]) + 0.1) * scale;
+  const double z = (y - mu) / sd, z2 = z * z;
+  out.value = 0.5 * (nu + 1) * std::log1p(z2 / nu) + std::log(sd) + 0.5 * std::log(nu) +
+              0.5 * std::log(std::numbers::pi) + std::lgamma(0.5 * nu) -
+              std::lgamma(0.5 * (nu + 1));
+  const double dz = (nu + 1) * z / (nu + z2);  // ∂ℓ/∂z
+  const double dnu = 0.5 * std::log1p(z2 / nu) - 0.5 * (nu + 1) * z2 / (nu * (nu + z2)) + 0.5 / nu +
+                     0.5 * digamma(0.5 * nu) - 0.5 * digamma(0.5 * (nu + 1));
+  out.d[0] = dnu * softplus_grad(raw[0]);
+  out.d[1] = -dz / sd * scale;
+  out.d[2] = (1 - dz * z) / sd * softplus_grad(raw[2]) * scale;
+  return out;
+}
+
+template <class T>
+void check_loc_scale(ConstMat<T> target, ConstMat<T> loc, ConstMat<T> scale) {
+  require(loc.rows > 0 && loc.cols == target.cols && scale.rows == loc.rows &&
+              scale.cols == loc.cols && target.rows % loc.rows == 0,
+          "DistributionLoss: loc and scale must be [windows, N] with rows a multiple of windows");
+}
+
+}  // namespace
+
+std::vector<double> level_quantiles(std::span<const double> level) {
+  std::vector<double> unique;
+  for (double l : level)
+    if (std::find(unique.begin(), unique.end(), l) == unique.end()) unique.push_back(l);
+  std::vector<double> qs;
+  for (double l : unique) {
+    qs.push_back(50 - l / 2);
+    qs.push_back(50 + l / 2);
+  }
+  std::stable_sort(qs.begin(), qs.end());
+  qs.insert(qs.begin(), 50.0);
+  for (double& q : qs) q = double(float(q) / 100.0f);
+  return qs;
+}
+
+std::vector<double> unique_quantiles(std::span<const double> quantiles) {
+  std::vector<double> out;
+  for (double q : quantiles)
+    if (std::find(out.begin(), out.end(), q) == out.end()) out.push_back(q);
+  for (double& q : out) q = double(float(q));
+  return out;
+}
+
+template <class T>
+MultiQuantileLoss<T>::MultiQuantileLoss(MultiQuantileConfig c) : cfg(std::move(c)) {
+  require(!cfg.quantiles.empty(), "MQLoss: needs at least one quantile");
+  for (double q : cfg.quantiles)
+    require(q >= 0 && q <= 1, "MQLoss: quantiles must lie in [0, 1], got " + std::to_string(q));
+}
+
+template <class T>
+double MultiQuantileLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask) const {
+  const Index nq = outputs();
+  check_shapes(pred, target, mask, nq, cfg.horizon_weight, "MQLoss");
+  double num = 0;
+  for (Index r = 0; r < target.rows; ++r)
+    for (Index n = 0; n < target.cols; ++n) {
+      const double w = weight_of(mask, cfg.horizon_weight, r, n);
+      if (w == 0) continue;
+      double l = 0;
+      for (Index k = 0; k < nq; ++k) {
+        const double e = double(pred(r, n * nq + k)) - double(target(r, n));
+        const double q = cfg.quantiles[size_t(k)];
+        l += q * std::max(-e, 0.0) + (1 - q) * std::max(e, 0.0);
+      }
+      num += l * w;
+    }
+  const double den = weight_sum(mask, cfg.horizon_weight, target.rows, target.cols);
+  return den == 0 ? 0.0 : num / den;
+}
+
+template <class T>
+void MultiQuantileLoss<T>::backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred,
+                                    ConstMat<T> mask, double dloss) const {
+  const Index nq = outputs();
+  check_shapes(pred, target, mask, nq, cfg.horizon_weight, "MQLoss");
+  require(dpred.rows == pred.rows && dpred.cols == pred.cols, "MQLoss: dpred must match pred");
+  const double den = weight_sum(mask, cfg.horizon_weight, target.rows, target.cols);
+  const double s = den == 0 ? 0.0 : dloss / den;
+  for (Index r = 0; r < target.rows; ++r)
+    for (Index n = 0; n < target.cols; ++n) {
+      const double w = weight_of(mask, cfg.horizon_weight, r, n) * s;
+      for (Index k = 0; k < nq; ++k) {
+        const double e = double(pred(r, n * nq + k)) - double(target(r, n));
+        const double q = cfg.quantiles[size_t(k)];
+        const double g = e > 0 ? 1 - q : e < 0 ? -q : 0.5 - q;
+        dpred(r, n * nq + k) = T(w == 0 ? 0.0 : g * w);
+      }
+    }
+}
+
+Index distribution_parameters(DistributionKind k) {
+  return k == DistributionKind::kNormal ? 2 : 3;
+}
+
+template <class T>
+DistributionNll<T>::DistributionNll(DistributionConfig c) : cfg(std::move(c)) {}
+
+template <class T>
+void DistributionNll<T>::map_parameters(ConstMat<T> raw, ConstMat<T> loc, ConstMat<T> scale,
+                                        MatView<T> params) const {
+  const Index K = outputs(), N = raw.cols / K;
+  require(raw.cols == N * K && params.rows == raw.rows && params.cols == raw.cols,
+          "DistributionLoss: raw and params must be [rows, K·N]");
+  require(loc.cols == N && scale.cols == N && loc.rows == scale.rows && loc.rows > 0 &&
+              raw.rows % loc.rows == 0,
+          "DistributionLoss: loc and scale must be [windows, N]");
+  const Index h = raw.rows / loc.rows;
+  const bool t = cfg.kind == DistributionKind::kStudentT;
+  const double eps = t ? 0.1 : 0.2;
+  for (Index r = 0; r < raw.rows; ++r)
+    for (Index n = 0; n < N; ++n) {
+      const double l = double(loc(r / h, n)), s = double(scale(r / h, n));
+      const Index m = t ? 1 : 0;  // index of the mean among the parameters
+      if (t) params(r, n) = T(3 + softplus(double(raw(r, n))));
+      params(r, m * N + n) = T(double(raw(r, m * N + n)) * s + l);
+      params(r, (m + 1) * N + n) = T((softplus(double(raw(r, (m + 1) * N + n))) + eps) * s);
+    }
+}
+
+template <class T>
+double DistributionNll<T>::forward(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc,
+                                   ConstMat<T> scale, ConstMat<T> mask) const {
+  const Index K = outputs(), N = target.cols;
+  check_shapes(raw, target, mask, K, cfg.horizon_weight, "DistributionLoss");
+  check_loc_scale(target, loc, scale);
+  const Index h = target.rows / loc.rows;
+  double num = 0;
+  for (Index r = 0; r < target.rows; ++r)
+    for (Index n = 0; n < N; ++n) {
+      const double w = weight_of(mask, cfg.horizon_weight, r, n);
+      if (w == 0) continue;
+      double p[3];
+      for (Index k = 0; k < K; ++k) p[k] = double(raw(r, k * N + n));
+      num += nll(cfg.kind, p, double(target(r, n)), double(loc(r / h, n)), double(scale(r / h, n)))
+                 .value *
+             w;
+    }
+  const double den = weight_sum(mask, cfg.horizon_weight, target.rows, target.cols);
+  return den == 0 ? 0.0 : num / den;
+}
+
+template <class T>
+void DistributionNll<T>::backward(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc,
+                                  ConstMat<T> scale, MatView<T> draw, ConstMat<T> mask,
+                                  double dloss) const {
+  const Index K = outputs(), N = target.cols;
+  check_shapes(raw, target, mask, K, cfg.horizon_weight, "DistributionLoss");
+  check_loc_scale(target, loc, scale);
+  require(draw.rows == raw.rows && draw.cols == raw.cols, "DistributionLoss: draw must match raw");
+  const Index h = target.rows / loc.rows;
+  const double den = weight_sum(mask, cfg.horizon_weight, target.rows, target.cols);
+  const double s = den == 0 ? 0.0 : dloss / den;
+  for (Index r = 0; r < target.rows; ++r)
+    for (Index n = 0; n < N; ++n) {
+      const double w = weight_of(mask, cfg.horizon_weight, r, n) * s;
+      if (w == 0) {
+        for (Index k = 0; k < K; ++k) draw(r, k * N + n) = T(0);
+        continue;
+      }
+      double p[3];
+      for (Index k = 0; k < K; ++k) p[k] = double(raw(r, k * N + n));
+      const Nll v =
+          nll(cfg.kind, p, double(target(r, n)), double(loc(r / h, n)), double(scale(r / h, n)));
+      for (Index k = 0; k < K; ++k) draw(r, k * N + n) = T(v.d[k] * w);
+    }
+}
+
+template struct MultiQuantileLoss<float>;
+template struct MultiQuantileLoss<double>;
+template struct DistributionNll<float>;
+template struct DistributionNll<double>;
+
+}  // namespace shoal::layers
