@@ -76,6 +76,7 @@ def append_validation(nf, s, val_df, cols):
     out.y = np.concatenate([s.y, v.y])[order]
     if s.available is not None or v.available is not None:
         out.available = np.concatenate([_observed(s), _observed(v)])[order]
+        out.df = out.df.assign(**{AVAILABLE: out.available.astype(float)})
     out.exog = {c: np.concatenate([s.exog[c], v.exog[c]])[order] for c in s.exog}
     out.ds_values = out.df[cols["time_col"]].array
     out.last_ds = v.last_ds

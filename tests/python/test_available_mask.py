@@ -124,3 +124,16 @@ def test_save_load_keeps_the_mask(tmp_path):
     nf.save(str(tmp_path / "m"))
     again = shoal.NeuralForecast.load(str(tmp_path / "m"))
     np.testing.assert_array_equal(values(again.predict()), values(nf.predict()))
+
+
+def test_val_df_without_the_column_counts_as_observed(tmp_path):
+    full = make_panel()
+    df = masked(full, np.nan)
+    pos = df.groupby("unique_id").cumcount(ascending=False).to_numpy()
+    train, val = df[pos >= H], full[pos < H]
+    nf = forecaster("global").fit(train, val_df=val)
+    fc = nf.predict()
+    assert np.isfinite(values(fc)).all()
+    nf.save(str(tmp_path / "m"))
+    again = shoal.NeuralForecast.load(str(tmp_path / "m"))
+    np.testing.assert_array_equal(values(again.predict()), values(fc))
