@@ -3,6 +3,10 @@ shoal reads them as it reads left padding (y 0, mask 0): windows need an observe
 horizon point, the window scaler, the local scalers and the loss skip them. So what a missing
 row holds cannot change a fit, and a missing leading stretch is the same as a shorter series."""
 
+import base64
+import json
+import pathlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -137,3 +141,24 @@ def test_val_df_without_the_column_counts_as_observed(tmp_path):
     nf.save(str(tmp_path / "m"))
     again = shoal.NeuralForecast.load(str(tmp_path / "m"))
     np.testing.assert_array_equal(values(again.predict()), values(fc))
+
+
+GOLDEN = json.loads((pathlib.Path(__file__).resolve().parents[1] / "golden" /
+                     "available_mask.json").read_text())
+
+
+def test_matches_neuralforecast(tmp_path):
+    # bench/peers/mask_golden.py: neuralforecast's trained NLinear on a masked panel (y 0 on
+    # the missing rows there, NaN here); its window scaler skips the missing rows.
+    p = GOLDEN["panel"]
+    mask = np.asarray(p["available_mask"])
+    df = pd.DataFrame({"unique_id": p["unique_id"], "ds": pd.to_datetime(p["ds"]),
+                       "y": np.where(mask == 1, p["y"], np.nan), "available_mask": mask})
+    model = shoal.NLinear(**GOLDEN["model"], max_steps=1)
+    nf = shoal.NeuralForecast([model], freq="ME").fit(df)
+    path = tmp_path / "w.safetensors"
+    path.write_bytes(base64.b64decode(GOLDEN["weights"]))
+    model.load_weights(str(path))
+    np.testing.assert_allclose(nf.predict()["NLinear"], GOLDEN["predict"], rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(nf.predict_insample(step_size=1)["NLinear"], GOLDEN["insample"],
+                               rtol=2e-5, atol=2e-5)
