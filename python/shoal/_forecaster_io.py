@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from . import _savedir, _weights
+from ._frames import AVAILABLE
 from . import losses as _losses
 from .models import _rebuild
 
@@ -213,6 +214,8 @@ def save(nf, path, model_index=None, save_dataset=True, overwrite=False):
     if save_dataset:
         s, static_df, cols = (nf._fit_args[k] for k in ("series", "static_df", "cols"))
         keep = [cols["id_col"], cols["time_col"], cols["target_col"]] + nf._exog()
+        if s.available is not None:
+            keep.append(AVAILABLE)
         frame_files, columns = _frame_files(s.df[keep].reset_index(drop=True), "dataset")
         files.update(frame_files)
         dataset = {"cols": cols, "columns": columns, "static": None}

@@ -15,6 +15,8 @@ import pandas as pd
 
 from . import _core
 
+AVAILABLE = "available_mask"  # neuralforecast's column marking observed target values
+
 
 def _require_frame(df, what):
     if not isinstance(df, pd.DataFrame):
@@ -33,14 +35,16 @@ def _where(df, pos, id_col, time_col):
             f"ds={df[time_col].iloc[pos]!r})")
 
 
-def _float_column(df, col, what, id_col, time_col, allow_nan=False):
+def _float_column(df, col, what, id_col, time_col, allow_nan=False, observed=None):
+    """col as float64, finite on every row (on the `observed` rows only, when given)."""
     s = df[col]
     try:
         a = s.to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{what} column {col!r} is not numeric ({s.dtype}): {e}") from None
     if not allow_nan:
-        bad = np.flatnonzero(~np.isfinite(a))
+        bad = ~np.isfinite(a)
+        bad = np.flatnonzero(bad if observed is None else bad & observed)
         if bad.size:
             kind = "NaN" if np.isnan(a[bad[0]]) else "an infinite value"
             raise ValueError(f"{what} column {col!r} has {kind} at "
@@ -94,18 +98,39 @@ class Series:
         self.id_values = df[id_col].array.take(first)  # the input's id dtype
         self.ds_values = df[time_col].array  # sorted
         self.last_ds = df[time_col].array.take(self.offsets[1:] - 1)
-        self.y = _float_column(df, target_col, what, id_col, time_col) if require_y else None
-        self.exog = {c: _float_column(df, c, what, id_col, time_col) for c in exog}
+        # neuralforecast's available_mask column: 1 where y was observed, 0 where it is missing
+        # (y may then be NaN or anything). Other columns are checked on observed rows only, as
+        # neuralforecast checks them; the core reads a missing row like padding (y 0, mask 0).
+        self.available = None
+        if require_y and AVAILABLE in df.columns:
+            self.available = _float_column(df, AVAILABLE, what, id_col, time_col) != 0
+        obs = self.available
+        self.y = _float_column(df, target_col, what, id_col, time_col, observed=obs) \
+            if require_y else None
+        self.exog = {c: _float_column(df, c, what, id_col, time_col, observed=obs)
+                     for c in exog}
+        if obs is not None:  # a missing row's non-finite exogenous values read as 0
+            self.exog = {c: np.where(obs | np.isfinite(a), a, 0.0) for c, a in self.exog.items()}
 
     def core(self, exog_names, first_ds=None):
         y = self.y if self.y is not None else np.zeros(len(self.df))
         first = np.zeros(0, dtype=np.int64) if first_ds is None else np.asarray(first_ds, np.int64)
-        return _core.make_series(self.offsets, y, [self.exog[c] for c in exog_names],
-                                 list(exog_names), first)
+        return core_series(self.offsets, y, [self.exog[c] for c in exog_names], exog_names,
+                           first, self.available)
 
     def position_of(self, ids):
         """Ordinals of `ids` among this frame's series (-1 where absent)."""
         return self.ids.get_indexer(ids)
+
+
+def core_series(offsets, y, exog, exog_names, first_ds, available=None):
+    """The core's series; y of missing rows (available False) is zeroed so that nothing there,
+    NaN included, reaches the core."""
+    if available is not None:
+        y = np.where(available, y, 0.0)
+        available = available.astype(np.float64)
+    return _core.make_series(offsets, np.ascontiguousarray(y, np.float64), list(exog),
+                             list(exog_names), first_ds, available)
 
 
 def future_ds(last_ds, freq, h, polars=False):

@@ -123,15 +123,21 @@ def _stats(kind, x):
 class LocalScaler:
     """One column's statistics over the groups of `offsets` ([n_groups + 1] row bounds)."""
 
-    def __init__(self, kind, values, offsets):
+    def __init__(self, kind, values, offsets, observed=None):
+        """observed: rows the statistics read (None: all); a group without one keeps its
+        values (offset 0, scale 1; boxcox lambda 1)."""
         if kind not in TYPES:
             raise ValueError(f"scaler_type must be one of {TYPES}")
         x = np.asarray(values, dtype=F32)
-        if kind == "boxcox" and (x < 0).any():
+        keep = np.ones(len(x), bool) if observed is None else np.asarray(observed, bool)
+        if kind == "boxcox" and (x[keep] < 0).any():
             raise ValueError("All values in data must be positive for method='loglik'")
         self.kind = kind
-        self.stats = np.array([_stats(kind, x[offsets[i]:offsets[i + 1]])
-                               for i in range(len(offsets) - 1)], dtype=F32).reshape(-1, 2)
+        groups = [x[offsets[i]:offsets[i + 1]][keep[offsets[i]:offsets[i + 1]]]
+                  for i in range(len(offsets) - 1)]
+        empty = (1, 0) if kind == "boxcox" else (0, 1)
+        self.stats = np.array([_stats(kind, g) if len(g) else empty for g in groups],
+                              dtype=F32).reshape(-1, 2)
 
     def _per_row(self, lengths):
         return np.repeat(self.stats, lengths, axis=0)
@@ -177,9 +183,9 @@ def _inv_boxcox(x, lam):
 
 def fit_series(kind, s, exog):
     """{column: LocalScaler} of y and each exogenous column, per series of s (a Series)."""
-    out = {"y": LocalScaler(kind, s.y, s.offsets)}
+    out = {"y": LocalScaler(kind, s.y, s.offsets, s.available)}
     for c in exog:
-        out[c] = LocalScaler(kind, s.exog[c], s.offsets)
+        out[c] = LocalScaler(kind, s.exog[c], s.offsets, s.available)
     return out
 
 
@@ -187,7 +193,8 @@ def scaled_series(s, scalers):
     """A copy of s whose y and exogenous columns hold their scaled values (float32 ones, as
     neuralforecast's dataset holds them)."""
     out = copy.copy(s)
-    out.y = scalers["y"].transform(s.y, s.lengths).astype(np.float64)
+    y = s.y if s.available is None else np.where(s.available, s.y, 0.0)
+    out.y = scalers["y"].transform(y, s.lengths).astype(np.float64)
     out.exog = {c: (scalers[c].transform(v, s.lengths).astype(np.float64) if c in scalers
                     else v) for c, v in s.exog.items()}
     return out

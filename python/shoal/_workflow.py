@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core
-from ._frames import Series, to_pandas
+from ._frames import AVAILABLE, Series, core_series, to_pandas
 
 
 def refit_cross_validation(nf, s, static_df, n_windows, step_size, test_size, h, val_size,
@@ -74,10 +74,18 @@ def append_validation(nf, s, val_df, cols):
     out.lengths = s.lengths + v.lengths
     out.offsets = np.concatenate([[0], np.cumsum(out.lengths)]).astype(np.int64)
     out.y = np.concatenate([s.y, v.y])[order]
+    if s.available is not None or v.available is not None:
+        out.available = np.concatenate([_observed(s), _observed(v)])[order]
+        out.df = out.df.assign(**{AVAILABLE: out.available.astype(float)})
     out.exog = {c: np.concatenate([s.exog[c], v.exog[c]])[order] for c in s.exog}
     out.ds_values = out.df[cols["time_col"]].array
     out.last_ds = v.last_ds
     return out, int(v.lengths[0])
+
+
+def _observed(s):
+    """s's available_mask as bools (every row observed without one)."""
+    return np.ones(len(s.y), bool) if s.available is None else s.available
 
 
 def predict_recursive(nf, names, s, statics, futr_df, h, horizon, cols):
@@ -93,7 +101,8 @@ def predict_recursive(nf, names, s, statics, futr_df, h, horizon, cols):
     rounds = -(-h // horizon)
     out = {}
     for name in names:
-        frame, chunks, sk = s.df[[idc, tc, yc] + exog], [], s
+        mask = [AVAILABLE] if s.available is not None else []
+        frame, chunks, sk = s.df[[idc, tc, yc] + mask + exog], [], s
         for k in range(rounds):
             futr = nf._futr(sk, futr_df, horizon, cols)
             fc = nf._predict_models(sk, statics, futr, horizon if futr is not None else 0,
@@ -103,6 +112,8 @@ def predict_recursive(nf, names, s, statics, futr_df, h, horizon, cols):
                 break
             new = nf._future_frame(sk, horizon, cols)
             new[yc] = fc.reshape(-1)
+            if mask:
+                new[AVAILABLE] = 1
             if exog:
                 new = new.merge(futr_df[[idc, tc] + exog], on=[idc, tc], how="left")
             frame = pd.concat([frame, new], ignore_index=True)
@@ -135,8 +146,8 @@ def predict_insample(nf, names, step_size):
     offsets = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
     exog = nf._exog()
     sm = nf._model_scale(s)
-    data = _core.make_series(offsets, sm.y[rows], [sm.exog[c][rows] for c in exog], exog,
-                             np.zeros(0, np.int64))
+    data = core_series(offsets, sm.y[rows], [sm.exog[c][rows] for c in exog], exog,
+                       np.zeros(0, np.int64), None if s.available is None else s.available[rows])
     statics = nf._statics(nf._fit_args["static_df"], s, cols)
     n_win = (kept - h) // step_size + 1
     # Window k forecasts rows k * step_size .. + h - 1 of the kept rows (neuralforecast's
@@ -168,6 +179,8 @@ def predict_insample(nf, names, step_size):
     y = sm.y[ds_rows].astype(np.float32)
     if nf._scalers is not None:
         y = nf._scalers["y"].inverse(y, n_win * h)
+    if s.available is not None:  # a missing row's y as df holds it (scaling zeroed it)
+        y = np.where(s.available[ds_rows], y, s.y[ds_rows].astype(np.float32))
     out[cols["target_col"]] = y
     return pd.DataFrame(out)
 

@@ -51,8 +51,10 @@ struct SeriesData {
 };
 
 // first_ds: each series' first ds (empty: 0); a futr_df continues its series at their lengths.
+// available: [rows] 1 where y was observed, 0 where missing (empty: every row observed).
 SeriesData make_series(I64 offsets, F64 y, const std::vector<F64>& exog,
-                       const std::vector<std::string>& exog_names, I64 first_ds) {
+                       const std::vector<std::string>& exog_names, I64 first_ds,
+                       std::optional<F64> available) {
   SHOAL_CHECK(offsets.shape(0) >= 2, "at least one series is needed");
   SHOAL_CHECK(exog.size() == exog_names.size(), "{} exogenous columns but {} names", exog.size(),
               exog_names.size());
@@ -81,6 +83,12 @@ SeriesData make_series(I64 offsets, F64 y, const std::vector<F64>& exog,
   for (const F64& c : exog) {
     SHOAL_CHECK(c.shape(0) == rows, "exogenous column of {} rows, y has {}", c.shape(0), rows);
     s.exog.emplace_back(c.data(), c.data() + rows);
+  }
+  if (available && available->shape(0) > 0) {
+    SHOAL_CHECK(available->shape(0) == rows, "available has {} rows, y has {}", available->shape(0),
+                rows);
+    s.available.resize(rows);
+    for (size_t r = 0; r < rows; ++r) s.available[r] = available->data()[r] != 0.0 ? 1 : 0;
   }
   return d;
 }
@@ -367,7 +375,7 @@ void bind_forecast(nb::module_& m) {
       .def_prop_ro("n_series", [](const SeriesData& d) { return d.set.n_series(); })
       .def_prop_ro("rows", [](const SeriesData& d) { return d.set.rows(); });
   m.def("make_series", &make_series, nb::arg("offsets"), nb::arg("y"), nb::arg("exog"),
-        nb::arg("exog_names"), nb::arg("first_ds"));
+        nb::arg("exog_names"), nb::arg("first_ds"), nb::arg("available").none() = nb::none());
   nb::class_<StaticData>(m, "StaticData");
   m.def("make_static", &make_static, nb::arg("values"), nb::arg("columns"));
   m.def("fit_panel", &fit_panel, nb::arg("data"), nb::arg("series"), nb::arg("settings"),

@@ -50,6 +50,35 @@ TEST(Windows, SingleSeriesTrainingWindowsMatchNeuralforecast) {
             "6 training rows (input_size 6 without start padding), got 4 rows)");
 }
 
+TEST(Windows, MissingRowsReadAsPaddingAndLeaveWindowsWithoutObservedPoints) {
+  auto set = two_series();
+  // a (series 0, rows 0..5): positions 2 and 3 (y 3 and 4) missing, y NaN at one of them.
+  set.available.assign(size_t(set.rows()), 1);
+  set.available[2] = set.available[3] = 0;
+  set.y[2] = std::nan("");
+  const Panel p(set, {0}, {.hist = {"x"}});
+  EXPECT_EQ(p.y()[2], 0.0f);
+  EXPECT_EQ(p.y()[3], 0.0f);
+  EXPECT_EQ(p.mask()[2], 0.0f);
+  EXPECT_EQ(p.mask()[3], 0.0f);
+  EXPECT_EQ(p.mask()[4], 1.0f);
+  EXPECT_EQ(p.mask_sum(0, 6, 6), 4.0);
+  // The exogenous values of a missing row stay: only y is missing.
+  WindowAssembler a(p, {.input_size = 2, .h = 1}, 1);
+  const std::vector<Index> starts = {2};
+  const auto& b = a.assemble(starts, 6);
+  EXPECT_EQ(std::vector<float>(b.hist_exog.begin(), b.hist_exog.end()),
+            (std::vector<float>{30, 40}));
+  EXPECT_EQ(std::vector<float>(b.insample_mask.begin(), b.insample_mask.end()),
+            (std::vector<float>{0, 0}));
+  // Windows 0 and 1 have no observed horizon point, window 2 no observed insample point.
+  EXPECT_EQ(train_window_starts(p, {.input_size = 2, .h = 1}), (std::vector<Index>{3}));
+  // Every row available equals no mask at all.
+  auto all = two_series();
+  all.available.assign(size_t(all.rows()), 1);
+  EXPECT_EQ(Panel(all, {0, 1}, {}).mask(), Panel(two_series(), {0, 1}, {}).mask());
+}
+
 TEST(Windows, MultivariateLeftPaddingAndValidity) {
   const auto set = two_series();
   const Panel p(set, {0, 1}, {.hist = {"x"}, .futr = {"f"}});

@@ -55,6 +55,9 @@ struct SeriesSet {
   std::vector<double> y;                  // [rows]
   std::vector<std::string> exog_names;    // every column besides unique_id, ds, y, file order
   std::vector<std::vector<double>> exog;  // [exog][rows]
+  // [rows] 1 where y was observed, 0 where it is missing (neuralforecast's available_mask);
+  // empty: every row observed. A missing row reads like padding: y 0 with mask 0.
+  std::vector<uint8_t> available;
 
   Index n_series() const { return static_cast<Index>(ids.size()); }
   Index rows() const { return static_cast<Index>(ds.size()); }

@@ -50,8 +50,10 @@ Panel::Panel(const SeriesSet& set, std::vector<Index> series, const ExogSpec& sp
     const Index len = set.length(s), off = t_ - len, b = set.begin(s);
     for (Index t = 0; t < len; ++t) {
       const auto dst = static_cast<size_t>((off + t) * n_ + n);
-      y_[dst] = static_cast<float>(set.y[size_t(b + t)]);
-      mask_[dst] = 1.0f;
+      if (set.available.empty() || set.available[size_t(b + t)] != 0) {
+        y_[dst] = static_cast<float>(set.y[size_t(b + t)]);
+        mask_[dst] = 1.0f;
+      }
       for (Index x = 0; x < x_; ++x)
         hist_[size_t(x) * tn + dst] =
             static_cast<float>(set.exog[size_t(hist_cols[size_t(x)])][size_t(b + t)]);

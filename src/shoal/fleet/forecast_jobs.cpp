@@ -75,6 +75,7 @@ std::string content_digest(const data::SeriesSet& set) {
   d.add(set.offsets.data(), set.offsets.size() * sizeof(Index));
   d.add(set.ds.data(), set.ds.size() * sizeof(int64_t));
   d.add(set.y.data(), set.y.size() * sizeof(double));
+  d.add(set.available.data(), set.available.size());
   for (size_t c = 0; c < set.exog.size(); ++c) {
     add_text(set.exog_names[c]);
     d.add(set.exog[c].data(), set.exog[c].size() * sizeof(double));
