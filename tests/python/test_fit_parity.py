@@ -18,7 +18,10 @@ GOLDEN = json.loads((pathlib.Path(__file__).resolve().parents[1] / "golden" /
 
 
 def panel():
-    train = pd.read_csv(DATA / "ts" / f"m3_{GOLDEN['group']}_train.csv.gz")
+    path = DATA / "ts" / f"m3_{GOLDEN['group']}_train.csv.gz"
+    if not path.exists():
+        pytest.skip(f"no {path}")
+    train = pd.read_csv(path)
     return train[train.unique_id.isin(GOLDEN["unique_ids"])].reset_index(drop=True)
 
 
