@@ -89,9 +89,11 @@ def names(prefix, count):
     return [f"{prefix}{i}" for i in range(count)] or None
 
 
-def make(kind):
+def make(kind, loss=None):
     c = CONFIGS[kind]
     common = dict(h=c["h"], input_size=c["input_size"], random_seed=1)
+    if loss is not None:  # a multi-output loss sizes the model's output layer
+        common.update(loss=loss, valid_loss=loss)
     if kind == "nlinear":
         return NLinear(**common)
     if kind == "dlinear":
@@ -137,14 +139,15 @@ def config_meta(kind):
     return dict(CONFIGS[kind], model=kind)
 
 
-def gradient_golden(kind, out_dir, windows=4):
+def gradient_golden(kind, out_dir, windows=4, loss=None, suffix="_grad"):
     c = CONFIGS[kind]
     h, l, n = c["h"], c["input_size"], c["n_series"]
-    model = make(kind).double()
+    model = make(kind, loss).double()
     gen = torch.Generator().manual_seed(1234)
     g = Golden(np.float64)
     for name, t in model.state_dict().items():
-        g.add("weights/" + name, t)
+        if not name.startswith(("loss.", "valid_loss.")):  # a loss's quantiles
+            g.add("weights/" + name, t)
     dt = torch.float64
     batch = {"insample_y": 3 * rand(gen, windows, l, n, dtype=dt) + 1.0}
     if c["hist"]:
@@ -157,14 +160,17 @@ def gradient_golden(kind, out_dir, windows=4):
         g.add("inputs/" + k, v)
     model.train()
     out = model(to_nf(kind, batch))
-    out = out.reshape(windows, h, n)
+    out = out.reshape(windows, h, -1)  # [B, H, N * outputs]
     r = rand(gen, *out.shape, dtype=dt)
     (out * r).sum().backward()
     g.add("output", out)
     g.add("r", r)
     for name, p in model.named_parameters():
-        g.add("grads/" + name, p.grad)
-    g.write(out_dir, kind + "_grad", config_meta(kind))
+        if p.requires_grad:  # not a loss's fixed quantiles
+            g.add("grads/" + name, p.grad)
+    meta = config_meta(kind)
+    meta["outputs"] = out.shape[-1] // n
+    g.write(out_dir, kind + suffix, meta)
 
 
 def series(kind, gen):

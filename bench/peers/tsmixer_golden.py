@@ -56,15 +56,20 @@ class Golden:
             fh.write("\n")
 
 
-def make_tsmixerx():
+def loss_args(loss):
+    """A multi-output loss sizes the model's output layer; None: the default MAE."""
+    return {} if loss is None else dict(loss=loss, valid_loss=loss)
+
+
+def make_tsmixerx(loss=None):
     return TSMixerx(h=H, input_size=L, n_series=N, futr_exog_list=["f1"],
                     hist_exog_list=["x1"], stat_exog_list=["s1", "s2"], n_block=NB,
-                    ff_dim=FF, dropout=0.0, revin=True, random_seed=1)
+                    ff_dim=FF, dropout=0.0, revin=True, random_seed=1, **loss_args(loss))
 
 
-def make_tsmixer():
+def make_tsmixer(loss=None):
     return TSMixer(h=H, input_size=L, n_series=N, n_block=NB, ff_dim=FF, dropout=0.0,
-                   revin=True, random_seed=1)
+                   revin=True, random_seed=1, **loss_args(loss))
 
 
 def jitter(model, gen):
@@ -87,9 +92,9 @@ def rand(gen, *shape, dtype):
     return 2 * torch.rand(shape, generator=gen, dtype=dtype) - 1
 
 
-def gradient_golden(kind, out_dir):
+def gradient_golden(kind, out_dir, loss=None, suffix="_grad"):
     torch.manual_seed(0)
-    model = (make_tsmixerx() if kind == "tsmixerx" else make_tsmixer()).double()
+    model = (make_tsmixerx(loss) if kind == "tsmixerx" else make_tsmixer(loss)).double()
     gen = torch.Generator().manual_seed(1234)
     jitter(model, gen)
     if kind == "tsmixer":  # non-trivial running statistics, so the eval output checks them
@@ -101,7 +106,7 @@ def gradient_golden(kind, out_dir):
                     buf.copy_(0.5 + torch.rand(buf.shape, generator=gen, dtype=torch.float64))
     g = Golden(np.float64)
     for name, t in model.state_dict().items():
-        if "num_batches_tracked" not in name:
+        if "num_batches_tracked" not in name and not name.startswith(("loss.", "valid_loss.")):
             g.add("weights/" + name, t)
     dt = torch.float64
     batch = {"insample_y": 3 * rand(gen, B, L, N, dtype=dt) + 1.0,
@@ -120,7 +125,8 @@ def gradient_golden(kind, out_dir):
     g.add("output", out)
     g.add("r", r)
     for name, p in model.named_parameters():
-        g.add("grads/" + name, p.grad)
+        if p.requires_grad:  # not a loss's fixed quantiles
+            g.add("grads/" + name, p.grad)
     if kind == "tsmixer":
         for name, buf in model.named_buffers():
             if "running" in name:
@@ -128,7 +134,9 @@ def gradient_golden(kind, out_dir):
         model.eval()
         with torch.no_grad():
             g.add("eval_output", model(batch))
-    g.write(out_dir, kind + "_grad", config_meta(kind))
+    meta = config_meta(kind)
+    meta["outputs"] = out.shape[-1] // N
+    g.write(out_dir, kind + suffix, meta)
 
 
 def series(gen):
@@ -169,7 +177,7 @@ def training_golden(kind, out_dir):
     jitter(model, gen)
     g = Golden(np.float32)
     for name, t in model.state_dict().items():
-        if "num_batches_tracked" not in name:
+        if "num_batches_tracked" not in name and not name.startswith(("loss.", "valid_loss.")):
             g.add("weights/" + name, t)
     y, hist, futr, avail, stat = series(gen)
     g.add("series/y", y)

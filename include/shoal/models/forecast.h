@@ -4,8 +4,12 @@
 //
 // Layouts (neuralforecast's windows_batch, all contiguous row-major, already scaled):
 //   insample_y [B, L, N]        hist_exog [B, X, L, N]        futr_exog [B, F, L + H, N]
-//   stat_exog  [N, S]           output    [B, H, N]  (point losses, Q = 1)
-// Legend: B windows, L input_size, H horizon, N series, X/F/S exogenous counts.
+//   stat_exog  [N, S]           output    [B, H, N·M]
+// Legend: B windows, L input_size, H horizon, N series, X/F/S exogenous counts, M outputs per
+// forecast value (1 for a point loss; a multi-output loss's count: MQLoss's quantiles,
+// DistributionLoss's parameters). With M > 1 the output is what neuralforecast's model returns
+// for a loss with outputsize_multiplier M, in its layout (each model's own reshapes), which the
+// loss reads (layers/multi_output_losses.h).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +63,7 @@ struct WindowShape {
   Index hist_exog = 0;  // X
   Index futr_exog = 0;  // F
   Index stat_exog = 0;  // S
+  Index outputs = 1;    // M
 };
 
 // The options TSMixer and TSMixerx share, with neuralforecast's names (their defaults are the
