@@ -263,6 +263,11 @@ void run_forecast(const ForecastArgs& a) {
   train::ForecastJob job = train::forecast_job(a.model, a.options.given());
   const bool neural = train::is_neural(job);
   train::check_forecast_job(job, /*fitting=*/neural);
+  // Jobs files and the CLI write one point forecast per step.
+  SHOAL_CHECK(layers::is_point_loss(job.train.loss.kind),
+              "loss {} forecasts several values per step, which this output does not hold; "
+              "train it from Python (shoal.NeuralForecast)",
+              train::loss_name(job.train.loss.kind));
   const int threads = cap_threads(a.threads, "forecast");
   SHOAL_CHECK(job.exog.futr.empty() || !a.futr_df.empty() || !neural,
               "--futr-exog needs the future values of its columns: give them with --futr-df");

@@ -53,8 +53,10 @@ def _arg_json(model, name, value):
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: _arg_json(model, name, v) for k, v in value.items()}
     if name in ("loss", "valid_loss") and hasattr(_losses, type(value).__name__):
+        # A loss's constructor arguments (those it keeps, where it records them).
+        params = getattr(value, "_init_args", None) or vars(value)
         return {"loss": type(value).__name__, "params": {
-            k: _arg_json(model, name, v) for k, v in vars(value).items()}}
+            k: _arg_json(model, name, v) for k, v in params.items()}}
     raise ValueError(f"{model!r}: argument {name}={value!r} cannot be saved as JSON")
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core
+from . import losses as _losses
 from ._frames import AVAILABLE, Series, core_series, to_pandas
 
 
@@ -162,9 +163,11 @@ def predict_insample(nf, names, step_size):
         fc = _core.predict_at(data, [[i] for i in range(s.n_series)],
                               m._settings(0, 0), weights, statics, starts,
                               [int(k) for k in kept])
-        if nf._scalers is not None:
-            fc = nf._scalers["y"].inverse(fc, n_win * h)
-        values[name] = fc.astype(np.float32)
+        fc = fc.reshape(-1, len(_losses.output_names(m.loss)))  # [rows, C]
+        for col, v in _losses.output_columns(name, m.loss, fc).items():
+            if nf._scalers is not None:
+                v = nf._scalers["y"].inverse(np.ascontiguousarray(v), n_win * h)
+            values[col] = v.astype(np.float32)
     # Rows of the output: series i, window k, step t -> kept row k * step_size + t.
     series_idx = np.repeat(np.arange(s.n_series), n_win * h)
     win_first = np.concatenate([o + f + np.arange(w) * step_size for o, f, w in

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core, _forecaster_io, _scalers, _workflow, profiling
+from . import losses as _losses
 from ._frames import Series, Statics, future_ds, is_polars, long_frame, to_pandas, to_polars
 from ._progress import ProgressBar
 from .utils import conformal_intervals
@@ -231,7 +232,8 @@ class NeuralForecast:
     def _predict_models(self, s, statics, futr, h_future, n_windows=0, cv_step=1, val_size=0,
                         test_size=0, only=None):
         """{column name: [n_series, W, h] forecasts} from each model's stored weights (or
-        those of the model named `only`), in data scale."""
+        those of the model named `only`), in data scale: one column per model, or per output
+        of a multi-output loss (output_columns)."""
         data = self._model_scale(s).core(self._exog())
         out = {}
         for name, m in zip(_column_names(self.models), self.models):
@@ -250,10 +252,11 @@ class NeuralForecast:
             else:
                 self._check_joint(m, s)
                 groups, weights = [list(range(s.n_series))], [m._weights]
-            out[name] = _core.predict(data, groups, settings, weights, statics, futr, h_future,
-                                      n_windows, cv_step)
-            if self._scalers is not None:
-                out[name] = _scalers.inverse_target(self._scalers, out[name])
+            fc = _core.predict(data, groups, settings, weights, statics, futr, h_future,
+                               n_windows, cv_step)
+            for col, v in _losses.output_columns(name, m.loss, fc).items():
+                out[col] = (v if self._scalers is None
+                            else _scalers.inverse_target(self._scalers, v))
         return out
 
     def _futr(self, s, futr_df, h, cols):
@@ -324,6 +327,8 @@ class NeuralForecast:
             s, val_size = _workflow.append_validation(self, s, val_df, cols)
         self._conformity = None
         if prediction_intervals is not None:
+            self._refuse_multi_output("prediction_intervals (conformal intervals of point "
+                                      "forecasts)", "its quantile columns are its intervals")
             # neuralforecast's calibration: a cross_validation on df whose absolute errors are
             # the conformity scores; the final fit then continues from its weights.
             self._conformity = (prediction_intervals, s.ids, self._conformity_scores(
@@ -398,6 +403,14 @@ class NeuralForecast:
                                 indicator=True)
         return merged.loc[merged["_merge"] == "left_only", keys].reset_index(drop=True)
 
+    def _refuse_multi_output(self, what, instead):
+        """NotImplementedError for `what` when a model trains with MQLoss or DistributionLoss."""
+        for m in self.models:
+            if _losses.output_names(m.loss) != [""]:
+                raise NotImplementedError(f"{what} for {m!r}, trained with "
+                                          f"{type(m.loss).__name__}, is not supported by shoal "
+                                          f"({instead})")
+
     def _cols(self):
         return self._fit_args["cols"] if self._fit_args else dict(
             id_col="unique_id", time_col="ds", target_col="y")
@@ -417,6 +430,9 @@ class NeuralForecast:
         _refuse_extra("predict", data_kwargs)
         if level is not None and quantiles is not None:
             raise ValueError("You can't set both level and quantiles.")
+        if level is not None or quantiles is not None:
+            self._refuse_multi_output("predict(level=..., quantiles=...)",
+                                      "its quantile columns come with every predict")
         if (level is not None or quantiles is not None) and self._conformity is None:
             raise AttributeError("level or quantiles need prediction intervals: fit with "
                                  "prediction_intervals=PredictionIntervals(...) (shoal.utils)")
@@ -435,6 +451,9 @@ class NeuralForecast:
         if h is not None and h < horizon:
             raise NotImplementedError(f"h={h} is shorter than the models' horizon {horizon}; "
                                       "take the first h steps of predict()")
+        if h is not None and h > horizon:
+            self._refuse_multi_output(f"predict(h={h}) beyond the models' horizon",
+                                      "predict the models' own horizon")
         statics = self._statics(static_df, s, cols)
         saved = self._scalers
         if df is not None:  # neuralforecast scales a new df with its own statistics

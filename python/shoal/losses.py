@@ -1,7 +1,21 @@
-"""Point losses by neuralforecast's class names and arguments, so `loss=MAE()` reads the same in
-both, and `loss_settings`, which turns a loss object (shoal's or neuralforecast's) into the job
-settings the C++ trainer reads (train/forecast.cpp: loss, huber_delta, quantile,
-loss_seasonality, horizon_weight; with prefix "valid_", those of valid_loss)."""
+"""neuralforecast's losses by their class names and arguments, so `loss=MAE()` reads the same in
+both: the point losses, MQLoss and DistributionLoss (Normal, StudentT). `loss_settings` turns a
+loss object (shoal's or neuralforecast's) into the job settings the C++ trainer reads
+(train/forecast.cpp: loss, huber_delta, quantile, loss_seasonality, horizon_weight,
+loss_quantiles, num_samples, return_params; with prefix "valid_", those of valid_loss), and
+`output_names` gives the forecast columns' suffixes."""
+
+import warnings
+
+import numpy as np
+
+
+def _quantiles_of(loss):
+    """A multi-output loss's quantiles (a list, or neuralforecast's torch parameter)."""
+    q = loss.quantiles
+    if hasattr(q, "detach"):
+        q = q.detach().cpu().numpy()
+    return [float(v) for v in np.asarray(q, dtype=np.float64).reshape(-1)]
 
 
 def _weights(horizon_weight):
@@ -19,6 +33,7 @@ class _PointLoss:
     # neuralforecast's flags, read by its examples' plotting code.
     is_distribution_output = False
     outputsize_multiplier = 1
+    output_names = [""]
 
     def __init__(self, horizon_weight=None):
         self.horizon_weight = _weights(horizon_weight)
@@ -87,22 +102,136 @@ class QuantileLoss(_PointLoss):
         return [f"q={self.q}"]
 
 
-# neuralforecast's losses that need a model with several outputs per step (or a distribution
-# head): shoal trains single-output models only, so they are refused by name.
-_MULTI_OUTPUT = ("MQLoss", "IQLoss", "DistributionLoss", "PMM", "GMM", "NBMM", "HuberQLoss",
-                 "HuberMQLoss", "HuberIQLoss", "sCRPS")
+def _float32(values):
+    """Each value rounded to float32, as torch.Tensor(...) stores neuralforecast's quantiles."""
+    return [float(np.float32(v)) for v in values]
+
+
+def _unique(values, what):
+    unique = list(dict.fromkeys(values))
+    if len(unique) < len(values):
+        warnings.warn(f"Duplicate {what} detected. Using unique {what}: {unique}")
+    return unique
+
+
+def level_to_outputs(level):
+    """neuralforecast's level_to_outputs: the median, then the 50 ∓ l/2 percentiles of each
+    level sorted, as float32 fractions, and their column suffixes (-median, -lo-80, ...)."""
+    level = _unique(list(level), "levels")
+    qs = sum([[50 - lv / 2, 50 + lv / 2] for lv in level], [])
+    names = sum([[f"-lo-{lv}", f"-hi-{lv}"] for lv in level], [])
+    order = np.argsort(qs)
+    quantiles = [50.0] + [qs[i] for i in order]
+    return ([float(np.float32(q) / np.float32(100)) for q in quantiles],
+            ["-median"] + [names[i] for i in order])
+
+
+def quantiles_to_outputs(quantiles):
+    """neuralforecast's quantiles_to_outputs: the quantiles (repeats dropped) and their column
+    suffixes (-lo-80 for 0.1, -median for 0.5, -hi-80 for 0.9)."""
+    quantiles = _unique(list(quantiles), "quantiles")
+    names = []
+    for q in quantiles:
+        if q < 0.5:
+            names.append(f"-lo-{np.round(100 - 200 * q, 2)}")
+        elif q > 0.5:
+            names.append(f"-hi-{np.round(100 - 200 * (1 - q), 2)}")
+        else:
+            names.append("-median")
+    return _float32(quantiles), names
+
+
+def _outputs(level, quantiles):
+    if quantiles is not None:
+        if hasattr(quantiles, "detach"):
+            quantiles = quantiles.detach().cpu().numpy()
+        quantiles = [float(q) for q in np.asarray(quantiles).reshape(-1)]
+        for q in quantiles:
+            if not 0 < q < 1:
+                raise ValueError(f"quantiles must lie in (0, 1), got {q}")
+        return quantiles_to_outputs(quantiles)
+    for lv in level:
+        if not 0 <= lv < 100:
+            raise ValueError(f"level must lie in [0, 100), got {lv}")
+    return level_to_outputs(level)
+
+
+class MQLoss:
+    """Multi-quantile loss: the model forecasts each quantile (the median and the bounds of each
+    level, or the given quantiles) and is trained on the sum of their pinball losses, as
+    neuralforecast 3.3.0 computes it (docs/derivations/losses.md). Forecast columns
+    <model>-median, <model>-lo-80, <model>-hi-80, ..."""
+
+    is_distribution_output = False
+
+    def __init__(self, level=[80, 90], quantiles=None, horizon_weight=None):  # noqa: B006
+        self._init_args = dict(level=list(level), quantiles=quantiles,
+                               horizon_weight=_weights(horizon_weight))
+        self.quantiles, self.output_names = _outputs(level, quantiles)
+        self.outputsize_multiplier = len(self.quantiles)
+        self.horizon_weight = _weights(horizon_weight)
+
+    def __repr__(self):
+        return f"MQLoss(quantiles={self.quantiles})"
+
+
+_DISTRIBUTIONS = {"Normal": ("normal", ["-loc", "-scale"]),
+                  "StudentT": ("studentt", ["-df", "-loc", "-scale"])}
+
+
+class DistributionLoss:
+    """Negative log-likelihood of a Normal or StudentT whose parameters the model forecasts
+    (scaled back with each window's scaler statistics, neuralforecast's scale_decouple). The
+    forecast is the mean of num_samples draws (column <model>), their quantiles
+    (<model>-median, <model>-lo-80, ...) and with return_params the parameters
+    (<model>-loc, <model>-scale; StudentT also <model>-df). The draws are shoal's own: the
+    same distribution as neuralforecast's, not the same numbers."""
+
+    is_distribution_output = True
+
+    def __init__(self, distribution, level=[80, 90], quantiles=None,  # noqa: B006
+                 num_samples=1000, return_params=False, horizon_weight=None,
+                 **distribution_kwargs):
+        if distribution not in _DISTRIBUTIONS:
+            raise NotImplementedError(
+                f"DistributionLoss({distribution!r}) is not supported by shoal; use "
+                f"'Normal' or 'StudentT'")
+        if distribution_kwargs:
+            raise NotImplementedError(
+                f"DistributionLoss arguments {sorted(distribution_kwargs)} are not supported "
+                f"by shoal (Normal and StudentT take none)")
+        if quantiles is not None:
+            quantiles = sorted(quantiles)
+        self._init_args = dict(distribution=distribution, level=list(level),
+                               quantiles=quantiles, num_samples=int(num_samples),
+                               return_params=bool(return_params),
+                               horizon_weight=_weights(horizon_weight))
+        self.quantiles, names = _outputs(level, quantiles)
+        self.distribution = distribution
+        self.num_samples = int(num_samples)
+        if self.num_samples < 1:
+            raise ValueError(f"num_samples must be ≥ 1, got {num_samples}")
+        self.return_params = bool(return_params)
+        self.param_names = list(_DISTRIBUTIONS[distribution][1])
+        self.output_names = [""] + names + (self.param_names if self.return_params else [])
+        self.outputsize_multiplier = len(self.param_names)
+        self.horizon_weight = _weights(horizon_weight)
+
+    def __repr__(self):
+        return f"DistributionLoss({self.distribution!r}, quantiles={self.quantiles})"
+
+
+# neuralforecast's losses shoal does not train yet, refused by name.
+_MULTI_OUTPUT = ("IQLoss", "PMM", "GMM", "NBMM", "HuberQLoss", "HuberMQLoss", "HuberIQLoss",
+                 "sCRPS")
 # Single-output losses of neuralforecast that shoal does not implement.
 _OTHER = ("relMSE", "TukeyLoss", "Accuracy", "FreDF")
+_SUPPORTED = ("MAE, MSE, RMSE, MAPE, SMAPE, MASE, HuberLoss, QuantileLoss, MQLoss or "
+              "DistributionLoss('Normal' or 'StudentT')")
 
 
 def _refuse(name):
-    if name in _MULTI_OUTPUT:
-        return NotImplementedError(
-            f"{name} needs a multi-output model, which shoal does not train yet; use MAE, MSE, "
-            f"RMSE, MAPE, SMAPE, MASE, HuberLoss or QuantileLoss")
-    return NotImplementedError(
-        f"loss {name} is not supported by shoal (MAE, MSE, RMSE, MAPE, SMAPE, MASE, HuberLoss "
-        f"or QuantileLoss)")
+    return NotImplementedError(f"loss {name} is not supported by shoal; use {_SUPPORTED}")
 
 
 def _refused_class(name):
@@ -119,6 +248,25 @@ _NAMES = {"MAE": "mae", "MSE": "mse", "RMSE": "rmse", "MAPE": "mape", "SMAPE": "
           "MASE": "mase", "HuberLoss": "huber", "QuantileLoss": "quantile"}
 
 
+def output_columns(name, loss, fc):
+    """Forecasts [..., C] of a model named `name` trained with `loss` as {column: [...]}: C = 1
+    for a point loss (the column is the model's name), else one column per output, named as
+    neuralforecast names them (NHITS-median, NHITS-lo-80, ...; a DistributionLoss's mean is
+    the model's name)."""
+    suffixes = output_names(loss)
+    if fc.shape[-1] != len(suffixes):
+        raise RuntimeError(f"{name}: {fc.shape[-1]} values per step for the columns {suffixes}")
+    return {name + sfx: fc[..., k] for k, sfx in enumerate(suffixes)}
+
+
+def output_names(loss):
+    """The column suffixes of a model trained with `loss` (neuralforecast's output_names):
+    [""] for a point loss."""
+    if isinstance(loss, str) or type(loss).__name__ in _NAMES:
+        return [""]
+    return list(loss.output_names)
+
+
 def loss_settings(loss, prefix=""):
     """The job settings of a loss: a shoal or neuralforecast loss object (recognised by class
     name and attributes) or a name ("mae", "mse", "rmse", "mape", "smape", "huber"). Keys are
@@ -131,9 +279,21 @@ def loss_settings(loss, prefix=""):
                              f"of mae, mse, rmse, mape, smape, huber")
         return {prefix + "loss": name}
     kind = type(loss).__name__
-    if kind not in _NAMES:
+    if kind == "MQLoss":
+        out = {prefix + "loss": "mqloss", prefix + "loss_quantiles": _quantiles_of(loss)}
+    elif kind == "DistributionLoss":
+        dist = getattr(loss, "distribution", None)
+        if dist not in _DISTRIBUTIONS:
+            raise NotImplementedError(f"DistributionLoss({dist!r}) is not supported by shoal; "
+                                      f"use 'Normal' or 'StudentT'")
+        out = {prefix + "loss": _DISTRIBUTIONS[dist][0],
+               prefix + "loss_quantiles": _quantiles_of(loss),
+               prefix + "num_samples": int(loss.num_samples),
+               prefix + "return_params": bool(loss.return_params)}
+    elif kind not in _NAMES:
         raise _refuse(kind)
-    out = {prefix + "loss": _NAMES[kind]}
+    else:
+        out = {prefix + "loss": _NAMES[kind]}
     if kind == "HuberLoss":
         out[prefix + "huber_delta"] = float(getattr(loss, "delta", 1.0))
     elif kind == "QuantileLoss":

@@ -179,8 +179,9 @@ nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dic
       },
       report_progress(progress, fp));
   const size_t n = series.size(), h = size_t(job.windows.h);
+  const auto c = size_t(layers::forecast_values(job.train.loss));
   nb::dict out;
-  out["forecasts"] = to_numpy(std::move(r.forecasts), {n, h});
+  out["forecasts"] = to_numpy(std::move(r.forecasts), {n, h, c});
   out["weights"] = to_bytes(r.weights);
   out["steps"] = r.steps;
   out["fit_seconds"] = r.fit_seconds;
@@ -189,7 +190,7 @@ nb::dict fit_panel(const SeriesData& d, std::vector<Index> series, const nb::dic
   return out;
 }
 
-// One model per series through the fleet. Returns forecasts [n, h] (NaN for failed series),
+// One model per series through the fleet. Returns forecasts [n, h, C] (NaN for failed series),
 // per-series errors ("" when fine), weights (when kept) and the fleet summary.
 nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticData* statics,
                    const SeriesData* futr, Index h_future, bool keep_weights, int workers, bool pin,
@@ -210,7 +211,7 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
     prof->rec->set_model_name(0, "fleet");
     processes.emplace(*prof->rec, prof->models, job.model + " (other series)");
   }
-  const Index n = d.set.n_series(), h = job.windows.h;
+  const Index n = d.set.n_series(), h = job.windows.h * layers::forecast_values(job.train.loss);
   std::vector<double> forecasts(size_t(n * h), std::numeric_limits<double>::quiet_NaN());
   std::vector<std::string> weights(keep_weights ? size_t(n) : 0);
   std::vector<int64_t> steps(static_cast<size_t>(n), 0);
@@ -258,7 +259,9 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
       },
       report_progress(progress, fits_done));
   nb::dict out;
-  out["forecasts"] = to_numpy(std::move(forecasts), {size_t(n), size_t(h)});
+  out["forecasts"] =
+      to_numpy(std::move(forecasts),
+               {size_t(n), size_t(job.windows.h), size_t(layers::forecast_values(job.train.loss))});
   nb::list w;
   for (const auto& s : weights) w.append(to_bytes(s));
   out["weights"] = w;
@@ -284,7 +287,8 @@ std::vector<Index> starts_of(const data::Panel& p, const train::ForecastJob& job
   return out;
 }
 
-// Forecasts [n_series, W, h] from saved weights, one weight blob per panel: `groups` lists the
+// Forecasts [n_series, W, h, C] from saved weights (C values per step: 1 for a point loss,
+// layers::forecast_values), one weight blob per panel: `groups` lists the
 // series of each panel (one group of all series for a joint model, one per series otherwise).
 // n_windows ≤ 0: the window after the data's end (futr exog from futr); else the last
 // n_windows cross-validation windows (see starts_of).
@@ -298,7 +302,8 @@ nb::ndarray<nb::numpy, double> predict(const SeriesData& d,
   std::vector<std::string> blobs;
   for (const auto& b : w) blobs.emplace_back(b.c_str(), b.size());
   const PanelInputs in{&d, statics, futr, h_future};
-  const Index n = d.set.n_series(), h = job.windows.h, nw = std::max<Index>(n_windows, 1);
+  const Index c = layers::forecast_values(job.train.loss);
+  const Index n = d.set.n_series(), h = job.windows.h * c, nw = std::max<Index>(n_windows, 1);
   std::vector<double> out(size_t(n * nw * h), std::numeric_limits<double>::quiet_NaN());
   run_interruptible([&](const std::atomic<bool>& stop) {
     for (size_t g = 0; g < groups.size() && !stop.load(); ++g) {
@@ -311,12 +316,12 @@ nb::ndarray<nb::numpy, double> predict(const SeriesData& d,
                     out.begin() + groups[g][k] * nw * h);
     }
   });
-  return to_numpy(std::move(out), {size_t(n), size_t(nw), size_t(h)});
+  return to_numpy(std::move(out), {size_t(n), size_t(nw), size_t(job.windows.h), size_t(c)});
 }
 
 // Forecasts of windows at explicit starts, one weight blob and one start list per panel:
 // panel g's windows at starts[g], each reading data in [0, ends[g]) (positions outside read as
-// zero with mask 0). Returns every panel's [len(groups[g]), len(starts[g]), h] forecasts
+// zero with mask 0). Returns every panel's [len(groups[g]), len(starts[g]), h, C] forecasts
 // concatenated in group order, flat (the windows of in-sample forecasts differ per series).
 nb::ndarray<nb::numpy, double> predict_at(const SeriesData& d,
                                           const std::vector<std::vector<Index>>& groups,
@@ -331,7 +336,9 @@ nb::ndarray<nb::numpy, double> predict_at(const SeriesData& d,
       starts.size(), ends.size());
   std::vector<size_t> offset{0};
   for (size_t g = 0; g < groups.size(); ++g)
-    offset.push_back(offset.back() + groups[g].size() * starts[g].size() * size_t(job.windows.h));
+    offset.push_back(offset.back() +
+                     groups[g].size() * starts[g].size() *
+                         size_t(job.windows.h * layers::forecast_values(job.train.loss)));
   std::vector<double> out(offset.back(), std::numeric_limits<double>::quiet_NaN());
   const PanelInputs in{&d, statics, nullptr, 0};
   run_interruptible([&](const std::atomic<bool>& stop) {

@@ -20,8 +20,8 @@ namespace shoal {
 namespace losses_golden_test {
 
 using layers::LossConfig;
+using layers::LossKind;
 using layers::PointLoss;
-using layers::PointLossKind;
 using Vec = std::vector<double>;
 
 const nlohmann::json& golden() {
@@ -34,10 +34,10 @@ const nlohmann::json& golden() {
   return j;
 }
 
-PointLossKind kind_of(const std::string& name) {
+LossKind kind_of(const std::string& name) {
   const char* names[] = {"mae", "mse", "rmse", "mape", "smape", "mase", "huber", "quantile"};
   for (int k = 0; k < 8; ++k)
-    if (name == names[k]) return static_cast<PointLossKind>(k);
+    if (name == names[k]) return static_cast<LossKind>(k);
   throw Error("unknown loss in golden: " + name);
 }
 

@@ -13,11 +13,11 @@ namespace losses_test {
 
 using layers::BceWithLogitsLoss;
 using layers::HuberLoss;
+using layers::LossKind;
 using layers::LossWeights;
 using layers::MaeLoss;
 using layers::MseLoss;
 using layers::PointLoss;
-using layers::PointLossKind;
 
 using Vec = std::vector<double>;
 
@@ -28,7 +28,7 @@ MatView<double> mat(Vec& v, Index rows) {
 // ---- gradient checks -------------------------------------------------------------------
 
 struct PointCase {
-  PointLossKind kind;
+  LossKind kind;
   Index n, f;
   bool mask, weight, col;
 };
@@ -77,23 +77,22 @@ TEST_P(PointLossGrad, MatchesCentralDifferences) {
   EXPECT_GT(value, 0.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, PointLossGrad,
-    ::testing::Values(PointCase{PointLossKind::kMae, 1, 7, false, false, false},
-                      PointCase{PointLossKind::kMae, 3, 9, true, true, false},
-                      PointCase{PointLossKind::kMae, 2, 16, true, false, true},
-                      PointCase{PointLossKind::kMse, 1, 8, false, false, false},
-                      PointCase{PointLossKind::kMse, 3, 15, true, true, true},
-                      PointCase{PointLossKind::kMse, 2, 17, false, true, false},
-                      PointCase{PointLossKind::kHuber, 1, 17, false, false, false},
-                      PointCase{PointLossKind::kHuber, 2, 9, true, false, false},
-                      PointCase{PointLossKind::kHuber, 3, 16, true, true, true},
-                      PointCase{PointLossKind::kHuber, 4, 7, false, false, true}));
+INSTANTIATE_TEST_SUITE_P(Shapes, PointLossGrad,
+                         ::testing::Values(PointCase{LossKind::kMae, 1, 7, false, false, false},
+                                           PointCase{LossKind::kMae, 3, 9, true, true, false},
+                                           PointCase{LossKind::kMae, 2, 16, true, false, true},
+                                           PointCase{LossKind::kMse, 1, 8, false, false, false},
+                                           PointCase{LossKind::kMse, 3, 15, true, true, true},
+                                           PointCase{LossKind::kMse, 2, 17, false, true, false},
+                                           PointCase{LossKind::kHuber, 1, 17, false, false, false},
+                                           PointCase{LossKind::kHuber, 2, 9, true, false, false},
+                                           PointCase{LossKind::kHuber, 3, 16, true, true, true},
+                                           PointCase{LossKind::kHuber, 4, 7, false, false, true}));
 
 // Every point loss with a mask and a horizon weight on [B·H, N] (rows b·H + t), MASE with its
 // insample factor, through forward / backward and through the trainers' chunk path.
 struct FullCase {
-  PointLossKind kind;
+  LossKind kind;
   Index b, h, n;
   bool mask, hw;
 };
@@ -157,29 +156,28 @@ TEST_P(PointLossFullGrad, MatchesCentralDifferences) {
   for (size_t i = 0; i < size; ++i) EXPECT_NEAR(g * dc[i], dpred[i], 1e-12) << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kinds, PointLossFullGrad,
-    ::testing::Values(FullCase{PointLossKind::kMae, 3, 4, 2, true, true},
-                      FullCase{PointLossKind::kMse, 2, 5, 1, true, true},
-                      FullCase{PointLossKind::kRmse, 1, 7, 1, false, false},
-                      FullCase{PointLossKind::kRmse, 3, 4, 3, true, true},
-                      FullCase{PointLossKind::kMape, 2, 3, 5, false, true},
-                      FullCase{PointLossKind::kMape, 4, 4, 1, true, false},
-                      FullCase{PointLossKind::kSmape, 1, 9, 1, false, false},
-                      FullCase{PointLossKind::kSmape, 3, 4, 2, true, true},
-                      FullCase{PointLossKind::kMase, 2, 4, 1, false, false},
-                      FullCase{PointLossKind::kMase, 3, 5, 3, true, true},
-                      FullCase{PointLossKind::kHuber, 2, 6, 2, true, true},
-                      FullCase{PointLossKind::kQuantile, 1, 8, 1, false, false},
-                      FullCase{PointLossKind::kQuantile, 3, 4, 2, true, true}));
+INSTANTIATE_TEST_SUITE_P(Kinds, PointLossFullGrad,
+                         ::testing::Values(FullCase{LossKind::kMae, 3, 4, 2, true, true},
+                                           FullCase{LossKind::kMse, 2, 5, 1, true, true},
+                                           FullCase{LossKind::kRmse, 1, 7, 1, false, false},
+                                           FullCase{LossKind::kRmse, 3, 4, 3, true, true},
+                                           FullCase{LossKind::kMape, 2, 3, 5, false, true},
+                                           FullCase{LossKind::kMape, 4, 4, 1, true, false},
+                                           FullCase{LossKind::kSmape, 1, 9, 1, false, false},
+                                           FullCase{LossKind::kSmape, 3, 4, 2, true, true},
+                                           FullCase{LossKind::kMase, 2, 4, 1, false, false},
+                                           FullCase{LossKind::kMase, 3, 5, 3, true, true},
+                                           FullCase{LossKind::kHuber, 2, 6, 2, true, true},
+                                           FullCase{LossKind::kQuantile, 1, 8, 1, false, false},
+                                           FullCase{LossKind::kQuantile, 3, 4, 2, true, true}));
 
 // A horizon weight is normalised by Σ W, as the mask: a constant weight changes nothing, and
 // rows of one horizon step share theirs.
 TEST(Losses, HorizonWeightIsNormalisedPerStep) {
   Vec pred = {1, 2, 3, 4}, target = {0, 0, 0, 0};  // [B = 2 · H = 2, 1]
-  PointLoss<double> flat({.kind = PointLossKind::kMae});
-  PointLoss<double> constant({.kind = PointLossKind::kMae, .horizon_weight = {3, 3}});
-  PointLoss<double> steps({.kind = PointLossKind::kMae, .horizon_weight = {1, 3}});
+  PointLoss<double> flat({.kind = LossKind::kMae});
+  PointLoss<double> constant({.kind = LossKind::kMae, .horizon_weight = {3, 3}});
+  PointLoss<double> steps({.kind = LossKind::kMae, .horizon_weight = {1, 3}});
   EXPECT_NEAR(flat.forward(mat(pred, 4), mat(target, 4)), 2.5, 1e-15);
   EXPECT_NEAR(constant.forward(mat(pred, 4), mat(target, 4)), 2.5, 1e-15);
   // (1·1 + 2·3 + 3·1 + 4·3) / (1 + 3 + 1 + 3) = 22 / 8
@@ -189,7 +187,7 @@ TEST(Losses, HorizonWeightIsNormalisedPerStep) {
 // e = ŷ − y = [2, −2, 0]: ℓ = [(1 − q)·2, q·2, 0], ℓ' = [1 − q, −q, ½ − q] (a tie splits).
 TEST(Losses, QuantileByHand) {
   Vec pred = {2, -2, 1}, target = {0, 0, 1}, d(3);
-  PointLoss<double> ql({.kind = PointLossKind::kQuantile, .q = 0.9});
+  PointLoss<double> ql({.kind = LossKind::kQuantile, .q = 0.9});
   EXPECT_NEAR(ql.forward(mat(pred, 1), mat(target, 1)), (0.2 + 1.8) / 3, 1e-15);
   ql.backward(mat(pred, 1), mat(target, 1), mat(d, 1));
   EXPECT_NEAR(d[0], 0.1 / 3, 1e-15);
@@ -200,19 +198,19 @@ TEST(Losses, QuantileByHand) {
 // y = 0 gives MAPE's 1/|y| = 0 (_divide_no_nan), ŷ = y = 0 gives SMAPE's 0/0 = 0.
 TEST(Losses, PercentageLossesDropZeroDenominators) {
   Vec pred = {1, 0}, target = {0, 0}, d(2, 7.0);
-  for (auto kind : {PointLossKind::kMape, PointLossKind::kSmape}) {
+  for (auto kind : {LossKind::kMape, LossKind::kSmape}) {
     PointLoss<double> loss({.kind = kind});
     const double v = loss.forward(mat(pred, 1), mat(target, 1));
     loss.backward(mat(pred, 1), mat(target, 1), mat(d, 1));
-    EXPECT_EQ(v, kind == PointLossKind::kMape ? 0.0 : 1.0);  // SMAPE: 2·1/1 over 2 elements
+    EXPECT_EQ(v, kind == LossKind::kMape ? 0.0 : 1.0);  // SMAPE: 2·1/1 over 2 elements
     EXPECT_EQ(d[1], 0.0);
   }
 }
 
 TEST(Losses, RejectsBadParameters) {
-  EXPECT_THROW(PointLoss<float>({.kind = PointLossKind::kQuantile, .q = 1.0}), Error);
-  EXPECT_THROW(PointLoss<float>({.kind = PointLossKind::kQuantile, .q = 0.0}), Error);
-  EXPECT_THROW(PointLoss<float>({.kind = PointLossKind::kMase, .seasonality = 0}), Error);
+  EXPECT_THROW(PointLoss<float>({.kind = LossKind::kQuantile, .q = 1.0}), Error);
+  EXPECT_THROW(PointLoss<float>({.kind = LossKind::kQuantile, .q = 0.0}), Error);
+  EXPECT_THROW(PointLoss<float>({.kind = LossKind::kMase, .seasonality = 0}), Error);
 }
 
 struct BceCase {
@@ -300,7 +298,7 @@ TEST(Losses, HuberByHand) {
 
 TEST(Losses, ZeroDenominatorGivesZeroLossAndGradient) {
   Vec pred = {1, 2, 3}, target = {0, 0, 0}, mask = {0, 0, 0}, d = {7, 7, 7};
-  for (auto kind : {PointLossKind::kMae, PointLossKind::kMse, PointLossKind::kHuber}) {
+  for (auto kind : {LossKind::kMae, LossKind::kMse, LossKind::kHuber}) {
     PointLoss<double> loss({.kind = kind});
     const LossWeights<double> w{.mask = mat(mask, 1)};
     EXPECT_EQ(loss.forward(mat(pred, 1), mat(target, 1), w), 0.0);

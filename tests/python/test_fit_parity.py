@@ -1,7 +1,8 @@
 """Whole fits against neuralforecast's: with every window of every series in every step
 (windows_batch_size=None, batch_size above the number of series) a fit draws nothing after its
 initial weights, so shoal must end at neuralforecast's forecasts. The golden forecasts come from
-bench/peers/fit_golden.py (M3 quarterly, every 10th series, 100 steps)."""
+bench/peers/fit_golden.py (M3 quarterly, every 10th series, 100 steps), with point losses,
+MQLoss and DistributionLoss (Normal, StudentT)."""
 
 import json
 import pathlib
@@ -25,22 +26,44 @@ def panel():
     return train[train.unique_id.isin(GOLDEN["unique_ids"])].reset_index(drop=True)
 
 
+# A Normal's scale column (σ = (softplus(s) + 0.2)·scale) amplifies the rounding of the
+# likelihood's gradient in σ ((1 − z²)/σ) over the 100 steps: 99% of its values agree within
+# 4e-6, a few within 1e-5; its location agrees within 2e-7.
+TOLERANCE = {"NLinear-Normal-standard": 2e-5}
+
+
+def arguments(spec):
+    """A case's arguments, its loss (and valid_loss) built from {class: arguments}."""
+    args = dict(spec["arguments"])
+    args.setdefault("max_steps", GOLDEN["max_steps"])
+    if "loss" in args:
+        (cls, kwargs), = args["loss"].items()
+        args["loss"] = getattr(shoal.losses, cls)(**kwargs)
+        args["valid_loss"] = getattr(shoal.losses, cls)(**kwargs)
+    return args
+
+
 @pytest.mark.parametrize("case", sorted(GOLDEN["cases"]))
 def test_full_batch_fit_matches_neuralforecast(case):
     spec = GOLDEN["cases"][case]
     model = getattr(shoal, spec["class"])(
-        h=GOLDEN["h"], input_size=GOLDEN["input_size"], max_steps=GOLDEN["max_steps"],
+        h=GOLDEN["h"], input_size=GOLDEN["input_size"],
         random_seed=GOLDEN["random_seed"], windows_batch_size=None, batch_size=1024,
-        **spec["arguments"])
+        **arguments(spec))
     nf = shoal.NeuralForecast(models=[model], freq=1)
     fc = nf.fit(panel()).predict()
     order = {u: i for i, u in enumerate(GOLDEN["unique_ids"])}
     fc = fc.sort_values(["unique_id", "ds"],
                         key=lambda c: c.map(order) if c.name == "unique_id" else c)
-    got = fc[spec["class"]].to_numpy(np.float64)
-    want = np.asarray(spec["forecast"])
-    assert got.shape == want.shape
-    # float32 fits by two libraries: rounding differs op by op; 100 steps of Adam keep it small
-    # where the fit is near convex (a different window set or schedule moves it by > 1e-3).
-    rel = np.abs(got - want) / np.maximum(np.abs(want), 1.0)
-    assert rel.max() < 5e-6, (case, rel.max(), int(rel.argmax()))
+    # Every deterministic column: the point forecast, each MQLoss quantile, a DistributionLoss's
+    # parameters (its mean and quantiles are sampled by each tool's own generator).
+    for column, values in spec["forecasts"].items():
+        got = fc[column].to_numpy(np.float64)
+        want = np.asarray(values)
+        assert got.shape == want.shape
+        # float32 fits by two libraries: rounding differs op by op; 100 steps of Adam keep it
+        # small where the fit is near convex (a different window set or schedule moves it by
+        # > 1e-3).
+        rel = np.abs(got - want) / np.maximum(np.abs(want), 1.0)
+        assert rel.max() < TOLERANCE.get(case, 5e-6), (case, column, rel.max(),
+                                                       int(rel.argmax()))

@@ -73,18 +73,47 @@ def test_bad_values_raise(panel):
         forecast(panel, shoal.MASE(seasonality=0))
 
 
-def test_multi_output_losses_are_refused_by_name():
-    for name in ("MQLoss", "DistributionLoss", "IQLoss", "GMM"):
+def test_losses_shoal_lacks_are_refused_by_name():
+    for name in ("IQLoss", "GMM", "PMM", "NBMM", "relMSE"):
         with pytest.raises(NotImplementedError, match=name):
             getattr(losses, name)()
+    with pytest.raises(NotImplementedError, match="Poisson"):
+        losses.DistributionLoss("Poisson")
 
-    class MQLoss:  # a neuralforecast instance is recognised by its class name
-        quantiles = [0.1, 0.9]
+    class GMM:  # a neuralforecast instance is recognised by its class name
+        n_components = 3
 
-    with pytest.raises(NotImplementedError, match="MQLoss"):
-        losses.loss_settings(MQLoss())
-    with pytest.raises(NotImplementedError, match="MQLoss"):
-        shoal.NLinear(h=3, input_size=6, loss=MQLoss())
+    with pytest.raises(NotImplementedError, match="GMM"):
+        losses.loss_settings(GMM())
+    with pytest.raises(NotImplementedError, match="GMM"):
+        shoal.NLinear(h=3, input_size=6, loss=GMM())
+
+
+def test_multi_output_losses_name_their_columns_as_neuralforecast():
+    mq = losses.MQLoss(level=[90, 80])
+    assert mq.output_names == ["-median", "-lo-90", "-lo-80", "-hi-80", "-hi-90"]
+    assert mq.quantiles == pytest.approx([0.5, 0.05, 0.1, 0.9, 0.95])
+    assert losses.MQLoss(quantiles=[0.1, 0.5, 0.9]).output_names == [
+        "-lo-80.0", "-median", "-hi-80.0"]
+    d = losses.DistributionLoss("StudentT", level=[80], return_params=True)
+    assert d.output_names == ["", "-median", "-lo-80", "-hi-80", "-df", "-loc", "-scale"]
+    assert d.outputsize_multiplier == 3
+    assert losses.loss_settings(d) == {
+        "loss": "studentt", "loss_quantiles": pytest.approx([0.5, 0.1, 0.9]),
+        "num_samples": 1000, "return_params": True}
+    assert losses.loss_settings(mq, prefix="valid_")["valid_loss"] == "mqloss"
+
+
+def test_multi_output_names_match_neuralforecast():
+    nfl = pytest.importorskip("neuralforecast.losses.pytorch")
+    for ours, theirs in [(losses.MQLoss(), nfl.MQLoss()),
+                         (losses.MQLoss(quantiles=[0.2, 0.5, 0.7]),
+                          nfl.MQLoss(quantiles=[0.2, 0.5, 0.7])),
+                         (losses.DistributionLoss("Normal", level=[70, 95], return_params=True),
+                          nfl.DistributionLoss("Normal", level=[70, 95], return_params=True))]:
+        assert ours.output_names == theirs.output_names
+        assert ours.outputsize_multiplier == theirs.outputsize_multiplier
+        assert losses.loss_settings(ours) == losses.loss_settings(theirs)
 
 
 def test_neuralforecast_instances():

@@ -123,11 +123,11 @@ TEST(ForecastLosses, SettingsRoundTrip) {
   o["valid_loss"] = "huber";
   o["valid_huber_delta"] = 2.0;
   const train::ForecastJob job = train::forecast_job("nlinear", o);
-  EXPECT_EQ(job.train.loss.kind, layers::PointLossKind::kQuantile);
+  EXPECT_EQ(job.train.loss.kind, layers::LossKind::kQuantile);
   EXPECT_EQ(job.train.loss.q, 0.8);
   EXPECT_EQ(job.train.loss.horizon_weight, (std::vector<double>{1.0, 2.0, 0.5, 1.5}));
   ASSERT_TRUE(job.train.valid_loss.has_value());
-  EXPECT_EQ(job.train.valid_loss->kind, layers::PointLossKind::kHuber);
+  EXPECT_EQ(job.train.valid_loss->kind, layers::LossKind::kHuber);
   EXPECT_EQ(job.train.valid_loss->delta, 2.0);
   const nlohmann::json s = train::forecast_settings(job);
   EXPECT_EQ(s["loss"], "quantile");

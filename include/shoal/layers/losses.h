@@ -41,16 +41,50 @@ struct LossWeights {
   const T* col_weight = nullptr;  // [F] per-column weight, broadcast over rows
 };
 
-enum class PointLossKind : uint8_t { kMae, kMse, kRmse, kMape, kSmape, kMase, kHuber, kQuantile };
+// neuralforecast's losses: the point losses (one output per forecast value), MQLoss and
+// DistributionLoss with a Normal or StudentT likelihood (several: layers/multi_output_losses.h).
+enum class LossKind : uint8_t {
+  kMae,
+  kMse,
+  kRmse,
+  kMape,
+  kSmape,
+  kMase,
+  kHuber,
+  kQuantile,
+  kMultiQuantile,
+  kNormal,
+  kStudentT
+};
 
-// A point loss and its parameters: neuralforecast's loss classes and their arguments.
+inline bool is_point_loss(LossKind k) {
+  return k < LossKind::kMultiQuantile;
+}
+inline bool is_distribution_loss(LossKind k) {
+  return k == LossKind::kNormal || k == LossKind::kStudentT;
+}
+
+// A loss and its parameters: neuralforecast's loss classes and their arguments.
 struct LossConfig {
-  PointLossKind kind = PointLossKind::kMae;
+  LossKind kind = LossKind::kMae;
   double delta = 1.0;                  // HuberLoss, > 0
   double q = 0.5;                      // QuantileLoss, in (0, 1)
   Index seasonality = 1;               // MASE, ≥ 1
   std::vector<double> horizon_weight;  // [H] weight of each horizon step; empty: all ones
+  // MQLoss: the quantiles it is trained on; DistributionLoss: those its forecasts report (from
+  // the samples), the median first (level_quantiles / unique_quantiles in
+  // layers/multi_output_losses.h give neuralforecast's lists for level= and quantiles=).
+  std::vector<double> quantiles;
+  Index num_samples = 1000;    // DistributionLoss: draws per forecast value
+  bool return_params = false;  // DistributionLoss: forecasts include the mapped parameters
 };
+
+// Outputs of a model trained with `c` per forecast value (M: 1 for a point loss, the quantiles
+// of MQLoss, the distribution's parameters), and the values a forecast reports per step (C:
+// the output itself, MQLoss's quantiles, or DistributionLoss's mean, quantiles and, with
+// return_params, its parameters).
+Index loss_outputs(const LossConfig& c);
+Index forecast_values(const LossConfig& c);
 
 // The masked weighted mean of an elementwise loss. backward uses the ratio of the last forward
 // (to zero the gradient when it was not finite), so call it after forward on the same inputs.
@@ -104,16 +138,16 @@ double mask_sum(ConstMat<T> mask);
 
 template <class T>
 struct MaeLoss : PointLoss<T> {
-  MaeLoss() : PointLoss<T>({.kind = PointLossKind::kMae}) {}
+  MaeLoss() : PointLoss<T>({.kind = LossKind::kMae}) {}
 };
 template <class T>
 struct MseLoss : PointLoss<T> {
-  MseLoss() : PointLoss<T>({.kind = PointLossKind::kMse}) {}
+  MseLoss() : PointLoss<T>({.kind = LossKind::kMse}) {}
 };
 template <class T>
 struct HuberLoss : PointLoss<T> {
   explicit HuberLoss(double delta = 1.0)
-      : PointLoss<T>({.kind = PointLossKind::kHuber, .delta = delta}) {}
+      : PointLoss<T>({.kind = LossKind::kHuber, .delta = delta}) {}
 };
 
 // torch.nn.functional.binary_cross_entropy_with_logits(z, y, weight, reduction="mean").

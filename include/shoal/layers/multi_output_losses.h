@@ -58,6 +58,13 @@ struct MultiQuantileLoss {
   // Overwrites dpred [B·H, N·Q] with dloss · ∂L/∂pred.
   void backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred, ConstMat<T> mask = {},
                 double dloss = 1.0) const;
+  // Σ W of a batch's mask [B·H, N] (empty: all ones) with the horizon weight.
+  double denominator(ConstMat<T> mask, Index rows, Index cols) const;
+  // One chunk of a batch (its rows start at a window): returns its Σ ℓ·W and writes
+  // dpred = scale · ∂(Σ ℓ·W)/∂pred; with scale = 1 / denominator() of the whole batch the
+  // chunks' gradients are the batch's (PointLoss::chunk).
+  double chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
+               T scale) const;
 };
 
 enum class DistributionKind : uint8_t { kNormal, kStudentT };
@@ -84,6 +91,10 @@ struct DistributionNll {
   // Overwrites draw [B·H, K·N] with dloss · ∂L/∂raw.
   void backward(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc, ConstMat<T> scale,
                 MatView<T> draw, ConstMat<T> mask = {}, double dloss = 1.0) const;
+  // As MultiQuantileLoss's: Σ W, and one chunk's Σ ℓ·W with draw = scale · its gradient.
+  double denominator(ConstMat<T> mask, Index rows, Index cols) const;
+  double chunk(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc, ConstMat<T> scale,
+               ConstMat<T> mask, MatView<T> draw, T scale_factor) const;
 };
 
 // neuralforecast's DistributionLoss.sample on mapped parameters params [rows, K·N] (see

@@ -1,10 +1,10 @@
 // NLinear (neuralforecast.models.NLinear; Zeng et al., AAAI 2023): one linear map from the input
 // window to the horizon, on the window taken relative to its last value:
-//   ŷ = Linear_{L→H}(y − y_L) + y_L
+//   ŷ = Linear_{L→H·M}(y − y_L) + y_L, read as [H, M]
 // A univariate model: one series per panel (N = 1), no exogenous inputs. Its parameters are
-// neuralforecast's state_dict keys "linear.weight" [H, L] and "linear.bias" [H]; PyTorch's
+// neuralforecast's state_dict keys "linear.weight" [H·M, L] and "linear.bias" [H·M]; PyTorch's
 // default init. The input y is data: backward forms the parameters' gradients only.
-// Legend: B windows, L input_size, H horizon.
+// Legend: B windows, L input_size, H horizon, M outputs per value (a multi-output loss's).
 #pragma once
 
 #include <string>
@@ -22,6 +22,7 @@ class NLinear {
     Index h = 0;
     Index input_size = 0;
     Index n_series = 1;
+    Index outputs = 1;  // M
 
     // No options beyond those every forecaster shares; its defaults for those (max_steps 5000,
     // learning_rate 1e-4, windows_batch_size 1024) are in its registry entry.

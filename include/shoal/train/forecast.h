@@ -128,8 +128,8 @@ void check_forecast_job(const ForecastJob& job, bool fitting);
 
 // The loss named "mae", "mse", "rmse", "mape", "smape", "mase", "huber" or "quantile" (throws
 // shoal::Error naming `field` otherwise), and the name of a loss.
-layers::PointLossKind parse_loss(std::string_view name, std::string_view field = "loss");
-const char* loss_name(layers::PointLossKind kind);
+layers::LossKind parse_loss(std::string_view name, std::string_view field = "loss");
+const char* loss_name(layers::LossKind kind);
 
 // Fits `job`'s model on `panel` and forecasts the h steps after it. A univariate model on a
 // panel of many series trains one model globally (batch_size series per step, their windows

@@ -77,12 +77,14 @@ class ParallelForecastTrainer {
   }
   Model& model() { return *models_[0]; }
 
-  // One optimizer step on a batch (target and mask [B·H, N]); returns the loss before the update.
-  // A non-finite loss sum leaves the weights as they were (last_step_diverged()).
-  double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask) {
+  // One optimizer step on a batch (target and mask [B·H, N]; loc and scale [B, N] as
+  // ForecastTrainer::train_step's); returns the loss before the update. A non-finite loss sum
+  // leaves the weights as they were (last_step_diverged()).
+  double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask,
+                    ConstMat<T> loc = {}, ConstMat<T> scale = {}) {
     Trainer& src = *trainers_[0];
     const double den = src.loss().denominator(mask, target.rows, target.cols);
-    const T scale = static_cast<T>(1.0 / den);
+    const T s = static_cast<T>(1.0 / den);
     // The loss's batch-wide terms (MASE's insample scale) come from the whole batch.
     src.prepare_loss(in);
     for (size_t k = 1; k < trainers_.size(); ++k)
@@ -95,9 +97,12 @@ class ParallelForecastTrainer {
       num_[size_t(tid)] = 0;
       if (r.size() == 0) return;
       Trainer& tr = *trainers_[size_t(tid)];
-      num_[size_t(tid)] = tr.accumulate(base, tr.slice(in, r.begin, r.size()),
-                                        target.rows_block(r.begin * h, r.size() * h),
-                                        mask.rows_block(r.begin * h, r.size() * h), scale);
+      const auto windows = [&](ConstMat<T> m) {
+        return m.data == nullptr ? m : m.rows_block(r.begin, r.size());
+      };
+      num_[size_t(tid)] = tr.accumulate(
+          base, tr.slice(in, r.begin, r.size()), target.rows_block(r.begin * h, r.size() * h),
+          mask.rows_block(r.begin * h, r.size() * h), windows(loc), windows(scale), s);
     });
     double num = 0;
     for (const double v : num_) num += v;

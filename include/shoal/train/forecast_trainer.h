@@ -1,5 +1,5 @@
 // The training step of a windowed forecasting model, as neuralforecast runs it: plan → init →
-// per step zero grads, forward, masked point loss, backward, Adam.
+// per step zero grads, forward, masked loss, backward, Adam.
 #pragma once
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include "shoal/core/ctx.h"
 #include "shoal/core/rng.h"
 #include "shoal/kernels/reduce.h"
-#include "shoal/layers/losses.h"
+#include "shoal/layers/forecast_loss.h"
 #include "shoal/models/forecast.h"
 #include "shoal/optim/adam.h"
 #include "shoal/profile/recorder.h"
@@ -23,9 +23,9 @@ using models::ForecastInputs;
 using models::kInitStream;
 
 // What the trainer needs of a model: a plan for a number of windows, an init, forward over
-// windows to a [B·H, N] view and backward from its gradient, its shape, its parameters (one
-// list), its profiler zones, and whether windows are independent (a batch may then run in
-// chunks).
+// windows to a [B·H, N·M] view (M: the loss's outputs per value, models/forecast.h) and backward
+// from its gradient, its shape, its parameters (one list), its profiler zones, and whether windows
+// are independent (a batch may then run in chunks).
 template <class Model, class T>
 concept WindowModel = requires(Model& m, const Model& cm, Planner& p, RngStream& rng,
                                const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout,
@@ -63,7 +63,9 @@ class ForecastTrainer {
     uint64_t seed = 1;                                // init and dropout masks
     Generator init_generator = Generator::kTorchCpu;  // the init's words (core/rng.h)
     optim::AdamConfig adam{};
-    layers::LossConfig loss{};  // any point loss; a horizon weight has H entries
+    // Any of neuralforecast's losses (layers/forecast_loss.h); a horizon weight has H entries.
+    // A multi-output loss needs a model built for its outputs (Config::outputs).
+    layers::LossConfig loss{};
     // Windows per chunk (models with kWindowsIndependent only); 0 = the whole batch at once.
     // 8 windows of TSMixerx's defaults keep a chunk's activations in L2 (docs/tsmixerx.md).
     Index chunk_windows = 8;
@@ -74,15 +76,16 @@ class ForecastTrainer {
     SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
                 cfg_.max_batch);
     check_horizon_weight();
+    check_outputs();
     chunk_ = cfg_.max_batch;
     if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
       chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
-    const Index h = model_.horizon(), n = model_.n_series();
+    const Index h = model_.horizon(), cols = out_cols();
     Planner planner;
     model_.plan(planner, chunk_);
-    planner.buffer(dout_, Region::kActivationGrads, "trainer.dout", {chunk_ * h, n});
+    planner.buffer(dout_, Region::kActivationGrads, "trainer.dout", {chunk_ * h, cols});
     if (chunk_ < cfg_.max_batch)
-      planner.buffer(pred_, Region::kActivations, "trainer.predict", {cfg_.max_batch * h, n});
+      planner.buffer(pred_, Region::kActivations, "trainer.predict", {cfg_.max_batch * h, cols});
     planner.set_optim_slots(adam_.slots());
     arena_ = Arena(std::move(planner));
     RngStream rng(cfg_.seed, kInitStream, cfg_.init_generator);
@@ -96,13 +99,14 @@ class ForecastTrainer {
     SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
                 cfg_.max_batch);
     check_horizon_weight();
+    check_outputs();
     chunk_ = cfg_.max_batch;
     if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
       chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
     Planner planner;
     model_.plan(planner, chunk_);
     planner.buffer(dout_, Region::kActivationGrads, "trainer.dout",
-                   {chunk_ * model_.horizon(), model_.n_series()});
+                   {chunk_ * model_.horizon(), out_cols()});
     planner.set_optim_slots(0);
     arena_ = Arena(std::move(planner), source.arena_);
   }
@@ -110,9 +114,12 @@ class ForecastTrainer {
   ForecastTrainer& operator=(const ForecastTrainer&) = delete;
 
   // One optimizer step on a batch; target and mask are [B·H, N] (mask: outsample availability,
-  // an empty view means all ones). Returns the loss before the update (neuralforecast's
-  // train_loss). ctx.step is the number of steps taken so far, so dropout masks differ by step.
-  double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask = {}) {
+  // an empty view means all ones), loc and scale [B, N] (the window scaler's statistics: a
+  // DistributionLoss's target is then the raw y; empty for the other losses). Returns the loss
+  // before the update (neuralforecast's train_loss). ctx.step is the number of steps taken so
+  // far, so dropout masks differ by step.
+  double train_step(const ForecastInputs<T>& in, ConstMat<T> target, ConstMat<T> mask = {},
+                    ConstMat<T> loc = {}, ConstMat<T> scale = {}) {
     Ctx ctx{.training = true, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
     ctx.profiler = prof_;
     profile::ZoneChain zone(prof_, in.batch);
@@ -122,18 +129,17 @@ class ForecastTrainer {
     double loss = 0;
     if (chunk_ >= in.batch) {
       ConstMat<T> out = model_.forward(ctx, in);
-      const layers::LossWeights<T> w{.mask = mask};
       zone.next(zones_.loss_forward);
       prepare_loss(in);
-      loss = loss_.forward(out, target, w);
+      loss = loss_.forward(out, target, mask, loc, scale);
       diverged_ = !loss_.numerator_finite();
       MatView<T> dout = dout_.mat().rows_block(0, out.rows);
       zone.next(zones_.loss_backward);
-      loss_.backward(out, target, dout, w);
+      loss_.backward(out, target, dout, mask, loc, scale);
       zone.close();
       model_.backward(ctx, in, dout);
     } else {
-      loss = chunked_step(ctx, in, target, mask);
+      loss = chunked_step(ctx, in, target, mask, loc, scale);
     }
     zone.next(zones_.optimizer);
     // A diverged step leaves the weights as they were, so the caller can still see where the
@@ -154,7 +160,7 @@ class ForecastTrainer {
     rec->add_memory(profile::memory_plan(arena_, name.empty() ? "forecast" : name, model));
     using profile::Category;
     const double h = static_cast<double>(model_.horizon());
-    const double n = static_cast<double>(model_.n_series());
+    const double n = static_cast<double>(out_cols());
     Index params = 0;
     model_.for_each_param([&](const auto&, Param<T>& p) { params += p.shape.numel(); });
     const double p = static_cast<double>(params), e = sizeof(T);
@@ -174,15 +180,15 @@ class ForecastTrainer {
   }
   profile::Recorder* profiler() const { return prof_; }
 
-  // Forecast in eval mode (dropout off, BatchNorm running statistics): a [B·H, N] view of the
-  // model's output buffer, valid until the next call.
+  // Forecast in eval mode (dropout off, BatchNorm running statistics): a [B·H, N·M] view of
+  // the model's output buffer, valid until the next call.
   ConstMat<T> predict(const ForecastInputs<T>& in) {
     Ctx ctx{.training = false, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
     ctx.profiler = prof_;
     if (chunk_ >= in.batch) return model_.forward(ctx, in);
     SHOAL_CHECK(in.batch <= cfg_.max_batch, "predict: batch {} over the planned {}", in.batch,
                 cfg_.max_batch);
-    const Index h = model_.horizon(), n = model_.n_series();
+    const Index h = model_.horizon(), n = out_cols();
     MatView<T> all = pred_.mat().rows_block(0, in.batch * h);
     for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
       const Index bc = std::min(chunk_, in.batch - b0);
@@ -193,13 +199,15 @@ class ForecastTrainer {
   }
 
   Arena& arena() { return arena_; }
-  layers::PointLoss<T>& loss() { return loss_; }
+  layers::ForecastLoss<T>& loss() { return loss_; }
   // Gives the loss what it needs of the whole batch's inputs before its chunks run (MASE's
   // insample scale; nothing for the other losses).
   void prepare_loss(const ForecastInputs<T>& in) {
-    if (loss_.cfg.kind == layers::PointLossKind::kMase)
+    if (loss_.config().kind == layers::LossKind::kMase)
       loss_.set_insample(in.insample_y, in.batch, model_.config().input_size, model_.n_series());
   }
+  // Columns of the model's output: N series × M outputs per value.
+  Index out_cols() const { return model_.n_series() * loss_.outputs(); }
   // Whether the last train_step's predictions gave a non-finite loss sum. train_step then returns
   // 0 (neuralforecast's _divide_no_nan) and skips the update; the fit loop stops on this.
   bool last_step_diverged() const { return diverged_; }
@@ -234,11 +242,11 @@ class ForecastTrainer {
   // The masked mean loss over the whole batch, chunk by chunk (see the class comment). The
   // elementwise terms are PointLoss's (layers/losses.h), with Σ W taken over every chunk first.
   double chunked_step(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> target,
-                      ConstMat<T> mask) {
+                      ConstMat<T> mask, ConstMat<T> loc, ConstMat<T> scale) {
     const double den = loss_.denominator(mask, target.rows, target.cols);
-    const T scale = static_cast<T>(1.0 / den);
+    const T s = static_cast<T>(1.0 / den);
     prepare_loss(in);
-    const double num = accumulate(ctx, in, target, mask, scale);
+    const double num = accumulate(ctx, in, target, mask, loc, scale, s);
     diverged_ = !std::isfinite(num);
     const double ratio = num / den;
     if (std::isfinite(ratio)) {
@@ -258,9 +266,10 @@ class ForecastTrainer {
  public:
   // Forward, loss and backward of the windows `in` (a batch, or one thread's share of it),
   // chunk by chunk, adding their parameter gradients to the arena's (which it does not clear):
-  // the loss terms are weighted by `scale` (1 / Σ W of the whole batch). Returns their Σ ℓ·W.
+  // the loss terms are weighted by `s` (1 / Σ W of the whole batch); loc and scale [B, N] as
+  // train_step's. Returns their Σ ℓ·W.
   double accumulate(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> target,
-                    ConstMat<T> mask, T scale) {
+                    ConstMat<T> mask, ConstMat<T> loc, ConstMat<T> scale, T s) {
     const Index h = model_.horizon();
     double num = 0;
     for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
@@ -269,13 +278,15 @@ class ForecastTrainer {
       ConstMat<T> out = model_.forward(ctx, sub);
       ConstMat<T> tgt = target.rows_block(b0 * h, bc * h);
       ConstMat<T> msk = mask.data == nullptr ? ConstMat<T>{} : mask.rows_block(b0 * h, bc * h);
+      ConstMat<T> lc = loc.data == nullptr ? ConstMat<T>{} : loc.rows_block(b0, bc);
+      ConstMat<T> sc = scale.data == nullptr ? ConstMat<T>{} : scale.rows_block(b0, bc);
       MatView<T> dout = dout_.mat().rows_block(0, bc * h);
       {
         // The chunk's loss and its gradient are one pass; the profile shows both as the
         // forward zone (the loss is a tiny share of a step).
         profile::ZoneChain zone(prof_, bc);
         zone.next(zones_.loss_forward);
-        num += loss_.chunk(out, tgt, msk, dout, scale);
+        num += loss_.chunk(out, tgt, msk, lc, sc, dout, s);
       }
       model_.backward(ctx, sub, dout);
     }
@@ -283,6 +294,15 @@ class ForecastTrainer {
   }
 
  private:
+  // The model's output layer must be sized for the loss's outputs per value.
+  void check_outputs() const {
+    Index m = 1;
+    if constexpr (requires { model_.config().outputs; }) m = model_.config().outputs;
+    SHOAL_CHECK(m == loss_.outputs(),
+                "the model emits {} output(s) per forecast value but its loss needs {} (a "
+                "multi-output loss needs a model built for it: WindowShape::outputs)",
+                m, loss_.outputs());
+  }
   void check_horizon_weight() const {
     const size_t hw = cfg_.loss.horizon_weight.size();
     SHOAL_CHECK(hw == 0 || Index(hw) == model_.horizon(),
@@ -293,7 +313,7 @@ class ForecastTrainer {
   Model& model_;
   Config cfg_;
   optim::Adam<T> adam_;
-  layers::PointLoss<T> loss_;
+  layers::ForecastLoss<T> loss_;
   Buffer<T> dout_;
   Buffer<T> pred_;  // [max_batch·H, N] chunked predict output
   Arena arena_;

@@ -400,6 +400,11 @@ train::ForecastJob forecast_job(const JobSpec& s, const data::SeriesSet& set) {
               "futr_exog_list needs the future values: give the line a 'futr_df' file");
   if (job.seasonality == 0) job.seasonality = set.freq.front().season_length();
   train::check_forecast_job(job, true);
+  // Jobs files and the CLI write one point forecast per step.
+  SHOAL_CHECK(layers::is_point_loss(job.train.loss.kind),
+              "loss {} forecasts several values per step, which this output does not hold; "
+              "train it from Python (shoal.NeuralForecast)",
+              train::loss_name(job.train.loss.kind));
   return job;
 }
 

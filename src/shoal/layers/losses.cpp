@@ -28,18 +28,18 @@ T finite_or_zero(T x) {
   return std::isfinite(x) ? x : T(0);
 }
 
-template <PointLossKind K, class T>
+template <LossKind K, class T>
 T elem_loss(T p, T y, const ElemParams<T>& a) {
   const T e = p - y;
-  if constexpr (K == PointLossKind::kMae || K == PointLossKind::kMase) {
+  if constexpr (K == LossKind::kMae || K == LossKind::kMase) {
     return std::abs(e);
-  } else if constexpr (K == PointLossKind::kMse || K == PointLossKind::kRmse) {
+  } else if constexpr (K == LossKind::kMse || K == LossKind::kRmse) {
     return e * e;
-  } else if constexpr (K == PointLossKind::kMape) {
+  } else if constexpr (K == LossKind::kMape) {
     return std::abs(e) * finite_or_zero(T(1) / std::abs(y));
-  } else if constexpr (K == PointLossKind::kSmape) {
+  } else if constexpr (K == LossKind::kSmape) {
     return T(2) * finite_or_zero(std::abs(e) / (std::abs(y) + std::abs(p)));
-  } else if constexpr (K == PointLossKind::kHuber) {
+  } else if constexpr (K == LossKind::kHuber) {
     const T ae = std::abs(e);
     return ae < a.delta ? T(0.5) * e * e : a.delta * (ae - T(0.5) * a.delta);
   } else {
@@ -47,20 +47,20 @@ T elem_loss(T p, T y, const ElemParams<T>& a) {
   }
 }
 
-template <PointLossKind K, class T>
+template <LossKind K, class T>
 T elem_grad(T p, T y, const ElemParams<T>& a) {
   const T e = p - y;
-  if constexpr (K == PointLossKind::kMae || K == PointLossKind::kMase) {
+  if constexpr (K == LossKind::kMae || K == LossKind::kMase) {
     return sign(e);
-  } else if constexpr (K == PointLossKind::kMse || K == PointLossKind::kRmse) {
+  } else if constexpr (K == LossKind::kMse || K == LossKind::kRmse) {
     return T(2) * e;
-  } else if constexpr (K == PointLossKind::kMape) {
+  } else if constexpr (K == LossKind::kMape) {
     return sign(e) * finite_or_zero(T(1) / std::abs(y));
-  } else if constexpr (K == PointLossKind::kSmape) {
+  } else if constexpr (K == LossKind::kSmape) {
     const T s = std::abs(y) + std::abs(p);
     if (!std::isfinite(std::abs(e) / s)) return T(0);
     return T(2) * (sign(e) - std::abs(e) * sign(p) / s) / s;
-  } else if constexpr (K == PointLossKind::kHuber) {
+  } else if constexpr (K == LossKind::kHuber) {
     return e < -a.delta ? -a.delta : (e > a.delta ? a.delta : e);
   } else {
     return e > T(0) ? T(1) - a.q : (e < T(0) ? -a.q : T(0.5) - a.q);
@@ -124,36 +124,40 @@ void with_weight_flags(const LossWeights<T>& w, Body&& body) {
   }
 }
 
-template <PointLossKind K>
-using KindTag = std::integral_constant<PointLossKind, K>;
+template <LossKind K>
+using KindTag = std::integral_constant<LossKind, K>;
 
 template <class Body>
-void with_kind(PointLossKind kind, Body&& body) {
+void with_kind(LossKind kind, Body&& body) {
   switch (kind) {
-    case PointLossKind::kMae:
-      body(KindTag<PointLossKind::kMae>{});
+    case LossKind::kMae:
+      body(KindTag<LossKind::kMae>{});
       break;
-    case PointLossKind::kMse:
-      body(KindTag<PointLossKind::kMse>{});
+    case LossKind::kMse:
+      body(KindTag<LossKind::kMse>{});
       break;
-    case PointLossKind::kRmse:
-      body(KindTag<PointLossKind::kRmse>{});
+    case LossKind::kRmse:
+      body(KindTag<LossKind::kRmse>{});
       break;
-    case PointLossKind::kMape:
-      body(KindTag<PointLossKind::kMape>{});
+    case LossKind::kMape:
+      body(KindTag<LossKind::kMape>{});
       break;
-    case PointLossKind::kSmape:
-      body(KindTag<PointLossKind::kSmape>{});
+    case LossKind::kSmape:
+      body(KindTag<LossKind::kSmape>{});
       break;
-    case PointLossKind::kMase:
-      body(KindTag<PointLossKind::kMase>{});
+    case LossKind::kMase:
+      body(KindTag<LossKind::kMase>{});
       break;
-    case PointLossKind::kHuber:
-      body(KindTag<PointLossKind::kHuber>{});
+    case LossKind::kHuber:
+      body(KindTag<LossKind::kHuber>{});
       break;
-    case PointLossKind::kQuantile:
-      body(KindTag<PointLossKind::kQuantile>{});
+    case LossKind::kQuantile:
+      body(KindTag<LossKind::kQuantile>{});
       break;
+    case LossKind::kMultiQuantile:
+    case LossKind::kNormal:
+    case LossKind::kStudentT:
+      break;  // not point losses: the constructor refuses them
   }
 }
 
@@ -201,17 +205,19 @@ struct RowTerms {
 
 template <class T>
 PointLoss<T>::PointLoss(Config c) : cfg(std::move(c)) {
-  SHOAL_CHECK(cfg.kind != PointLossKind::kHuber || cfg.delta > 0,
-              "Huber loss delta must be > 0, got {}", cfg.delta);
-  SHOAL_CHECK(cfg.kind != PointLossKind::kQuantile || (cfg.q > 0 && cfg.q < 1),
+  SHOAL_CHECK(is_point_loss(cfg.kind),
+              "PointLoss takes a point loss; MQLoss and DistributionLoss are ForecastLoss's");
+  SHOAL_CHECK(cfg.kind != LossKind::kHuber || cfg.delta > 0, "Huber loss delta must be > 0, got {}",
+              cfg.delta);
+  SHOAL_CHECK(cfg.kind != LossKind::kQuantile || (cfg.q > 0 && cfg.q < 1),
               "quantile loss q must be in (0, 1), got {}", cfg.q);
-  SHOAL_CHECK(cfg.kind != PointLossKind::kMase || cfg.seasonality >= 1,
+  SHOAL_CHECK(cfg.kind != LossKind::kMase || cfg.seasonality >= 1,
               "MASE seasonality must be ≥ 1, got {}", cfg.seasonality);
 }
 
 template <class T>
 void PointLoss<T>::set_insample(const T* x, Index windows, Index input_size, Index n_series) {
-  if (cfg.kind != PointLossKind::kMase) return;
+  if (cfg.kind != LossKind::kMase) return;
   factor_.assign(size_t(n_series), 0.0);
   const Index s = cfg.seasonality, l = input_size, n = n_series;
   for (Index b = 0; b < windows; ++b) {
@@ -248,12 +254,12 @@ double PointLoss<T>::denominator(ConstMat<T> mask, Index rows, Index cols) const
 
 template <class T>
 double PointLoss<T>::finish(double mean) const {
-  return cfg.kind == PointLossKind::kRmse ? std::sqrt(mean) : mean;
+  return cfg.kind == LossKind::kRmse ? std::sqrt(mean) : mean;
 }
 
 template <class T>
 double PointLoss<T>::finish_grad(double mean) const {
-  if (cfg.kind != PointLossKind::kRmse) return 1.0;
+  if (cfg.kind != LossKind::kRmse) return 1.0;
   // torch's sqrt backward at 0 gives 0·inf = NaN; a perfect fit has no gradient here.
   return mean > 0 ? 0.5 / std::sqrt(mean) : 0.0;
 }
@@ -264,9 +270,9 @@ double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWei
   check_weights(pred, given);
   LossWeights<T> w = given;
   const RowTerms<T> rt{cfg.horizon_weight, factor_};
-  const bool rows_kept = !rt.hw.empty() || cfg.kind == PointLossKind::kMase;
+  const bool rows_kept = !rt.hw.empty() || cfg.kind == LossKind::kMase;
   SHOAL_DCHECK(rt.hw.empty() || pred.rows % Index(rt.hw.size()) == 0);
-  SHOAL_DCHECK(cfg.kind != PointLossKind::kMase || Index(factor_.size()) == pred.cols);
+  SHOAL_DCHECK(cfg.kind != LossKind::kMase || Index(factor_.size()) == pred.cols);
   if (w.weight.data == nullptr && w.col_weight == nullptr && !rows_kept)
     flatten<T>(pred, target, w.mask, nullptr);
   const ElemParams<T> a{static_cast<T>(cfg.delta), static_cast<T>(cfg.q)};
@@ -275,7 +281,7 @@ double PointLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, const LossWei
   with_kind(cfg.kind, [&](auto kind) {
     with_weight_flags(w, [&](auto flags) {
       using Flags = decltype(flags);
-      constexpr PointLossKind kK = decltype(kind)::value;
+      constexpr LossKind kK = decltype(kind)::value;
       for (Index n = 0; n < pred.rows; ++n) {
         const T* p = pred.row(n);
         const T* y = target.row(n);
@@ -327,7 +333,7 @@ template double mask_sum<double>(ConstMat<double>);
 namespace {
 
 // chunk() of a loss with a horizon weight or MASE's factor: rows keep their [B·H, N] layout.
-template <PointLossKind K, class T>
+template <LossKind K, class T>
 double chunk_rows_kept(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask, MatView<T> dpred,
                        T scale, ElemParams<T> a, const RowTerms<T>& rt) {
   double num = 0;
@@ -355,7 +361,7 @@ double PointLoss<T>::chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mas
   const RowTerms<T> rt{cfg.horizon_weight, factor_};
   const ElemParams<T> params{static_cast<T>(cfg.delta), static_cast<T>(cfg.q)};
   double num = 0;
-  if (!rt.hw.empty() || cfg.kind == PointLossKind::kMase) {
+  if (!rt.hw.empty() || cfg.kind == LossKind::kMase) {
     with_kind(cfg.kind, [&](auto kind) {
       num = chunk_rows_kept<decltype(kind)::value>(pred, target, mask, dpred, scale, params, rt);
     });
@@ -363,7 +369,7 @@ double PointLoss<T>::chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mas
   }
   flatten<T>(pred, target, mask, &dpred);
   with_kind(cfg.kind, [&](auto kind) {
-    constexpr PointLossKind K = decltype(kind)::value;
+    constexpr LossKind K = decltype(kind)::value;
     // Locals, not the caller's through the closure: a store through d could alias those, and
     // the store loop would reload them per element.
     const T s = scale;
@@ -392,7 +398,7 @@ void PointLoss<T>::backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpr
   check_weights(pred, given);
   LossWeights<T> w = given;
   const RowTerms<T> rt{cfg.horizon_weight, factor_};
-  const bool rows_kept = !rt.hw.empty() || cfg.kind == PointLossKind::kMase;
+  const bool rows_kept = !rt.hw.empty() || cfg.kind == LossKind::kMase;
   if (w.weight.data == nullptr && w.col_weight == nullptr && !rows_kept)
     flatten<T>(pred, target, w.mask, &dpred);
   const T scale = static_cast<T>(dloss * inv_den_);
@@ -405,7 +411,7 @@ void PointLoss<T>::backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpr
   with_kind(cfg.kind, [&](auto kind) {
     with_weight_flags(w, [&](auto flags) {
       using Flags = decltype(flags);
-      constexpr PointLossKind kK = decltype(kind)::value;
+      constexpr LossKind kK = decltype(kind)::value;
       for (Index n = 0; n < pred.rows; ++n) {
         const T* p = pred.row(n);
         const T* y = target.row(n);

@@ -136,45 +136,65 @@ MultiQuantileLoss<T>::MultiQuantileLoss(MultiQuantileConfig c) : cfg(std::move(c
     require(q >= 0 && q <= 1, "MQLoss: quantiles must lie in [0, 1], got " + std::to_string(q));
 }
 
+namespace {
+
+// Σ ℓ·W over (row, series) pairs of nonzero weight and, when dpred is given, dpred = s·∂(ℓ·W)
+// (zero where W = 0).
 template <class T>
-double MultiQuantileLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask) const {
-  const Index nq = outputs();
-  check_shapes(pred, target, mask, nq, cfg.horizon_weight, "MQLoss");
+double mq_terms(const std::vector<double>& qs, const std::vector<double>& hw, ConstMat<T> pred,
+                ConstMat<T> target, ConstMat<T> mask, MatView<T>* dpred, double s) {
+  const auto nq = Index(qs.size());
   double num = 0;
   for (Index r = 0; r < target.rows; ++r)
     for (Index n = 0; n < target.cols; ++n) {
-      const double w = weight_of(mask, cfg.horizon_weight, r, n);
-      if (w == 0) continue;
+      const double w = weight_of(mask, hw, r, n);
       double l = 0;
       for (Index k = 0; k < nq; ++k) {
         const double e = double(pred(r, n * nq + k)) - double(target(r, n));
-        const double q = cfg.quantiles[size_t(k)];
-        l += q * std::max(-e, 0.0) + (1 - q) * std::max(e, 0.0);
+        const double q = qs[size_t(k)];
+        if (w != 0) l += q * std::max(-e, 0.0) + (1 - q) * std::max(e, 0.0);
+        if (dpred != nullptr) {
+          const double g = e > 0 ? 1 - q : e < 0 ? -q : 0.5 - q;
+          (*dpred)(r, n * nq + k) = T(w == 0 ? 0.0 : g * w * s);
+        }
       }
-      num += l * w;
+      if (w != 0) num += l * w;
     }
-  const double den = weight_sum(mask, cfg.horizon_weight, target.rows, target.cols);
+  return num;
+}
+
+}  // namespace
+
+template <class T>
+double MultiQuantileLoss<T>::denominator(ConstMat<T> mask, Index rows, Index cols) const {
+  return weight_sum(mask, cfg.horizon_weight, rows, cols);
+}
+
+template <class T>
+double MultiQuantileLoss<T>::forward(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask) const {
+  check_shapes(pred, target, mask, outputs(), cfg.horizon_weight, "MQLoss");
+  const double num = mq_terms(cfg.quantiles, cfg.horizon_weight, pred, target, mask,
+                              static_cast<MatView<T>*>(nullptr), 0.0);
+  const double den = denominator(mask, target.rows, target.cols);
   return den == 0 ? 0.0 : num / den;
 }
 
 template <class T>
 void MultiQuantileLoss<T>::backward(ConstMat<T> pred, ConstMat<T> target, MatView<T> dpred,
                                     ConstMat<T> mask, double dloss) const {
-  const Index nq = outputs();
-  check_shapes(pred, target, mask, nq, cfg.horizon_weight, "MQLoss");
+  check_shapes(pred, target, mask, outputs(), cfg.horizon_weight, "MQLoss");
   require(dpred.rows == pred.rows && dpred.cols == pred.cols, "MQLoss: dpred must match pred");
-  const double den = weight_sum(mask, cfg.horizon_weight, target.rows, target.cols);
-  const double s = den == 0 ? 0.0 : dloss / den;
-  for (Index r = 0; r < target.rows; ++r)
-    for (Index n = 0; n < target.cols; ++n) {
-      const double w = weight_of(mask, cfg.horizon_weight, r, n) * s;
-      for (Index k = 0; k < nq; ++k) {
-        const double e = double(pred(r, n * nq + k)) - double(target(r, n));
-        const double q = cfg.quantiles[size_t(k)];
-        const double g = e > 0 ? 1 - q : e < 0 ? -q : 0.5 - q;
-        dpred(r, n * nq + k) = T(w == 0 ? 0.0 : g * w);
-      }
-    }
+  const double den = denominator(mask, target.rows, target.cols);
+  mq_terms(cfg.quantiles, cfg.horizon_weight, pred, target, mask, &dpred,
+           den == 0 ? 0.0 : dloss / den);
+}
+
+template <class T>
+double MultiQuantileLoss<T>::chunk(ConstMat<T> pred, ConstMat<T> target, ConstMat<T> mask,
+                                   MatView<T> dpred, T scale) const {
+  check_shapes(pred, target, mask, outputs(), cfg.horizon_weight, "MQLoss");
+  require(dpred.rows == pred.rows && dpred.cols == pred.cols, "MQLoss: dpred must match pred");
+  return mq_terms(cfg.quantiles, cfg.horizon_weight, pred, target, mask, &dpred, double(scale));
 }
 
 Index distribution_parameters(DistributionKind k) {
@@ -206,25 +226,51 @@ void DistributionNll<T>::map_parameters(ConstMat<T> raw, ConstMat<T> loc, ConstM
     }
 }
 
+namespace {
+
+// Σ ℓ·W over (row, series) pairs of nonzero weight and, when draw is given, draw = s·∂(ℓ·W)
+// (zero where W = 0). loc and scale rows are windows of h = rows / loc.rows steps.
 template <class T>
-double DistributionNll<T>::forward(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc,
-                                   ConstMat<T> scale, ConstMat<T> mask) const {
-  const Index K = outputs(), N = target.cols;
-  check_shapes(raw, target, mask, K, cfg.horizon_weight, "DistributionLoss");
-  check_loc_scale(target, loc, scale);
+double nll_terms(DistributionKind kind, const std::vector<double>& hw, ConstMat<T> raw,
+                 ConstMat<T> target, ConstMat<T> loc, ConstMat<T> scale, ConstMat<T> mask,
+                 MatView<T>* draw, double s) {
+  const Index K = distribution_parameters(kind), N = target.cols;
   const Index h = target.rows / loc.rows;
   double num = 0;
   for (Index r = 0; r < target.rows; ++r)
     for (Index n = 0; n < N; ++n) {
-      const double w = weight_of(mask, cfg.horizon_weight, r, n);
-      if (w == 0) continue;
+      const double w = weight_of(mask, hw, r, n);
+      if (w == 0) {
+        if (draw != nullptr)
+          for (Index k = 0; k < K; ++k) (*draw)(r, k * N + n) = T(0);
+        continue;
+      }
       double p[3];
       for (Index k = 0; k < K; ++k) p[k] = double(raw(r, k * N + n));
-      num += nll(cfg.kind, p, double(target(r, n)), double(loc(r / h, n)), double(scale(r / h, n)))
-                 .value *
-             w;
+      const Nll v =
+          nll(kind, p, double(target(r, n)), double(loc(r / h, n)), double(scale(r / h, n)));
+      num += v.value * w;
+      if (draw != nullptr)
+        for (Index k = 0; k < K; ++k) (*draw)(r, k * N + n) = T(v.d[k] * w * s);
     }
-  const double den = weight_sum(mask, cfg.horizon_weight, target.rows, target.cols);
+  return num;
+}
+
+}  // namespace
+
+template <class T>
+double DistributionNll<T>::denominator(ConstMat<T> mask, Index rows, Index cols) const {
+  return weight_sum(mask, cfg.horizon_weight, rows, cols);
+}
+
+template <class T>
+double DistributionNll<T>::forward(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc,
+                                   ConstMat<T> scale, ConstMat<T> mask) const {
+  check_shapes(raw, target, mask, outputs(), cfg.horizon_weight, "DistributionLoss");
+  check_loc_scale(target, loc, scale);
+  const double num = nll_terms(cfg.kind, cfg.horizon_weight, raw, target, loc, scale, mask,
+                               static_cast<MatView<T>*>(nullptr), 0.0);
+  const double den = denominator(mask, target.rows, target.cols);
   return den == 0 ? 0.0 : num / den;
 }
 
@@ -232,26 +278,21 @@ template <class T>
 void DistributionNll<T>::backward(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc,
                                   ConstMat<T> scale, MatView<T> draw, ConstMat<T> mask,
                                   double dloss) const {
-  const Index K = outputs(), N = target.cols;
-  check_shapes(raw, target, mask, K, cfg.horizon_weight, "DistributionLoss");
+  check_shapes(raw, target, mask, outputs(), cfg.horizon_weight, "DistributionLoss");
   check_loc_scale(target, loc, scale);
   require(draw.rows == raw.rows && draw.cols == raw.cols, "DistributionLoss: draw must match raw");
-  const Index h = target.rows / loc.rows;
-  const double den = weight_sum(mask, cfg.horizon_weight, target.rows, target.cols);
-  const double s = den == 0 ? 0.0 : dloss / den;
-  for (Index r = 0; r < target.rows; ++r)
-    for (Index n = 0; n < N; ++n) {
-      const double w = weight_of(mask, cfg.horizon_weight, r, n) * s;
-      if (w == 0) {
-        for (Index k = 0; k < K; ++k) draw(r, k * N + n) = T(0);
-        continue;
-      }
-      double p[3];
-      for (Index k = 0; k < K; ++k) p[k] = double(raw(r, k * N + n));
-      const Nll v =
-          nll(cfg.kind, p, double(target(r, n)), double(loc(r / h, n)), double(scale(r / h, n)));
-      for (Index k = 0; k < K; ++k) draw(r, k * N + n) = T(v.d[k] * w);
-    }
+  const double den = denominator(mask, target.rows, target.cols);
+  nll_terms(cfg.kind, cfg.horizon_weight, raw, target, loc, scale, mask, &draw,
+            den == 0 ? 0.0 : dloss / den);
+}
+
+template <class T>
+double DistributionNll<T>::chunk(ConstMat<T> raw, ConstMat<T> target, ConstMat<T> loc,
+                                 ConstMat<T> scale, ConstMat<T> mask, MatView<T> draw, T s) const {
+  check_shapes(raw, target, mask, outputs(), cfg.horizon_weight, "DistributionLoss");
+  check_loc_scale(target, loc, scale);
+  require(draw.rows == raw.rows && draw.cols == raw.cols, "DistributionLoss: draw must match raw");
+  return nll_terms(cfg.kind, cfg.horizon_weight, raw, target, loc, scale, mask, &draw, double(s));
 }
 
 template struct MultiQuantileLoss<float>;

@@ -17,13 +17,15 @@ void NLinear<T>::Config::set_shape(const WindowShape& s) {
   h = s.h;
   input_size = s.input_size;
   n_series = 1;
+  outputs = s.outputs;
 }
 
 template <class T>
-NLinear<T>::NLinear(Config cfg) : cfg_(cfg), linear_({.in = cfg.input_size, .out = cfg.h}) {
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
-              "NLinear needs h, input_size > 0 and one series, got {} {} {}", cfg_.h,
-              cfg_.input_size, cfg_.n_series);
+NLinear<T>::NLinear(Config cfg)
+    : cfg_(cfg), linear_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {
+  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1 && cfg_.outputs > 0,
+              "NLinear needs h, input_size, outputs > 0 and one series, got {} {} {} {}", cfg_.h,
+              cfg_.input_size, cfg_.outputs, cfg_.n_series);
 }
 
 template <class T>
@@ -33,7 +35,7 @@ void NLinear<T>::plan(Planner& planner, Index max_batch) {
   linear_.plan(planner, max_batch);
   planner.pop_scope();
   planner.buffer(x_, Region::kActivations, "x", {max_batch, cfg_.input_size});
-  planner.buffer(out_, Region::kActivations, "out", {max_batch, cfg_.h});
+  planner.buffer(out_, Region::kActivations, "out", {max_batch, cfg_.h * cfg_.outputs});
 }
 
 template <class T>
@@ -43,7 +45,7 @@ void NLinear<T>::init(RngStream& rng) {
 
 template <class T>
 MatView<T> NLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
-  const Index b = in.batch, l = cfg_.input_size, h = cfg_.h;
+  const Index b = in.batch, l = cfg_.input_size, h = cfg_.h * cfg_.outputs;
   profile::ZoneChain zone(ctx.profiler, b);
   zone.next(zones_.forward);
   MatView<T> x = x_.mat().rows_block(0, b);
@@ -60,8 +62,8 @@ MatView<T> NLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
     T* row = y.row(w);
     for (Index t = 0; t < h; ++t) row[t] += last;
   }
-  // [B, H] is the trainer's [B·H, N = 1].
-  return MatView<T>(y.data, b * h, 1);
+  // [B, H·M] is the trainer's [B·H, M] (N = 1).
+  return MatView<T>(y.data, b * cfg_.h, cfg_.outputs);
 }
 
 template <class T>
@@ -71,13 +73,13 @@ void NLinear<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
   zone.next(zones_.backward);
   // The last value's path reaches only the input, which is data: the parameters see dŷ as is.
   linear_.backward(ctx, x_.mat().rows_block(0, b), out_.mat().rows_block(0, b),
-                   ConstMat<T>(dout.data, b, cfg_.h), MatView<T>{});
+                   ConstMat<T>(dout.data, b, cfg_.h * cfg_.outputs), MatView<T>{});
 }
 
 template <class T>
 void NLinear<T>::register_zones(profile::Recorder& rec, int model) {
   // One row per window: the Linear's own cost, plus subtracting and adding back the last value.
-  const double e = sizeof(T), h = double(cfg_.h), l = double(cfg_.input_size);
+  const double e = sizeof(T), h = double(cfg_.h * cfg_.outputs), l = double(cfg_.input_size);
   zones_ = cost_zones(
       rec, model, "linear", 1,
       [&](double rows) {

@@ -44,11 +44,12 @@ namespace {
 
 constexpr std::string_view kScalers[] = {"identity", "standard",  "robust", "minmax",
                                          "minmax1",  "invariant", "revin"};
-constexpr std::string_view kLosses[] = {"mae",   "mse",  "rmse",  "mape",
-                                        "smape", "mase", "huber", "quantile"};
+constexpr std::string_view kLosses[] = {"mae",   "mse",      "rmse",   "mape",   "smape",   "mase",
+                                        "huber", "quantile", "mqloss", "normal", "studentt"};
 // "": the training loss (neuralforecast's valid_loss=None).
-constexpr std::string_view kValidLosses[] = {"",      "mae",  "mse",   "rmse",    "mape",
-                                             "smape", "mase", "huber", "quantile"};
+constexpr std::string_view kValidLosses[] = {"",         "mae",    "mse",    "rmse",
+                                             "mape",     "smape",  "mase",   "huber",
+                                             "quantile", "mqloss", "normal", "studentt"};
 constexpr std::string_view kGenerators[] = {"torch", "philox"};
 
 // A loss's parameters under `prefix` ("" for the training loss, "valid_" for validation's).
@@ -59,15 +60,20 @@ void visit_loss_parameters(layers::LossConfig& c, std::string_view prefix, Optio
   v(key("loss_seasonality"), c.seasonality, "MASE seasonality (≥ 1, < input_size)");
   v(key("horizon_weight"), c.horizon_weight,
     "Loss weight of each horizon step: h numbers (empty: all 1)");
+  v(key("loss_quantiles"), c.quantiles,
+    "MQLoss: its quantiles; normal/studentt: the forecast's quantiles (median first)");
+  v(key("num_samples"), c.num_samples, "normal/studentt: draws per forecast value");
+  v(key("return_params"), c.return_params,
+    "normal/studentt: forecasts include the distribution's parameters");
 }
 
 void check_loss(const layers::LossConfig& c, std::string_view prefix, const ForecastJob& job) {
   const auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
-  if (c.kind == layers::PointLossKind::kHuber && !(c.delta > 0))
+  if (c.kind == layers::LossKind::kHuber && !(c.delta > 0))
     hyper_parameter_out_of_range(key("huber_delta").c_str(), "a number > 0", c.delta);
-  if (c.kind == layers::PointLossKind::kQuantile && !(c.q > 0 && c.q < 1))
+  if (c.kind == layers::LossKind::kQuantile && !(c.q > 0 && c.q < 1))
     hyper_parameter_out_of_range(key("quantile").c_str(), "a number in (0, 1)", c.q);
-  if (c.kind == layers::PointLossKind::kMase) {
+  if (c.kind == layers::LossKind::kMase) {
     if (c.seasonality < 1)
       hyper_parameter_out_of_range(key("loss_seasonality").c_str(), "an integer ≥ 1",
                                    double(c.seasonality));
@@ -78,6 +84,16 @@ void check_loss(const layers::LossConfig& c, std::string_view prefix, const Fore
           fmt::format("an integer < input_size = {}", job.windows.input_size),
           double(c.seasonality));
   }
+  if (c.kind == layers::LossKind::kMultiQuantile && c.quantiles.empty())
+    throw Error(fmt::format("{} needs at least one quantile (MQLoss's level or quantiles)",
+                            key("loss_quantiles")),
+                ErrorContext{.field = key("loss_quantiles"), .expected = "quantiles in (0, 1)"});
+  for (const double q : c.quantiles)
+    if (!(q > 0 && q < 1))
+      hyper_parameter_out_of_range(key("loss_quantiles").c_str(), "quantiles in (0, 1)", q);
+  if (c.num_samples < 1)
+    hyper_parameter_out_of_range(key("num_samples").c_str(), "an integer ≥ 1",
+                                 double(c.num_samples));
   const size_t hw = c.horizon_weight.size();
   if (hw != 0 && Index(hw) != job.windows.h)
     throw Error(fmt::format("{} has {} entries; it needs one per horizon step (h = {})",
@@ -89,8 +105,8 @@ void check_loss(const layers::LossConfig& c, std::string_view prefix, const Fore
 
 }  // namespace
 
-const char* loss_name(layers::PointLossKind k) {
-  using K = layers::PointLossKind;
+const char* loss_name(layers::LossKind k) {
+  using K = layers::LossKind;
   switch (k) {
     case K::kMae:
       return "mae";
@@ -108,6 +124,12 @@ const char* loss_name(layers::PointLossKind k) {
       return "huber";
     case K::kQuantile:
       return "quantile";
+    case K::kMultiQuantile:
+      return "mqloss";
+    case K::kNormal:
+      return "normal";
+    case K::kStudentT:
+      return "studentt";
   }
   return "mae";
 }
@@ -217,7 +239,12 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
   if (job.seasonality < 0)
     hyper_parameter_out_of_range("seasonality", "an integer ≥ 0 (0: from the data)",
                                  double(job.seasonality));
-  if (!model.neural) return;
+  if (!model.neural) {
+    if (!layers::is_point_loss(job.train.loss.kind))
+      throw Error(fmt::format("model '{}' has no weights to train with loss {}", job.model,
+                              loss_name(job.train.loss.kind)));
+    return;
+  }
   if (w.input_size < 1)
     hyper_parameter_out_of_range("input_size", "an integer ≥ 1", double(w.input_size));
   if (w.step_size < 1)
@@ -245,6 +272,7 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
                                  w.min_insample_fraction);
   check_loss(job.train.loss, "", job);
   if (job.train.valid_loss) check_loss(*job.train.valid_loss, "valid_", job);
+  detail::check_loss_pair(job.train);
   if (job.options.has_value()) model.validate(job.options);
   if (!fitting) return;
   if (job.train.max_steps < 1)
@@ -256,14 +284,15 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
               job.train.early_stop_patience_steps);
 }
 
-layers::PointLossKind parse_loss(std::string_view name, std::string_view field) {
-  for (int k = 0; k <= int(layers::PointLossKind::kQuantile); ++k) {
-    const auto kind = static_cast<layers::PointLossKind>(k);
+layers::LossKind parse_loss(std::string_view name, std::string_view field) {
+  for (int k = 0; k <= int(layers::LossKind::kStudentT); ++k) {
+    const auto kind = static_cast<layers::LossKind>(k);
     if (name == loss_name(kind)) return kind;
   }
   throw Error(fmt::format("unknown {} '{}'", field, name),
               ErrorContext{.field = std::string(field),
-                           .expected = "mae, mse, rmse, mape, smape, mase, huber or quantile",
+                           .expected = "mae, mse, rmse, mape, smape, mase, huber, quantile, "
+                                       "mqloss, normal or studentt",
                            .actual = std::string(name)});
 }
 

@@ -36,7 +36,8 @@ typename Model::Config univariate_config(const data::Panel& p, const ForecastJob
                .n_series = 1,
                .hist_exog = p.n_hist(),
                .futr_exog = p.n_futr(),
-               .stat_exog = p.n_stat()});
+               .stat_exog = p.n_stat(),
+               .outputs = layers::loss_outputs(job.train.loss)});
   return c;
 }
 
@@ -54,19 +55,18 @@ typename GlobalTrainer<Model>::Trainer::Config global_trainer_config(const Forec
           .chunk_windows = chunk_windows_of<Model>()};
 }
 
-// Predictions of `windows` (series-major) into out [windows, h] (data scale), in inference
-// passes of at most eval.max_windows() windows.
+// Predictions of `windows` (series-major) into out [windows, h, C] (data scale; C values per
+// step, forecast_values.h), in inference passes of at most eval.max_windows() windows.
 template <class Trainer>
-void predict_univariate(Trainer& trainer, data::UnivariateAssembler& eval,
+void predict_univariate(Trainer& trainer, data::UnivariateAssembler& eval, ForecastValues& values,
                         std::span<const data::SeriesWindow> windows, Index end, bool future,
                         Index h, float* out) {
   const auto total = static_cast<Index>(windows.size());
+  const Index c = values.values();
   for (Index i = 0; i < total; i += eval.max_windows()) {
     const Index k = std::min(eval.max_windows(), total - i);
     const data::WindowBatch& b = eval.assemble(windows.subspan(size_t(i), size_t(k)), end, future);
-    const ConstMat<float> y = trainer.predict(univariate_inputs_of(b));
-    std::copy_n(y.data, size_t(k * h), out + i * h);
-    eval.inverse_scale(out + i * h);
+    values.map(trainer.predict(univariate_inputs_of(b)), b, uint64_t(i), out + i * h * c);
   }
 }
 
@@ -111,11 +111,8 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   data::UnivariateAssembler eval(panel, wc, infer);
   const std::vector<data::SeriesWindow> val_windows = data::every_series(n, val_starts);
   const Index vend = validate ? data::val_end(panel, wc) : 0;
-  std::vector<float> yhat(size_t(std::max<Index>(vw * n, n) * h));
-  layers::PointLoss<float> val_loss(job.train.validation_loss());
-  // MASE's scale comes from the raw insample y, as neuralforecast's _compute_valid_loss gives it.
-  const bool val_insample = val_loss.cfg.kind == layers::PointLossKind::kMase;
-  std::vector<float> raw_insample(val_insample ? size_t(infer * wc.input_size) : 0);
+  ValidationScorer scorer(job.train, wc.scaler, infer, h, 1, wc.input_size);
+  const bool raw_target = trainer.loss().scores_raw_target();
   auto validation_loss = [&] {
     double sum = 0;
     Index count = 0;
@@ -125,17 +122,7 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
         const Index k = std::min(infer, gw - i);
         const std::span<const data::SeriesWindow> ws(val_windows.data() + g * vw + i, size_t(k));
         const data::WindowBatch& b = eval.assemble(ws, vend);
-        const ConstMat<float> y = trainer.predict(univariate_inputs_of(b));
-        std::copy_n(y.data, size_t(k * h), yhat.data());
-        eval.inverse_scale(yhat.data());
-        if (val_insample) {
-          data::inverse_scale_insample(b, wc.scaler, raw_insample.data());
-          val_loss.set_insample(raw_insample.data(), k, b.L, 1);
-        }
-        const double l =
-            val_loss.forward(ConstMat<float>(yhat.data(), k * h, 1),
-                             ConstMat<float>(b.outsample_y_raw.data, k * h, 1),
-                             {.mask = ConstMat<float>(b.outsample_mask.data, k * h, 1)});
+        const double l = scorer.score(trainer.predict(univariate_inputs_of(b)), b);
         sum += l * double(k);
         count += k;
       }
@@ -165,10 +152,9 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
     step_zone.next(fz.sample);
     const data::WindowBatch& b = batcher.next();
     step_zone.close();
-    const Index rows = b.B * h;
+    const LossTarget lt = loss_target(b, raw_target, 1);
     const double loss =
-        gt.train_step(univariate_inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, 1),
-                      ConstMat<float>(b.outsample_mask.data, rows, 1));
+        gt.train_step(univariate_inputs_of(b), lt.target, lt.mask, lt.loc, lt.scale);
     if (!std::isfinite(loss) || gt.last_step_diverged()) [[unlikely]] {
       const Arena* arena = &trainer.arena();
       throw_non_finite_loss(step, {&arena, 1});
@@ -198,9 +184,11 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   zone.next(fz.predict);
   const Index start = data::predict_window_start(panel, wc);
   const std::vector<data::SeriesWindow> pw = data::every_series(n, {&start, 1});
-  predict_univariate(trainer, eval, pw, panel.length(), /*future=*/true, h, yhat.data());
+  ForecastValues values(job.train.loss, wc.scaler, job.train.seed, infer * h, 1);
+  std::vector<float> yhat(size_t(n * h * values.values()));
+  predict_univariate(trainer, eval, values, pw, panel.length(), /*future=*/true, h, yhat.data());
   zone.close();
-  r.forecasts.assign(yhat.begin(), yhat.begin() + n * h);
+  r.forecasts.assign(yhat.begin(), yhat.end());
   r.arena_bytes = trainer.arena().bytes();
   if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
   r.fit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -230,9 +218,10 @@ std::vector<double> predict_global(const data::Panel& panel, const ForecastJob& 
                                                  global_trainer_config<Model>(job, max_batch));
   load_checkpoint_bytes(trainer.arena(), weights, "weights");
   data::UnivariateAssembler eval(panel, job.windows, max_batch);
-  std::vector<float> y(size_t(n * w * h));
-  predict_univariate(trainer, eval, windows, end, future, h, y.data());
-  return {y.begin(), y.end()};  // [series, window, h]: series-major windows
+  ForecastValues values(job.train.loss, job.windows.scaler, job.train.seed, max_batch * h, 1);
+  std::vector<float> y(size_t(n * w * h * values.values()));
+  predict_univariate(trainer, eval, values, windows, end, future, h, y.data());
+  return {y.begin(), y.end()};  // [series, window, h, C]: series-major windows
 }
 
 // A univariate model: a panel of many series trains one model globally, a one-series panel

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "forecast_values.h"
 #include "shoal/optim/lr_schedule.h"
 #include "shoal/profile/recorder.h"
 #include "shoal/train/checkpoint.h"
@@ -42,8 +43,24 @@ typename Model::Config model_config(const data::Panel& p, const ForecastJob& job
                .n_series = p.n_series(),
                .hist_exog = p.n_hist(),
                .futr_exog = p.n_futr(),
-               .stat_exog = p.n_stat()});
+               .stat_exog = p.n_stat(),
+               .outputs = layers::loss_outputs(job.train.loss)});
   return c;
+}
+
+// The training target of a batch and the statistics a DistributionLoss maps its parameters
+// with: the raw y and the window scaler's loc and scale for it, the scaled y otherwise.
+struct LossTarget {
+  ConstMat<float> target, mask, loc, scale;
+};
+inline LossTarget loss_target(const data::WindowBatch& b, bool raw, Index n) {
+  const Index rows = b.B * b.h;
+  if (!raw)
+    return {ConstMat<float>(b.outsample_y.data, rows, n),
+            ConstMat<float>(b.outsample_mask.data, rows, n)};
+  return {ConstMat<float>(b.outsample_y_raw.data, rows, n),
+          ConstMat<float>(b.outsample_mask.data, rows, n), ConstMat<float>(b.y_shift.data, b.B, n),
+          ConstMat<float>(b.y_scale.data, b.B, n)};
 }
 
 // Windows per forward/backward chunk: the model's own choice where it states one
@@ -101,42 +118,26 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
   trainer.optimizer().set_lr(sched.lr());
 
   // Validation (raw space, neuralforecast's valid_loss, by default the training loss) and
-  // predict share one assembler and one output buffer, both sized here.
+  // predict share one assembler, sized here.
   const bool validate = wc.val_size > 0;
   const std::vector<Index> val_starts =
       validate ? data::val_window_starts(panel, wc) : std::vector<Index>{};
   const Index vend = validate ? data::val_end(panel, wc) : 0;
   data::WindowAssembler eval(panel, wc, max_batch);
-  std::vector<float> yhat(size_t(max_batch * h * n));
-  layers::PointLoss<float> val_loss(job.train.validation_loss());
-  // MASE's scale comes from the raw insample y, as neuralforecast's _compute_valid_loss gives it.
-  const bool val_insample = val_loss.cfg.kind == layers::PointLossKind::kMase;
-  std::vector<float> raw_insample(val_insample ? size_t(max_batch * wc.input_size * n) : 0);
+  ValidationScorer scorer(job.train, wc.scaler, max_batch, h, n, wc.input_size);
+  const bool raw_target = trainer.loss().scores_raw_target();
   FitResult r;
   r.train_losses.reserve(size_t(job.train.max_steps));
   if (validate)
     r.val_losses.reserve(
         size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
-  auto run_eval = [&](const data::WindowBatch& b) {
-    const ConstMat<float> out = trainer.predict(inputs_of(b));
-    std::copy_n(out.data, size_t(b.B * h * n), yhat.data());
-    eval.inverse_scale(yhat.data());
-  };
   auto validation_loss = [&] {
     double sum = 0;
     Index count = 0;
     for (size_t i = 0; i < val_starts.size(); i += size_t(max_batch)) {
       const size_t k = std::min(val_starts.size() - i, size_t(max_batch));
       const data::WindowBatch& b = eval.assemble({val_starts.data() + i, k}, vend);
-      run_eval(b);
-      const Index rows = b.B * h;
-      if (val_insample) {
-        data::inverse_scale_insample(b, wc.scaler, raw_insample.data());
-        val_loss.set_insample(raw_insample.data(), b.B, b.L, n);
-      }
-      const double l = val_loss.forward(ConstMat<float>(yhat.data(), rows, n),
-                                        ConstMat<float>(b.outsample_y_raw.data, rows, n),
-                                        {.mask = ConstMat<float>(b.outsample_mask.data, rows, n)});
+      const double l = scorer.score(trainer.predict(inputs_of(b)), b);
       sum += l * double(b.B);
       count += b.B;
     }
@@ -160,10 +161,8 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
     step_zone.next(fz.sample);
     const data::WindowBatch& b = batcher.next();
     step_zone.close();
-    const Index rows = b.B * h;
-    const double loss =
-        trainer.train_step(inputs_of(b), ConstMat<float>(b.outsample_y.data, rows, n),
-                           ConstMat<float>(b.outsample_mask.data, rows, n));
+    const LossTarget lt = loss_target(b, raw_target, n);
+    const double loss = trainer.train_step(inputs_of(b), lt.target, lt.mask, lt.loc, lt.scale);
     if (!std::isfinite(loss) || trainer.last_step_diverged()) [[unlikely]] {
       const Arena* arena = &trainer.arena();
       throw_non_finite_loss(step, {&arena, 1});
@@ -193,10 +192,15 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
   zone.next(fz.predict);
   const Index start = data::predict_window_start(panel, wc);
   const data::WindowBatch& b = eval.assemble({&start, 1}, panel.length(), /*future=*/true);
-  run_eval(b);
-  r.forecasts.resize(size_t(n * h));
+  ForecastValues values(job.train.loss, wc.scaler, job.train.seed, h, n);
+  const Index c = values.values();
+  std::vector<float> yhat(size_t(h * n * c));
+  values.map(trainer.predict(inputs_of(b)), b, 0, yhat.data());
+  r.forecasts.resize(size_t(n * h * c));
   for (Index s = 0; s < n; ++s)
-    for (Index t = 0; t < h; ++t) r.forecasts[size_t(s * h + t)] = double(yhat[size_t(t * n + s)]);
+    for (Index t = 0; t < h; ++t)
+      for (Index k = 0; k < c; ++k)
+        r.forecasts[size_t((s * h + t) * c + k)] = double(yhat[size_t((t * n + s) * c + k)]);
   zone.close();
   r.arena_bytes = trainer.arena().bytes();
   if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
@@ -224,17 +228,20 @@ std::vector<double> predict_windowed(const data::Panel& panel, const ForecastJob
   Fit<Model> fit(panel, job, max_batch);
   load_checkpoint_bytes(fit.trainer.arena(), weights, "weights");
   data::WindowAssembler eval(panel, job.windows, max_batch);
-  std::vector<double> out(size_t(n * w * h));
+  ForecastValues values(job.train.loss, job.windows.scaler, job.train.seed, max_batch * h, n);
+  const Index c = values.values();
+  std::vector<double> out(size_t(n * w * h * c));
+  std::vector<float> yhat(size_t(max_batch * h * n * c));
   for (Index i = 0; i < w; i += max_batch) {
     const Index k = std::min(w - i, max_batch);
     const data::WindowBatch& b = eval.assemble(starts.subspan(size_t(i), size_t(k)), end, future);
-    const ConstMat<float> y = fit.trainer.predict(inputs_of(b));
-    std::vector<float> yhat(y.data, y.data + k * h * n);
-    eval.inverse_scale(yhat.data());
+    values.map(fit.trainer.predict(inputs_of(b)), b, uint64_t(i), yhat.data());
     for (Index j = 0; j < k; ++j)
       for (Index s = 0; s < n; ++s)
         for (Index t = 0; t < h; ++t)
-          out[size_t((s * w + i + j) * h + t)] = double(yhat[size_t((j * h + t) * n + s)]);
+          for (Index v = 0; v < c; ++v)
+            out[size_t(((s * w + i + j) * h + t) * c + v)] =
+                double(yhat[size_t(((j * h + t) * n + s) * c + v)]);
   }
   return out;
 }
