@@ -30,6 +30,8 @@ CASES = {
     "NLinear-standard": ("NLinear", {"scaler_type": "standard"}),
     "DLinear-robust": ("DLinear", {"scaler_type": "robust"}),
     "TiDE": ("TiDE", {}),
+    # Lightning's gradient clipping (torch.nn.utils.clip_grad_norm_), at a norm every step hits.
+    "NLinear-clipped": ("NLinear", {"scaler_type": "standard", "gradient_clip_val": 0.05}),
     # Multi-output losses: every quantile column of MQLoss; a DistributionLoss's parameter
     # columns (its mean and quantiles are sampled, each tool with its own generator).
     "NLinear-MQLoss": ("NLinear", {"loss": {"MQLoss": {"level": [80, 90]}}}),

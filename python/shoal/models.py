@@ -51,6 +51,8 @@ _NO_EFFECT = ("dataloader_kwargs",)
 # one raises NotImplementedError.
 _TRAINER_NO_EFFECT = ("accelerator", "devices", "logger", "enable_model_summary",
                       "enable_checkpointing", "enable_progress_bar", "deterministic")
+# Lightning trainer arguments shoal's trainer honours (C++ options of the same name).
+_TRAINER_HONOURED = ("gradient_clip_val",)
 # Read by the Python side rather than sent as a C++ option of the same name.
 _PYTHON_SIDE = ("loss", "valid_loss", "alias", "n_series")
 # Arguments neuralforecast itself ignores, with its warning.
@@ -155,11 +157,11 @@ class _ForecastModel:
             if trainer_kwargs.get(f"{kind}_exog_list") is not None:
                 args[f"{kind}_exog_list"] = trainer_kwargs.pop(f"{kind}_exog_list")
         for arg in trainer_kwargs:
-            if arg not in _TRAINER_NO_EFFECT:
+            if arg not in _TRAINER_NO_EFFECT and arg not in _TRAINER_HONOURED:
                 raise NotImplementedError(
                     f"{name}: the trainer argument {arg}={trainer_kwargs[arg]!r} is not "
-                    f"supported by shoal (accepted without effect: "
-                    f"{', '.join(_TRAINER_NO_EFFECT)})")
+                    f"supported by shoal (honoured: {', '.join(_TRAINER_HONOURED)}; accepted "
+                    f"without effect: {', '.join(_TRAINER_NO_EFFECT)})")
         for (model, arg), message in _IGNORED_BY_NEURALFORECAST.items():
             if model == name and args.get(arg) is not None:
                 warnings.warn(message, stacklevel=3)
@@ -204,6 +206,9 @@ class _ForecastModel:
                 if v is None and k in _NONE_MEANS:
                     v = _NONE_MEANS[k](self._args)
                 settings[k] = _TO_CPP[k](v) if k in _TO_CPP else v
+        for k in _TRAINER_HONOURED:
+            if self.trainer_kwargs.get(k) is not None:
+                settings[k] = self.trainer_kwargs[k]
         # loss and valid_loss (None: the training loss) are objects here; their job settings.
         settings.pop("valid_loss", None)
         settings.update(_losses.loss_settings(self.loss))

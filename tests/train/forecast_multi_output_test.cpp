@@ -149,3 +149,32 @@ TEST(ForecastMultiOutput, RefusedPairsAreNamed) {
 }
 
 }  // namespace shoal::forecast_multi_output_test
+
+namespace shoal::forecast_multi_output_test {
+
+// Lightning's gradient_clip_val: a norm no step reaches leaves the fit bit for bit as it was
+// (the clipped path multiplies by exactly 1), a small one changes it, and the data-parallel
+// step's clip (squares summed chunk by chunk) is deterministic. Parity with torch's
+// clip_grad_norm_: tests/python/test_fit_parity.py (NLinear-clipped).
+TEST(ForecastGradientClip, ClipsOnlyAboveTheNorm) {
+  const data::SeriesSet set = make(3, 60);
+  for (const Index series : {Index{1}, Index{3}}) {
+    SCOPED_TRACE(series);
+    const data::Panel panel(set, first(series), {});
+    nlohmann::json o = options("mae");
+    const train::FitResult base = train::fit_forecast(panel, train::forecast_job("nlinear", o));
+    o["gradient_clip_val"] = 1e9;
+    EXPECT_EQ(train::fit_forecast(panel, train::forecast_job("nlinear", o)).forecasts,
+              base.forecasts);
+    o["gradient_clip_val"] = 1e-3;
+    const train::FitResult clipped = train::fit_forecast(panel, train::forecast_job("nlinear", o));
+    EXPECT_NE(clipped.forecasts, base.forecasts);
+    EXPECT_EQ(train::fit_forecast(panel, train::forecast_job("nlinear", o)).forecasts,
+              clipped.forecasts);
+  }
+  nlohmann::json o = options("mae");
+  o["gradient_clip_val"] = -1;
+  expect_error(o, "nlinear", "gradient_clip_val");
+}
+
+}  // namespace shoal::forecast_multi_output_test

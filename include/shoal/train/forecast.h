@@ -53,6 +53,9 @@ struct TrainConfig {
   // Validation and early-stopping loss (raw space): neuralforecast's valid_loss; none: `loss`.
   std::optional<layers::LossConfig> valid_loss;
   const layers::LossConfig& validation_loss() const { return valid_loss ? *valid_loss : loss; }
+  // > 0: gradients clipped to this global norm each step (Lightning's gradient_clip_val,
+  // a trainer argument in neuralforecast); 0: off.
+  double gradient_clip_val = 0;
   uint64_t seed = 1;
   // Threads of one global fit of a univariate model over many series (data-parallel over each
   // step's windows; a thread count gives bitwise-identical weights). 0: every allowed CPU.

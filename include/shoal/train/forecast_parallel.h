@@ -117,6 +117,31 @@ class ParallelForecastTrainer {
     // The replicas' gradients are those of the mean; RMSE's √ scales them all alike.
     const T g = static_cast<T>(std::isfinite(ratio) ? src.loss().finish_grad(ratio) : 1.0);
     optim::Adam<T>& adam = trainers_[0]->optimizer();
+    const double clip = trainers_[0]->gradient_clip_val();
+    if (clip > 0) {
+      // The global norm needs every chunk reduced first: reduce and sum squares, then scale
+      // and update. Per-thread sums joined in thread order keep the step deterministic.
+      pool_.run([&](int tid) {
+        const Range r = reduce_grads_chunk<T>(arenas_, tid, pool_.size());
+        T* grads = arenas_[0]->grads<T>();
+        if (g != T(1))
+          for (Index i = r.begin; i < r.end; ++i) grads[i] *= g;
+        num_[size_t(tid)] = optim::grad_square_sum(grads, r.begin, r.end);
+      });
+      double squares = 0;
+      for (const double v : num_) squares += v;
+      const T c = static_cast<T>(optim::clip_coefficient(squares, clip));
+      adam.begin_step();
+      pool_.run([&](int tid) {
+        const Range r =
+            split_range(arenas_[0]->dense_param_elems(), tid, pool_.size(), kParamGrain);
+        T* grads = arenas_[0]->grads<T>();
+        for (Index i = r.begin; i < r.end; ++i) grads[i] *= c;
+        adam.update(*arenas_[0], r.begin, r.end);
+        zero_grads<T>(*arenas_[0], r);
+      });
+      return std::isfinite(ratio) ? src.loss().finish(ratio) : 0.0;
+    }
     adam.begin_step();
     pool_.run([&](int tid) {
       const Range r = reduce_grads_chunk<T>(arenas_, tid, pool_.size());

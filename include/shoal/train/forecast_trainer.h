@@ -15,6 +15,7 @@
 #include "shoal/layers/forecast_loss.h"
 #include "shoal/models/forecast.h"
 #include "shoal/optim/adam.h"
+#include "shoal/optim/clip.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::train {
@@ -66,6 +67,9 @@ class ForecastTrainer {
     // Any of neuralforecast's losses (layers/forecast_loss.h); a horizon weight has H entries.
     // A multi-output loss needs a model built for its outputs (Config::outputs).
     layers::LossConfig loss{};
+    // > 0: gradients clipped to this global norm before each update (Lightning's
+    // gradient_clip_val, optim/clip.h); 0: off.
+    double gradient_clip_val = 0;
     // Windows per chunk (models with kWindowsIndependent only); 0 = the whole batch at once.
     // 8 windows of TSMixerx's defaults keep a chunk's activations in L2 (docs/tsmixerx.md).
     Index chunk_windows = 8;
@@ -144,7 +148,10 @@ class ForecastTrainer {
     zone.next(zones_.optimizer);
     // A diverged step leaves the weights as they were, so the caller can still see where the
     // non-finite values started (its backward through Inf activations made NaN gradients).
-    if (!diverged_) adam_.step(arena_);
+    if (!diverged_) {
+      if (cfg_.gradient_clip_val > 0) optim::clip_grad_norm<T>(arena_, cfg_.gradient_clip_val);
+      adam_.step(arena_);
+    }
     ++steps_;
     return loss;
   }
@@ -212,6 +219,7 @@ class ForecastTrainer {
   // 0 (neuralforecast's _divide_no_nan) and skips the update; the fit loop stops on this.
   bool last_step_diverged() const { return diverged_; }
   optim::Adam<T>& optimizer() { return adam_; }
+  double gradient_clip_val() const { return cfg_.gradient_clip_val; }
   int64_t steps() const { return steps_; }
   // Windows per forward/backward pass (the model is planned for this many).
   Index chunk_windows() const { return chunk_; }

@@ -181,6 +181,8 @@ void visit_forecast_options(ForecastJob& job, OptionVisitor& v) {
     vc.kind = parse_loss(valid, "valid_loss");
     t.valid_loss = vc;
   }
+  v("gradient_clip_val", t.gradient_clip_val,
+    "Clip the gradients to this global norm each step (0: off)");
   v("num_threads", t.threads,
     "Threads of a global univariate fit over many series (0: every core)");
   v("random_seed", t.seed, "Seed of the initial weights, window sampling and dropout");
@@ -260,6 +262,9 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
   if (w.inference_windows_batch_size < 1 && w.inference_windows_batch_size != -1)
     hyper_parameter_out_of_range("inference_windows_batch_size", "an integer ≥ 1 (or -1: all)",
                                  double(w.inference_windows_batch_size));
+  if (!(job.train.gradient_clip_val >= 0) || !std::isfinite(job.train.gradient_clip_val))
+    hyper_parameter_out_of_range("gradient_clip_val", "a finite number ≥ 0 (0: off)",
+                                 job.train.gradient_clip_val);
   if (job.train.threads < 0)
     hyper_parameter_out_of_range("num_threads", "an integer ≥ 0 (0: every core)",
                                  double(job.train.threads));

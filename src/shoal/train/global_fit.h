@@ -52,6 +52,7 @@ typename GlobalTrainer<Model>::Trainer::Config global_trainer_config(const Forec
           .init_generator = job.train.init_generator,
           .adam = {.lr = job.train.learning_rate},
           .loss = job.train.loss,
+          .gradient_clip_val = job.train.gradient_clip_val,
           .chunk_windows = chunk_windows_of<Model>()};
 }
 

@@ -88,6 +88,7 @@ struct Fit {
                                                 .init_generator = job.train.init_generator,
                                                 .adam = {.lr = job.train.learning_rate},
                                                 .loss = job.train.loss,
+                                                .gradient_clip_val = job.train.gradient_clip_val,
                                                 .chunk_windows = chunk_windows_of<Model>()}) {}
 };
 
