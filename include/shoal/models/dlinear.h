@@ -2,11 +2,13 @@
 // centred moving average (window moving_avg_window, replicate padding: kernels/moving_avg.h)
 // into trend and remainder, each mapped to the horizon by its own linear layer:
 //   trend = MovingAvg_k(y),  season = y − trend
-//   ŷ = Linear_trend(trend) + Linear_season(season)          (L → H each)
+//   ŷ = Linear_trend(trend) + Linear_season(season)          (L → H·M each)
+// read as [B, H, M] (neuralforecast's reshape(batch_size, h, outputsize_multiplier)).
 // A univariate model: one series per panel (N = 1), no exogenous inputs. Its parameters are
 // neuralforecast's state_dict keys "linear_trend.{weight,bias}", "linear_season.{weight,bias}"
 // in that module order; PyTorch's default init. The input is data: backward forms the
-// parameters' gradients only. Legend: B windows, L input_size, H horizon, k moving_avg_window.
+// parameters' gradients only. Legend: B windows, L input_size, H horizon, k moving_avg_window,
+// M outputs per forecast value (models/forecast.h).
 #pragma once
 
 #include <string>
@@ -25,6 +27,7 @@ class DLinear {
     Index input_size = 0;
     Index n_series = 1;
     Index moving_avg_window = 25;
+    Index outputs = 1;  // M, from the loss (set_shape), not an option
 
     // Its defaults for the shared options (max_steps 5000, learning_rate 1e-4,
     // windows_batch_size 1024) are in its registry entry.
@@ -53,7 +56,7 @@ class DLinear {
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
-  // The forecasts [B·H, 1] (a view of the model's output buffer).
+  // The forecasts [B·H, M] (a view of the model's output buffer).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Zones "decomp", "linear_trend", "linear_season"; rows = windows.
@@ -72,7 +75,7 @@ class DLinear {
   Index max_batch_ = 0;
   layers::Linear<T> trend_, season_;
   Buffer<T> xt_, xs_;   // [B, L] trend and season parts of the windows
-  Buffer<T> yt_, out_;  // [B, H] the trend map's output; the forecast
+  Buffer<T> yt_, out_;  // [B, H·M] the trend map's output; the forecast
   profile::LayerZones decomp_zones_, trend_zones_, season_zones_;
 };
 

@@ -3,14 +3,14 @@
 //   x   = [y (L), hist (L·X, time-major), futr ((L+H)·F, time-major), stat (S)]  per window
 //   z_0 = ReLU(x · W_0ᵀ + b_0)          mlp.0   D → K
 //   z_i = ReLU(z_{i−1} · W_iᵀ + b_i)    mlp.i   K → K,  i = 1 … num_layers − 1
-//   ŷ   = z · W_outᵀ + b_out            out     K → H
+//   ŷ   = z · W_outᵀ + b_out            out     K → H·M, read as [B, H, M]
 // (torch.cat of insample_y with the [B, L, X] / [B, L+H, F] exogenous windows reshaped per
 // window, as neuralforecast concatenates them.) Parameters are neuralforecast's state_dict keys
 // ("mlp.0.weight", …, "out.bias") in its module order, PyTorch's default init, so a
 // Generator::kTorchCpu stream with neuralforecast's random_seed draws its initial weights.
 // Inputs are data: backward forms the parameters' gradients only.
 // Legend: B windows, L input_size, H horizon, X/F/S exogenous counts, D = L + X·L + F·(L+H) + S,
-// K hidden_size.
+// K hidden_size, M outputs per forecast value (models/forecast.h).
 #pragma once
 
 #include <string>
@@ -87,11 +87,12 @@ class MlpForecast {
     Index stat_exog_size = 0;  // S
     Index num_layers = 2;
     Index hidden_size = 1024;
+    Index outputs = 1;  // M, from the loss (set_shape), not an option
 
     // Its defaults for the shared options (max_steps 1000, learning_rate 1e-3,
     // windows_batch_size 1024) are in its registry entry.
     void visit(OptionVisitor& v) { visit_mlp_options(*this, v); }
-    void validate() const { validate_mlp_options(*this); }
+    void validate() const;
     void set_shape(const WindowShape& s);
     Index input_width() const {
       return input_size + hist_exog_size * input_size + futr_exog_size * (input_size + h) +
@@ -115,7 +116,7 @@ class MlpForecast {
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng) { stack_.init(rng); }
-  // The forecasts [B·H, 1] (a view of the model's output buffer).
+  // The forecasts [B·H, M] (a view of the model's output buffer).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Zones "inputs" (the packing), "mlp.<i>", "out"; rows = windows.

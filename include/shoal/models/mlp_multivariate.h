@@ -3,11 +3,13 @@
 //   x = [y (L·N), hist (X·L·N), futr (F·(L+H)·N), stat (N·S)]   per window, in the layouts of
 //       models/forecast.h flattened as they are (neuralforecast's reshape(batch_size, −1) of
 //       [B, L, N], [B, X, L, N], [B, F, L+H, N] and the static [N, S] repeated per window)
-//   ŷ = MlpStack(x)  D → K … K → H·N, read as [B, H, N]
+//   ŷ = MlpStack(x)  D → K … K → H·N·M, read as [B, H, N·M] (neuralforecast's
+//       reshape(batch_size, h, −1))
 // with MlpStack of models/mlp_forecast.h (num_layers ReLU layers of hidden_size units).
 // Parameters: "mlp.<i>.weight/bias", "out.weight/bias"; PyTorch's default init.
 // Legend: B windows, L input_size, H horizon, N series, X/F/S exogenous counts,
-// D = N·(L + X·L + F·(L+H) + S), K hidden_size.
+// D = N·(L + X·L + F·(L+H) + S), K hidden_size, M outputs per forecast value
+// (models/forecast.h).
 #pragma once
 
 #include "shoal/models/mlp_forecast.h"
@@ -26,11 +28,15 @@ class MlpMultivariate {
     Index stat_exog_size = 0;  // S
     Index num_layers = 2;
     Index hidden_size = 1024;
+    Index outputs = 1;  // M, from the loss (set_shape), not an option
 
     // Its shared-option defaults (max_steps 1000, learning_rate 1e-3, windows_batch_size 32)
     // are every forecaster's.
     void visit(OptionVisitor& v) { visit_mlp_options(*this, v); }
-    void validate() const { validate_mlp_options(*this); }
+    void validate() const {
+      validate_mlp_options(*this);
+      SHOAL_CHECK(outputs >= 1, "mlp_multivariate needs outputs ≥ 1, got {}", outputs);
+    }
     void set_shape(const WindowShape& s) {
       h = s.h;
       input_size = s.input_size;
@@ -38,6 +44,7 @@ class MlpMultivariate {
       hist_exog_size = s.hist_exog;
       futr_exog_size = s.futr_exog;
       stat_exog_size = s.stat_exog;
+      outputs = s.outputs;
     }
     Index input_width() const {
       return n_series * (input_size + hist_exog_size * input_size +
@@ -59,7 +66,7 @@ class MlpMultivariate {
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng) { stack_.init(rng); }
-  // The forecasts [B·H, N] (a view of the model's output buffer).
+  // The forecasts [B·H, N·M] (a view of the model's output buffer).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Zones "inputs" (the packing), "mlp.<i>", "out"; rows = windows.

@@ -2,13 +2,16 @@
 // L through every block, then projects time L → H. Per block (pre-norm, no norm after adds):
 //   temporal:  x ← x + dropout(relu(Linear_{L→L}(BN_{N·L}(x as [B, N, L]))))   (along time)
 //   feature:   x ← x + dropout(Linear_{K→N}(dropout(relu(Linear_{N→K}(BN_{L·N}(x))))))
-//   out = RevIN⁻¹(Linear_{L→H} along time(x)),  x₀ = RevIN(insample_y)
+//   out = RevIN⁻¹(Linear_{L→H·M} along time(x)),  x₀ = RevIN(insample_y)
+// The head's [B, H·M, N] (row h·M + m of each window) is denormalised as is and read as
+// neuralforecast's [B, H, M·N] (column m·N + n): the same memory, no copy.
 // BatchNorm1d: eps 1e-3, momentum 0.01; the temporal norm's features are ordered series-major
 // (n·L + l), the feature norm's time-major (l·N + n), as neuralforecast flattens them.
 // Activations are [B·L, N]; the halves are models/mixing.h's TemporalMixing and FeatureMixing.
 // Names are neuralforecast's state_dict keys ("mixing_layers.0.temporal_mixer.temporal_lin.weight",
 // "...temporal_norm.running_mean", "out.weight", "norm.affine_weight").
-// Legend: B windows, L input_size, H horizon, N series, K ff_dim.
+// Legend: B windows, L input_size, H horizon, N series, K ff_dim, M outputs per forecast value
+// (models/forecast.h).
 #pragma once
 
 #include <string>
@@ -32,10 +35,14 @@ class TSMixer {
     double dropout = 0.9;
     bool revin = true;
     uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
+    Index outputs = 1;         // M, from the loss (set_shape), not an option
 
     // The user's options (neuralforecast's names and defaults) and the data's shape.
     void visit(OptionVisitor& v) { visit_mixer_options(*this, v); }
-    void validate() const { validate_mixer_options(*this); }
+    void validate() const {
+      validate_mixer_options(*this);
+      SHOAL_CHECK(outputs >= 1, "tsmixer needs outputs ≥ 1, got {}", outputs);
+    }
     void set_shape(const WindowShape& s) {
       SHOAL_CHECK(s.hist_exog == 0 && s.futr_exog == 0 && s.stat_exog == 0,
                   "tsmixer takes no exogenous inputs (got {} hist, {} futr, {} static); use "
@@ -44,6 +51,7 @@ class TSMixer {
       h = s.h;
       input_size = s.input_size;
       n_series = s.n_series;
+      outputs = s.outputs;
     }
   };
 
@@ -61,7 +69,8 @@ class TSMixer {
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
-  // Training mode needs B ≥ 2 (BatchNorm batch statistics), as PyTorch.
+  // The forecast [B·H, N·M] (a view of a model buffer). Training mode needs B ≥ 2 (BatchNorm
+  // batch statistics), as PyTorch.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones per half block ("mixing_layers.{k}.temporal_mixer", ".feature_mixer"), RevIN
@@ -97,7 +106,7 @@ class TSMixer {
   std::vector<Block> blocks_;
   TimeLinear<T> out_;
   std::vector<Buffer<T>> x_, dx_;  // x_[k]: input of block k; x_.back(): head input [B·L, N]
-  Buffer<T> head_, dhead_, fcst_;  // [B·H, N]
+  Buffer<T> head_, dhead_, fcst_;  // [B·H·M, N]
   profile::LayerZones norm_zones_, norm_inverse_zones_, out_zones_;
 };
 

@@ -5,10 +5,13 @@
 //   Z  = [FM_hist(P), FM_futr(futr[L:]) if F, FM_stat(stat) if S]   [B, H, m·K]
 //   Z  = FM(TM(Z)) (first_mixing, m·K → K)
 //   n_block × ( S = 0: FM(TM(Z));  S > 0: FM(TM([Z, FM_stat_k(stat)])) )
-//   out = RevIN⁻¹(Z · W_outᵀ + b_out)                               [B, H, N]
+//   out = RevIN⁻¹(Z · W_outᵀ + b_out)                               [B, H, M·N]  (col m·N + n)
+// RevIN⁻¹ reads the head's [B·H, M·N] as neuralforecast's reshape [B, H·M, N] (the same
+// memory: row h·M + m of each window), so the forecast is a view, no copy.
 // TM = TemporalMixingX, FM = FeatureMixingX (models/mixing.h). Parameter names are
 // neuralforecast's state_dict keys (e.g. "mixing_block.0.temporal_mixer.temporal_lin.weight").
-// Legend: B windows, L input_size, H horizon, N series, K ff_dim, X/F/S exogenous counts.
+// Legend: B windows, L input_size, H horizon, N series, K ff_dim, X/F/S exogenous counts, M outputs
+// per forecast value (models/forecast.h).
 #pragma once
 
 #include <memory>
@@ -36,10 +39,14 @@ class TSMixerx {
     double dropout = 0.0;
     bool revin = true;
     uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
+    Index outputs = 1;         // M, from the loss (set_shape), not an option
 
     // The user's options (neuralforecast's names and defaults) and the data's shape.
     void visit(OptionVisitor& v) { visit_mixer_options(*this, v); }
-    void validate() const { validate_mixer_options(*this); }
+    void validate() const {
+      validate_mixer_options(*this);
+      SHOAL_CHECK(outputs >= 1, "tsmixerx needs outputs ≥ 1, got {}", outputs);
+    }
     void set_shape(const WindowShape& s) {
       h = s.h;
       input_size = s.input_size;
@@ -47,6 +54,7 @@ class TSMixerx {
       hist_exog_size = s.hist_exog;
       futr_exog_size = s.futr_exog;
       stat_exog_size = s.stat_exog;
+      outputs = s.outputs;
     }
   };
 
@@ -65,9 +73,9 @@ class TSMixerx {
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
-  // Returns the forecast [B·H, N] (a view of a model buffer, valid until the next forward).
+  // Returns the forecast [B·H, M·N] (a view of a model buffer, valid until the next forward).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  // dout [B·H, N]: ∂loss/∂forecast of the last forward. Parameter grads accumulate.
+  // dout [B·H, M·N]: ∂loss/∂forecast of the last forward. Parameter grads accumulate.
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "<module>.forward" / ".backward" per layer (neuralforecast module names),
   // rows = windows, with the blocks' own analytic costs (models/zones.h); recorded when
@@ -111,6 +119,10 @@ class TSMixerx {
   void stat_backward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> dy, Index bsz, Index row0);
   void pack_inputs(const ForecastInputs<T>& in);
   MatView<T> rows(const Buffer<T>& b, Index n) const { return b.mat().rows_block(0, n); }
+  // The first r rows of a [B·H, M·N] head buffer as RevIN's [B·H·M, N].
+  MatView<T> by_series(const Buffer<T>& b, Index r) const {
+    return MatView<T>(b.mat().data, r * cfg_.outputs, cfg_.n_series);
+  }
   // Where mixer j writes its output: the next mixer's input (left block) or the head input.
   MatView<T> mixer_out(size_t j, Index n) const;
   MatView<T> mixer_dout(size_t j, Index n) const;
@@ -129,8 +141,8 @@ class TSMixerx {
   Buffer<T> xstat_;                  // [B·H, N·S] broadcast static, no gradient
   std::vector<Buffer<T>> io_, dio_;  // io_[j]: input of mixer j; io_.back(): head input [B·H, K]
   std::vector<Buffer<T>> tm_, dtm_;  // temporal-mixer output of mixer j
-  Buffer<T> head_, dhead_;           // [B·H, N] head output before RevIN⁻¹
-  Buffer<T> fcst_;                   // [B·H, N] forecast
+  Buffer<T> head_, dhead_;           // [B·H, M·N] head output before RevIN⁻¹
+  Buffer<T> fcst_;                   // [B·H, M·N] forecast
 
   // Profiler (register_zones); unregistered: nothing recorded.
   struct MixerZones {

@@ -11,6 +11,7 @@ template <class T>
 void DLinear<T>::Config::validate() const {
   if (moving_avg_window < 1 || moving_avg_window % 2 == 0)
     option_out_of_range("moving_avg_window", "an odd integer ≥ 1", double(moving_avg_window));
+  SHOAL_CHECK(outputs >= 1, "dlinear needs outputs ≥ 1, got {}", outputs);
 }
 
 template <class T>
@@ -25,13 +26,14 @@ void DLinear<T>::Config::set_shape(const WindowShape& s) {
   h = s.h;
   input_size = s.input_size;
   n_series = 1;
+  outputs = s.outputs;
 }
 
 template <class T>
 DLinear<T>::DLinear(Config cfg)
     : cfg_(cfg),
-      trend_({.in = cfg.input_size, .out = cfg.h}),
-      season_({.in = cfg.input_size, .out = cfg.h}) {
+      trend_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}),
+      season_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {
   SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
               "DLinear needs h, input_size > 0 and one series, got {} {} {}", cfg_.h,
               cfg_.input_size, cfg_.n_series);
@@ -50,8 +52,9 @@ void DLinear<T>::plan(Planner& planner, Index max_batch) {
   planner.pop_scope();
   planner.buffer(xt_, Region::kActivations, "decomp.trend", {max_batch, cfg_.input_size});
   planner.buffer(xs_, Region::kActivations, "decomp.season", {max_batch, cfg_.input_size});
-  planner.buffer(yt_, Region::kActivations, "linear_trend.y", {max_batch, cfg_.h});
-  planner.buffer(out_, Region::kActivations, "out", {max_batch, cfg_.h});
+  const Index hm = cfg_.h * cfg_.outputs;
+  planner.buffer(yt_, Region::kActivations, "linear_trend.y", {max_batch, hm});
+  planner.buffer(out_, Region::kActivations, "out", {max_batch, hm});
 }
 
 template <class T>
@@ -62,7 +65,7 @@ void DLinear<T>::init(RngStream& rng) {
 
 template <class T>
 MatView<T> DLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
-  const Index b = in.batch, l = cfg_.input_size, h = cfg_.h;
+  const Index b = in.batch, l = cfg_.input_size, h = cfg_.h, m = cfg_.outputs;
   SHOAL_CHECK(b > 0 && b <= max_batch_, "DLinear: batch {} outside [1, {}]", b, max_batch_);
   profile::ZoneChain zone(ctx.profiler, b);
   MatView<T> xt = xt_.mat().rows_block(0, b), xs = xs_.mat().rows_block(0, b);
@@ -74,9 +77,9 @@ MatView<T> DLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   zone.next(season_zones_.forward);
   season_.forward(ctx, xs, y);
   // forecast = trend_part + seasonal_part: the sum counts as the season zone's epilogue.
-  kernels::add<T>(b * h, y.data, yt.data, y.data);
-  // [B, H] is the trainer's [B·H, N = 1].
-  return MatView<T>(y.data, b * h, 1);
+  kernels::add<T>(b * h * m, y.data, yt.data, y.data);
+  // [B, H·M] is the trainer's [B·H, N·M] with N = 1.
+  return MatView<T>(y.data, b * h, m);
 }
 
 template <class T>
@@ -84,7 +87,7 @@ void DLinear<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
   const Index b = in.batch;
   profile::ZoneChain zone(ctx.profiler, b);
   // Both maps see dŷ as is; the decomposition's inputs are data.
-  const ConstMat<T> dy(dout.data, b, cfg_.h);
+  const ConstMat<T> dy(dout.data, b, cfg_.h * cfg_.outputs);
   zone.next(season_zones_.backward);
   season_.backward(ctx, xs_.mat().rows_block(0, b), out_.mat().rows_block(0, b), dy, MatView<T>{});
   zone.next(trend_zones_.backward);
@@ -93,7 +96,7 @@ void DLinear<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
 
 template <class T>
 void DLinear<T>::register_zones(profile::Recorder& rec, int model) {
-  const double e = sizeof(T), h = double(cfg_.h), l = double(cfg_.input_size),
+  const double e = sizeof(T), h = double(cfg_.h * cfg_.outputs), l = double(cfg_.input_size),
                k = double(cfg_.moving_avg_window);
   decomp_zones_ = cost_zones(
       rec, model, "decomp", 1, [&](double rows) { return profile::series_decomp(rows, l, k, e); },

@@ -92,6 +92,12 @@ void MlpStack<T>::register_zones(profile::Recorder& rec, int model) {
 }
 
 template <class T>
+void MlpForecast<T>::Config::validate() const {
+  validate_mlp_options(*this);
+  SHOAL_CHECK(outputs >= 1, "mlp needs outputs ≥ 1, got {}", outputs);
+}
+
+template <class T>
 void MlpForecast<T>::Config::set_shape(const WindowShape& s) {
   SHOAL_CHECK(s.n_series == 1,
               "mlp is a univariate model: fit it one series at a time (--n-series 1, "
@@ -104,11 +110,12 @@ void MlpForecast<T>::Config::set_shape(const WindowShape& s) {
   hist_exog_size = s.hist_exog;
   futr_exog_size = s.futr_exog;
   stat_exog_size = s.stat_exog;
+  outputs = s.outputs;
 }
 
 template <class T>
 MlpForecast<T>::MlpForecast(Config cfg)
-    : cfg_(cfg), stack_(cfg.input_width(), cfg.hidden_size, cfg.num_layers, cfg.h) {
+    : cfg_(cfg), stack_(cfg.input_width(), cfg.hidden_size, cfg.num_layers, cfg.h * cfg.outputs) {
   SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
               "MLP needs h, input_size > 0 and one series, got {} {} {}", cfg_.h, cfg_.input_size,
               cfg_.n_series);
@@ -151,14 +158,14 @@ MatView<T> MlpForecast<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) 
   }
   zone.close();
   MatView<T> y = stack_.forward(ctx, x);
-  // [B, H] is the trainer's [B·H, N = 1].
-  return MatView<T>(y.data, b * h, 1);
+  // [B, H·M] is the trainer's [B·H, N·M] with N = 1.
+  return MatView<T>(y.data, b * h, cfg_.outputs);
 }
 
 template <class T>
 void MlpForecast<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index b = in.batch;
-  stack_.backward(ctx, x_.mat().rows_block(0, b), ConstMat<T>(dout.data, b, cfg_.h));
+  stack_.backward(ctx, x_.mat().rows_block(0, b), ConstMat<T>(dout.data, b, stack_.out()));
 }
 
 template <class T>

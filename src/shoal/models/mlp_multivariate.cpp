@@ -9,7 +9,9 @@ namespace shoal::models {
 
 template <class T>
 MlpMultivariate<T>::MlpMultivariate(Config cfg)
-    : cfg_(cfg), stack_(cfg.input_width(), cfg.hidden_size, cfg.num_layers, cfg.h * cfg.n_series) {
+    : cfg_(cfg),
+      stack_(cfg.input_width(), cfg.hidden_size, cfg.num_layers,
+             cfg.h * cfg.n_series * cfg.outputs) {
   SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series > 0,
               "MLPMultivariate needs h, input_size and n_series > 0, got {} {} {}", cfg_.h,
               cfg_.input_size, cfg_.n_series);
@@ -47,15 +49,14 @@ MatView<T> MlpMultivariate<T>::forward(const Ctx& ctx, const ForecastInputs<T>& 
   }
   zone.close();
   MatView<T> y = stack_.forward(ctx, x);
-  // [B, H·N] is the trainer's [B·H, N].
-  return MatView<T>(y.data, b * h, n);
+  // [B, H·N·M] is the trainer's [B·H, N·M].
+  return MatView<T>(y.data, b * h, n * cfg_.outputs);
 }
 
 template <class T>
 void MlpMultivariate<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index b = in.batch;
-  stack_.backward(ctx, x_.mat().rows_block(0, b),
-                  ConstMat<T>(dout.data, b, cfg_.h * cfg_.n_series));
+  stack_.backward(ctx, x_.mat().rows_block(0, b), ConstMat<T>(dout.data, b, stack_.out()));
 }
 
 template <class T>

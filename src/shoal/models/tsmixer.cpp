@@ -9,14 +9,15 @@ namespace shoal::models {
 template <class T>
 TSMixer<T>::TSMixer(Config cfg)
     : cfg_(cfg),
-      revin_({.n_series = cfg.n_series, .input_size = cfg.input_size, .h = cfg.h}),
-      out_({.in = cfg.input_size, .out = cfg.h, .cols = cfg.n_series}) {
+      revin_({.n_series = cfg.n_series, .input_size = cfg.input_size, .h = cfg.h * cfg.outputs}),
+      out_({.in = cfg.input_size, .out = cfg.h * cfg.outputs, .cols = cfg.n_series}) {
   SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series > 0 && cfg_.ff_dim > 0,
               "TSMixer needs h, input_size, n_series, ff_dim > 0, got {} {} {} {}", cfg_.h,
               cfg_.input_size, cfg_.n_series, cfg_.ff_dim);
   SHOAL_CHECK(cfg_.n_block >= 0, "TSMixer n_block must be >= 0, got {}", cfg_.n_block);
   SHOAL_CHECK(cfg_.dropout >= 0 && cfg_.dropout < 1, "TSMixer dropout must be in [0, 1), got {}",
               cfg_.dropout);
+  SHOAL_CHECK(cfg_.outputs >= 1, "TSMixer outputs must be >= 1, got {}", cfg_.outputs);
   const Index n = cfg_.n_series, l = cfg_.input_size;
   uint64_t s = cfg_.stream_base;
   blocks_.reserve(static_cast<size_t>(cfg_.n_block));
@@ -40,7 +41,7 @@ Index TSMixer<T>::num_params() {
   return total;
 }
 
-// The blocks plan by rows (layers/README.md): B·L rows in, B·H out of the head.
+// The blocks plan by rows (layers/README.md): B·L rows in, B·H·M out of the head.
 template <class T>
 void TSMixer<T>::plan(Planner& planner, Index max_batch) {
   SHOAL_CHECK(max_batch > 0, "TSMixer max_batch must be > 0, got {}", max_batch);
@@ -68,9 +69,10 @@ void TSMixer<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(x_[j], Region::kActivations, "x" + std::to_string(j), {rl, n});
     planner.buffer(dx_[j], Region::kActivationGrads, "dx" + std::to_string(j), {rl, n});
   }
-  planner.buffer(head_, Region::kActivations, "head", {max_batch * cfg_.h, n});
-  planner.buffer(dhead_, Region::kActivationGrads, "dhead", {max_batch * cfg_.h, n});
-  planner.buffer(fcst_, Region::kActivations, "forecast", {max_batch * cfg_.h, n});
+  const Index rh = max_batch * cfg_.h * cfg_.outputs;
+  planner.buffer(head_, Region::kActivations, "head", {rh, n});
+  planner.buffer(dhead_, Region::kActivationGrads, "dhead", {rh, n});
+  planner.buffer(fcst_, Region::kActivations, "forecast", {rh, n});
   planner.pop_scope();
 }
 
@@ -86,7 +88,7 @@ void TSMixer<T>::init(RngStream& rng) {
 
 template <class T>
 void TSMixer<T>::register_zones(profile::Recorder& rec, int model) {
-  const double l = double(cfg_.input_size), h = double(cfg_.h);
+  const double l = double(cfg_.input_size), h = double(cfg_.h * cfg_.outputs);
   for (size_t k = 0; k < blocks_.size(); ++k) {
     Block& b = blocks_[k];
     const std::string p = block_prefix(k);
@@ -109,7 +111,8 @@ MatView<T> TSMixer<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   SHOAL_CHECK(in.insample_y != nullptr, "TSMixer: insample_y missing");
   SHOAL_CHECK(in.hist_exog == nullptr && in.futr_exog == nullptr && in.stat_exog == nullptr,
               "TSMixer does not take exogenous inputs (use TSMixerx)");
-  const Index bsz = in.batch, n = cfg_.n_series, rl = bsz * cfg_.input_size, rh = bsz * cfg_.h;
+  const Index bsz = in.batch, n = cfg_.n_series, m = cfg_.outputs, rl = bsz * cfg_.input_size,
+              rh = bsz * cfg_.h * m;
   ConstMat<T> y(in.insample_y, rl, n);
   MatView<T> x0 = x_[0].mat().rows_block(0, rl);
   profile::ZoneChain zone(ctx.profiler, bsz);
@@ -129,23 +132,27 @@ MatView<T> TSMixer<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   MatView<T> head = head_.mat().rows_block(0, rh);
   zone.next(out_zones_.forward);
   out_.forward(ctx, x_.back().mat().rows_block(0, rl), head);
-  if (!cfg_.revin) return head;
-  MatView<T> fc = fcst_.mat().rows_block(0, rh);
-  zone.next(norm_inverse_zones_.forward);
-  revin_.denormalize(head, fc);
-  return fc;
+  MatView<T> fc = head;
+  if (cfg_.revin) {
+    fc = fcst_.mat().rows_block(0, rh);
+    zone.next(norm_inverse_zones_.forward);
+    revin_.denormalize(head, fc);
+  }
+  // [B·H·M, N] is neuralforecast's [B, H, M·N].
+  return MatView<T>(fc.data, bsz * cfg_.h, m * n);
 }
 
 template <class T>
 void TSMixer<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
-  const Index bsz = in.batch, n = cfg_.n_series, rl = bsz * cfg_.input_size, rh = bsz * cfg_.h;
-  SHOAL_DCHECK(dout.rows == rh && dout.cols == n);
-  ConstMat<T> dhead = dout;
+  const Index bsz = in.batch, n = cfg_.n_series, m = cfg_.outputs, rl = bsz * cfg_.input_size,
+              rh = bsz * cfg_.h * m;
+  SHOAL_DCHECK(dout.rows == bsz * cfg_.h && dout.cols == m * n && dout.contiguous());
+  const ConstMat<T> dfc(dout.data, rh, n);
+  ConstMat<T> dhead = dfc;
   profile::ZoneChain zone(ctx.profiler, bsz);
   if (cfg_.revin) {
     zone.next(norm_inverse_zones_.backward);
-    revin_.denormalize_backward(head_.mat().rows_block(0, rh), dout,
-                                dhead_.mat().rows_block(0, rh));
+    revin_.denormalize_backward(head_.mat().rows_block(0, rh), dfc, dhead_.mat().rows_block(0, rh));
     dhead = dhead_.mat().rows_block(0, rh);
   }
   const bool need_dx0 = cfg_.revin;

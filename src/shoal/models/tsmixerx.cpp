@@ -9,9 +9,9 @@ namespace shoal::models {
 template <class T>
 TSMixerx<T>::TSMixerx(Config cfg)
     : cfg_(cfg),
-      revin_({.n_series = cfg.n_series, .input_size = cfg.input_size, .h = cfg.h}),
+      revin_({.n_series = cfg.n_series, .input_size = cfg.input_size, .h = cfg.h * cfg.outputs}),
       projection_({.in = cfg.input_size, .out = cfg.h, .cols = c0() * cfg.n_series}),
-      out_({.in = cfg.ff_dim, .out = cfg.n_series}) {
+      out_({.in = cfg.ff_dim, .out = cfg.outputs * cfg.n_series}) {
   SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series > 0 && cfg_.ff_dim > 0,
               "TSMixerx needs h, input_size, n_series, ff_dim > 0, got {} {} {} {}", cfg_.h,
               cfg_.input_size, cfg_.n_series, cfg_.ff_dim);
@@ -20,6 +20,7 @@ TSMixerx<T>::TSMixerx(Config cfg)
               "TSMixerx: n_block and exogenous sizes must be >= 0");
   SHOAL_CHECK(cfg_.dropout >= 0 && cfg_.dropout < 1, "TSMixerx dropout must be in [0, 1), got {}",
               cfg_.dropout);
+  SHOAL_CHECK(cfg_.outputs >= 1, "TSMixerx outputs must be >= 1, got {}", cfg_.outputs);
   const Index n = cfg_.n_series, k = cfg_.ff_dim, h = cfg_.h;
   uint64_t stream = cfg_.stream_base;
   auto fm = [&](Index in, Index out) {
@@ -106,9 +107,10 @@ void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(dtm_[j], Region::kActivationGrads, "dtm" + std::to_string(j),
                    {rh, mixers_[j].cols});
   }
-  planner.buffer(head_, Region::kActivations, "head", {rh, n});
-  planner.buffer(dhead_, Region::kActivationGrads, "dhead", {rh, n});
-  planner.buffer(fcst_, Region::kActivations, "forecast", {rh, n});
+  const Index mn = cfg_.outputs * n;
+  planner.buffer(head_, Region::kActivations, "head", {rh, mn});
+  planner.buffer(dhead_, Region::kActivationGrads, "dhead", {rh, mn});
+  planner.buffer(fcst_, Region::kActivations, "forecast", {rh, mn});
   planner.pop_scope();
 }
 
@@ -244,7 +246,7 @@ MatView<T> TSMixerx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   out_.forward(ctx, rows(io_.back(), rh), rows(head_, rh));
   if (!cfg_.revin) return rows(head_, rh);
   zone.next(zones_.norm_inverse.forward);
-  revin_.denormalize(rows(head_, rh), rows(fcst_, rh));
+  revin_.denormalize(by_series(head_, rh), by_series(fcst_, rh));
   return rows(fcst_, rh);
 }
 
@@ -252,13 +254,15 @@ template <class T>
 void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index bsz = in.batch, rh = bsz * cfg_.h, k = cfg_.ff_dim, n = cfg_.n_series,
               row0 = in.first_window * cfg_.h;
-  SHOAL_DCHECK(dout.rows == rh && dout.cols == n);
+  const Index m = cfg_.outputs;
+  SHOAL_DCHECK(dout.rows == rh && dout.cols == m * n && dout.contiguous());
   ConstMat<T> dhead = dout;
   profile::ZoneChain zone(profiler(ctx), bsz);
   const auto stat_rows = static_cast<uint32_t>(stat_shared(ctx) ? 1 : bsz);  // as in forward
   if (cfg_.revin) {
     zone.next(zones_.norm_inverse.backward);
-    revin_.denormalize_backward(rows(head_, rh), dout, rows(dhead_, rh));
+    revin_.denormalize_backward(by_series(head_, rh), ConstMat<T>(dout.data, rh * m, n),
+                                by_series(dhead_, rh));
     dhead = rows(dhead_, rh);
   }
   zone.next(zones_.out.backward);
@@ -297,7 +301,7 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
 // element of the projection's input (C₀·N columns).
 template <class T>
 void TSMixerx<T>::register_zones(profile::Recorder& rec, int model) {
-  const double l = double(cfg_.input_size), h = double(cfg_.h),
+  const double l = double(cfg_.input_size), h = double(cfg_.h), hm = double(cfg_.h * cfg_.outputs),
                packed = double((c0() - 1) * cfg_.n_series);
   zones_.norm = cost_zones(
       rec, model, "norm", l,
@@ -306,7 +310,7 @@ void TSMixerx<T>::register_zones(profile::Recorder& rec, int model) {
       },
       [&](double r) { return revin_.normalize_backward_cost(r); });
   zones_.norm_inverse = cost_zones(
-      rec, model, "norm.inverse", h, [&](double r) { return revin_.denormalize_cost(r); },
+      rec, model, "norm.inverse", hm, [&](double r) { return revin_.denormalize_cost(r); },
       [&](double r) { return revin_.denormalize_backward_cost(r); });
   zones_.projection = block_zones(rec, model, "temporal_projection", l, projection_, cfg_.revin);
   zones_.fm_hist = block_zones(rec, model, "feature_mixer_hist", h, *fm_hist_);
