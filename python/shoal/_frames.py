@@ -16,6 +16,7 @@ import pandas as pd
 from . import _core
 
 AVAILABLE = "available_mask"  # neuralforecast's column marking observed target values
+SAMPLE_WEIGHT = "sample_weight"  # neuralforecast's per-row training weight
 
 
 def _require_frame(df, what):
@@ -111,26 +112,37 @@ class Series:
                      for c in exog}
         if obs is not None:  # a missing row's non-finite exogenous values read as 0
             self.exog = {c: np.where(obs | np.isfinite(a), a, 0.0) for c, a in self.exog.items()}
+        # neuralforecast's sample_weight column: each training and validation window's loss
+        # terms weighted by the mean weight of its output rows. Checked on observed rows.
+        self.sample_weight = None
+        if require_y and SAMPLE_WEIGHT in df.columns:
+            w = pd.to_numeric(df[SAMPLE_WEIGHT], errors="coerce").to_numpy(np.float64)
+            seen = w if obs is None else w[obs]
+            if np.isnan(seen).any():
+                raise ValueError("sample_weight column contains NaN values.")
+            if (seen < 0).any():
+                raise ValueError("sample_weight column must be non-negative.")
+            self.sample_weight = np.where(np.isfinite(w), w, 0.0)
 
     def core(self, exog_names, first_ds=None):
         y = self.y if self.y is not None else np.zeros(len(self.df))
         first = np.zeros(0, dtype=np.int64) if first_ds is None else np.asarray(first_ds, np.int64)
         return core_series(self.offsets, y, [self.exog[c] for c in exog_names], exog_names,
-                           first, self.available)
+                           first, self.available, self.sample_weight)
 
     def position_of(self, ids):
         """Ordinals of `ids` among this frame's series (-1 where absent)."""
         return self.ids.get_indexer(ids)
 
 
-def core_series(offsets, y, exog, exog_names, first_ds, available=None):
+def core_series(offsets, y, exog, exog_names, first_ds, available=None, sample_weight=None):
     """The core's series; y of missing rows (available False) is zeroed so that nothing there,
-    NaN included, reaches the core."""
+    NaN included, reaches the core. sample_weight: [rows] or None."""
     if available is not None:
         y = np.where(available, y, 0.0)
         available = available.astype(np.float64)
     return _core.make_series(offsets, np.ascontiguousarray(y, np.float64), list(exog),
-                             list(exog_names), first_ds, available)
+                             list(exog_names), first_ds, available, sample_weight)
 
 
 def future_ds(last_ds, freq, h, polars=False):

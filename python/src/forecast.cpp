@@ -52,9 +52,10 @@ struct SeriesData {
 
 // first_ds: each series' first ds (empty: 0); a futr_df continues its series at their lengths.
 // available: [rows] 1 where y was observed, 0 where missing (empty: every row observed).
+// sample_weight: [rows] neuralforecast's sample_weight column (empty: none).
 SeriesData make_series(I64 offsets, F64 y, const std::vector<F64>& exog,
                        const std::vector<std::string>& exog_names, I64 first_ds,
-                       std::optional<F64> available) {
+                       std::optional<F64> available, std::optional<F64> sample_weight) {
   SHOAL_CHECK(offsets.shape(0) >= 2, "at least one series is needed");
   SHOAL_CHECK(exog.size() == exog_names.size(), "{} exogenous columns but {} names", exog.size(),
               exog_names.size());
@@ -89,6 +90,11 @@ SeriesData make_series(I64 offsets, F64 y, const std::vector<F64>& exog,
                 rows);
     s.available.resize(rows);
     for (size_t r = 0; r < rows; ++r) s.available[r] = available->data()[r] != 0.0 ? 1 : 0;
+  }
+  if (sample_weight && sample_weight->shape(0) > 0) {
+    SHOAL_CHECK(sample_weight->shape(0) == rows, "sample_weight has {} rows, y has {}",
+                sample_weight->shape(0), rows);
+    s.sample_weight.assign(sample_weight->data(), sample_weight->data() + rows);
   }
   return d;
 }
@@ -382,7 +388,8 @@ void bind_forecast(nb::module_& m) {
       .def_prop_ro("n_series", [](const SeriesData& d) { return d.set.n_series(); })
       .def_prop_ro("rows", [](const SeriesData& d) { return d.set.rows(); });
   m.def("make_series", &make_series, nb::arg("offsets"), nb::arg("y"), nb::arg("exog"),
-        nb::arg("exog_names"), nb::arg("first_ds"), nb::arg("available").none() = nb::none());
+        nb::arg("exog_names"), nb::arg("first_ds"), nb::arg("available").none() = nb::none(),
+        nb::arg("sample_weight").none() = nb::none());
   nb::class_<StaticData>(m, "StaticData");
   m.def("make_static", &make_static, nb::arg("values"), nb::arg("columns"));
   m.def("fit_panel", &fit_panel, nb::arg("data"), nb::arg("series"), nb::arg("settings"),

@@ -58,6 +58,10 @@ struct SeriesSet {
   // [rows] 1 where y was observed, 0 where it is missing (neuralforecast's available_mask);
   // empty: every row observed. A missing row reads like padding: y 0 with mask 0.
   std::vector<uint8_t> available;
+  // [rows] neuralforecast's sample_weight column: a training or validation window's loss terms
+  // are weighted by the mean of its output rows' weights (rows past the data count 0). Empty:
+  // no weights.
+  std::vector<double> sample_weight;
 
   Index n_series() const { return static_cast<Index>(ids.size()); }
   Index rows() const { return static_cast<Index>(ds.size()); }

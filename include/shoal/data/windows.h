@@ -87,6 +87,8 @@ class Panel {
   const std::vector<float>& futr() const { return futr_; }
   const std::vector<float>& futr_future() const { return futr_future_; }
   const std::vector<float>& stat() const { return stat_; }
+  // [T, N] the series' sample weights (0 at left padding); empty when the set has none.
+  const std::vector<float>& weight() const { return weight_; }
   // Σ over positions [a, b) ∩ [0, end) and over series of the mask.
   double mask_sum(Index a, Index b, Index end) const;
 
@@ -94,7 +96,7 @@ class Panel {
   const SeriesSet* set_;
   std::vector<Index> series_;
   Index n_ = 0, t_ = 0, x_ = 0, f_ = 0, s_ = 0, hf_ = 0;
-  std::vector<float> y_, mask_, hist_, futr_, futr_future_, stat_;
+  std::vector<float> y_, mask_, hist_, futr_, futr_future_, stat_, weight_;
   std::vector<double> mask_prefix_;  // [T + 1] prefix sums of the per-position mask sum
 };
 
@@ -166,6 +168,12 @@ void inverse_scale_batch(const WindowBatch& w, ScalerType type, float* y_hat);
 // The batch's insample y [B, L, N] in the data's scale, written to `out` (what neuralforecast's
 // validation gives a loss as y_insample: MASE's scale).
 void inverse_scale_insample(const WindowBatch& w, ScalerType type, float* out);
+// Multiplies window i's outsample mask of series k ([h] values at `mask`, stride `stride`) by the
+// mean sample weight of its h output positions [start, start + h) of panel column k, positions
+// at or after `end` (or T) counting 0: neuralforecast's per-window sample_weight. No-op without
+// weights.
+void weigh_outsample(const Panel& p, Index k, Index start, Index end, Index h, Index stride,
+                     float* mask);
 
 // Per training step: windows_batch_size of the valid starts, uniformly without replacement
 // (with replacement when fewer are valid), plus the series order (a fresh permutation when

@@ -100,6 +100,7 @@ const WindowBatch& UnivariateAssembler::assemble(std::span<const SeriesWindow> w
     gather(ch + k * t, nullptr, l, sw, end, 0, w.insample_mask.data + i * l);
     gather(ch + k * t, nullptr, h, {sw.series, sw.start + l}, end, 0,
            w.outsample_mask.data + i * h);
+    weigh_outsample(p, sw.series, sw.start + l, end, h, 1, w.outsample_mask.data + i * h);
     for (Index c = 0; c < x; ++c)
       gather(ch + (2 + c) * k * t, nullptr, l, sw, end, 0, w.hist_exog.data + (i * x + c) * l);
     for (Index c = 0; c < f; ++c)

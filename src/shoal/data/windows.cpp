@@ -43,6 +43,7 @@ Panel::Panel(const SeriesSet& set, std::vector<Index> series, const ExogSpec& sp
   const auto tn = static_cast<size_t>(t_ * n_);
   y_.assign(tn, 0.0f);
   mask_.assign(tn, 0.0f);
+  if (!set.sample_weight.empty()) weight_.assign(tn, 0.0f);
   hist_.assign(tn * size_t(x_), 0.0f);
   futr_.assign(tn * size_t(f_), 0.0f);
   for (Index n = 0; n < n_; ++n) {
@@ -50,6 +51,7 @@ Panel::Panel(const SeriesSet& set, std::vector<Index> series, const ExogSpec& sp
     const Index len = set.length(s), off = t_ - len, b = set.begin(s);
     for (Index t = 0; t < len; ++t) {
       const auto dst = static_cast<size_t>((off + t) * n_ + n);
+      if (!weight_.empty()) weight_[dst] = static_cast<float>(set.sample_weight[size_t(b + t)]);
       if (set.available.empty() || set.available[size_t(b + t)] != 0) {
         y_[dst] = static_cast<float>(set.y[size_t(b + t)]);
         mask_[dst] = 1.0f;
@@ -267,6 +269,8 @@ const WindowBatch& WindowAssembler::assemble(std::span<const Index> starts, Inde
     gather(p.y().data(), nullptr, h, st + l, end, 0, w.outsample_y.data + i * h * n);
     gather(p.mask().data(), nullptr, l, st, end, 0, w.insample_mask.data + i * l * n);
     gather(p.mask().data(), nullptr, h, st + l, end, 0, w.outsample_mask.data + i * h * n);
+    for (Index k = 0; !p.weight().empty() && k < n; ++k)
+      weigh_outsample(p, order_[size_t(k)], st + l, end, h, n, w.outsample_mask.data + i * h * n + k);
     for (Index c = 0; c < x; ++c)
       gather(p.hist().data() + c * t * n, nullptr, l, st, end, 0,
              w.hist_exog.data + (i * x + c) * l * n);
@@ -277,6 +281,17 @@ const WindowBatch& WindowAssembler::assemble(std::span<const Index> starts, Inde
   std::copy(w.outsample_y.begin(), w.outsample_y.end(), w.outsample_y_raw.data);
   apply_scaler();
   return w;
+}
+
+void weigh_outsample(const Panel& p, Index k, Index start, Index end, Index h, Index stride,
+                     float* mask) {
+  if (p.weight().empty()) return;
+  const Index n = p.n_series(), stop = std::min(end, p.length());
+  double sum = 0;
+  for (Index t = 0; t < h; ++t)
+    if (start + t >= 0 && start + t < stop) sum += p.weight()[size_t((start + t) * n + k)];
+  const auto mean = static_cast<float>(sum / double(h));
+  for (Index t = 0; t < h; ++t) mask[t * stride] *= mean;
 }
 
 void WindowAssembler::apply_scaler() {
