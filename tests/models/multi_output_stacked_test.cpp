@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -139,10 +140,12 @@ TEST(TideMultiOutput, MatchesNeuralforecastMQLoss) {
 }
 
 // Central differences of sum(out · r) over every parameter, out [B·H, M]. jitter moves the
-// weights off their init (PReLU's shared 0.25, TiDE's zero-bias LayerNorms).
+// weights off their init (PReLU's shared 0.25, TiDE's zero-bias LayerNorms). inspect runs
+// after the check, while the model's arena (its analytic gradients) still lives.
 template <class Model>
-testing::GradcheckResult gradcheck_model(Model& model, const ForecastInputs<double>& proto,
-                                         double jitter) {
+testing::GradcheckResult gradcheck_model(
+    Model& model, const ForecastInputs<double>& proto, double jitter,
+    const std::function<void()>& inspect = [] {}) {
   const Index B = proto.batch, H = model.horizon(), M = model.config().outputs;
   Planner planner;
   model.plan(planner, B);
@@ -158,7 +161,7 @@ testing::GradcheckResult gradcheck_model(Model& model, const ForecastInputs<doub
   Ctx ctx;
   ctx.seed = 9;
   ctx.step = 4;
-  return testing::gradcheck(
+  const auto res = testing::gradcheck(
       vars, {{out.data(), dout.data(), static_cast<int64_t>(out.size())}},
       [&] {
         const ConstMat<double> o = model.forward(ctx, proto);
@@ -166,6 +169,8 @@ testing::GradcheckResult gradcheck_model(Model& model, const ForecastInputs<doub
         std::copy(o.data, o.data + o.rows * o.cols, out.begin());
       },
       [&] { model.backward(ctx, proto, ConstMat<double>(dout.data(), B * H, M)); });
+  inspect();
+  return res;
 }
 
 // Inputs of B windows in shoal's layouts, with X = 2 historical, F = 1 future, S = 1 static.
@@ -282,13 +287,14 @@ TEST(TideMultiOutput, MatchesCentralDifferences) {
       if (exog) cfg.hist_exog = 2, cfg.futr_exog = 1, cfg.stat_exog = 1;
       models::TiDE<double> model(cfg);
       const Inputs x(3, cfg.input_size, cfg.h);
-      const auto res = gradcheck_model(model, x.windows(3, exog), 0.1);
-      EXPECT_LE(res.max_rel_error, 1e-6) << layernorm << exog << " " << res.worst;
       double encoder_grad = 0;
-      model.for_each_param([&](const std::string& key, Param<double>& p) {
-        if (key.starts_with("dense_encoder.0.lin1."))
-          for (const double g : p.grad) encoder_grad += std::abs(g);
+      const auto res = gradcheck_model(model, x.windows(3, exog), 0.1, [&] {
+        model.for_each_param([&](const std::string& key, Param<double>& p) {
+          if (key.starts_with("dense_encoder.0.lin1."))
+            for (const double g : p.grad) encoder_grad += std::abs(g);
+        });
       });
+      EXPECT_LE(res.max_rel_error, 1e-6) << layernorm << exog << " " << res.worst;
       EXPECT_GT(encoder_grad, 0) << "layernorm " << layernorm;
     }
 }
