@@ -7,8 +7,8 @@
 // s and u_h are computed in T, as torch's CPU kernel computes them in the tensor's math type.
 // Backward scatters dy back with the same weights: dx[n, i] += (1 − λ)·dy[n, h], … (dx is
 // overwritten first). Shapes: x, dx [N, K], y, dy [N, H] (any ld). Legend: N rows, K knots,
-// H horizon. A row holds one output channel's knots: a model with Q outputs per step views its
-// [B, Q·K] knots as [B·Q, K] rows.
+// H horizon. A row holds one output channel's knots: a model with Q outputs per step runs it on
+// each output's K columns of its [B, Q·K] knots (NHITS, whose rows also hold the backcast).
 #pragma once
 
 #include <cstdint>

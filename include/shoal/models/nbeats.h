@@ -1,18 +1,22 @@
 // NBEATS (neuralforecast.models.NBEATS; Oreshkin et al., ICLR 2020): a stack of MLP blocks with
 // doubly residual links, each expanding its θ on a basis.
-//   r₀ = flip(y) (the window, newest first)    ŷ = y_L (the last value) + Σᵢ fᵢ, and block i:
-//     θ = MLP(rᵢ) [B, S]    (backcastᵢ, fᵢ) = basis(θ)    rᵢ₊₁ = rᵢ − backcastᵢ
+//   r₀ = flip(y) (the window, newest first)    ŷ = y_L (the last value, in every output) + Σᵢ fᵢ,
+//   and block i:
+//     θ = MLP(rᵢ) [B, S]    (backcastᵢ, fᵢ [B, H, M]) = basis(θ)    rᵢ₊₁ = rᵢ − backcastᵢ
 //   with the MLP of models/theta_mlp.h (L in, S out) and the identity, trend (n_basis + 1
 //   terms of `basis`: polynomial, legendre, changepoint, piecewise_linear, linear_hat or
-//   chebyshev; not spline) or seasonality (n_harmonics) basis of layers/nbeats_basis.h.
-// A univariate model (N = 1), point losses (Q = 1); the residuals are masked by the window's
-// insample mask (models/residual_stack.h). neuralforecast's NBEATS has no dropout (it raises
-// for dropout_prob_theta > 0). With shared_weights a stack's later blocks run on its first
-// block's MLP weights (torch reuses the module), with activations of their own. Parameter names
-// are neuralforecast's named_parameters, blocks.<i>.layers.<j>.{weight,bias} (a shared MLP under
-// its first block only); its fixed bases (blocks.<i>.basis.*_basis) are state
+//   chebyshev; not spline) or seasonality (n_harmonics) basis of layers/nbeats_basis.h, each
+//   sized for M outputs as neuralforecast sizes it (S = L + M·H, or (M + 1)·P coefficients).
+// A univariate model (N = 1); M outputs per forecast value (a multi-output loss's, set by the
+// shape, not an option), ŷ [B, H, M] element h·M + q, as neuralforecast returns it; the residuals
+// are masked by the window's insample mask (models/residual_stack.h). neuralforecast's NBEATS has
+// no dropout (it raises for dropout_prob_theta > 0). With shared_weights a stack's later blocks run
+// on its first block's MLP weights (torch reuses the module), with activations of their own.
+// Parameter names are neuralforecast's named_parameters, blocks.<i>.layers.<j>.{weight,bias} (a
+// shared MLP under its first block only); its fixed bases (blocks.<i>.basis.*_basis) are state
 // here, not parameters. Init: torch's module order, so a Generator::kTorchCpu stream seeded with
-// random_seed reproduces neuralforecast's weights. Legend: B windows, L input_size, H horizon.
+// random_seed reproduces neuralforecast's weights. Legend: B windows, L input_size, H horizon,
+// M outputs per forecast value, P basis functions.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +50,7 @@ class NBEATS {
     double dropout_prob_theta = 0.0;
     std::string activation = "ReLU";
     bool shared_weights = false;
+    Index outputs = 1;  // M, from the loss (not an option)
 
     void visit(OptionVisitor& v);
     void validate() const;
@@ -70,7 +75,7 @@ class NBEATS {
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
-  // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
+  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
@@ -91,7 +96,7 @@ class NBEATS {
   std::vector<std::unique_ptr<Block>> blocks_;
   std::vector<size_t> owner_;  // the block whose weights block i runs on (itself unless shared)
   std::vector<profile::LayerZones> zones_;  // one per block
-  Buffer<T> out_;                           // [B, H]
+  Buffer<T> out_;                           // [B, H·M]
   Buffer<T> dr_;                            // [B, L] gradient of the residual between blocks
   Buffer<T> drb_;                           // [B, L] a block's own share of it
 };

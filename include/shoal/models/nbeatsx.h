@@ -1,19 +1,24 @@
 // NBEATSx (neuralforecast.models.NBEATSx; Olivares et al., IJF 2023): NBEATS whose blocks also
 // read the exogenous inputs, with an exogenous stack that expands θ on the future exogenous.
 //   block i:  θ = MLP([rᵢ | hist | futr | stat])   (backcastᵢ, fᵢ) = basis(θ)
-//   rᵢ₊₁ = rᵢ − backcastᵢ,   ŷ = y_L + Σᵢ fᵢ,   r₀ = flip(y)
+//   rᵢ₊₁ = rᵢ − backcastᵢ,   ŷ = y_L + Σᵢ fᵢ,   r₀ = flip(y)   (ŷ, fᵢ [B, H, M])
 // The MLP input is neuralforecast's concatenation: the residual (L), then hist_exog [L, X],
 // futr_exog [L + H, F] flattened time-major (t·X + x, t·F + f), then stat_exog [S]. Bases:
 // identity, trend (n_polynomials + 1 terms), seasonality (n_harmonics), and exogenous
 // (layers/nbeats_basis.h ExogenousBasis, θ [2C]) on the C = F + S channels [futr | stat] with
-// the static values repeated over the L + H steps; it needs F + S > 0.
+// the static values repeated over the L + H steps; it needs F + S > 0. The fixed bases are sized
+// for M outputs as neuralforecast sizes them (S = L + M·H, or (M + 1)·P coefficients); the
+// exogenous one has one output whatever M is (θ [2C]), which neuralforecast's sum broadcasts
+// over the M outputs.
 // Exogenous inputs come in shoal's layout (models/forecast.h: hist [B, X, L], futr [B, F, L + H],
 // stat [S] per series) and are gathered into neuralforecast's each forward; they are data (no
-// gradient). A univariate model (N = 1), point losses (Q = 1), dropout as neuralforecast
-// (dropout_prob_theta after each hidden activation), shared_weights as in NBEATS (a stack's
-// later blocks on its first block's weights). Names: blocks.<i>.layers.<j>.{weight,bias} (a
+// gradient). A univariate model (N = 1), M outputs per forecast value (a multi-output loss's,
+// set by the shape, not an option; ŷ element h·M + q as neuralforecast returns it), dropout as
+// neuralforecast (dropout_prob_theta after each hidden activation), shared_weights as in NBEATS (a
+// stack's later blocks on its first block's weights). Names: blocks.<i>.layers.<j>.{weight,bias} (a
 // shared MLP under its first block only); init in torch's module order.
-// Legend: B windows, L input_size, H horizon, X/F/S hist/futr/stat exogenous sizes.
+// Legend: B windows, L input_size, H horizon, X/F/S hist/futr/stat exogenous sizes, M outputs
+// per forecast value, P basis functions.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +45,7 @@ class NBEATSx {
     Index hist_exog = 0;  // X, from the data
     Index futr_exog = 0;  // F
     Index stat_exog = 0;  // S
+    Index outputs = 1;    // M, from the loss (not an option)
     int64_t n_harmonics = 2;
     int64_t n_polynomials = 2;
     std::vector<std::string> stack_types = {"identity", "trend", "seasonality"};
@@ -73,7 +79,7 @@ class NBEATSx {
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
-  // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
+  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
@@ -90,6 +96,11 @@ class NBEATSx {
  private:
   void each_block_param(size_t i, const std::function<void(const std::string&, Param<T>&)>& f);
   Index exog_width() const;  // E = L·X + (L + H)·F + S
+  bool has_exogenous_block() const {
+    for (const std::string& t : cfg_.stack_types)
+      if (t == "exogenous") return true;
+    return false;
+  }
 
   Config cfg_;
   std::vector<std::unique_ptr<Block>> blocks_;
@@ -97,9 +108,10 @@ class NBEATSx {
   std::vector<profile::LayerZones> zones_;  // one per block
   Buffer<T> exog_;                          // [B, E] the MLP inputs' exogenous part
   Buffer<T> basis_x_;                       // [B, (L + H)·(F + S)] the exogenous basis
-  Buffer<T> out_;                           // [B, H]
-  Buffer<T> dr_;                            // [B, L] gradient of the residual between blocks
-  Buffer<T> drb_;                           // [B, L] a block's own share of it
+  Buffer<T> out_;                           // [B, H·M]
+  Buffer<T> dysum_;  // [B, H] dout summed over the M outputs (exogenous blocks, M > 1)
+  Buffer<T> dr_;     // [B, L] gradient of the residual between blocks
+  Buffer<T> drb_;    // [B, L] a block's own share of it
 };
 
 }  // namespace shoal::models

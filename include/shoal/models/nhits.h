@@ -1,21 +1,24 @@
 // NHITS (neuralforecast.models.NHITS; Challu et al., AAAI 2023): a stack of MLP blocks with
 // doubly residual links, each block pooling its input and interpolating its forecast knots.
 //   r₀ = flip(y) (the window, newest first)    ŷ = y_L (the last value, neuralforecast's
-//   "Level with Naive1") + Σᵢ fᵢ, and for block i with pooling kᵢ, downsampling dᵢ:
-//     p = Pool_kᵢ(rᵢ) [B, ⌈L / kᵢ⌉]     θ = MLP([p | exog]) [B, L + Kᵢ], Kᵢ = max(⌊H / dᵢ⌋, 1)
-//     rᵢ₊₁ = rᵢ − θ[:, :L]              fᵢ = Interpolate_{Kᵢ→H}(θ[:, L:])
-//   MLP: neuralforecast's block nn.Sequential (models/theta_mlp.h), L + Kᵢ out.
+//   "Level with Naive1", in every output) + Σᵢ fᵢ, and for block i with pooling kᵢ,
+//   downsampling dᵢ:
+//     p = Pool_kᵢ(rᵢ) [B, ⌈L / kᵢ⌉]     θ = MLP([p | exog]) [B, L + M·Kᵢ], Kᵢ = max(⌊H / dᵢ⌋, 1)
+//     rᵢ₊₁ = rᵢ − θ[:, :L]              fᵢ[:, h, q] = Interpolate_{Kᵢ→H}(θ[:, L + q·Kᵢ :][:Kᵢ])[h]
+//   MLP: neuralforecast's block nn.Sequential (models/theta_mlp.h), L + M·Kᵢ out. The knots are
+//   output-major ([M, Kᵢ], neuralforecast's reshape), each output interpolated on its own, and
+//   the forecast step-major [H, M] (its permute): ŷ is [B, H, M], element h·M + q.
 // exog: the exogenous inputs pooled with the block's kernel as neuralforecast pools them (hist
 // over L, futr over L + H, each flattened time-major), then the statics; they come in shoal's
-// layout (models/forecast.h) and are data. A univariate model (N = 1), point losses (Q = 1);
-// rᵢ₊₁ is masked by the window's insample mask, as neuralforecast masks it
-// (models/residual_stack.h).
+// layout (models/forecast.h) and are data. A univariate model (N = 1); M outputs per forecast
+// value (a multi-output loss's, set by the shape, not an option); rᵢ₊₁ is masked by the
+// window's insample mask, as neuralforecast masks it (models/residual_stack.h).
 // Parameter names are neuralforecast's state_dict keys, blocks.<i>.layers.<j>.{weight,bias}
 // with j the index in its nn.Sequential (activations and dropouts take indices too; a PReLU's
 // one weight is shared by every activation of its block and named at its first index).
 // Init: torch's module order (every block's Linears in turn), so a Generator::kTorchCpu stream
 // seeded with random_seed reproduces neuralforecast's weights. Legend: B windows, L input_size,
-// H horizon, P pooled length, K knots, u hidden units.
+// H horizon, P pooled length, K knots, u hidden units, M outputs per forecast value.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +56,7 @@ class NHITS {
     Index hist_exog = 0;  // X, from the data
     Index futr_exog = 0;  // F
     Index stat_exog = 0;  // S
+    Index outputs = 1;    // M, from the loss (not an option)
 
     void visit(OptionVisitor& v);
     void validate() const;
@@ -77,7 +81,7 @@ class NHITS {
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
-  // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
+  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
@@ -99,7 +103,9 @@ class NHITS {
   Config cfg_;
   std::vector<std::unique_ptr<Block>> blocks_;
   std::vector<profile::LayerZones> zones_;  // one per block
-  Buffer<T> out_;                           // [B, H]
+  Buffer<T> out_;                           // [B, H·M]
+  Buffer<T> knots_out_;                     // [B, M·H] interpolated per output (M > 1)
+  Buffer<T> dyq_;                           // [B, M·H] dout output-major (M > 1)
   Buffer<T> dr_;                            // [B, L] gradient of the residual between blocks
   Buffer<T> drb_;                           // [B, L] a block's own share of it
 };

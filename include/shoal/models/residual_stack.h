@@ -10,8 +10,11 @@
 // last block, whose residual is not used): g = dr ⊙ m is the gradient of rᵢ − backᵢ; block i's
 // backcast gets −g, its forecast dout, and dr becomes g plus its input's gradient before block
 // i − 1; block 0's input is the data.
+// With M outputs per step (a multi-output loss) out is neuralforecast's [B, H, M]: the level
+// fills every output, and a block's forecast is either [B, H, M] (added as it is) or [B, H] (an
+// NBEATSx exogenous block, whose one output torch broadcasts over the M).
 // The models own the blocks and their buffers; these walk them, so the three share one loop.
-// Legend: B windows, L input_size, H horizon.
+// Legend: B windows, L input_size, H horizon, M outputs per forecast value.
 #pragma once
 
 #include <algorithm>
@@ -34,15 +37,16 @@ void mask_flipped(const ForecastInputs<T>& in, Index L, MatView<T> x) {
 }
 
 // `input(i)`: block i's input rows [B, ≥ L], whose first L columns take its residual.
-// `run(i, input)`: runs block i, returning {backcast [B, L], forecast [B, H]}.
-// Returns `out` as the trainer's [B·H, N = 1].
+// `run(i, input)`: runs block i, returning {backcast [B, L], forecast [B, H·M] or [B, H]}.
+// out [B, H·M]; returns it as the trainer's [B·H, N·M] (N = 1).
 template <class T, class Input, class Run>
-MatView<T> residual_stack_forward(const ForecastInputs<T>& in, Index L, Index H, MatView<T> out,
-                                  std::span<const profile::LayerZones> zones,
+MatView<T> residual_stack_forward(const ForecastInputs<T>& in, Index L, Index H, Index M,
+                                  MatView<T> out, std::span<const profile::LayerZones> zones,
                                   profile::ZoneChain& zone, Input&& input, Run&& run) {
   const Index B = in.batch;
-  for (Index w = 0; w < B; ++w) std::fill(out.row(w), out.row(w) + H, in.insample_y[w * L + L - 1]);
-  if (zones.empty()) return MatView<T>(out.data, B * H, 1);
+  for (Index w = 0; w < B; ++w)
+    std::fill(out.row(w), out.row(w) + H * M, in.insample_y[w * L + L - 1]);
+  if (zones.empty()) return MatView<T>(out.data, B * H, M);
   MatView<T> r0 = input(size_t(0));
   for (Index w = 0; w < B; ++w)
     for (Index t = 0; t < L; ++t) r0(w, t) = in.insample_y[w * L + L - 1 - t];
@@ -56,9 +60,15 @@ MatView<T> residual_stack_forward(const ForecastInputs<T>& in, Index L, Index H,
         for (Index t = 0; t < L; ++t) next(w, t) = r(w, t) - back(w, t);
       if (in.insample_mask != nullptr) mask_flipped(in, L, next);
     }
-    add_into<T>(fore, out);
+    if (fore.cols == out.cols) {
+      add_into<T>(fore, out);
+    } else {
+      for (Index w = 0; w < B; ++w)
+        for (Index t = 0; t < H; ++t)
+          for (Index q = 0; q < M; ++q) out(w, t * M + q) += fore(w, t);
+    }
   }
-  return MatView<T>(out.data, B * H, 1);
+  return MatView<T>(out.data, B * H, M);
 }
 
 // `back(i, dr, dinput)`: block i's backward, its backcast's gradient being −dr; it writes the

@@ -1,25 +1,28 @@
 // TiDE (neuralforecast.models.TiDE; Das et al., TMLR 2023): a dense encoder-decoder of residual
 // blocks, a per-step temporal decoder and a global linear skip.
 //   x = [y | P_hist(hist) | P_futr(futr) | stat]    e = Encoder(x)    d = Decoder(e) [B, H·D]
-//   ŷ = TemporalDecoder(d, P_futr(futr)[L:]) + Wy + b
+//   ŷ = TemporalDecoder(d, P_futr(futr)[L:]) + Wy + b   [B, H, M] (element h·M + q)
 // P_hist, P_futr: residual blocks (X or F → hidden_size → temporal_width) per time step, their
 // [L, tw] and [L + H, tw] outputs flattened time-major into x; the future one's horizon steps
 // also feed the temporal decoder. Encoder: num_encoder_layers MLPResidual(·, hidden_size,
 // hidden_size); Decoder: num_decoder_layers of them, the last one out to D·H (D
 // decoder_output_dim); TemporalDecoder: the residual block per step on [D | tw] features
-// (layers/mlp_residual.h), out 1; global_skip: Linear(L, H). With layernorm (the default) the
-// temporal decoder's LayerNorm over its one output makes that term its bias, as in
-// neuralforecast: the forecast is Wy + b + bias whatever the projections, encoder and decoder
-// compute, and they receive zero gradients, so shoal computes none of them (only the global
-// skip and that bias train, in both tools). Exogenous inputs come in shoal's layout
-// (models/forecast.h: hist [B, X, L], futr [B, F, L + H], stat [S] per series) and are data (no
-// gradient). A univariate model (N = 1), point losses. Names: neuralforecast's state_dict keys
+// (layers/mlp_residual.h), out M; global_skip: Linear(L, H·M), its outputs read as [H, M]. M:
+// outputs per forecast value (1 for a point loss; a multi-output loss's count, set by the
+// shape, not an option). With layernorm (the default) and M = 1 the temporal decoder's
+// LayerNorm over its one output makes that term its bias, as in neuralforecast: the forecast is
+// Wy + b + bias whatever the projections, encoder and decoder compute, and they receive zero
+// gradients, so shoal computes none of them (only the global skip and that bias train, in both
+// tools); with M > 1 that LayerNorm is over M values and live, and every layer runs. Exogenous
+// inputs come in shoal's layout (models/forecast.h: hist [B, X, L], futr [B, F, L + H], stat [S]
+// per series) and are data (no gradient).
+// A univariate model (N = 1). Names: neuralforecast's state_dict keys
 // (hist_exog_projection.lin1.weight, dense_encoder.<k>.lin1.weight, temporal_decoder.norm.bias,
 // global_skip.weight, …); init in torch's module order, so a Generator::kTorchCpu stream seeded
 // with random_seed reproduces its weights (neuralforecast builds the historical projection whenever
 // it has historical or future exogenous; without historical ones it is unused, and shoal only draws
 // its numbers). Legend: B windows, L input_size, H horizon, D decoder_output_dim, tw
-// temporal_width, X/F/S hist/futr/stat exogenous sizes.
+// temporal_width, X/F/S hist/futr/stat exogenous sizes, M outputs per forecast value.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +56,7 @@ class TiDE {
     Index hist_exog = 0;  // X, from the data
     Index futr_exog = 0;  // F
     Index stat_exog = 0;  // S
+    Index outputs = 1;    // M, from the loss (not an option)
 
     void visit(OptionVisitor& v);
     void validate() const;
@@ -76,7 +80,7 @@ class TiDE {
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
-  // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
+  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "exog_projection" (with exogenous inputs), "dense_encoder",
@@ -101,7 +105,7 @@ class TiDE {
  private:
   Index encoder_input() const;  // L + L·tw (X > 0) + (L + H)·tw (F > 0) + S
   bool has_exog() const { return cfg_.hist_exog + cfg_.futr_exog + cfg_.stat_exog > 0; }
-  // out = global_skip(x) + tout, as the trainer's [B·H, 1].
+  // out = global_skip(x) + tout, as the trainer's [B·H, M].
   MatView<T> add_skip(const Ctx& ctx, ConstMat<T> x, MatView<T> out, ConstMat<T> tout,
                       profile::ZoneChain& zone);
 
@@ -111,8 +115,8 @@ class TiDE {
   layers::TemporalDecoder<T> temporal_;
   layers::Linear<T> skip_;
   std::vector<Buffer<T>> h_, dh_;  // the encoder's and decoder's outputs and their gradients
-  Buffer<T> out_;                  // [B, H]
-  Buffer<T> tout_;                 // [B, H] the temporal decoder's share
+  Buffer<T> out_;                  // [B, H·M]
+  Buffer<T> tout_;                 // [B, H·M] the temporal decoder's share
   Buffer<T> hrows_, hp_, dhp_;     // [B·L, X], [B·L, tw] × 2: the historical projection
   Buffer<T> frows_, fp_, dfp_;     // [B·(L + H), F], [B·(L + H), tw] × 2: the future one
   Buffer<T> dfh_;                  // [B, H·tw] the temporal decoder's share of dfp

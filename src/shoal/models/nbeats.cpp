@@ -29,7 +29,7 @@ template <class T>
 struct NBEATS<T>::Block {
   layers::BasisExpansion<T> basis;
   ThetaMLP<T> mlp;
-  Buffer<T> r, theta, back, fore;  // [B, L], [B, S], [B, L], [B, H]
+  Buffer<T> r, theta, back, fore;  // [B, L], [B, S], [B, L], [B, H·M]
   Buffer<T> dtheta, dback;
 
   Block(const Config& c, const std::string& stack, size_t index)
@@ -38,7 +38,8 @@ struct NBEATS<T>::Block {
                .h = c.h,
                .n_polynomials = c.n_basis,
                .trend = layers::parse_trend_basis(c.basis),
-               .n_harmonics = c.n_harmonics}),
+               .n_harmonics = c.n_harmonics,
+               .outputs = c.outputs}),
         mlp({.in = c.input_size,
              .mlp_units = c.mlp_units,
              .out = basis.theta_size(),
@@ -84,6 +85,7 @@ void NBEATS<T>::Config::validate() const {
   if (dropout_prob_theta != 0)
     option_out_of_range("dropout_prob_theta", "0 (NBEATS has no dropout)", dropout_prob_theta);
   validate_block_options("nbeats", mlp_units, dropout_prob_theta, activation);
+  SHOAL_CHECK(outputs >= 1, "nbeats: outputs per forecast value must be >= 1, got {}", outputs);
 }
 
 template <class T>
@@ -98,6 +100,7 @@ void NBEATS<T>::Config::set_shape(const WindowShape& s) {
   h = s.h;
   input_size = s.input_size;
   n_series = 1;
+  outputs = s.outputs;
 }
 
 template <class T>
@@ -128,7 +131,7 @@ void NBEATS<T>::each_block_param(size_t i,
 template <class T>
 void NBEATS<T>::plan(Planner& planner, Index max_batch) {
   SHOAL_CHECK(max_batch > 0, "NBEATS max_batch must be > 0, got {}", max_batch);
-  const Index B = max_batch, L = cfg_.input_size, H = cfg_.h;
+  const Index B = max_batch, L = cfg_.input_size, HM = cfg_.h * cfg_.outputs;
   for (size_t i = 0; i < blocks_.size(); ++i) {
     Block& b = *blocks_[i];
     const Index S = b.basis.theta_size();
@@ -142,12 +145,12 @@ void NBEATS<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(b.r, Region::kActivations, "r", {B, L});
     planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
     planner.buffer(b.back, Region::kScratch, "back", {B, L});
-    planner.buffer(b.fore, Region::kScratch, "fore", {B, H});
+    planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
     planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
     planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
     planner.pop_scope();
   }
-  planner.buffer(out_, Region::kActivations, "out", {B, H});
+  planner.buffer(out_, Region::kActivations, "out", {B, HM});
   planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
   planner.buffer(drb_, Region::kScratch, "drb", {B, L});
 }
@@ -166,7 +169,7 @@ MatView<T> NBEATS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   profile::ZoneChain zone(ctx.profiler, B);
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
   return residual_stack_forward<T>(
-      in, cfg_.input_size, cfg_.h, out_.mat().rows_block(0, B), zones_, zone,
+      in, cfg_.input_size, cfg_.h, cfg_.outputs, out_.mat().rows_block(0, B), zones_, zone,
       [&](size_t i) { return rows(blocks_[i]->r); },
       [&](size_t i, MatView<T> r) {
         Block& b = *blocks_[i];
@@ -181,7 +184,7 @@ template <class T>
 void NBEATS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index B = in.batch, L = cfg_.input_size;
   profile::ZoneChain zone(ctx.profiler, B);
-  const ConstMat<T> dy(dout.data, B, cfg_.h);
+  const ConstMat<T> dy(dout.data, B, cfg_.h * cfg_.outputs);
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
   residual_stack_backward<T>(in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_,
                              zone, [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
@@ -197,10 +200,10 @@ void NBEATS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T
 
 template <class T>
 void NBEATS<T>::register_zones(profile::Recorder& rec, int model) {
-  const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h);
+  const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h * cfg_.outputs);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = *blocks_[i];
-    // Per window: the MLP, the basis, the residual update and the forecast sum.
+    // Per window: the MLP, the basis, the residual update and the forecast sum (H·M values).
     zones_[i] = cost_zones(
         rec, model, "blocks." + std::to_string(i), 1,
         [&](double rows) {

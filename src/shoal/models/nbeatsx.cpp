@@ -30,7 +30,7 @@ struct NBEATSx<T>::Block {
   layers::BasisExpansion<T> basis;
   layers::ExogenousBasis<T> exog_basis;
   ThetaMLP<T> mlp;
-  Buffer<T> x, theta, back, fore;  // [B, L + E], [B, S_θ], [B, L], [B, H]
+  Buffer<T> x, theta, back, fore;  // [B, L + E], [B, S_θ], [B, L], [B, H·M] (exogenous: [B, H])
   Buffer<T> dtheta, dback;
 
   Index theta_size() const { return exogenous ? exog_basis.theta_size() : basis.theta_size(); }
@@ -41,7 +41,8 @@ struct NBEATSx<T>::Block {
                .input_size = c.input_size,
                .h = c.h,
                .n_polynomials = c.n_polynomials,
-               .n_harmonics = c.n_harmonics}),
+               .n_harmonics = c.n_harmonics,
+               .outputs = c.outputs}),
         exog_basis({.input_size = c.input_size, .h = c.h, .channels = c.futr_exog + c.stat_exog}),
         mlp({.in = c.input_size + exog_width,
              .mlp_units = c.mlp_units,
@@ -81,6 +82,7 @@ void NBEATSx<T>::Config::validate() const {
   if (n_polynomials < 0)
     option_out_of_range("n_polynomials", "an integer ≥ 0", double(n_polynomials));
   validate_block_options("nbeatsx", mlp_units, dropout_prob_theta, activation);
+  SHOAL_CHECK(outputs >= 1, "nbeatsx: outputs per forecast value must be >= 1, got {}", outputs);
 }
 
 template <class T>
@@ -92,6 +94,7 @@ void NBEATSx<T>::Config::set_shape(const WindowShape& s) {
   h = s.h;
   input_size = s.input_size;
   n_series = 1;
+  outputs = s.outputs;
   hist_exog = s.hist_exog;
   futr_exog = s.futr_exog;
   stat_exog = s.stat_exog;
@@ -153,7 +156,7 @@ void NBEATSx<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(b.x, Region::kActivations, "x", {B, L + E});
     planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
     planner.buffer(b.back, Region::kScratch, "back", {B, L});
-    planner.buffer(b.fore, Region::kScratch, "fore", {B, H});
+    planner.buffer(b.fore, Region::kScratch, "fore", {B, b.exogenous ? H : H * cfg_.outputs});
     planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
     planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
     planner.pop_scope();
@@ -161,7 +164,9 @@ void NBEATSx<T>::plan(Planner& planner, Index max_batch) {
   planner.buffer(exog_, Region::kActivations, "exog", {B, std::max<Index>(E, 1)});
   const Index C = cfg_.futr_exog + cfg_.stat_exog;
   planner.buffer(basis_x_, Region::kActivations, "basis_x", {B, std::max<Index>((L + H) * C, 1)});
-  planner.buffer(out_, Region::kActivations, "out", {B, H});
+  planner.buffer(out_, Region::kActivations, "out", {B, H * cfg_.outputs});
+  if (cfg_.outputs > 1 && has_exogenous_block())
+    planner.buffer(dysum_, Region::kActivationGrads, "dysum", {B, H});
   planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
   planner.buffer(drb_, Region::kScratch, "drb", {B, L});
 }
@@ -203,7 +208,7 @@ MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   }
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
   return residual_stack_forward<T>(
-      in, L, H, out, zones_, zone, [&](size_t i) { return rows(blocks_[i]->x); },
+      in, L, H, cfg_.outputs, out, zones_, zone, [&](size_t i) { return rows(blocks_[i]->x); },
       [&](size_t i, MatView<T> x) {
         Block& b = *blocks_[i];
         MatView<T> theta = rows(b.theta), back = rows(b.back), fore = rows(b.fore);
@@ -219,9 +224,21 @@ MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
 
 template <class T>
 void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
-  const Index B = in.batch, L = cfg_.input_size;
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, M = cfg_.outputs;
   profile::ZoneChain zone(ctx.profiler, B);
-  const ConstMat<T> dy(dout.data, B, cfg_.h);
+  const ConstMat<T> dy(dout.data, B, H * M);
+  // An exogenous block's one output was broadcast over the M: its gradient is their sum.
+  ConstMat<T> dy_exog(dout.data, B, H);
+  if (M > 1 && has_exogenous_block()) {
+    MatView<T> ds = dysum_.mat().rows_block(0, B);
+    for (Index w = 0; w < B; ++w)
+      for (Index t = 0; t < H; ++t) {
+        T sum = 0;
+        for (Index q = 0; q < M; ++q) sum += dy(w, t * M + q);
+        ds(w, t) = sum;
+      }
+    dy_exog = ds;
+  }
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
   residual_stack_backward<T>(
       in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
@@ -231,7 +248,7 @@ void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
         for (Index w = 0; w < B; ++w)
           for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
         if (b.exogenous)
-          b.exog_basis.backward(ctx, rows(b.theta), basis_x_.mat().rows_block(0, B), dback, dy,
+          b.exog_basis.backward(ctx, rows(b.theta), basis_x_.mat().rows_block(0, B), dback, dy_exog,
                                 dtheta, MatView<T>{});
         else
           b.basis.backward(ctx, dback, dy, dtheta);
@@ -244,16 +261,18 @@ void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
 template <class T>
 void NBEATSx<T>::register_zones(profile::Recorder& rec, int model) {
   const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h),
-               E = double(exog_width());
+               M = double(cfg_.outputs), E = double(exog_width());
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = *blocks_[i];
-    // Per window: the exogenous copy, the MLP, the basis, the residual update, the forecast sum.
+    // Per window: the exogenous copy, the MLP, the basis, the residual update, the forecast sum
+    // (H·M values; an exogenous block's H broadcast over them).
     zones_[i] = cost_zones(
         rec, model, "blocks." + std::to_string(i), 1,
         [&](double rows) {
           return profile::elementwise(rows, E, 0, 1, e) + b.mlp.forward_cost(rows) +
                  (b.exogenous ? b.exog_basis.forward_cost(rows) : b.basis.forward_cost(rows)) +
-                 profile::elementwise(rows, L, 1, 2, e) + profile::elementwise(rows, H, 1, 2, e);
+                 profile::elementwise(rows, L, 1, 2, e) +
+                 profile::elementwise(rows, H * M, 1, 2, e);
         },
         [&](double rows) {
           profile::Cost c =

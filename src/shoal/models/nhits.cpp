@@ -22,14 +22,14 @@ void add_into(ConstMat<T> x, MatView<T> y) {
 
 // One block: pool → MLP → θ = [backcast | knots] → interpolated forecast. The MLP reads
 // [pooled residual (P) | pooled hist (p·X + x) | pooled futr (p·F + f) | stat], neuralforecast's
-// concatenation; the exogenous parts are data.
+// concatenation; the exogenous parts are data. θ's knots are M outputs of K each.
 template <class T>
 struct NHITS<T>::Block {
-  Index L, H, K, P, Pf, X, F, S;
+  Index L, H, K, M, P, Pf, X, F, S;
   layers::Pool1d<T> pool, pool_futr;  // over L and over L + H
   ThetaMLP<T> mlp;
   layers::Interpolate1d<T> interp;
-  Buffer<T> r, pooled, theta, fore;  // [B, L], [B, W], [B, L + K], [B, H]
+  Buffer<T> r, pooled, theta, fore;  // [B, L], [B, W], [B, L + M·K], [B, H·M]
   Buffer<T> hx, fx;                  // [B·X, P], [B·F, Pf] pooled exogenous, channel-major
   Buffer<T> dtheta, dpooled;         // dpooled [B, P]: the residual's columns only
 
@@ -39,6 +39,7 @@ struct NHITS<T>::Block {
       : L(c.input_size),
         H(c.h),
         K(std::max<Index>(c.h / freq, 1)),
+        M(c.outputs),
         P((c.input_size + k_pool - 1) / k_pool),
         Pf((c.input_size + c.h + k_pool - 1) / k_pool),
         X(c.hist_exog),
@@ -48,7 +49,7 @@ struct NHITS<T>::Block {
         pool_futr({.length = c.input_size + c.h, .kernel_size = k_pool, .mode = mode(c)}),
         mlp({.in = width(),
              .mlp_units = c.mlp_units,
-             .out = c.input_size + K,
+             .out = c.input_size + c.outputs * K,
              .activation = parse_block_activation(c.activation),
              .dropout = c.dropout_prob_theta,
              .stream = 0x4e48'0000 + index * 64}),
@@ -93,6 +94,7 @@ void NHITS<T>::Config::validate() const {
       option_out_of_range("n_freq_downsample", "integers ≥ 1", double(n_freq_downsample[i]));
   }
   validate_block_options("nhits", mlp_units, dropout_prob_theta, activation);
+  SHOAL_CHECK(outputs >= 1, "nhits: outputs per forecast value must be >= 1, got {}", outputs);
 }
 
 template <class T>
@@ -107,6 +109,7 @@ void NHITS<T>::Config::set_shape(const WindowShape& s) {
   hist_exog = s.hist_exog;
   futr_exog = s.futr_exog;
   stat_exog = s.stat_exog;
+  outputs = s.outputs;
 }
 
 template <class T>
@@ -135,7 +138,7 @@ void NHITS<T>::each_block_param(size_t i,
 template <class T>
 void NHITS<T>::plan(Planner& planner, Index max_batch) {
   SHOAL_CHECK(max_batch > 0, "NHITS max_batch must be > 0, got {}", max_batch);
-  const Index B = max_batch, L = cfg_.input_size;
+  const Index B = max_batch, L = cfg_.input_size, HM = cfg_.h * cfg_.outputs;
   for (size_t i = 0; i < blocks_.size(); ++i) {
     Block& b = *blocks_[i];
     planner.push_scope("blocks." + std::to_string(i) + ".");
@@ -148,13 +151,17 @@ void NHITS<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(b.pooled, Region::kActivations, "pooled", {B, b.width()});
     if (b.X > 0) planner.buffer(b.hx, Region::kScratch, "hist_pooled", {B * b.X, b.P});
     if (b.F > 0) planner.buffer(b.fx, Region::kScratch, "futr_pooled", {B * b.F, b.Pf});
-    planner.buffer(b.theta, Region::kActivations, "theta", {B, L + b.K});
-    planner.buffer(b.fore, Region::kScratch, "fore", {B, cfg_.h});
-    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.K});
+    planner.buffer(b.theta, Region::kActivations, "theta", {B, L + b.M * b.K});
+    planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
+    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.M * b.K});
     planner.buffer(b.dpooled, Region::kActivationGrads, "dpooled", {B, b.P});
     planner.pop_scope();
   }
-  planner.buffer(out_, Region::kActivations, "out", {B, cfg_.h});
+  planner.buffer(out_, Region::kActivations, "out", {B, HM});
+  if (cfg_.outputs > 1) {
+    planner.buffer(knots_out_, Region::kScratch, "knots_out", {B, HM});
+    planner.buffer(dyq_, Region::kActivationGrads, "dyq", {B, HM});
+  }
   planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
   planner.buffer(drb_, Region::kScratch, "drb", {B, L});
 }
@@ -189,11 +196,11 @@ void NHITS<T>::pool_exog(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, 
 
 template <class T>
 MatView<T> NHITS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
-  const Index B = in.batch, L = cfg_.input_size;
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, M = cfg_.outputs;
   profile::ZoneChain zone(ctx.profiler, B);
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
   return residual_stack_forward<T>(
-      in, L, cfg_.h, out_.mat().rows_block(0, B), zones_, zone,
+      in, L, H, M, out_.mat().rows_block(0, B), zones_, zone,
       [&](size_t i) { return rows(blocks_[i]->r); },
       [&](size_t i, MatView<T> r) {
         Block& b = *blocks_[i];
@@ -201,17 +208,37 @@ MatView<T> NHITS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
         b.pool.forward(ctx, r, pooled.cols_block(0, b.P));
         pool_exog(ctx, b, in, pooled);
         b.mlp.forward(ctx, pooled, theta, in.first_window);
-        b.interp.forward(ctx, theta.cols_block(L, b.K), fore);
+        if (M == 1) {
+          b.interp.forward(ctx, theta.cols_block(L, b.K), fore);
+        } else {
+          // Each output's knots interpolated on their own, then the [M, H] result laid out
+          // step-major, [H, M], as neuralforecast permutes it.
+          MatView<T> kq = rows(knots_out_);
+          for (Index q = 0; q < M; ++q)
+            b.interp.forward(ctx, theta.cols_block(L + q * b.K, b.K), kq.cols_block(q * H, H));
+          for (Index w = 0; w < B; ++w)
+            for (Index t = 0; t < H; ++t)
+              for (Index q = 0; q < M; ++q) fore(w, t * M + q) = kq(w, q * H + t);
+        }
         return std::pair(ConstMat<T>(theta.cols_block(0, L)), ConstMat<T>(fore));
       });
 }
 
 template <class T>
 void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
-  const Index B = in.batch, L = cfg_.input_size;
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, M = cfg_.outputs;
   profile::ZoneChain zone(ctx.profiler, B);
-  const ConstMat<T> dy(dout.data, B, cfg_.h);
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+  // dout [B, H·M] output-major, [B, M·H], once for every block: output q's rows are then the
+  // column block q·H of it (with M = 1, dout itself).
+  ConstMat<T> dy(dout.data, B, H);
+  if (M > 1) {
+    MatView<T> dq = rows(dyq_);
+    for (Index w = 0; w < B; ++w)
+      for (Index t = 0; t < H; ++t)
+        for (Index q = 0; q < M; ++q) dq(w, q * H + t) = dout.data[(w * H + t) * M + q];
+    dy = dq;
+  }
   residual_stack_backward<T>(
       in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
       [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
@@ -219,8 +246,9 @@ void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
         MatView<T> theta = rows(b.theta), dtheta = rows(b.dtheta);
         for (Index w = 0; w < B; ++w)
           for (Index t = 0; t < L; ++t) dtheta(w, t) = -dr(w, t);
-        b.interp.backward(ctx, theta.cols_block(L, b.K), rows(b.fore), dy,
-                          dtheta.cols_block(L, b.K));
+        for (Index q = 0; q < M; ++q)
+          b.interp.backward(ctx, theta.cols_block(L + q * b.K, b.K), rows(b.fore),
+                            dy.cols_block(q * H, H), dtheta.cols_block(L + q * b.K, b.K));
         // The first block's input is the data: no gradient past its MLP.
         MatView<T> dp = i > 0 ? rows(b.dpooled) : MatView<T>{};
         b.mlp.backward(ctx, rows(b.pooled), theta, dtheta, dp, in.first_window);
@@ -230,19 +258,24 @@ void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
 
 template <class T>
 void NHITS<T>::register_zones(profile::Recorder& rec, int model) {
-  const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h);
+  const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h),
+               M = double(cfg_.outputs);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = *blocks_[i];
-    // Per window: pooling, the MLP, the interpolation, the residual update and forecast sum.
+    // Per window: pooling, the MLP, the interpolation of each output's knots (and their
+    // reordering when M > 1), the residual update and forecast sum.
     zones_[i] = cost_zones(
         rec, model, "blocks." + std::to_string(i), 1,
         [&](double rows) {
-          return b.pool.forward_cost(rows) + b.mlp.forward_cost(rows) +
-                 b.interp.forward_cost(rows) + profile::elementwise(rows, L, 1, 2, e) +
-                 profile::elementwise(rows, H, 1, 2, e);
+          profile::Cost c = b.pool.forward_cost(rows) + b.mlp.forward_cost(rows) +
+                            b.interp.forward_cost(rows * M) +
+                            profile::elementwise(rows, L, 1, 2, e) +
+                            profile::elementwise(rows, H * M, 1, 2, e);
+          if (M > 1) c += profile::elementwise(rows, H * M, 0, 1, e);
+          return c;
         },
         [&](double rows) {
-          profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.interp.backward_cost(rows) +
+          profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.interp.backward_cost(rows * M) +
                             profile::elementwise(rows, L, 1, 1, e);
           if (i > 0) c += b.pool.backward_cost(rows) + profile::elementwise(rows, L, 1, 2, e);
           return c;

@@ -32,6 +32,7 @@ void TiDE<T>::Config::validate() const {
     option_out_of_range("num_decoder_layers", "an integer ≥ 1", double(num_decoder_layers));
   if (temporal_width < 1)
     option_out_of_range("temporal_width", "an integer ≥ 1", double(temporal_width));
+  SHOAL_CHECK(outputs >= 1, "tide: outputs per forecast value must be >= 1, got {}", outputs);
 }
 
 template <class T>
@@ -43,6 +44,7 @@ void TiDE<T>::Config::set_shape(const WindowShape& s) {
   h = s.h;
   input_size = s.input_size;
   n_series = 1;
+  outputs = s.outputs;
   hist_exog = s.hist_exog;
   futr_exog = s.futr_exog;
   stat_exog = s.stat_exog;
@@ -55,11 +57,11 @@ TiDE<T>::TiDE(Config cfg)
                  .decoder_output_dim = cfg.decoder_output_dim,
                  .futr_dim = cfg.futr_exog > 0 ? cfg.temporal_width : 0,
                  .hidden_size = cfg.temporal_decoder_dim,
-                 .outputs = 1,
+                 .outputs = cfg.outputs,
                  .dropout = cfg.dropout,
                  .layernorm = cfg.layernorm,
                  .stream = 0x7164'0000 + 63}),
-      skip_({.in = cfg.input_size, .out = cfg.h}) {
+      skip_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {
   SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
               "TiDE needs h, input_size > 0 and one series, got {} {} {}", cfg_.h, cfg_.input_size,
               cfg_.n_series);
@@ -150,8 +152,8 @@ void TiDE<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(h_[k], Region::kActivations, "h" + std::to_string(k), {B, w});
     planner.buffer(dh_[k], Region::kActivationGrads, "dh" + std::to_string(k), {B, w});
   }
-  planner.buffer(out_, Region::kActivations, "out", {B, cfg_.h});
-  planner.buffer(tout_, Region::kActivations, "tout", {B, cfg_.h});
+  planner.buffer(out_, Region::kActivations, "out", {B, H * cfg_.outputs});
+  planner.buffer(tout_, Region::kActivations, "tout", {B, H * cfg_.outputs});
 }
 
 template <class T>
@@ -180,8 +182,9 @@ MatView<T> TiDE<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   profile::ZoneChain zone(ctx.profiler, B);
   MatView<T> out = rows(out_, B), tout = rows(tout_, B);
   if (temporal_.output_is_bias()) {
-    // The temporal decoder's output is its LayerNorm's bias: nothing before it can change the
-    // forecast, so the projections, encoder and decoder are not computed.
+    // The temporal decoder's output is its LayerNorm's bias (layernorm with one output, M = 1:
+    // with M > 1 the LayerNorm is over the M outputs and live): nothing before it can change
+    // the forecast, so the projections, encoder and decoder are not computed.
     zone.next(ztmp_.forward);
     temporal_.forward_bias(tout);
     return add_skip(ctx, x, out, tout, zone);
@@ -238,16 +241,18 @@ MatView<T> TiDE<T>::add_skip(const Ctx& ctx, ConstMat<T> x, MatView<T> out, Cons
                              profile::ZoneChain& zone) {
   zone.next(zskip_.forward);
   skip_.forward(ctx, x, out);
+  const Index HM = cfg_.h * cfg_.outputs;
   for (Index w = 0; w < out.rows; ++w)
-    for (Index t = 0; t < cfg_.h; ++t) out(w, t) += tout(w, t);
-  // [B, H] is the trainer's [B·H, N = 1].
-  return MatView<T>(out.data, out.rows * cfg_.h, 1);
+    for (Index t = 0; t < HM; ++t) out(w, t) += tout(w, t);
+  // [B, H·M] (neuralforecast's [B, H, M]: the skip's H·M outputs reshaped step-major) is the
+  // trainer's [B·H, N·M], N = 1.
+  return MatView<T>(out.data, out.rows * cfg_.h, cfg_.outputs);
 }
 
 template <class T>
 void TiDE<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, tw = cfg_.temporal_width;
-  const ConstMat<T> x(in.insample_y, B, L), dy(dout.data, B, H);
+  const ConstMat<T> x(in.insample_y, B, L), dy(dout.data, B, H * cfg_.outputs);
   auto rows = [](Buffer<T>& buf, Index n) { return buf.mat().rows_block(0, n); };
   profile::ZoneChain zone(ctx.profiler, B);
   zone.next(zskip_.backward);
@@ -302,7 +307,7 @@ void TiDE<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> 
 
 template <class T>
 void TiDE<T>::register_zones(profile::Recorder& rec, int model) {
-  const double e = sizeof(T), H = double(cfg_.h);
+  const double e = sizeof(T), H = double(cfg_.h * cfg_.outputs);
   auto chain = [&](size_t begin, size_t end) {
     return [this, begin, end](double rows, bool fwd) {
       profile::Cost c;
