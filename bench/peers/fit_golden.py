@@ -30,6 +30,9 @@ CASES = {
     "NLinear-standard": ("NLinear", {"scaler_type": "standard"}),
     "DLinear-robust": ("DLinear", {"scaler_type": "robust"}),
     "TiDE": ("TiDE", {}),
+    # neuralforecast's sample_weight column (SAMPLE_WEIGHT below): each window's loss terms
+    # weighted by the mean weight of its output rows.
+    "NLinear-weighted": ("NLinear", {"scaler_type": "standard"}, "sample_weight"),
     # Lightning's gradient clipping (torch.nn.utils.clip_grad_norm_), at a norm every step hits.
     "NLinear-clipped": ("NLinear", {"scaler_type": "standard", "gradient_clip_val": 0.05}),
     # Multi-output losses: every quantile column of MQLoss; a DistributionLoss's parameter
@@ -46,6 +49,13 @@ CASES = {
         "loss": {"DistributionLoss": {"distribution": "StudentT", "level": [80],
                                       "return_params": True}}}),
 }
+
+
+def with_sample_weight(df):
+    """df with a sample_weight column: 1 + (k mod 4) / 2 for the k-th row of each series."""
+    df = df.copy()
+    df["sample_weight"] = 1.0 + (df.groupby("unique_id").cumcount() % 4) / 2.0
+    return df
 
 
 def build_args(extra, losses):
@@ -88,7 +98,7 @@ def main():
     df, ids = panel(data_dir)
     out = {"group": GROUP, "every": EVERY, "h": H, "input_size": INPUT_SIZE, "max_steps": STEPS,
            "random_seed": 1, "unique_ids": ids, "cases": {}}
-    for name, (cls, extra) in CASES.items():
+    for name, (cls, extra, *data) in CASES.items():
         args = build_args(extra, losses)
         m = getattr(models, cls)(h=H, input_size=INPUT_SIZE, random_seed=1,
                                  windows_batch_size=None, batch_size=1024, **args,
@@ -96,14 +106,14 @@ def main():
                                  logger=False, enable_model_summary=False,
                                  enable_checkpointing=False)
         nf = NeuralForecast(models=[m], freq=1)
-        nf.fit(df)
+        nf.fit(with_sample_weight(df) if data == ["sample_weight"] else df)
         fc = nf.predict()
         fc = fc.reset_index() if "unique_id" not in fc.columns else fc
         order = {u: i for i, u in enumerate(ids)}
         fc = fc.sort_values(["unique_id", "ds"], key=lambda c: c.map(order) if
                             c.name == "unique_id" else c)
         columns = compared_columns(cls, args.get("loss"))
-        out["cases"][name] = {"class": cls, "arguments": extra, "forecasts": {
+        out["cases"][name] = {"class": cls, "arguments": extra, "data": data, "forecasts": {
             c: [float(v) for v in fc[c].to_numpy(np.float64)] for c in columns}}
         print(name, {c: v[:3] for c, v in out["cases"][name]["forecasts"].items()})
     path = os.path.join(out_dir, "full_batch_fits.json")

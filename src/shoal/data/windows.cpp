@@ -270,7 +270,8 @@ const WindowBatch& WindowAssembler::assemble(std::span<const Index> starts, Inde
     gather(p.mask().data(), nullptr, l, st, end, 0, w.insample_mask.data + i * l * n);
     gather(p.mask().data(), nullptr, h, st + l, end, 0, w.outsample_mask.data + i * h * n);
     for (Index k = 0; !p.weight().empty() && k < n; ++k)
-      weigh_outsample(p, order_[size_t(k)], st + l, end, h, n, w.outsample_mask.data + i * h * n + k);
+      weigh_outsample(p, order_[size_t(k)], st + l, end, h, n,
+                      w.outsample_mask.data + i * h * n + k);
     for (Index c = 0; c < x; ++c)
       gather(p.hist().data() + c * t * n, nullptr, l, st, end, 0,
              w.hist_exog.data + (i * x + c) * l * n);
