@@ -29,10 +29,10 @@ nf = NeuralForecast(
     freq='ME'
 )
 nf.fit(df=Y_train_df, static_df=AirPassengersStatic, val_size=12)
-Y_hat_df = nf.predict(futr_df=Y_test_df)
+forecasts = nf.predict(futr_df=Y_test_df)
 
 # Plot quantile predictions
-Y_hat_df = Y_hat_df.reset_index(drop=False).drop(columns=['unique_id','ds'])
+Y_hat_df = forecasts.reset_index(drop=False).drop(columns=['unique_id','ds'])
 plot_df = pd.concat([Y_test_df, Y_hat_df], axis=1)
 plot_df = pd.concat([Y_train_df, plot_df])
 
