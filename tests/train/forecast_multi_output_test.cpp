@@ -51,13 +51,17 @@ nlohmann::json options(const std::string& loss) {
 
 TEST(ForecastMultiOutput, TrainsAndForecastsEveryValue) {
   const data::SeriesSet set = make(3, 60);
-  for (const Index series : {Index{1}, Index{3}}) {
+  // NLinear per series (windowed) and over many series (data-parallel); TSMixerx over a panel
+  // (windows in chunks, each with its own rows of loc and scale).
+  for (const auto& [model, series] :
+       {std::pair{"nlinear", Index{1}}, std::pair{"nlinear", Index{3}},
+        std::pair{"tsmixerx", Index{3}}}) {
     const data::Panel panel(set, first(series), {});
     for (const char* loss : {"mqloss", "normal", "studentt"}) {
-      SCOPED_TRACE(fmt::format("nlinear on {} series, loss {}", series, loss));
+      SCOPED_TRACE(fmt::format("{} on {} series, loss {}", model, series, loss));
       nlohmann::json o = options(loss);
       o["max_steps"] = 300;  // long enough for the quantile outputs to separate
-      const train::ForecastJob job = train::forecast_job("nlinear", o);
+      const train::ForecastJob job = train::forecast_job(model, o);
       const Index c = layers::forecast_values(job.train.loss);
       const bool dist = std::string(loss) != "mqloss";
       EXPECT_EQ(c, dist ? 1 + 3 + layers::loss_outputs(job.train.loss) : 3);
