@@ -94,7 +94,9 @@ struct ForecastJob {
 };
 
 struct FitResult {
-  std::vector<double> forecasts;     // [N, h], the panel's series order, data scale
+  // [N, h, C], the panel's series order, data scale; C = layers::forecast_values(loss): 1 for a
+  // point loss, more for MQLoss and DistributionLoss (src/shoal/train/forecast_values.h).
+  std::vector<double> forecasts;
   double fit_seconds = 0;            // training time (0 for baselines)
   Index steps = 0;                   // optimizer steps taken
   size_t arena_bytes = 0;            // planned arena of the fit (0 for baselines)
@@ -147,10 +149,11 @@ FitResult fit_forecast(const data::Panel& panel, const ForecastJob& job);
 // its arena once, trains nothing. Fits of panels with the same N and exog counts plan the same.
 size_t planned_arena_bytes(const data::Panel& panel, const ForecastJob& job);
 
-// Forecasts [N, starts.size(), h] (data scale) of `job`'s model, built for `panel` and holding
-// `weights` (safetensors bytes as FitResult::weights; every tensor must match), for the windows at
-// `starts` reading data in [0, end) (`future`: futr exog after the panel's end from its futr_df
-// rows). Throws shoal::Error for a model without weights or mismatched weights.
+// Forecasts [N, starts.size(), h, C] (data scale; C as FitResult's) of `job`'s model, built for
+// `panel` and holding `weights` (safetensors bytes as FitResult::weights; every tensor must
+// match), for the windows at `starts` reading data in [0, end) (`future`: futr exog after the
+// panel's end from its futr_df rows). Throws shoal::Error for a model without weights or
+// mismatched weights.
 std::vector<double> predict_windows(const data::Panel& panel, const ForecastJob& job,
                                     std::string_view weights, std::span<const Index> starts,
                                     Index end, bool future);
