@@ -38,6 +38,8 @@ CASES = {
     # Multi-output losses: every quantile column of MQLoss; a DistributionLoss's parameter
     # columns (its mean and quantiles are sampled, each tool with its own generator).
     "NLinear-MQLoss": ("NLinear", {"loss": {"MQLoss": {"level": [80, 90]}}}),
+    "DLinear-MQLoss-robust": ("DLinear", {"scaler_type": "robust",
+                                          "loss": {"MQLoss": {"quantiles": [0.1, 0.5, 0.9]}}}),
     "NLinear-Normal-standard": ("NLinear", {
         "scaler_type": "standard",
         "loss": {"DistributionLoss": {"distribution": "Normal", "level": [80],
