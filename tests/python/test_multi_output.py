@@ -69,3 +69,13 @@ def test_what_needs_point_forecasts_is_refused_by_name():
     with pytest.raises(NotImplementedError, match="prediction_intervals"):
         forecaster(MQLoss()).fit(AirPassengersDF,
                                  prediction_intervals=shoal.utils.PredictionIntervals())
+
+
+def test_a_model_per_series_gives_the_same_columns():
+    df = shoal.utils.AirPassengersPanel[["unique_id", "ds", "y"]]
+    model = shoal.NLinear(h=6, input_size=12, max_steps=20, loss=MQLoss(level=[80]))
+    nf = shoal.NeuralForecast(models=[model], freq="ME", per_series=True)
+    fc = nf.fit(df).predict()
+    assert list(fc.columns) == ["unique_id", "ds", "NLinear-median", "NLinear-lo-80",
+                                "NLinear-hi-80"]
+    assert len(fc) == 12 and np.isfinite(fc.iloc[:, 2:].to_numpy(np.float64)).all()
