@@ -81,6 +81,9 @@ def append_validation(nf, s, val_df, cols):
     out.exog = {c: np.concatenate([s.exog[c], v.exog[c]])[order] for c in s.exog}
     out.ds_values = out.df[cols["time_col"]].array
     out.last_ds = v.last_ds
+    # neuralforecast scales df's rows with df's statistics and appends val_df's as they are
+    # (TimeSeriesDataset.align + append): the local scalers leave them in data scale.
+    out.unscaled_tail = s.unscaled_tail + int(v.lengths[0])
     return out, int(v.lengths[0])
 
 
