@@ -220,6 +220,28 @@ def scaled_series(s, scalers):
     return out
 
 
+def to_array(scalers, columns):
+    """float32 [columns, series, 2]: each column's statistics, for a saved forecaster."""
+    return np.stack([scalers[c].stats for c in columns]).astype(F32)
+
+
+def from_array(kind, columns, stats):
+    """{column: LocalScaler} of to_array's statistics."""
+    if kind not in TYPES:
+        raise ValueError(f"unknown local scaler type {kind!r}")
+    stats = np.asarray(stats)
+    if stats.dtype != F32 or stats.ndim != 3 or stats.shape[0] != len(columns) \
+            or stats.shape[2] != 2:
+        raise ValueError(f"scaler statistics of {len(columns)} columns must be float32 "
+                         f"[columns, series, 2], got {stats.dtype} {stats.shape}")
+    out = {}
+    for c, st in zip(columns, stats):
+        sc = LocalScaler.__new__(LocalScaler)
+        sc.kind, sc.stats = kind, np.ascontiguousarray(st)
+        out[c] = sc
+    return out
+
+
 def inverse_target(scalers, values):
     """values [n_series, ...] in model scale back in data scale (per series' y scaler)."""
     v = np.asarray(values)

@@ -577,9 +577,6 @@ class NeuralForecast:
         save_dataset, the fit's series so that predict() needs no df after load. An existing
         non-empty path raises unless overwrite=True; the directory appears whole or not at
         all."""
-        if self.local_scaler_type is not None or self.local_static_scaler_type is not None:
-            raise NotImplementedError("save: a forecaster with local scalers is not supported "
-                                      "by shoal yet (their statistics are not written)")
         _forecaster_io.save(self, path, model_index, save_dataset, overwrite)
 
     @staticmethod
