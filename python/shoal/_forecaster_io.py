@@ -2,9 +2,9 @@
 back with every file's size and sha256 checked (shoal._savedir, as NCF's saved models).
 
     model.json          format "shoal.forecaster", version, freq, per_series, workers, pin,
-                        the local scaler types, the fit's column names, each model (class, arguments as JSON with
-                        losses by class name and parameters, alias, weight files), the
-                        dataset's columns, and every file's bytes and sha256
+                        the local scaler types, the fit's column names, each model (class,
+                        arguments as JSON with losses by class name and parameters, alias,
+                        weight files), the dataset's columns, and every file's bytes and sha256
     model<i>.safetensors    model i's weights under neuralforecast's tensor names; a per-series
                         model keeps every series in this one file, each tensor stacked along
                         a leading series axis, in the order of
@@ -198,8 +198,14 @@ def _scalers(nf, files):
 
 
 def _restore_scalers(nf, entry, blobs, n_series):
-    stats = np.load(io.BytesIO(blobs[entry["file"]]), allow_pickle=False)
-    nf._scalers = _scalers_mod.from_array(nf.local_scaler_type, entry["columns"], stats)
+    try:
+        stats = np.load(io.BytesIO(blobs[entry["file"]]), allow_pickle=False)
+        nf._scalers = _scalers_mod.from_array(nf.local_scaler_type, entry["columns"], stats)
+    except ValueError as e:
+        raise ValueError(f"{entry['file']}: {e}") from e
+    missing = [c for c in ["y"] + nf._exog() if c not in nf._scalers]
+    if missing:
+        raise ValueError(f"{entry['file']} has no statistics of column {missing[0]!r}")
     if n_series is not None and stats.shape[1] != n_series:
         raise ValueError(f"{entry['file']} holds {stats.shape[1]} series' statistics; the "
                          f"dataset has {n_series} series")

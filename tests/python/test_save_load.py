@@ -300,7 +300,17 @@ def test_local_scalers_predict_the_same_in_a_fresh_process(exog_panel, tmp_path,
     assert not np.allclose(loaded.predict(futr_df=futr)["NLinear"], want["NLinear"])
 
 
-@pytest.mark.parametrize("damage", ["tamper", "truncate", "delete", "reshape"])
+def test_local_scalers_without_the_dataset_refit_on_predicts_df(panel, tmp_path):
+    nf = shoal.NeuralForecast([shoal.NLinear(h=4, input_size=12, **FAST)], freq="ME",
+                              local_scaler_type="robust")
+    nf.fit(panel).save(tmp_path / "nf", save_dataset=False)
+    loaded = shoal.NeuralForecast.load(tmp_path / "nf")
+    other = panel.assign(y=panel["y"] * 3)
+    pd.testing.assert_frame_equal(loaded.predict(df=other), nf.predict(df=other),
+                                  check_exact=True)
+
+
+@pytest.mark.parametrize("damage", ["tamper", "truncate", "delete", "reshape", "float64"])
 def test_damaged_scalers_raise_naming_them(panel, tmp_path, damage):
     nf = shoal.NeuralForecast([shoal.NLinear(h=4, input_size=12, **FAST)], freq="ME",
                               local_scaler_type="minmax")
@@ -313,19 +323,22 @@ def test_damaged_scalers_raise_naming_them(panel, tmp_path, damage):
         f.write_bytes(b[: len(b) // 2])
     elif damage == "delete":
         f.unlink()
-    else:  # well-formed, listed with its checksum, but not [columns, series, 2]
+    else:  # well-formed, listed with its checksum, but not float32 [columns, series, 2]
         import hashlib
         import io
         buf = io.BytesIO()
-        np.save(buf, np.load(f)[:, :2])
+        stats = np.load(f)
+        np.save(buf, stats[:, :2] if damage == "reshape" else stats.astype(np.float64))
         f.write_bytes(buf.getvalue())
         manifest = tmp_path / "nf" / "model.json"
         meta = json.loads(manifest.read_text())
         meta["files"]["scalers.npy"] = {"bytes": len(buf.getvalue()),
                                         "sha256": hashlib.sha256(buf.getvalue()).hexdigest()}
         manifest.write_text(json.dumps(meta))
-    with pytest.raises(shoal.ModelFileError, match="scalers.npy"):
+    with pytest.raises(shoal.ModelFileError, match="scalers.npy") as e:
         shoal.NeuralForecast.load(tmp_path / "nf")
+    if damage == "float64":
+        assert "float32 [columns, series, 2]" in str(e.value)
 
 
 @pytest.mark.parametrize("kind", [None, "standard"])
