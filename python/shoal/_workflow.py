@@ -100,6 +100,12 @@ def predict_recursive(nf, names, s, statics, futr_df, h, horizon, cols):
         raise NotImplementedError(f"predict(h={h}) beyond the models' horizon {horizon} "
                                   "with historical exogenous inputs: their future values "
                                   "are unknown")
+    if nf._scalers is not None and s.unscaled_tail:
+        # neuralforecast extends its dataset in model scale after val_df's data-scale rows;
+        # the rounds here extend the frame in data scale and would scale those rows.
+        raise NotImplementedError(f"predict(h={h}) beyond the models' horizon {horizon} after "
+                                  "fit(val_df=...) with a local scaler; refit without val_df "
+                                  "or predict the models' own horizon")
     idc, tc, yc = cols["id_col"], cols["time_col"], cols["target_col"]
     exog = nf._exog()
     rounds = -(-h // horizon)

@@ -100,7 +100,7 @@ def test_local_scaler_leaves_val_df_unscaled_as_neuralforecast(kind):
     np.testing.assert_array_equal(scaled.y[tail], nf._fit_args["series"].y[tail])
 
 
-def test_a_refit_on_the_stored_series_keeps_the_statistics():
+def test_a_refit_on_the_stored_series_keeps_the_statistics_and_the_unscaled_rows():
     train, val = golden_split()
     nf = shoal.NeuralForecast([shoal.NLinear(h=3, input_size=8, max_steps=5)], freq="ME",
                               local_scaler_type="minmax")
@@ -108,3 +108,5 @@ def test_a_refit_on_the_stored_series_keeps_the_statistics():
     before = nf._scalers["y"].stats.copy()
     nf.fit()  # df=None: neuralforecast trains on its stored (scaled + unscaled) dataset
     np.testing.assert_array_equal(nf._scalers["y"].stats, before)
+    with pytest.raises(NotImplementedError, match="beyond the models' horizon"):
+        nf.predict(h=6)  # neuralforecast extends in model scale after the unscaled rows
