@@ -2,18 +2,28 @@
 back with every file's size and sha256 checked (shoal._savedir, as NCF's saved models).
 
     model.json          format "shoal.forecaster", version, freq, per_series, workers, pin,
-                        the fit's column names, each model (class, arguments as JSON with
-                        losses by class name and parameters, alias, weight files), the
-                        dataset's columns, and every file's bytes and sha256
+                        the local scaler types, the fit's column names, each model (class,
+                        arguments as JSON with losses by class name and parameters, alias,
+                        weight files), the dataset's columns, and every file's bytes and sha256
     model<i>.safetensors    model i's weights under neuralforecast's tensor names; a per-series
                         model keeps every series in this one file, each tensor stacked along
                         a leading series axis, in the order of
     model<i>.ids.json   its unique_ids (per-series models only)
-    dataset.<k>.npy     column k of the fit's series (unique_id, ds, y, exogenous), sorted
+    dataset.<k>.npy     column k of the fit's series (unique_id, ds, y, exogenous), sorted,
+                        each series' fit(val_df=...) rows last (their count in model.json)
     static.<k>.npy      column k of the fit's static_df (when the models have statics)
     conformity.<k>.npy  fit(prediction_intervals=...)'s conformity scores of saved model k
                         [series, window, step] (float64), with its settings and unique_ids
                         in model.json, so predict(level=...) works after load
+    scalers.npy         the local scalers' statistics (local_scaler_type), float32
+                        [column, series, 2]: per column (y, then the exogenous ones, named in
+                        model.json) and series of the fit, (offset, scale) or (lambda, 0)
+                        for boxcox. The static scalers have no file: they are fitted on
+                        static_df's rows whenever the statics are read, as neuralforecast
+                        fits them on each dataset
+
+A forecaster without local scalers is written as version 1; with them, version 2 (a version-1
+reader would forecast in the wrong scale).
 
 A column of strings is a .json list instead of a .npy; no file is pickled.
 """
@@ -27,7 +37,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import _savedir, _weights
+from . import _savedir, _weights, _workflow
+from . import _scalers as _scalers_mod
 from ._frames import AVAILABLE
 from . import losses as _losses
 from .models import _rebuild
@@ -39,7 +50,8 @@ def _column_names(models):
     return names(models)
 
 
-FORMAT, VERSION = "shoal.forecaster", 1
+FORMAT, VERSION, VERSIONS = "shoal.forecaster", 1, (1, 2)
+SCALERS = "scalers.npy"
 
 
 # --- models -----------------------------------------------------------------------------------
@@ -176,6 +188,29 @@ def _conformity(nf, model_index, files):
             "ids": [_id_json(u) for u in ids], "scores": saved}
 
 
+def _scalers(nf, files):
+    """model.json's description of the fit's local scalers (their statistics into files)."""
+    if nf._scalers is None:
+        return None
+    columns = ["y"] + [c for c in nf._exog() if c in nf._scalers]
+    files[SCALERS] = _npy(_scalers_mod.to_array(nf._scalers, columns))
+    return {"columns": columns, "file": SCALERS}
+
+
+def _restore_scalers(nf, entry, blobs, n_series):
+    try:
+        stats = np.load(io.BytesIO(blobs[entry["file"]]), allow_pickle=False)
+        nf._scalers = _scalers_mod.from_array(nf.local_scaler_type, entry["columns"], stats)
+    except ValueError as e:
+        raise ValueError(f"{entry['file']}: {e}") from e
+    missing = [c for c in ["y"] + nf._exog() if c not in nf._scalers]
+    if missing:
+        raise ValueError(f"{entry['file']} has no statistics of column {missing[0]!r}")
+    if n_series is not None and stats.shape[1] != n_series:
+        raise ValueError(f"{entry['file']} holds {stats.shape[1]} series' statistics; the "
+                         f"dataset has {n_series} series")
+
+
 def _restore_conformity(nf, c, blobs):
     from .utils import PredictionIntervals
 
@@ -212,6 +247,8 @@ def save(nf, path, model_index=None, save_dataset=True, overwrite=False):
     freq = nf.freq if isinstance(nf.freq, str) else (
         int(nf.freq) if isinstance(nf.freq, (int, np.integer)) else nf.freq.freqstr)
     meta = {"freq": freq, "per_series": nf.per_series, "workers": nf.workers, "pin": nf.pin,
+            "local_scaler_type": nf.local_scaler_type,
+            "local_static_scaler_type": nf.local_static_scaler_type,
             "models": entries, "dataset": None}
     if save_dataset:
         s, static_df, cols = (nf._fit_args[k] for k in ("series", "static_df", "cols"))
@@ -220,7 +257,8 @@ def save(nf, path, model_index=None, save_dataset=True, overwrite=False):
             keep.append(AVAILABLE)
         frame_files, columns = _frame_files(s.df[keep].reset_index(drop=True), "dataset")
         files.update(frame_files)
-        dataset = {"cols": cols, "columns": columns, "static": None}
+        dataset = {"cols": cols, "columns": columns, "static": None,
+                   "val_rows": int(s.unscaled_tail)}
         if static_df is not None:
             stat = static_df[[cols["id_col"]] + nf._stat_cols()].reset_index(drop=True)
             frame_files, dataset["static"] = _frame_files(stat, "static")
@@ -228,7 +266,9 @@ def save(nf, path, model_index=None, save_dataset=True, overwrite=False):
         dataset["polars"] = bool(nf._fit_args.get("polars", False))
         meta["dataset"] = dataset
     meta["conformity"] = _conformity(nf, model_index, files)
-    _savedir.write(path, meta, files, FORMAT, VERSION)
+    meta["scalers"] = _scalers(nf, files)
+    scaled = nf.local_scaler_type is not None or nf.local_static_scaler_type is not None
+    _savedir.write(path, meta, files, FORMAT, 2 if scaled else VERSION)
 
 
 def load(cls, path, verbose=False, allow_pickle=False, trust_remote=False, **kwargs):
@@ -250,7 +290,7 @@ def load(cls, path, verbose=False, allow_pickle=False, trust_remote=False, **kwa
     def names(meta):
         return sorted(meta["files"])
 
-    meta, blobs = _savedir.read(path, names, FORMAT, VERSION)
+    meta, blobs = _savedir.read(path, names, FORMAT, VERSIONS)
     with _savedir.reading(path):
         models = []
         for i, entry in enumerate(meta["models"]):
@@ -267,18 +307,38 @@ def load(cls, path, verbose=False, allow_pickle=False, trust_remote=False, **kwa
             models.append(m)
             if verbose:
                 print(f"Model {m!r} loaded.")
-        nf = cls(models, meta["freq"], per_series=meta["per_series"], workers=meta["workers"],
-                 pin=meta["pin"])
-        dataset = meta["dataset"]
+        nf = cls(models, meta["freq"], meta.get("local_scaler_type"),
+                 meta.get("local_static_scaler_type"), per_series=meta["per_series"],
+                 workers=meta["workers"], pin=meta["pin"])
+        dataset, s = meta["dataset"], None
         if dataset is not None:
             cols = dataset["cols"]
-            s = nf._series(_frame(dataset["columns"], blobs), cols)
+            s = _dataset_series(nf, _frame(dataset["columns"], blobs), cols,
+                                dataset.get("val_rows", 0))
             static_df = (_frame(dataset["static"], blobs) if dataset["static"] is not None
                          else None)
             nf._fit_args = dict(series=s, static_df=static_df, cols=cols,
                                 polars=dataset.get("polars", False))
         if meta.get("conformity") is not None:
             _restore_conformity(nf, meta["conformity"], blobs)
+        if meta.get("scalers") is not None:
+            _restore_scalers(nf, meta["scalers"], blobs, None if s is None else s.n_series)
         if verbose:
             print("Dataset loaded." if dataset is not None else "No dataset found in directory.")
     return nf
+
+
+def _dataset_series(nf, frame, cols, val_rows):
+    """The saved series: each series' df rows, then its last val_rows rows appended as
+    fit(val_df=...) appended them (whatever their dates, left unscaled)."""
+    if not val_rows:
+        return nf._series(frame, cols)
+    ids = frame[cols["id_col"]].to_numpy()
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    ends = np.r_[starts[1:], len(ids)]
+    val = np.zeros(len(ids), bool)
+    for e in ends:
+        val[e - val_rows:e] = True
+    s = nf._series(frame[~val].reset_index(drop=True), cols)
+    s, _ = _workflow.append_validation(nf, s, frame[val].reset_index(drop=True), cols)
+    return s

@@ -123,6 +123,9 @@ class Series:
             if (seen < 0).any():
                 raise ValueError("sample_weight column must be non-negative.")
             self.sample_weight = np.where(np.isfinite(w), w, 0.0)
+        # Rows at the end of each series that the local scalers neither read nor scale:
+        # neuralforecast appends fit(val_df=...)'s rows in data scale (append_validation).
+        self.unscaled_tail = 0
 
     def core(self, exog_names, first_ds=None):
         y = self.y if self.y is not None else np.zeros(len(self.df))

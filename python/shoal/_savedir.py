@@ -70,7 +70,9 @@ def reading(path):
 
 def read(path, names, fmt=FORMAT, version=VERSION):
     """(model.json's dict, {name: bytes}) with each file's size and sha256 checked; names may
-    be a function of model.json's dict (the files it lists)."""
+    be a function of model.json's dict (the files it lists); version may be a tuple of the
+    versions read."""
+    versions = version if isinstance(version, tuple) else (version,)
     with reading(path):
         try:
             with open(os.path.join(path, "model.json"), "rb") as f:
@@ -79,9 +81,10 @@ def read(path, names, fmt=FORMAT, version=VERSION):
             raise ModelFileError(f"{os.fspath(path)} is not a saved shoal model (no model.json)")
         if not isinstance(meta, dict) or meta.get("format") != fmt:
             raise ModelFileError(f"{os.fspath(path)}/model.json is not a {fmt} model")
-        if meta.get("version") != version:
+        if meta.get("version") not in versions:
             raise ModelFileError(f"{os.fspath(path)} is {fmt} version {meta.get('version')}; "
-                                 f"this shoal reads version {version}")
+                                 f"this shoal reads version "
+                                 f"{' or '.join(str(v) for v in versions)}")
         out = {}
         for name in (names(meta) if callable(names) else names):
             want = meta["files"].get(name)

@@ -181,22 +181,64 @@ def _inv_boxcox(x, lam):
     return out.astype(F32)
 
 
+def _scaled_rows(s):
+    """Rows the scalers read and scale: all but each series' unscaled tail (fit(val_df=...)'s
+    rows, which neuralforecast appends in data scale), or None for all."""
+    if not s.unscaled_tail:
+        return None
+    keep = np.ones(len(s.y), bool)
+    keep[(s.offsets[1:, None] - np.arange(1, s.unscaled_tail + 1)).reshape(-1)] = False
+    return keep
+
+
 def fit_series(kind, s, exog):
     """{column: LocalScaler} of y and each exogenous column, per series of s (a Series)."""
-    out = {"y": LocalScaler(kind, s.y, s.offsets, s.available)}
+    keep = _scaled_rows(s)
+    if keep is None:
+        keep = s.available
+    elif s.available is not None:
+        keep = keep & s.available
+    out = {"y": LocalScaler(kind, s.y, s.offsets, keep)}
     for c in exog:
-        out[c] = LocalScaler(kind, s.exog[c], s.offsets, s.available)
+        out[c] = LocalScaler(kind, s.exog[c], s.offsets, keep)
     return out
 
 
 def scaled_series(s, scalers):
     """A copy of s whose y and exogenous columns hold their scaled values (float32 ones, as
-    neuralforecast's dataset holds them)."""
+    neuralforecast's dataset holds them); an unscaled tail keeps its values."""
     out = copy.copy(s)
+    keep = _scaled_rows(s)
+
+    def scaled(c, v):
+        t = scalers[c].transform(v, s.lengths).astype(np.float64)
+        return t if keep is None else np.where(keep, t, v)
+
     y = s.y if s.available is None else np.where(s.available, s.y, 0.0)
-    out.y = scalers["y"].transform(y, s.lengths).astype(np.float64)
-    out.exog = {c: (scalers[c].transform(v, s.lengths).astype(np.float64) if c in scalers
-                    else v) for c, v in s.exog.items()}
+    out.y = scaled("y", y)
+    out.exog = {c: (scaled(c, v) if c in scalers else v) for c, v in s.exog.items()}
+    return out
+
+
+def to_array(scalers, columns):
+    """float32 [columns, series, 2]: each column's statistics, for a saved forecaster."""
+    return np.stack([scalers[c].stats for c in columns]).astype(F32)
+
+
+def from_array(kind, columns, stats):
+    """{column: LocalScaler} of to_array's statistics."""
+    if kind not in TYPES:
+        raise ValueError(f"unknown local scaler type {kind!r}")
+    stats = np.asarray(stats)
+    if stats.dtype != F32 or stats.ndim != 3 or stats.shape[0] != len(columns) \
+            or stats.shape[2] != 2:
+        raise ValueError(f"scaler statistics of {len(columns)} columns must be float32 "
+                         f"[columns, series, 2], got {stats.dtype} {stats.shape}")
+    out = {}
+    for c, st in zip(columns, stats):
+        sc = LocalScaler.__new__(LocalScaler)
+        sc.kind, sc.stats = kind, np.ascontiguousarray(st)
+        out[c] = sc
     return out
 
 

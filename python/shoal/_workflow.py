@@ -81,6 +81,9 @@ def append_validation(nf, s, val_df, cols):
     out.exog = {c: np.concatenate([s.exog[c], v.exog[c]])[order] for c in s.exog}
     out.ds_values = out.df[cols["time_col"]].array
     out.last_ds = v.last_ds
+    # neuralforecast scales df's rows with df's statistics and appends val_df's as they are
+    # (TimeSeriesDataset.align + append): the local scalers leave them in data scale.
+    out.unscaled_tail = s.unscaled_tail + int(v.lengths[0])
     return out, int(v.lengths[0])
 
 
@@ -97,6 +100,12 @@ def predict_recursive(nf, names, s, statics, futr_df, h, horizon, cols):
         raise NotImplementedError(f"predict(h={h}) beyond the models' horizon {horizon} "
                                   "with historical exogenous inputs: their future values "
                                   "are unknown")
+    if nf._scalers is not None and s.unscaled_tail:
+        # neuralforecast extends its dataset in model scale after val_df's data-scale rows;
+        # the rounds here extend the frame in data scale and would scale those rows.
+        raise NotImplementedError(f"predict(h={h}) beyond the models' horizon {horizon} after "
+                                  "fit(val_df=...) with a local scaler; refit without val_df "
+                                  "or predict the models' own horizon")
     idc, tc, yc = cols["id_col"], cols["time_col"], cols["target_col"]
     exog = nf._exog()
     rounds = -(-h // horizon)

@@ -318,10 +318,9 @@ class NeuralForecast:
             cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
             s = self._series(df, cols)
         statics = self._statics(static_df, s, cols)
-        if val_df is not None and self.local_scaler_type is not None:
-            raise NotImplementedError("fit: val_df with local_scaler_type is not supported by "
-                                      "shoal (neuralforecast appends val_df unscaled to the "
-                                      "scaled series); hold out the end with val_size")
+        # On df's rows only: neuralforecast fits the scalers before appending val_df, whose
+        # rows it keeps in data scale (append_validation). With df=None the stored series'
+        # df rows give the same statistics again (neuralforecast keeps its scaled dataset).
         self._scalers = self._fit_scalers(s)
         if val_df is not None:
             s, val_size = _workflow.append_validation(self, s, val_df, cols)
@@ -578,9 +577,6 @@ class NeuralForecast:
         save_dataset, the fit's series so that predict() needs no df after load. An existing
         non-empty path raises unless overwrite=True; the directory appears whole or not at
         all."""
-        if self.local_scaler_type is not None or self.local_static_scaler_type is not None:
-            raise NotImplementedError("save: a forecaster with local scalers is not supported "
-                                      "by shoal yet (their statistics are not written)")
         _forecaster_io.save(self, path, model_index, save_dataset, overwrite)
 
     @staticmethod

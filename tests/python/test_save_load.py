@@ -264,3 +264,102 @@ def test_polars_fit_predicts_polars_after_load(panel, tmp_path):
     got = shoal.NeuralForecast.load(tmp_path / "nf").predict()
     assert isinstance(got, pl.DataFrame)
     assert got.equals(nf.predict())
+
+
+def _scaled_forecaster(exog_panel, kind):
+    exog = dict(futr_exog_list=["promo"], hist_exog_list=["temp"], stat_exog_list=["size"])
+    models = [shoal.NHITS(h=4, input_size=12, mlp_units=[[16, 16]] * 3, **exog, **FAST),
+              shoal.NLinear(h=4, input_size=12, **FAST)]
+    nf = shoal.NeuralForecast(models, freq="ME", local_scaler_type=kind,
+                              local_static_scaler_type="robust", workers=1)
+    # boxcox: positive values
+    panel = exog_panel.assign(temp=exog_panel["temp"].abs() + 0.5, promo=exog_panel["promo"] + 1)
+    nf.fit(panel, static_df=STATIC)
+    futr = nf.make_future_dataframe()
+    futr["promo"] = (np.arange(len(futr)) % 2).astype(float) + 1
+    return nf, futr
+
+
+@pytest.mark.parametrize("kind", ["standard", "robust-iqr", "boxcox"])
+def test_local_scalers_predict_the_same_in_a_fresh_process(exog_panel, tmp_path, kind):
+    nf, futr = _scaled_forecaster(exog_panel, kind)
+    want = nf.predict(futr_df=futr)
+    nf.save(tmp_path / "nf")
+    got = _predict_in_fresh_process(tmp_path / "nf", futr, tmp_path)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    meta = json.loads((tmp_path / "nf" / "model.json").read_text())
+    assert meta["version"] == 2  # a reader unaware of the scalers must refuse it
+    assert (meta["local_scaler_type"], meta["local_static_scaler_type"]) == (kind, "robust")
+    assert meta["scalers"] == {"columns": ["y", "temp", "promo"], "file": "scalers.npy"}
+    stats = np.load(tmp_path / "nf" / "scalers.npy")
+    assert stats.dtype == np.float32 and stats.shape == (3, 3, 2)
+    np.testing.assert_array_equal(stats[0], nf._scalers["y"].stats)
+    loaded = shoal.NeuralForecast.load(tmp_path / "nf")
+    # the statistics are read back, not refitted: changed ones change the forecasts
+    loaded._scalers["y"].stats[:, 1 if kind != "boxcox" else 0] *= 2
+    assert not np.allclose(loaded.predict(futr_df=futr)["NLinear"], want["NLinear"])
+
+
+def test_local_scalers_without_the_dataset_refit_on_predicts_df(panel, tmp_path):
+    nf = shoal.NeuralForecast([shoal.NLinear(h=4, input_size=12, **FAST)], freq="ME",
+                              local_scaler_type="robust")
+    nf.fit(panel).save(tmp_path / "nf", save_dataset=False)
+    loaded = shoal.NeuralForecast.load(tmp_path / "nf")
+    other = panel.assign(y=panel["y"] * 3)
+    pd.testing.assert_frame_equal(loaded.predict(df=other), nf.predict(df=other),
+                                  check_exact=True)
+
+
+@pytest.mark.parametrize("damage", ["tamper", "truncate", "delete", "reshape", "float64"])
+def test_damaged_scalers_raise_naming_them(panel, tmp_path, damage):
+    nf = shoal.NeuralForecast([shoal.NLinear(h=4, input_size=12, **FAST)], freq="ME",
+                              local_scaler_type="minmax")
+    nf.fit(panel).save(tmp_path / "nf")
+    f = tmp_path / "nf" / "scalers.npy"
+    b = f.read_bytes()
+    if damage == "tamper":
+        f.write_bytes(b[:-1] + bytes([b[-1] ^ 1]))
+    elif damage == "truncate":
+        f.write_bytes(b[: len(b) // 2])
+    elif damage == "delete":
+        f.unlink()
+    else:  # well-formed, listed with its checksum, but not float32 [columns, series, 2]
+        import hashlib
+        import io
+        buf = io.BytesIO()
+        stats = np.load(f)
+        np.save(buf, stats[:, :2] if damage == "reshape" else stats.astype(np.float64))
+        f.write_bytes(buf.getvalue())
+        manifest = tmp_path / "nf" / "model.json"
+        meta = json.loads(manifest.read_text())
+        meta["files"]["scalers.npy"] = {"bytes": len(buf.getvalue()),
+                                        "sha256": hashlib.sha256(buf.getvalue()).hexdigest()}
+        manifest.write_text(json.dumps(meta))
+    with pytest.raises(shoal.ModelFileError, match="scalers.npy") as e:
+        shoal.NeuralForecast.load(tmp_path / "nf")
+    if damage == "float64":
+        assert "float32 [columns, series, 2]" in str(e.value)
+
+
+@pytest.mark.parametrize("kind", [None, "standard"])
+def test_val_df_rows_survive_in_their_place(tmp_path, kind):
+    """fit(val_df=...)'s rows stay last in each series (whatever their dates) and, with a local
+    scaler, unscaled: predict after load forecasts from the same inputs."""
+    from conftest import make_panel
+    df = make_panel(n_series=3, length=36)
+    pos = df.groupby("unique_id").cumcount()
+    size = df.groupby("unique_id")["y"].transform("size")
+    train, val = df[pos < size - 6], df[pos >= size - 6]
+    val = val.assign(ds=val["ds"] - pd.offsets.MonthEnd(300))  # dated before df
+    nf = shoal.NeuralForecast([shoal.NLinear(h=4, input_size=12, **FAST)], freq="ME",
+                              local_scaler_type=kind)
+    nf.fit(train, val_df=val)
+    want = nf.predict()
+    nf.save(tmp_path / "nf")
+    assert json.loads((tmp_path / "nf" / "model.json").read_text())["dataset"]["val_rows"] == 6
+    got = _predict_in_fresh_process(tmp_path / "nf", None, tmp_path)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    loaded = shoal.NeuralForecast.load(tmp_path / "nf")
+    assert loaded._fit_args["series"].unscaled_tail == 6
+    pd.testing.assert_frame_equal(loaded.predict_insample(), nf.predict_insample(),
+                                  check_exact=True)

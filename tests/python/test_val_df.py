@@ -1,6 +1,11 @@
 """fit(val_df=...) as neuralforecast 3.3.0 runs it: val_df's rows are appended to each series
 of df whatever their dates, the fit validates on them as on the last val_size rows (early
-stopping included), and a later predict forecasts after val_df's end."""
+stopping included), and a later predict forecasts after val_df's end. With a local scaler,
+val_df's rows stay in data scale (tests/golden/val_df_local_scaler.json, written by
+bench/peers/val_df_scalers_golden.py)."""
+
+import json
+import pathlib
 
 import numpy as np
 import pandas as pd
@@ -10,6 +15,8 @@ import shoal
 from conftest import make_panel
 
 H = 3
+GOLDEN = json.loads((pathlib.Path(__file__).resolve().parents[1] / "golden" /
+                     "val_df_local_scaler.json").read_text())
 
 
 def model():
@@ -59,3 +66,47 @@ def test_val_df_errors():
         nf.fit(train, val_df=val.iloc[1:])
     with pytest.raises(ValueError, match="different number of groups"):
         nf.fit(train, val_df=val[val["unique_id"] == "s0"])
+
+
+def golden_split():
+    p = GOLDEN["panel"]
+    df = pd.DataFrame({"unique_id": p["unique_id"], "ds": pd.to_datetime(p["ds"]), "y": p["y"]})
+    return split(df, GOLDEN["n_val"])
+
+
+@pytest.mark.parametrize("kind", ["standard", "robust"])
+def test_local_scaler_leaves_val_df_unscaled_as_neuralforecast(kind):
+    want = GOLDEN["cases"][kind]
+    train, val = golden_split()
+    m = shoal.NLinear(**GOLDEN["args"])
+    nf = shoal.NeuralForecast([m], freq="ME", local_scaler_type=kind)
+    fc = nf.fit(train, val_df=val).predict()
+    # neuralforecast validates at step 0 too; shoal's val_losses are from the first check on
+    got = np.asarray(nf.fit_info[0]["val_losses"])
+    assert len(got) == len(want["val_losses"]) - 1
+    np.testing.assert_allclose(got, want["val_losses"][1:], rtol=1e-6)
+    # val_df's data-scale rows end predict's input windows: forecasts far off the series
+    # (their df-scale inverse), as neuralforecast's are
+    np.testing.assert_allclose(fc["NLinear"], want["predict"], rtol=1e-6)
+    assert list(fc["ds"].dt.strftime("%Y-%m-%d")) == want["predict_ds"]
+    # the statistics are df's: val_df's rows neither read nor scaled
+    alone = shoal.NeuralForecast([shoal.NLinear(h=3, input_size=8, max_steps=1)], freq="ME",
+                                 local_scaler_type=kind)
+    alone.fit(train)
+    for u in range(3):
+        np.testing.assert_array_equal(nf._scalers["y"].stats[u], alone._scalers["y"].stats[u])
+    scaled = nf._model_scale(nf._fit_args["series"])
+    tail = nf._fit_args["series"].offsets[1:, None] - np.arange(1, GOLDEN["n_val"] + 1)
+    np.testing.assert_array_equal(scaled.y[tail], nf._fit_args["series"].y[tail])
+
+
+def test_a_refit_on_the_stored_series_keeps_the_statistics_and_the_unscaled_rows():
+    train, val = golden_split()
+    nf = shoal.NeuralForecast([shoal.NLinear(h=3, input_size=8, max_steps=5)], freq="ME",
+                              local_scaler_type="minmax")
+    nf.fit(train, val_df=val)
+    before = nf._scalers["y"].stats.copy()
+    nf.fit()  # df=None: neuralforecast trains on its stored (scaled + unscaled) dataset
+    np.testing.assert_array_equal(nf._scalers["y"].stats, before)
+    with pytest.raises(NotImplementedError, match="beyond the models' horizon"):
+        nf.predict(h=6)  # neuralforecast extends in model scale after the unscaled rows
