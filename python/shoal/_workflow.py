@@ -79,6 +79,10 @@ def append_validation(nf, s, val_df, cols):
         out.available = np.concatenate([_observed(s), _observed(v)])[order]
         out.df = out.df.assign(**{AVAILABLE: out.available.astype(float)})
     out.exog = {c: np.concatenate([s.exog[c], v.exog[c]])[order] for c in s.exog}
+    if (s.sample_weight is None) != (v.sample_weight is None):
+        raise ValueError("df and val_df must both have a sample_weight column, or neither")
+    if s.sample_weight is not None:  # validation windows are weighted by val_df's rows
+        out.sample_weight = np.concatenate([s.sample_weight, v.sample_weight])[order]
     out.ds_values = out.df[cols["time_col"]].array
     out.last_ds = v.last_ds
     # neuralforecast scales df's rows with df's statistics and appends val_df's as they are

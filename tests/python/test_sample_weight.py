@@ -59,3 +59,21 @@ def test_bad_weights_are_refused_as_neuralforecast_refuses_them():
         fit(df.assign(sample_weight=np.where(df.ds == 3, np.nan, 1.0)))
     with pytest.raises(ValueError, match="sample_weight column must be non-negative"):
         fit(df.assign(sample_weight=np.where(df.ds == 3, -1.0, 1.0)))
+
+
+def test_val_df_rows_weigh_validation():
+    df = frame()
+    train, val = df[df.ds < 42], df[df.ds >= 42]
+    m = dict(h=6, input_size=12, max_steps=20, random_seed=1, val_check_steps=10)
+
+    def val_losses(tr, va):
+        nf = shoal.NeuralForecast(models=[shoal.NLinear(**m)], freq=1)
+        nf.fit(tr, val_df=va)
+        return nf.fit_info[0]["val_losses"]
+
+    ones = val_losses(train.assign(sample_weight=1.0), val.assign(sample_weight=1.0))
+    skewed = val_losses(train.assign(sample_weight=1.0),
+                        val.assign(sample_weight=np.where(val.unique_id == "c", 9.0, 1.0)))
+    assert ones != skewed
+    with pytest.raises(ValueError, match="both have a sample_weight column"):
+        val_losses(train.assign(sample_weight=1.0), val)
