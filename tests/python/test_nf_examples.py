@@ -16,7 +16,7 @@ _spec.loader.exec_module(examples)
 
 # example -> the loss it trains with that shoal refuses for now
 NOT_YET = {"tsmixer": "MQLoss", "nbeatsx": "MQLoss", "nhits": "DistributionLoss",
-           "mlp": "DistributionLoss", "nbeats": "Poisson", "tsmixerx": "GMM", "tide": "GMM"}
+           "mlp": "DistributionLoss", "tide": "GMM"}
 
 
 @pytest.mark.parametrize("name", examples.EXAMPLES)
