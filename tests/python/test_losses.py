@@ -149,8 +149,9 @@ def test_neuralforecast_instances():
     assert s(nfl.QuantileLoss(q=0.25)) == {"loss": "quantile", "quantile": 0.25}
     assert s(nfl.SMAPE()) == {"loss": "smape"} and s(nfl.MAPE()) == {"loss": "mape"}
     assert s(nfl.MSE()) == {"loss": "mse"}
-    with pytest.raises(NotImplementedError, match="MQLoss"):
-        s(nfl.MQLoss())
+    assert s(nfl.GMM(n_components=2, weighted=True))["loss_n_components"] == 2
+    with pytest.raises(NotImplementedError, match="PMM"):
+        s(nfl.PMM())
 
 
 def test_high_quantile_forecasts_above_low_on_a_real_series():
