@@ -15,8 +15,7 @@ examples = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(examples)
 
 # example -> the loss it trains with that shoal refuses for now
-NOT_YET = {"tsmixer": "MQLoss", "nbeatsx": "MQLoss", "nhits": "DistributionLoss",
-           "mlp": "DistributionLoss", "tide": "GMM"}
+NOT_YET = {"nbeatsx": "MQLoss", "nhits": "DistributionLoss", "tide": "GMM"}
 
 
 @pytest.mark.parametrize("name", examples.EXAMPLES)
