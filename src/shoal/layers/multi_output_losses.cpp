@@ -70,6 +70,16 @@ struct Nll {
   double d[3];  // ∂ℓ/∂raw_k
 };
 
+// Poisson: λ = softplus(x) + 1e-10, x = m·scale + loc; ∂ℓ/∂λ = 1 − y/λ.
+Nll poisson_nll(double raw, double y, double loc, double scale) {
+  const double x = raw * scale + loc, rate = softplus(x) + 1e-10;
+  const double ylog = y == 0 ? 0.0 : y * std::log(rate);  // torch's xlogy
+  Nll out{};
+  out.value = rate - ylog + std::lgamma(y + 1);
+  out.d[0] = (1 - y / rate) * softplus_grad(x) * scale;
+  return out;
+}
+
 Nll nll(DistributionKind kind, const double* raw, double y, double loc, double scale) {
   Nll out{};
   if (kind == DistributionKind::kNormal) {
@@ -94,16 +104,6 @@ Nll nll(DistributionKind kind, const double* raw, double y, double loc, double s
   out.d[0] = dnu * softplus_grad(raw[0]);
   out.d[1] = -dz / sd * scale;
   out.d[2] = (1 - dz * z) / sd * softplus_grad(raw[2]) * scale;
-  return out;
-}
-
-// Poisson: λ = softplus(x) + 1e-10, x = m·scale + loc; ∂ℓ/∂λ = 1 − y/λ.
-Nll poisson_nll(double raw, double y, double loc, double scale) {
-  const double x = raw * scale + loc, rate = softplus(x) + 1e-10;
-  const double ylog = y == 0 ? 0.0 : y * std::log(rate);  // torch's xlogy
-  Nll out{};
-  out.value = rate - ylog + std::lgamma(y + 1);
-  out.d[0] = (1 - y / rate) * softplus_grad(x) * scale;
   return out;
 }
 
@@ -164,17 +164,6 @@ double gmm_nll(const DistributionConfig& c, const double* p, double y, double lo
     }
   }
   return -lse;
-}
-
-// One value's ℓ and (d non-null) ∂ℓ/∂p over its M outputs p.
-double value_nll(const DistributionConfig& c, const double* p, double y, double loc, double scale,
-                 double* d) {
-  if (c.kind == DistributionKind::kGmm) return gmm_nll(c, p, y, loc, scale, d);
-  const Nll v = c.kind == DistributionKind::kPoisson ? poisson_nll(p[0], y, loc, scale)
-                                                     : nll(c.kind, p, y, loc, scale);
-  if (d != nullptr)
-    for (Index k = 0; k < distribution_parameters(c.kind); ++k) d[k] = v.d[k];
-  return v.value;
 }
 
 template <class T>
@@ -395,12 +384,39 @@ void DistributionNll<T>::mean(ConstMat<T> raw, ConstMat<T> loc, ConstMat<T> scal
 namespace {
 
 // Σ ℓ·W over (row, series) pairs of nonzero weight and, when draw is given, draw = s·∂(ℓ·W)
-// (zero where W = 0). loc and scale rows are windows of h = rows / loc.rows steps.
+// (zero where W = 0), for a kind of at most 3 parameters (columns k·N + n) whose value's ℓ and
+// ∂ℓ/∂p `value_nll` gives. loc and scale rows are windows of h = rows / loc.rows steps.
+template <class T, class ValueNll>
+double family_terms(ValueNll value_nll, Index K, const std::vector<double>& hw, ConstMat<T> raw,
+                    ConstMat<T> target, ConstMat<T> loc, ConstMat<T> scale, ConstMat<T> mask,
+                    MatView<T>* draw, double s) {
+  const Index N = target.cols;
+  const Index h = target.rows / loc.rows;
+  double num = 0;
+  for (Index r = 0; r < target.rows; ++r)
+    for (Index n = 0; n < N; ++n) {
+      const double w = weight_of(mask, hw, r, n);
+      if (w == 0) {
+        if (draw != nullptr)
+          for (Index k = 0; k < K; ++k) (*draw)(r, k * N + n) = T(0);
+        continue;
+      }
+      double p[3];
+      for (Index k = 0; k < K; ++k) p[k] = double(raw(r, k * N + n));
+      const Nll v =
+          value_nll(p, double(target(r, n)), double(loc(r / h, n)), double(scale(r / h, n)));
+      num += v.value * w;
+      if (draw != nullptr)
+        for (Index k = 0; k < K; ++k) (*draw)(r, k * N + n) = T(v.d[k] * w * s);
+    }
+  return num;
+}
+
+// GMM's Σ ℓ·W (W = mask) and draw = s·∂(ℓ·W), series n's outputs at columns n·M + j.
 template <class T>
-double nll_terms(const DistributionConfig& cfg, ConstMat<T> raw, ConstMat<T> target,
+double gmm_terms(const DistributionConfig& cfg, ConstMat<T> raw, ConstMat<T> target,
                  ConstMat<T> loc, ConstMat<T> scale, ConstMat<T> mask, MatView<T>* draw, double s) {
   const Index K = distribution_parameters(cfg), N = target.cols;
-  const Strides st = strides_of(cfg, N);
   const Index h = target.rows / loc.rows;
   double p[kMaxOutputs], d[kMaxOutputs];
   double num = 0;
@@ -409,16 +425,30 @@ double nll_terms(const DistributionConfig& cfg, ConstMat<T> raw, ConstMat<T> tar
       const double w = weight_of(mask, cfg.horizon_weight, r, n);
       if (w == 0) {
         if (draw != nullptr)
-          for (Index k = 0; k < K; ++k) (*draw)(r, n * st.sn + k * st.sj) = T(0);
+          for (Index k = 0; k < K; ++k) (*draw)(r, n * K + k) = T(0);
         continue;
       }
-      for (Index k = 0; k < K; ++k) p[k] = double(raw(r, n * st.sn + k * st.sj));
-      num += w * value_nll(cfg, p, double(target(r, n)), double(loc(r / h, n)),
-                           double(scale(r / h, n)), draw != nullptr ? d : nullptr);
+      for (Index k = 0; k < K; ++k) p[k] = double(raw(r, n * K + k));
+      num += w * gmm_nll(cfg, p, double(target(r, n)), double(loc(r / h, n)),
+                         double(scale(r / h, n)), draw != nullptr ? d : nullptr);
       if (draw != nullptr)
-        for (Index k = 0; k < K; ++k) (*draw)(r, n * st.sn + k * st.sj) = T(d[k] * w * s);
+        for (Index k = 0; k < K; ++k) (*draw)(r, n * K + k) = T(d[k] * w * s);
     }
   return num;
+}
+
+template <class T>
+double nll_terms(const DistributionConfig& cfg, ConstMat<T> raw, ConstMat<T> target,
+                 ConstMat<T> loc, ConstMat<T> scale, ConstMat<T> mask, MatView<T>* draw, double s) {
+  const DistributionKind kind = cfg.kind;
+  if (kind == DistributionKind::kGmm) return gmm_terms(cfg, raw, target, loc, scale, mask, draw, s);
+  if (kind == DistributionKind::kPoisson)
+    return family_terms(
+        [](const double* p, double y, double l, double c) { return poisson_nll(p[0], y, l, c); }, 1,
+        cfg.horizon_weight, raw, target, loc, scale, mask, draw, s);
+  return family_terms(
+      [kind](const double* p, double y, double l, double c) { return nll(kind, p, y, l, c); },
+      distribution_parameters(kind), cfg.horizon_weight, raw, target, loc, scale, mask, draw, s);
 }
 
 }  // namespace
