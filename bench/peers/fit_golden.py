@@ -50,6 +50,22 @@ CASES = {
         "scaler_type": "robust", "max_steps": 20,
         "loss": {"DistributionLoss": {"distribution": "StudentT", "level": [80],
                                       "return_params": True}}}),
+    # Poisson on M3's positive counts-like values: its rate column (-loc).
+    "NLinear-Poisson": ("NLinear", {
+        "loss": {"DistributionLoss": {"distribution": "Poisson", "level": [80],
+                                      "return_params": True}}}),
+    # Gaussian mixtures: every component's mean and scale columns (and weight). Learned weights
+    # of several components are not compared over a fit: the components start alike, so each
+    # weight logit's gradient w − r (weight minus responsibility) starts near 0 and Adam's first
+    # steps (±lr·sign g) follow its float32 rounding (1e-3 apart after one step, 1e-1 after
+    # 100). One weighted component checks the weighted layout and its weight column.
+    "NLinear-GMM-standard": ("NLinear", {
+        "scaler_type": "standard",
+        "loss": {"GMM": {"n_components": 2, "level": [80], "return_params": True}}}),
+    "NLinear-GMM-weighted-standard": ("NLinear", {
+        "scaler_type": "standard",
+        "loss": {"GMM": {"n_components": 1, "weighted": True, "level": [80],
+                         "return_params": True}}}),
 }
 
 

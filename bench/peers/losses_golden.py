@@ -19,8 +19,8 @@ import json
 import sys
 
 import torch
-from neuralforecast.losses.pytorch import (MAE, MAPE, MASE, MSE, RMSE, SMAPE, DistributionLoss,
-                                           HuberLoss, MQLoss, QuantileLoss)
+from neuralforecast.losses.pytorch import (GMM, MAE, MAPE, MASE, MSE, RMSE, SMAPE,
+                                           DistributionLoss, HuberLoss, MQLoss, QuantileLoss)
 
 LOSSES = {
     "mae": (lambda hw: MAE(horizon_weight=hw), {}),
@@ -79,6 +79,7 @@ def main():
     print(f"{len(cases)} cases -> {out}")
     multi_out = sys.argv[2] if len(sys.argv) > 2 else "tests/golden/multi_output_losses.json"
     multi = multi_output_cases()
+    multi.update(mixture_cases())
     with open(multi_out, "w") as f:
         json.dump(multi, f, separators=(",", ":"))
     print(f"{len(multi)} cases -> {multi_out}")
@@ -141,6 +142,65 @@ def multi_output_cases():
                     "params": flat(torch.cat([a.detach() for a in distr_args], dim=2)),
                     "value": float(value.detach()), "grad": flat(grad),
                 }
+    return cases
+
+
+# Poisson and GMM cases, from a generator of their own so the cases above keep their values.
+# Poisson's y is ≥ 0 (its support) with zeros in it (xlogy's branch); GMM cases hold
+# "n_components" and "weighted", raw [B, h, N·M] in neuralforecast's GMM layout and params as
+# torch.cat(distr_args, -1) gives them (the same layout); GMM takes no horizon weight.
+def mixture_cases():
+    gen = torch.Generator().manual_seed(20261128)
+    cases = {}
+    for shape, (B, h, N, L) in SHAPES.items():
+        for weighted in (False, True):
+            hw = 0.25 + 2 * torch.rand(h, generator=gen, dtype=torch.float64)
+            mask = (torch.rand(B, h, N, generator=gen) > 0.25).double()
+            mask[0, 0, 0] = 1.0
+            tag = f"{shape}{'/hw' if weighted else ''}"
+            y = torch.floor(6 * torch.rand(B, h, N, generator=gen, dtype=torch.float64))
+            y[0, 0, 0] = 0.0
+            y[-1, -1, -1] = 2.5  # a non-integer count: neuralforecast's support is nonnegative
+            loss = DistributionLoss(distribution="Poisson",
+                                    horizon_weight=hw.numpy() if weighted else None)
+            if loss.horizon_weight is not None:
+                loss.horizon_weight = loss.horizon_weight.double()
+            raw = torch.randn(B, h, N, generator=gen, dtype=torch.float64)
+            loc = 2 + torch.rand(B, 1, N, generator=gen, dtype=torch.float64)
+            scale = 0.5 + 2 * torch.rand(B, 1, N, generator=gen, dtype=torch.float64)
+            raw.requires_grad_(True)
+            distr_args = loss.scale_decouple(output=loss.domain_map(raw), loc=loc, scale=scale)
+            value = loss(y=y, distr_args=distr_args, mask=mask)
+            (grad,) = torch.autograd.grad(value, raw)
+            cases[f"poisson/{tag}"] = {
+                "loss": "distribution", "distribution": "Poisson", "B": B, "h": h, "N": N,
+                "y": flat(y), "raw": flat(raw.detach()), "loc": flat(loc), "scale": flat(scale),
+                "mask": flat(mask), "horizon_weight": flat(loss.horizon_weight) if weighted else [],
+                "params": flat(torch.cat([a.detach() for a in distr_args], dim=2)),
+                "mean": flat(loss.distr_mean.detach()),
+                "value": float(value.detach()), "grad": flat(grad),
+            }
+            # weighted here is GMM's own flag (learned component weights), not a horizon weight.
+            C = 3
+            loss = GMM(n_components=C, weighted=weighted)
+            M = loss.outputsize_multiplier
+            y = torch.randn(B, h, N, generator=gen, dtype=torch.float64) * 2 + 1
+            raw = torch.randn(B, h, N * M, generator=gen, dtype=torch.float64)
+            loc = torch.randn(B, 1, N, generator=gen, dtype=torch.float64)
+            scale = 0.5 + 2 * torch.rand(B, 1, N, generator=gen, dtype=torch.float64)
+            raw.requires_grad_(True)
+            distr_args = loss.scale_decouple(output=loss.domain_map(raw), loc=loc, scale=scale)
+            value = loss(y=y, distr_args=distr_args, mask=mask)
+            (grad,) = torch.autograd.grad(value, raw)
+            cases[f"gmm/{shape}{'/weighted' if weighted else ''}"] = {
+                "loss": "distribution", "distribution": "GMM", "n_components": C,
+                "weighted": weighted, "B": B, "h": h, "N": N,
+                "y": flat(y), "raw": flat(raw.detach()), "loc": flat(loc), "scale": flat(scale),
+                "mask": flat(mask), "horizon_weight": [],
+                "params": flat(torch.cat([a.detach() for a in distr_args], dim=-1)),
+                "mean": flat(loss.distr_mean.detach()),
+                "value": float(value.detach()), "grad": flat(grad),
+            }
     return cases
 
 

@@ -1,8 +1,9 @@
 """neuralforecast's losses by their class names and arguments, so `loss=MAE()` reads the same in
-both: the point losses, MQLoss and DistributionLoss (Normal, StudentT). `loss_settings` turns a
-loss object (shoal's or neuralforecast's) into the job settings the C++ trainer reads
-(train/forecast.cpp: loss, huber_delta, quantile, loss_seasonality, horizon_weight,
-loss_quantiles, num_samples, return_params; with prefix "valid_", those of valid_loss), and
+both: the point losses, MQLoss, DistributionLoss (Normal, StudentT, Poisson) and GMM.
+`loss_settings` turns a loss object (shoal's or neuralforecast's) into the job settings the C++
+trainer reads (train/forecast.cpp: loss, huber_delta, quantile, loss_seasonality,
+horizon_weight, loss_quantiles, num_samples, return_params, loss_n_components, loss_weighted;
+with prefix "valid_", those of valid_loss), and
 `output_names` gives the forecast columns' suffixes."""
 
 import warnings
@@ -176,16 +177,17 @@ class MQLoss:
 
 
 _DISTRIBUTIONS = {"Normal": ("normal", ["-loc", "-scale"]),
-                  "StudentT": ("studentt", ["-df", "-loc", "-scale"])}
+                  "StudentT": ("studentt", ["-df", "-loc", "-scale"]),
+                  "Poisson": ("poisson", ["-loc"])}
 
 
 class DistributionLoss:
-    """Negative log-likelihood of a Normal or StudentT whose parameters the model forecasts
-    (scaled back with each window's scaler statistics, neuralforecast's scale_decouple). The
-    forecast is the mean of num_samples draws (column <model>), their quantiles
-    (<model>-median, <model>-lo-80, ...) and with return_params the parameters
-    (<model>-loc, <model>-scale; StudentT also <model>-df). The draws are shoal's own: the
-    same distribution as neuralforecast's, not the same numbers."""
+    """Negative log-likelihood of a Normal, StudentT or Poisson whose parameters the model
+    forecasts (scaled back with each window's scaler statistics, neuralforecast's
+    scale_decouple). The forecast is the mean of num_samples draws (column <model>), their
+    quantiles (<model>-median, <model>-lo-80, ...) and with return_params the parameters
+    (<model>-loc, <model>-scale; StudentT also <model>-df; Poisson's rate is <model>-loc). The
+    draws are shoal's own: the same distribution as neuralforecast's, not the same numbers."""
 
     is_distribution_output = True
 
@@ -195,11 +197,11 @@ class DistributionLoss:
         if distribution not in _DISTRIBUTIONS:
             raise NotImplementedError(
                 f"DistributionLoss({distribution!r}) is not supported by shoal; use "
-                f"'Normal' or 'StudentT'")
+                f"'Normal', 'StudentT' or 'Poisson'")
         if distribution_kwargs:
             raise NotImplementedError(
                 f"DistributionLoss arguments {sorted(distribution_kwargs)} are not supported "
-                f"by shoal (Normal and StudentT take none)")
+                f"by shoal (Normal, StudentT and Poisson take none)")
         if quantiles is not None:
             quantiles = sorted(quantiles)
         self._init_args = dict(distribution=distribution, level=list(level),
@@ -221,13 +223,54 @@ class DistributionLoss:
         return f"DistributionLoss({self.distribution!r}, quantiles={self.quantiles})"
 
 
+class GMM:
+    """Gaussian mixture of n_components Normals per forecast value (neuralforecast's GMM): the
+    model forecasts each component's mean and scale (and with weighted=True its weight; else
+    the weights are equal), scaled back as DistributionLoss's Normal, and is trained on the
+    mixture's negative log-likelihood. Forecast columns as DistributionLoss's, with
+    return_params <model>-mu-1, <model>-std-1 (, <model>-weight-1), <model>-mu-2, ...
+    batch_correlation and horizon_correlation are refused (shoal scores each value alone)."""
+
+    is_distribution_output = True
+
+    def __init__(self, n_components=1, level=[80, 90], quantiles=None,  # noqa: B006
+                 num_samples=1000, return_params=False, batch_correlation=False,
+                 horizon_correlation=False, weighted=False):
+        for name, flag in (("batch_correlation", batch_correlation),
+                           ("horizon_correlation", horizon_correlation)):
+            if flag:
+                raise NotImplementedError(f"GMM({name}=True) is not supported by shoal")
+        self.n_components = int(n_components)
+        if not 1 <= self.n_components <= 32:
+            raise ValueError(f"n_components must lie in [1, 32], got {n_components}")
+        self._init_args = dict(n_components=self.n_components, level=list(level),
+                               quantiles=quantiles, num_samples=int(num_samples),
+                               return_params=bool(return_params), weighted=bool(weighted))
+        self.quantiles, names = _outputs(level, quantiles)
+        self.num_samples = int(num_samples)
+        if self.num_samples < 1:
+            raise ValueError(f"num_samples must be ≥ 1, got {num_samples}")
+        self.return_params = bool(return_params)
+        self.weighted = bool(weighted)
+        self.batch_correlation = self.horizon_correlation = False
+        parts = ["mu", "std"] + (["weight"] if self.weighted else [])
+        self.param_names = [f"-{p}-{i}" for i in range(1, self.n_components + 1) for p in parts]
+        self.output_names = [""] + names + (self.param_names if self.return_params else [])
+        self.n_outputs = len(parts)
+        self.outputsize_multiplier = self.n_outputs * self.n_components
+        self.horizon_weight = None
+
+    def __repr__(self):
+        return (f"GMM(n_components={self.n_components}, weighted={self.weighted}, "
+                f"quantiles={self.quantiles})")
+
+
 # neuralforecast's losses shoal does not train yet, refused by name.
-_MULTI_OUTPUT = ("IQLoss", "PMM", "GMM", "NBMM", "HuberQLoss", "HuberMQLoss", "HuberIQLoss",
-                 "sCRPS")
+_MULTI_OUTPUT = ("IQLoss", "PMM", "NBMM", "HuberQLoss", "HuberMQLoss", "HuberIQLoss", "sCRPS")
 # Single-output losses of neuralforecast that shoal does not implement.
 _OTHER = ("relMSE", "TukeyLoss", "Accuracy", "FreDF")
-_SUPPORTED = ("MAE, MSE, RMSE, MAPE, SMAPE, MASE, HuberLoss, QuantileLoss, MQLoss or "
-              "DistributionLoss('Normal' or 'StudentT')")
+_SUPPORTED = ("MAE, MSE, RMSE, MAPE, SMAPE, MASE, HuberLoss, QuantileLoss, MQLoss, "
+              "DistributionLoss('Normal', 'StudentT' or 'Poisson') or GMM")
 
 
 def _refuse(name):
@@ -285,11 +328,21 @@ def loss_settings(loss, prefix=""):
         dist = getattr(loss, "distribution", None)
         if dist not in _DISTRIBUTIONS:
             raise NotImplementedError(f"DistributionLoss({dist!r}) is not supported by shoal; "
-                                      f"use 'Normal' or 'StudentT'")
+                                      f"use 'Normal', 'StudentT' or 'Poisson'")
         out = {prefix + "loss": _DISTRIBUTIONS[dist][0],
                prefix + "loss_quantiles": _quantiles_of(loss),
                prefix + "num_samples": int(loss.num_samples),
                prefix + "return_params": bool(loss.return_params)}
+    elif kind == "GMM":
+        for name in ("batch_correlation", "horizon_correlation"):
+            if getattr(loss, name, False):
+                raise NotImplementedError(f"GMM({name}=True) is not supported by shoal")
+        out = {prefix + "loss": "gmm",
+               prefix + "loss_quantiles": _quantiles_of(loss),
+               prefix + "num_samples": int(loss.num_samples),
+               prefix + "return_params": bool(loss.return_params),
+               prefix + "loss_n_components": int(loss.n_components),
+               prefix + "loss_weighted": bool(loss.weighted)}
     elif kind not in _NAMES:
         raise _refuse(kind)
     else:

@@ -87,6 +87,26 @@ TEST(ForecastLoss, OutputsAndForecastValuesPerKind) {
   EXPECT_FALSE(ForecastLoss<float>(mq).scores_raw_target());
 }
 
+TEST(ForecastLoss, PoissonAndGmmChunksGiveTheBatchsLossAndGradient) {
+  check_chunks_equal_batch({.kind = LossKind::kPoisson, .horizon_weight = {1.0, 0.5, 2.0, 1.5}}, 2);
+  check_chunks_equal_batch({.kind = LossKind::kGmm, .n_components = 3}, 2);
+  check_chunks_equal_batch({.kind = LossKind::kGmm, .n_components = 2, .weighted = true}, 3);
+}
+
+TEST(ForecastLoss, PoissonAndGmmOutputsAndForecastValues) {
+  LossConfig p{.kind = LossKind::kPoisson, .quantiles = {0.5, 0.1, 0.9}, .return_params = true};
+  EXPECT_EQ(layers::loss_outputs(p), 1);
+  EXPECT_EQ(layers::forecast_values(p), 5);  // mean, three quantiles, rate
+  LossConfig g{.kind = LossKind::kGmm, .quantiles = {0.5}, .n_components = 4};
+  EXPECT_EQ(layers::loss_outputs(g), 8);
+  EXPECT_EQ(layers::forecast_values(g), 2);
+  g.weighted = g.return_params = true;
+  EXPECT_EQ(layers::loss_outputs(g), 12);
+  EXPECT_EQ(layers::forecast_values(g), 14);
+  EXPECT_TRUE(ForecastLoss<float>(g).scores_raw_target());
+  EXPECT_TRUE(ForecastLoss<float>(p).scores_raw_target());
+}
+
 TEST(ForecastLoss, NonFiniteLikelihoodIsReportedAndZeroesTheGradient) {
   ForecastLoss<double> loss({.kind = LossKind::kNormal});
   const std::vector<double> out = {0.0, std::nan("")}, y = {1.0}, loc = {0.0}, sc = {1.0};

@@ -1,4 +1,5 @@
-// MQLoss and DistributionLoss (Normal, StudentT): values and gradients against neuralforecast
+// MQLoss, DistributionLoss (Normal, StudentT, Poisson) and GMM: values and gradients against
+// neuralforecast
 // 3.3.0 in double from tests/golden/multi_output_losses.json (bench/peers/losses_golden.py),
 // gradient checks by central differences away from MQLoss's kinks, and the quantile lists of
 // level_to_outputs / quantiles_to_outputs.
@@ -51,11 +52,13 @@ double grad_error(const Vec& d, const Vec& want) {
 DistributionKind kind_of(const std::string& s) {
   if (s == "Normal") return DistributionKind::kNormal;
   if (s == "StudentT") return DistributionKind::kStudentT;
+  if (s == "Poisson") return DistributionKind::kPoisson;
+  if (s == "GMM") return DistributionKind::kGmm;
   throw Error("unknown distribution in golden: " + s);
 }
 
 TEST(MultiOutputLossesGolden, MatchesNeuralforecast) {
-  ASSERT_EQ(golden().size(), 16u);
+  ASSERT_EQ(golden().size(), 24u);
   int mq = 0, dist = 0;
   for (const auto& [name, c] : golden().items()) {
     SCOPED_TRACE(name);
@@ -76,8 +79,10 @@ TEST(MultiOutputLossesGolden, MatchesNeuralforecast) {
     } else {
       ++dist;
       const Vec raw = c["raw"], loc = c["loc"], scale = c["scale"], params = c["params"];
-      DistributionNll<double> loss(
-          {.kind = kind_of(c["distribution"].get<std::string>()), .horizon_weight = hw});
+      DistributionNll<double> loss({.kind = kind_of(c["distribution"].get<std::string>()),
+                                    .horizon_weight = hw,
+                                    .n_components = c.value("n_components", Index(1)),
+                                    .weighted = c.value("weighted", false)});
       const Index k = loss.outputs();
       const ConstMat<double> r(raw.data(), b * h, n * k), lo(loc.data(), b, n),
           sc(scale.data(), b, n);
@@ -88,10 +93,16 @@ TEST(MultiOutputLossesGolden, MatchesNeuralforecast) {
       Vec d(raw.size(), 7.0);
       loss.backward(r, t, lo, sc, {d.data(), b * h, n * k}, m);
       EXPECT_LE(grad_error(d, grad), 1e-9);
+      if (c.contains("mean")) {  // distr.mean (Poisson's λ, GMM's Σ w·μ)
+        const Vec want = c["mean"];
+        Vec got(want.size());
+        loss.mean(r, lo, sc, {got.data(), b * h, n});
+        EXPECT_LE(grad_error(got, want), 1e-12);
+      }
     }
   }
   EXPECT_EQ(mq, 8);
-  EXPECT_EQ(dist, 8);
+  EXPECT_EQ(dist, 16);
 }
 
 struct GradCase {

@@ -74,18 +74,21 @@ def test_bad_values_raise(panel):
 
 
 def test_losses_shoal_lacks_are_refused_by_name():
-    for name in ("IQLoss", "GMM", "PMM", "NBMM", "relMSE"):
+    for name in ("IQLoss", "PMM", "NBMM", "relMSE"):
         with pytest.raises(NotImplementedError, match=name):
             getattr(losses, name)()
-    with pytest.raises(NotImplementedError, match="Poisson"):
-        losses.DistributionLoss("Poisson")
+    with pytest.raises(NotImplementedError, match="NegativeBinomial"):
+        losses.DistributionLoss("NegativeBinomial")
+    with pytest.raises(NotImplementedError, match="horizon_correlation"):
+        losses.GMM(horizon_correlation=True)
 
     class GMM:  # a neuralforecast instance is recognised by its class name
         n_components = 3
+        batch_correlation = True
 
-    with pytest.raises(NotImplementedError, match="GMM"):
+    with pytest.raises(NotImplementedError, match="batch_correlation"):
         losses.loss_settings(GMM())
-    with pytest.raises(NotImplementedError, match="GMM"):
+    with pytest.raises(NotImplementedError, match="batch_correlation"):
         shoal.NLinear(h=3, input_size=6, loss=GMM())
 
 
@@ -102,6 +105,16 @@ def test_multi_output_losses_name_their_columns_as_neuralforecast():
         "loss": "studentt", "loss_quantiles": pytest.approx([0.5, 0.1, 0.9]),
         "num_samples": 1000, "return_params": True}
     assert losses.loss_settings(mq, prefix="valid_")["valid_loss"] == "mqloss"
+    g = losses.GMM(n_components=2, weighted=True, level=[80], return_params=True)
+    assert g.output_names == ["", "-median", "-lo-80", "-hi-80", "-mu-1", "-std-1", "-weight-1",
+                              "-mu-2", "-std-2", "-weight-2"]
+    assert g.outputsize_multiplier == 6
+    assert losses.loss_settings(g) == {
+        "loss": "gmm", "loss_quantiles": pytest.approx([0.5, 0.1, 0.9]), "num_samples": 1000,
+        "return_params": True, "loss_n_components": 2, "loss_weighted": True}
+    p = losses.DistributionLoss("Poisson", level=[80], return_params=True)
+    assert p.output_names == ["", "-median", "-lo-80", "-hi-80", "-loc"]
+    assert losses.loss_settings(p)["loss"] == "poisson"
 
 
 def test_multi_output_names_match_neuralforecast():
@@ -110,7 +123,15 @@ def test_multi_output_names_match_neuralforecast():
                          (losses.MQLoss(quantiles=[0.2, 0.5, 0.7]),
                           nfl.MQLoss(quantiles=[0.2, 0.5, 0.7])),
                          (losses.DistributionLoss("Normal", level=[70, 95], return_params=True),
-                          nfl.DistributionLoss("Normal", level=[70, 95], return_params=True))]:
+                          nfl.DistributionLoss("Normal", level=[70, 95], return_params=True)),
+                         (losses.DistributionLoss("Poisson", return_params=True),
+                          nfl.DistributionLoss("Poisson", return_params=True)),
+                         (losses.GMM(n_components=3, return_params=True),
+                          nfl.GMM(n_components=3, return_params=True)),
+                         (losses.GMM(n_components=2, weighted=True, quantiles=[0.1, 0.5],
+                                     return_params=True),
+                          nfl.GMM(n_components=2, weighted=True, quantiles=[0.1, 0.5],
+                                  return_params=True))]:
         assert ours.output_names == theirs.output_names
         assert ours.outputsize_multiplier == theirs.outputsize_multiplier
         assert losses.loss_settings(ours) == losses.loss_settings(theirs)
@@ -128,8 +149,9 @@ def test_neuralforecast_instances():
     assert s(nfl.QuantileLoss(q=0.25)) == {"loss": "quantile", "quantile": 0.25}
     assert s(nfl.SMAPE()) == {"loss": "smape"} and s(nfl.MAPE()) == {"loss": "mape"}
     assert s(nfl.MSE()) == {"loss": "mse"}
-    with pytest.raises(NotImplementedError, match="MQLoss"):
-        s(nfl.MQLoss())
+    assert s(nfl.GMM(n_components=2, weighted=True))["loss_n_components"] == 2
+    with pytest.raises(NotImplementedError, match="PMM"):
+        s(nfl.PMM())
 
 
 def test_high_quantile_forecasts_above_low_on_a_real_series():

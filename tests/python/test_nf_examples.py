@@ -15,7 +15,7 @@ examples = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(examples)
 
 # example -> the loss it trains with that shoal refuses for now
-NOT_YET = {"nbeats": "Poisson", "tsmixerx": "GMM", "tide": "GMM"}
+NOT_YET = {}
 
 
 @pytest.mark.parametrize("name", examples.EXAMPLES)

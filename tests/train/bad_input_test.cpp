@@ -374,13 +374,15 @@ const std::vector<Case>& cases() {
        "'tsmixerx' (expected one of: batch_size, dropout, early_stop_patience_steps, "
        "ff_dim, futr_exog_list, gradient_clip_val, h, hist_exog_list, horizon_weight, "
        "huber_delta, inference_windows_batch_size, init_generator, input_size, "
-       "learning_rate, loss, loss_quantiles, loss_seasonality, max_steps, n_block, "
-       "num_lr_decays, num_samples, num_threads, quantile, random_seed, return_params, "
-       "revin, scaler_type, seasonality, start_padding_enabled, stat_exog_list, "
-       "step_size, test_size, training_data_availability_threshold, val_check_steps, "
-       "val_size, valid_batch_size, valid_horizon_weight, valid_huber_delta, valid_loss, "
-       "valid_loss_quantiles, valid_loss_seasonality, valid_num_samples, valid_quantile, "
-       "valid_return_params, windows_batch_size)"},
+       "learning_rate, loss, loss_n_components, loss_quantiles, loss_seasonality, "
+       "loss_weighted, max_steps, n_block, num_lr_decays, num_samples, num_threads, "
+       "quantile, random_seed, return_params, revin, scaler_type, seasonality, "
+       "start_padding_enabled, stat_exog_list, step_size, test_size, "
+       "training_data_availability_threshold, val_check_steps, val_size, "
+       "valid_batch_size, valid_horizon_weight, valid_huber_delta, valid_loss, "
+       "valid_loss_n_components, valid_loss_quantiles, valid_loss_seasonality, "
+       "valid_loss_weighted, valid_num_samples, valid_quantile, valid_return_params, "
+       "windows_batch_size)"},
       {"config_n_series_mismatch", "`\"series\": \"all\"` over 2 series with `n_series` 3",
        [] {
          write("d2.csv", "unique_id,ds,y\n" + series_csv("A", 40) + series_csv("B", 40));

@@ -17,6 +17,9 @@
 
 namespace shoal::layers {
 
+// The likelihood of a distribution kind of LossConfig (is_distribution_loss).
+DistributionConfig distribution_config(const LossConfig& c);
+
 template <class T>
 class ForecastLoss {
  public:

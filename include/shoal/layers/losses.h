@@ -41,8 +41,9 @@ struct LossWeights {
   const T* col_weight = nullptr;  // [F] per-column weight, broadcast over rows
 };
 
-// neuralforecast's losses: the point losses (one output per forecast value), MQLoss and
-// DistributionLoss with a Normal or StudentT likelihood (several: layers/multi_output_losses.h).
+// neuralforecast's losses: the point losses (one output per forecast value), MQLoss,
+// DistributionLoss with a Normal, StudentT or Poisson likelihood and the GMM (several:
+// layers/multi_output_losses.h). Every kind from kNormal on is a likelihood.
 enum class LossKind : uint8_t {
   kMae,
   kMse,
@@ -54,14 +55,16 @@ enum class LossKind : uint8_t {
   kQuantile,
   kMultiQuantile,
   kNormal,
-  kStudentT
+  kStudentT,
+  kPoisson,
+  kGmm
 };
 
 inline bool is_point_loss(LossKind k) {
   return k < LossKind::kMultiQuantile;
 }
 inline bool is_distribution_loss(LossKind k) {
-  return k == LossKind::kNormal || k == LossKind::kStudentT;
+  return k >= LossKind::kNormal;
 }
 
 // A loss and its parameters: neuralforecast's loss classes and their arguments.
@@ -77,6 +80,8 @@ struct LossConfig {
   std::vector<double> quantiles;
   Index num_samples = 1000;    // DistributionLoss: draws per forecast value
   bool return_params = false;  // DistributionLoss: forecasts include the mapped parameters
+  Index n_components = 1;      // GMM: mixture components, in [1, kMaxMixtureComponents]
+  bool weighted = false;       // GMM: learned component weights (else all 1/n_components)
 };
 
 // Outputs of a model trained with `c` per forecast value (M: 1 for a point loss, the quantiles

@@ -11,9 +11,10 @@ Index loss_outputs(const LossConfig& c) {
     case LossKind::kMultiQuantile:
       return Index(c.quantiles.size());
     case LossKind::kNormal:
-      return distribution_parameters(DistributionKind::kNormal);
     case LossKind::kStudentT:
-      return distribution_parameters(DistributionKind::kStudentT);
+    case LossKind::kPoisson:
+    case LossKind::kGmm:
+      return distribution_parameters(distribution_config(c));
     default:
       return 1;
   }
@@ -24,13 +25,26 @@ Index forecast_values(const LossConfig& c) {
   return 1 + Index(c.quantiles.size()) + (c.return_params ? loss_outputs(c) : 0);
 }
 
-namespace {
-
-DistributionKind distribution_of(LossKind k) {
-  return k == LossKind::kNormal ? DistributionKind::kNormal : DistributionKind::kStudentT;
+DistributionConfig distribution_config(const LossConfig& c) {
+  DistributionKind kind = DistributionKind::kNormal;
+  switch (c.kind) {
+    case LossKind::kStudentT:
+      kind = DistributionKind::kStudentT;
+      break;
+    case LossKind::kPoisson:
+      kind = DistributionKind::kPoisson;
+      break;
+    case LossKind::kGmm:
+      kind = DistributionKind::kGmm;
+      break;
+    default:
+      break;
+  }
+  return {.kind = kind,
+          .horizon_weight = c.horizon_weight,
+          .n_components = c.n_components,
+          .weighted = c.weighted};
 }
-
-}  // namespace
 
 template <class T>
 ForecastLoss<T>::ForecastLoss(const LossConfig& c) : cfg_(c) {
@@ -42,8 +56,7 @@ ForecastLoss<T>::ForecastLoss(const LossConfig& c) : cfg_(c) {
   } else {
     SHOAL_CHECK(c.num_samples >= 1, "DistributionLoss num_samples must be ≥ 1, got {}",
                 c.num_samples);
-    distribution_.emplace(
-        DistributionConfig{.kind = distribution_of(c.kind), .horizon_weight = c.horizon_weight});
+    distribution_.emplace(distribution_config(c));
   }
 }
 

@@ -157,6 +157,8 @@ void with_kind(LossKind kind, Body&& body) {
     case LossKind::kMultiQuantile:
     case LossKind::kNormal:
     case LossKind::kStudentT:
+    case LossKind::kPoisson:
+    case LossKind::kGmm:
       break;  // not point losses: the constructor refuses them
   }
 }

@@ -44,12 +44,13 @@ namespace {
 
 constexpr std::string_view kScalers[] = {"identity", "standard",  "robust", "minmax",
                                          "minmax1",  "invariant", "revin"};
-constexpr std::string_view kLosses[] = {"mae",   "mse",      "rmse",   "mape",   "smape",   "mase",
-                                        "huber", "quantile", "mqloss", "normal", "studentt"};
+constexpr std::string_view kLosses[] = {"mae",      "mse",     "rmse",     "mape",   "smape",
+                                        "mase",     "huber",   "quantile", "mqloss", "normal",
+                                        "studentt", "poisson", "gmm"};
 // "": the training loss (neuralforecast's valid_loss=None).
-constexpr std::string_view kValidLosses[] = {"",         "mae",    "mse",    "rmse",
-                                             "mape",     "smape",  "mase",   "huber",
-                                             "quantile", "mqloss", "normal", "studentt"};
+constexpr std::string_view kValidLosses[] = {"",       "mae",      "mse",     "rmse",     "mape",
+                                             "smape",  "mase",     "huber",   "quantile", "mqloss",
+                                             "normal", "studentt", "poisson", "gmm"};
 constexpr std::string_view kGenerators[] = {"torch", "philox"};
 
 // A loss's parameters under `prefix` ("" for the training loss, "valid_" for validation's).
@@ -61,10 +62,12 @@ void visit_loss_parameters(layers::LossConfig& c, std::string_view prefix, Optio
   v(key("horizon_weight"), c.horizon_weight,
     "Loss weight of each horizon step: h numbers (empty: all 1)");
   v(key("loss_quantiles"), c.quantiles,
-    "MQLoss: its quantiles; normal/studentt: the forecast's quantiles (median first)");
-  v(key("num_samples"), c.num_samples, "normal/studentt: draws per forecast value");
+    "MQLoss: its quantiles; normal/studentt/poisson/gmm: the forecast's quantiles (median first)");
+  v(key("num_samples"), c.num_samples, "normal/studentt/poisson/gmm: draws per forecast value");
   v(key("return_params"), c.return_params,
-    "normal/studentt: forecasts include the distribution's parameters");
+    "normal/studentt/poisson/gmm: forecasts include the distribution's parameters");
+  v(key("loss_n_components"), c.n_components, "GMM: mixture components");
+  v(key("loss_weighted"), c.weighted, "GMM: learn the components' weights (else equal)");
 }
 
 void check_loss(const layers::LossConfig& c, std::string_view prefix, const ForecastJob& job) {
@@ -94,6 +97,17 @@ void check_loss(const layers::LossConfig& c, std::string_view prefix, const Fore
   if (c.num_samples < 1)
     hyper_parameter_out_of_range(key("num_samples").c_str(), "an integer ≥ 1",
                                  double(c.num_samples));
+  if (c.kind == layers::LossKind::kGmm) {
+    if (c.n_components < 1 || c.n_components > layers::kMaxMixtureComponents)
+      hyper_parameter_out_of_range(
+          key("loss_n_components").c_str(),
+          fmt::format("an integer in [1, {}]", layers::kMaxMixtureComponents),
+          double(c.n_components));
+    if (!c.horizon_weight.empty())
+      throw Error(fmt::format("{}: GMM takes no horizon weight (neuralforecast's GMM has none)",
+                              key("horizon_weight")),
+                  ErrorContext{.field = key("horizon_weight"), .expected = "empty"});
+  }
   const size_t hw = c.horizon_weight.size();
   if (hw != 0 && Index(hw) != job.windows.h)
     throw Error(fmt::format("{} has {} entries; it needs one per horizon step (h = {})",
@@ -130,6 +144,10 @@ const char* loss_name(layers::LossKind k) {
       return "normal";
     case K::kStudentT:
       return "studentt";
+    case K::kPoisson:
+      return "poisson";
+    case K::kGmm:
+      return "gmm";
   }
   return "mae";
 }
@@ -290,14 +308,14 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
 }
 
 layers::LossKind parse_loss(std::string_view name, std::string_view field) {
-  for (int k = 0; k <= int(layers::LossKind::kStudentT); ++k) {
+  for (int k = 0; k <= int(layers::LossKind::kGmm); ++k) {
     const auto kind = static_cast<layers::LossKind>(k);
     if (name == loss_name(kind)) return kind;
   }
   throw Error(fmt::format("unknown {} '{}'", field, name),
               ErrorContext{.field = std::string(field),
                            .expected = "mae, mse, rmse, mape, smape, mase, huber, quantile, "
-                                       "mqloss, normal or studentt",
+                                       "mqloss, normal, studentt, poisson or gmm",
                            .actual = std::string(name)});
 }
 

@@ -24,11 +24,6 @@ void unscale_outputs(ConstMat<float> out, const data::WindowBatch& b, data::Scal
     }
 }
 
-layers::DistributionKind distribution_of(LossKind k) {
-  return k == LossKind::kNormal ? layers::DistributionKind::kNormal
-                                : layers::DistributionKind::kStudentT;
-}
-
 ConstMat<float> loc_of(const data::WindowBatch& b, Index n) {
   return {b.y_shift.data, b.B, n};
 }
@@ -86,16 +81,15 @@ void ForecastValues::map(ConstMat<float> out, const data::WindowBatch& b, uint64
   const Index rows = out.rows, k = layers::loss_outputs(loss_), q = Index(loss_.quantiles.size());
   SHOAL_CHECK(size_t(rows * n_) <= mean_.size(), "ForecastValues: {} rows over the planned {}",
               rows, mean_.size() / size_t(n_));
-  const layers::DistributionKind kind = distribution_of(loss_.kind);
+  const layers::DistributionConfig dist = layers::distribution_config(loss_);
   const MatView<float> params(params_.data(), rows, k * n_);
-  layers::DistributionNll<float>({.kind = kind})
-      .map_parameters(out, loc_of(b, n_), scale_of(b, n_), params);
+  layers::DistributionNll<float>(dist).map_parameters(out, loc_of(b, n_), scale_of(b, n_), params);
   const MatView<float> mean(mean_.data(), rows, n_), quants(quants_.data(), rows, n_ * q);
   // One stream per window, numbered from `draw`: a window's draws do not depend on how a
   // predict splits its windows into batches.
   const Index h = rows / b.B;
   for (Index w = 0; w < b.B; ++w)
-    layers::sample_distribution<float>(kind, params.rows_block(w * h, h), loss_.quantiles,
+    layers::sample_distribution<float>(dist, params.rows_block(w * h, h), loss_.quantiles,
                                        loss_.num_samples,
                                        seed_ ^ (0x9E3779B97F4A7C15ull * (draw + uint64_t(w) + 1)),
                                        mean.rows_block(w * h, h), quants.rows_block(w * h, h));
@@ -105,13 +99,21 @@ void ForecastValues::map(ConstMat<float> out, const data::WindowBatch& b, uint64
       v[0] = mean(r, s);
       for (Index j = 0; j < q; ++j) v[1 + j] = quants(r, s * q + j);
       if (loss_.return_params)
-        for (Index j = 0; j < k; ++j) v[1 + q + j] = params(r, j * n_ + s);
+        for (Index j = 0; j < k; ++j)
+          v[1 + q + j] = params(r, layers::distribution_column(
+                                       dist, n_, s, layers::distribution_return_param(dist, j)));
     }
 }
 
 ValidationScorer::ValidationScorer(const TrainConfig& train, data::ScalerType scaler,
                                    Index max_windows, Index h, Index n, Index input_size)
-    : train_loss_(train.loss), scaler_(scaler), h_(h), n_(n), valid_(valid_config(train)) {
+    : train_loss_(train.loss),
+      scaler_(scaler),
+      h_(h),
+      n_(n),
+      valid_(valid_config(train)),
+      mean_(layers::is_distribution_loss(train.loss.kind) ? layers::distribution_config(train.loss)
+                                                          : layers::DistributionConfig{}) {
   check_loss_pair(train);
   const Index m = layers::loss_outputs(train.loss);
   values_.resize(size_t(max_windows * h * n * m));
@@ -127,14 +129,8 @@ double ValidationScorer::score(ConstMat<float> out, const data::WindowBatch& b) 
     return valid_.forward(out, target, mask, loc_of(b, n_), scale_of(b, n_));
   Index c = layers::loss_outputs(train_loss_);
   if (layers::is_distribution_loss(train_loss_.kind)) {
-    // The distribution's mean, μ = loc + scale·m (StudentT's ν > 3 keeps it finite).
-    const Index mu = train_loss_.kind == LossKind::kStudentT ? 1 : 0;
-    for (Index r = 0; r < rows; ++r)
-      for (Index s = 0; s < n_; ++s) {
-        const Index w = r / h_;
-        values_[size_t(r * n_ + s)] =
-            out(r, mu * n_ + s) * b.y_scale.data[w * n_ + s] + b.y_shift.data[w * n_ + s];
-      }
+    // The distribution's mean (StudentT's ν > 3 keeps it finite).
+    mean_.mean(out, loc_of(b, n_), scale_of(b, n_), MatView<float>(values_.data(), rows, n_));
     c = 1;
   } else {
     unscale_outputs(out, b, scaler_, n_, c, values_.data());

@@ -8,8 +8,9 @@
 //   point loss        C = 1: the output, inverse-scaled
 //   MQLoss            C = Q: each quantile's output, inverse-scaled
 //   DistributionLoss  C = 1 + Q (+ M): the mean and the Q quantiles of num_samples draws from
-//                     the distribution its outputs map to (with the window's loc and scale),
-//                     then with return_params the mapped parameters
+//   and GMM           the distribution its outputs map to (with the window's loc and scale),
+//                     then with return_params the mapped parameters (neuralforecast's order:
+//                     GMM's μ_1, σ_1 (, w_1), μ_2, ...)
 #pragma once
 
 #include <cstdint>
@@ -57,6 +58,7 @@ class ValidationScorer {
   data::ScalerType scaler_;
   Index h_, n_;
   layers::ForecastLoss<float> valid_;
+  layers::DistributionNll<float> mean_;  // a distribution training loss's mean
   std::vector<float> values_, raw_insample_;
 };
 
