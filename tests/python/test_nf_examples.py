@@ -17,7 +17,6 @@ examples = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(examples)
 
 
-
 @pytest.mark.parametrize("name", examples.EXAMPLES)
 def test_example_runs(name):
     namespace, report = examples.run(name, max_steps=20)
