@@ -114,7 +114,6 @@ ValidationScorer::ValidationScorer(const TrainConfig& train, data::ScalerType sc
       valid_(valid_config(train)),
       mean_(layers::is_distribution_loss(train.loss.kind) ? layers::distribution_config(train.loss)
                                                           : layers::DistributionConfig{}) {
-  check_loss_pair(train);
   const Index m = layers::loss_outputs(train.loss);
   values_.resize(size_t(max_windows * h * n * m));
   if (valid_.config().kind == LossKind::kMase)

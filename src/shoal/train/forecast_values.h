@@ -47,6 +47,7 @@ class ForecastValues {
 //   MQLoss: its quantile forecasts scored by a valid MQLoss with as many quantiles;
 //   DistributionLoss: its likelihood of the raw target (a distribution valid_loss is always the
 //     training loss, as there), or a point valid_loss on the distribution's mean.
+// The pair is checked beforehand (check_loss_pair, from check_forecast_job).
 class ValidationScorer {
  public:
   ValidationScorer(const TrainConfig& train, data::ScalerType scaler, Index max_windows, Index h,
