@@ -64,6 +64,22 @@ struct WindowShape {
   Index futr_exog = 0;  // F
   Index stat_exog = 0;  // S
   Index outputs = 1;    // M
+  // The trainer needs ∂L/∂exog (exog_grads()): categorical exogenous features reach the model
+  // through embeddings the trainer learns (layers/categorical_embeddings.h). Off, a model spends
+  // nothing on its exogenous inputs' gradients.
+  bool exog_grads = false;
+};
+
+// ∂L/∂(a model's exogenous inputs) of its last backward, laid out as ForecastInputs' inputs
+// for its `batch` windows: hist [B, X, L, N], futr [B, F, L + H, N]; stat [N, S] summed over
+// the windows when stat_window_stride is 0, else [B, S] (each window's own row). Null where the
+// model has no such input. Written (=, not +=) by a backward of a model built with
+// WindowShape::exog_grads; valid until its next backward.
+template <class T>
+struct ExogGrads {
+  const T* hist = nullptr;
+  const T* futr = nullptr;
+  const T* stat = nullptr;
 };
 
 // The options TSMixer and TSMixerx share, with neuralforecast's names (their defaults are the
