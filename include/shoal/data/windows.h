@@ -60,6 +60,14 @@ struct ExogSpec {
   std::vector<std::string> hist;
   std::vector<std::string> futr;
   std::vector<std::string> stat;
+  // Categorical columns among them (neuralforecast's cat_exog_list) and each one's cardinality
+  // U: their values are codes, integers in [0, U] with 0 for a category the training data did
+  // not have; the window scaler leaves them alone and the trainer embeds them
+  // (train/exog_embeddings.h).
+  std::vector<std::string> categorical;
+  std::vector<Index> cardinalities;  // one per categorical column
+  // U of column `name`; 0 when it is not categorical.
+  Index cardinality(const std::string& name) const;
 };
 
 class Panel {
@@ -87,6 +95,10 @@ class Panel {
   const std::vector<float>& futr() const { return futr_; }
   const std::vector<float>& futr_future() const { return futr_future_; }
   const std::vector<float>& stat() const { return stat_; }
+  // [X], [F], [S]: 1 for a categorical channel (ExogSpec::categorical), 0 for a continuous one.
+  const std::vector<uint8_t>& hist_categorical() const { return hist_cat_; }
+  const std::vector<uint8_t>& futr_categorical() const { return futr_cat_; }
+  const std::vector<uint8_t>& stat_categorical() const { return stat_cat_; }
   // [T, N] the series' sample weights (0 at left padding); empty when the set has none.
   const std::vector<float>& weight() const { return weight_; }
   // Σ over positions [a, b) ∩ [0, end) and over series of the mask.
@@ -97,6 +109,7 @@ class Panel {
   std::vector<Index> series_;
   Index n_ = 0, t_ = 0, x_ = 0, f_ = 0, s_ = 0, hf_ = 0;
   std::vector<float> y_, mask_, hist_, futr_, futr_future_, stat_, weight_;
+  std::vector<uint8_t> hist_cat_, futr_cat_, stat_cat_;
   std::vector<double> mask_prefix_;  // [T + 1] prefix sums of the per-position mask sum
 };
 
@@ -128,6 +141,8 @@ struct WindowBatch {
   TensorView<float> y_scale;            // [B, N]
   std::span<const Index> starts;        // [B]
   std::span<const Index> series_order;  // [N]
+  // [X], [F]: 1 for a categorical channel, which the window scaler leaves unscaled; empty: none.
+  std::span<const uint8_t> hist_categorical, futr_categorical;
 };
 
 // Gathers and scales windows into buffers sized once for `max_windows`; assemble() does not

@@ -56,6 +56,10 @@ struct TrainConfig {
   // > 0: gradients clipped to this global norm each step (Lightning's gradient_clip_val,
   // a trainer argument in neuralforecast); 0: off.
   double gradient_clip_val = 0;
+  // The embedding width of each categorical exogenous column (ExogSpec::categorical): an
+  // integer, or neuralforecast's rule "fastai", "sqrt" or "half"
+  // (layers::categorical_embedding_dim).
+  std::string cat_emb_dim = "fastai";
   uint64_t seed = 1;
   // Threads of one global fit of a univariate model over many series (data-parallel over each
   // step's windows; a thread count gives bitwise-identical weights). 0: every allowed CPU.

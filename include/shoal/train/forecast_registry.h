@@ -28,6 +28,9 @@ struct ForecastModel {
   // series jointly); false for a univariate model (NLinear: one series per window), which
   // trains globally over every series of a panel, as neuralforecast's MULTIVARIATE = False.
   bool multivariate = false;
+  // Takes categorical exogenous features (ExogSpec::categorical): it returns the gradients of
+  // its exogenous inputs, through which their embeddings train (train/exog_embeddings.h).
+  bool categorical_exog = false;
   // Its defaults for the options every forecaster shares, where they differ from
   // visit_forecast_options' (neuralforecast gives each model its own max_steps, ...). Null: none.
   void (*shared_defaults)(ForecastJob& job) = nullptr;

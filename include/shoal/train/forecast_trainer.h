@@ -17,6 +17,7 @@
 #include "shoal/optim/adam.h"
 #include "shoal/optim/clip.h"
 #include "shoal/profile/recorder.h"
+#include "shoal/train/exog_embeddings.h"
 
 namespace shoal::train {
 
@@ -73,19 +74,25 @@ class ForecastTrainer {
     // Windows per chunk (models with kWindowsIndependent only); 0 = the whole batch at once.
     // 8 windows of TSMixerx's defaults keep a chunk's activations in L2 (docs/tsmixerx.md).
     Index chunk_windows = 8;
+    // Categorical exogenous channels of the inputs, embedded before the model
+    // (train/exog_embeddings.h); the model is built for the embedded widths, with
+    // WindowShape::exog_grads. Empty: the inputs go to the model as they are.
+    ExogEmbeddingsConfig categorical{};
   };
 
   ForecastTrainer(Model& model, Config cfg)
-      : model_(model), cfg_(cfg), adam_(cfg.adam), loss_(cfg.loss) {
+      : model_(model), cfg_(cfg), adam_(cfg.adam), loss_(cfg.loss), exog_(make_exog()) {
     SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
                 cfg_.max_batch);
     check_horizon_weight();
     check_outputs();
+    check_categorical();
     chunk_ = cfg_.max_batch;
     if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
       chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
     const Index h = model_.horizon(), cols = out_cols();
     Planner planner;
+    exog_.plan(planner, chunk_);
     model_.plan(planner, chunk_);
     planner.buffer(dout_, Region::kActivationGrads, "trainer.dout", {chunk_ * h, cols});
     if (chunk_ < cfg_.max_batch)
@@ -93,21 +100,24 @@ class ForecastTrainer {
     planner.set_optim_slots(adam_.slots());
     arena_ = Arena(std::move(planner));
     RngStream rng(cfg_.seed, kInitStream, cfg_.init_generator);
+    exog_.init(rng);  // neuralforecast's BaseModel draws the tables before the model's layers
     model_.init(rng);
   }
   // A replica for data-parallel steps (train/forecast_parallel.h): `model` is planned into an
   // arena whose params are `source`'s (no optimizer state, no init); its steps go through
   // accumulate() and the source's optimizer.
   ForecastTrainer(Model& model, Config cfg, const ForecastTrainer& source)
-      : model_(model), cfg_(cfg), adam_(cfg.adam), loss_(cfg.loss) {
+      : model_(model), cfg_(cfg), adam_(cfg.adam), loss_(cfg.loss), exog_(make_exog()) {
     SHOAL_CHECK(cfg_.max_batch > 0, "ForecastTrainer max_batch must be > 0, got {}",
                 cfg_.max_batch);
     check_horizon_weight();
     check_outputs();
+    check_categorical();
     chunk_ = cfg_.max_batch;
     if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
       chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
     Planner planner;
+    exog_.plan(planner, chunk_);
     model_.plan(planner, chunk_);
     planner.buffer(dout_, Region::kActivationGrads, "trainer.dout",
                    {chunk_ * model_.horizon(), out_cols()});
@@ -132,7 +142,8 @@ class ForecastTrainer {
     zone.close();
     double loss = 0;
     if (chunk_ >= in.batch) {
-      ConstMat<T> out = model_.forward(ctx, in);
+      const ForecastInputs<T> model_in = exog_.embed(in);
+      ConstMat<T> out = model_.forward(ctx, model_in);
       zone.next(zones_.loss_forward);
       prepare_loss(in);
       loss = loss_.forward(out, target, mask, loc, scale);
@@ -141,7 +152,7 @@ class ForecastTrainer {
       zone.next(zones_.loss_backward);
       loss_.backward(out, target, dout, mask, loc, scale);
       zone.close();
-      model_.backward(ctx, in, dout);
+      backward(ctx, in, model_in, dout);
     } else {
       loss = chunked_step(ctx, in, target, mask, loc, scale);
     }
@@ -192,14 +203,14 @@ class ForecastTrainer {
   ConstMat<T> predict(const ForecastInputs<T>& in) {
     Ctx ctx{.training = false, .seed = cfg_.seed, .step = static_cast<uint64_t>(steps_)};
     ctx.profiler = prof_;
-    if (chunk_ >= in.batch) return model_.forward(ctx, in);
+    if (chunk_ >= in.batch) return model_.forward(ctx, exog_.embed(in));
     SHOAL_CHECK(in.batch <= cfg_.max_batch, "predict: batch {} over the planned {}", in.batch,
                 cfg_.max_batch);
     const Index h = model_.horizon(), n = out_cols();
     MatView<T> all = pred_.mat().rows_block(0, in.batch * h);
     for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
       const Index bc = std::min(chunk_, in.batch - b0);
-      ConstMat<T> out = model_.forward(ctx, slice(in, b0, bc));
+      ConstMat<T> out = model_.forward(ctx, exog_.embed(slice(in, b0, bc)));
       for (Index r = 0; r < bc * h; ++r) std::copy_n(out.row(r), n, all.row(b0 * h + r));
     }
     return all;
@@ -238,6 +249,10 @@ class ForecastTrainer {
       } else if constexpr (requires { c.hist_exog; }) {
         x = c.hist_exog;
         f = c.futr_exog;
+      }
+      if (exog_.active()) {  // the trainer's inputs are the raw streams, before embedding
+        x = exog_.raw_hist();
+        f = exog_.raw_futr();
       }
       return in.windows(b0, count, c.input_size, c.h, c.n_series, x, f);
     } else {
@@ -283,7 +298,8 @@ class ForecastTrainer {
     for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
       const Index bc = std::min(chunk_, in.batch - b0);
       const ForecastInputs<T> sub = bc == in.batch ? in : slice(in, b0, bc);
-      ConstMat<T> out = model_.forward(ctx, sub);
+      const ForecastInputs<T> model_in = exog_.embed(sub);
+      ConstMat<T> out = model_.forward(ctx, model_in);
       ConstMat<T> tgt = target.rows_block(b0 * h, bc * h);
       ConstMat<T> msk = mask.data == nullptr ? ConstMat<T>{} : mask.rows_block(b0 * h, bc * h);
       ConstMat<T> lc = loc.data == nullptr ? ConstMat<T>{} : loc.rows_block(b0, bc);
@@ -296,7 +312,7 @@ class ForecastTrainer {
         zone.next(zones_.loss_forward);
         num += loss_.chunk(out, tgt, msk, lc, sc, dout, s);
       }
-      model_.backward(ctx, sub, dout);
+      backward(ctx, sub, model_in, dout);
     }
     return num;
   }
@@ -311,6 +327,29 @@ class ForecastTrainer {
                 "multi-output loss needs a model built for it: WindowShape::outputs)",
                 m, loss_.outputs());
   }
+  // The model's backward on `model_in` (exog_.embed(raw)), then the embedding tables' from the
+  // model's exogenous input gradients.
+  void backward(const Ctx& ctx, const ForecastInputs<T>& raw, const ForecastInputs<T>& model_in,
+                ConstMat<T> dout) {
+    model_.backward(ctx, model_in, dout);
+    if constexpr (requires { model_.exog_grads(); })
+      if (exog_.active()) exog_.backward(raw, model_.exog_grads());
+  }
+  ExogEmbeddings<T> make_exog() const {
+    return ExogEmbeddings<T>(cfg_.categorical, model_.config().input_size, model_.horizon(),
+                             model_.n_series());
+  }
+  // Categorical features need a model that returns its exogenous input gradients, built for the
+  // embedded widths.
+  void check_categorical() const {
+    if (!exog_.active()) return;
+    if constexpr (requires { model_.exog_grads(); }) {
+      SHOAL_CHECK(model_.config().exog_grads,
+                  "categorical exogenous features need a model built with WindowShape::exog_grads");
+    } else {
+      SHOAL_CHECK(false, "this model does not take categorical exogenous features");
+    }
+  }
   void check_horizon_weight() const {
     const size_t hw = cfg_.loss.horizon_weight.size();
     SHOAL_CHECK(hw == 0 || Index(hw) == model_.horizon(),
@@ -322,6 +361,7 @@ class ForecastTrainer {
   Config cfg_;
   optim::Adam<T> adam_;
   layers::ForecastLoss<T> loss_;
+  ExogEmbeddings<T> exog_;
   Buffer<T> dout_;
   Buffer<T> pred_;  // [max_batch·H, N] chunked predict output
   Arena arena_;

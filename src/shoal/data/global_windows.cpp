@@ -40,6 +40,8 @@ UnivariateAssembler::UnivariateAssembler(const Panel& panel, const WindowConfig&
   for (Index c = 0; c < f; ++c) transpose(panel.futr().data() + c * t * k, 2 + x + c);
   batch_ = WindowBatch{
       .L = l, .h = h, .N = 1, .X = panel.n_hist(), .F = panel.n_futr(), .S = panel.n_stat()};
+  batch_.hist_categorical = panel.hist_categorical();
+  batch_.futr_categorical = panel.futr_categorical();
 }
 
 void UnivariateAssembler::gather(const float* src, const float* future, Index len, SeriesWindow w,

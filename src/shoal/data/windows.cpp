@@ -1,6 +1,7 @@
 #include "shoal/data/windows.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -26,6 +27,42 @@ void check_config(const WindowConfig& c) {
               "batch_size must be ≥ 1, valid_batch_size ≥ 0 and inference_windows_batch_size ≥ 1 "
               "or -1, got {}, {}, {}",
               c.batch_size, c.valid_batch_size, c.inference_windows_batch_size);
+}
+
+}  // namespace
+
+Index ExogSpec::cardinality(const std::string& name) const {
+  SHOAL_CHECK(cardinalities.size() == categorical.size(),
+              "categorical_cardinalities has {} entries for {} categorical columns",
+              cardinalities.size(), categorical.size());
+  for (size_t i = 0; i < categorical.size(); ++i)
+    if (categorical[i] == name) return cardinalities[i];
+  return 0;
+}
+
+namespace {
+
+// The categorical flags of a stream's columns, and its codes checked: integers in [0, U].
+std::vector<uint8_t> check_codes(const ExogSpec& spec, const std::vector<std::string>& cols,
+                                 std::span<const float> values, size_t per_column,
+                                 std::span<const float> future, size_t future_per_column) {
+  std::vector<uint8_t> flags(cols.size(), 0);
+  for (size_t c = 0; c < cols.size(); ++c) {
+    const Index u = spec.cardinality(cols[c]);
+    if (u == 0) continue;
+    flags[c] = 1;
+    auto check = [&](std::span<const float> v) {
+      for (float x : v)
+        if (!(x >= 0 && x <= float(u) && x == std::floor(x)))
+          throw Error(fmt::format(
+              "categorical exogenous column '{}' holds {}: its codes are integers in [0, {}] "
+              "(its cardinality; 0: a category the training data did not have)",
+              cols[c], x, u));
+    };
+    check(values.subspan(c * per_column, per_column));
+    if (!future.empty()) check(future.subspan(c * future_per_column, future_per_column));
+  }
+  return flags;
 }
 
 }  // namespace
@@ -104,6 +141,12 @@ Panel::Panel(const SeriesSet& set, std::vector<Index> series, const ExogSpec& sp
               futr_df->exog[size_t(cols[size_t(f)])][size_t(futr_df->begin(fs) + k)]);
     }
   }
+  hist_cat_ = check_codes(spec, spec.hist, hist_, tn, {}, 0);
+  futr_cat_ = check_codes(spec, spec.futr, futr_, tn, futr_future_, size_t(hf_ * n_));
+  std::vector<float> stat_by_column(stat_.size());  // [S, N]
+  for (Index n = 0; n < n_; ++n)
+    for (Index c = 0; c < s_; ++c) stat_by_column[size_t(c * n_ + n)] = stat_[size_t(n * s_ + c)];
+  stat_cat_ = check_codes(spec, spec.stat, stat_by_column, size_t(n_), {}, 0);
 }
 
 double Panel::mask_sum(Index a, Index b, Index end) const {
@@ -199,6 +242,8 @@ WindowAssembler::WindowAssembler(const Panel& panel, const WindowConfig& cfg, In
   stat_ordered_.assign(size_t(n * panel.n_stat()), 0.0f);
   batch_ = WindowBatch{
       .L = l, .h = h, .N = n, .X = panel.n_hist(), .F = panel.n_futr(), .S = panel.n_stat()};
+  batch_.hist_categorical = panel.hist_categorical();
+  batch_.futr_categorical = panel.futr_categorical();
 }
 
 void WindowAssembler::gather(const float* src, const float* future, Index len, Index start,
@@ -316,10 +361,12 @@ void scale_window_batch(WindowBatch& w, ScalerType type, float* scratch) {
       scale_strided(type, iy, n, l, ys);
       scale_strided(type, w.outsample_y.data + i * h * n + k, n, h, ys);
       for (Index c = 0; c < w.X; ++c) {
+        if (!w.hist_categorical.empty() && w.hist_categorical[size_t(c)] != 0) continue;
         float* v = w.hist_exog.data + (i * w.X + c) * l * n + k;
         scale_strided(type, v, n, l, scaler_statistics(type, v, n, mask, n, l, scratch));
       }
       for (Index c = 0; c < w.F; ++c) {
+        if (!w.futr_categorical.empty() && w.futr_categorical[size_t(c)] != 0) continue;
         float* v = w.futr_exog.data + (i * w.F + c) * (l + h) * n + k;
         scale_strided(type, v, n, l + h, scaler_statistics(type, v, n, mask, n, l, scratch));
       }

@@ -1,5 +1,6 @@
 #include "shoal/train/forecast.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "shoal/data/scalers.h"
@@ -177,6 +178,12 @@ void visit_forecast_options(ForecastJob& job, OptionVisitor& v) {
   v("hist_exog_list", job.exog.hist, "Historical exogenous columns");
   v("futr_exog_list", job.exog.futr, "Future exogenous columns");
   v("stat_exog_list", job.exog.stat, "Static exogenous columns");
+  v("cat_exog_list", job.exog.categorical,
+    "Categorical exogenous columns (also in a *_exog_list): integer codes, embedded");
+  v("categorical_cardinalities", job.exog.cardinalities,
+    "Categories of each cat_exog_list column, in its order (codes 1..U; 0: unseen)");
+  v("cat_emb_dim", job.train.cat_emb_dim,
+    "Embedding width of a categorical column: an integer, fastai, sqrt or half");
   TrainConfig& t = job.train;
   v("max_steps", t.max_steps, "Training steps");
   v("learning_rate", t.learning_rate, "Adam learning rate");
@@ -252,6 +259,77 @@ bool is_multivariate(const ForecastJob& job) {
   return m.neural && m.multivariate;
 }
 
+namespace {
+
+// neuralforecast's _check_categorical_exog, plus the codes' cardinalities one per column.
+void check_categorical(const ForecastJob& job) {
+  const data::ExogSpec& e = job.exog;
+  if (e.categorical.empty()) return;
+  const ForecastModel& model = forecast_model(job.model);
+  if (!model.categorical_exog)
+    throw Error(
+        fmt::format("{} does not support categorical exogenous variables", model.class_name));
+  if (e.cardinalities.size() != e.categorical.size())
+    throw Error(
+        fmt::format("categorical_cardinalities has {} entries for the {} columns of "
+                    "cat_exog_list ({}): give one per column, in its order",
+                    e.cardinalities.size(), e.categorical.size(), fmt::join(e.categorical, ", ")));
+  auto listed = [](const std::vector<std::string>& v, const std::string& c) {
+    return std::find(v.begin(), v.end(), c) != v.end();
+  };
+  for (size_t i = 0; i < e.categorical.size(); ++i) {
+    const std::string& c = e.categorical[i];
+    if (!listed(e.hist, c) && !listed(e.futr, c) && !listed(e.stat, c))
+      throw Error(
+          fmt::format("categorical feature '{}' must also be listed in hist_exog_list, "
+                      "futr_exog_list or stat_exog_list",
+                      c));
+    if (e.cardinalities[i] < 1)
+      hyper_parameter_out_of_range("categorical_cardinalities", "integers ≥ 1",
+                                   double(e.cardinalities[i]));
+    if (std::find(e.categorical.begin(), e.categorical.begin() + Index(i), c) !=
+        e.categorical.begin() + Index(i))
+      throw Error(fmt::format("cat_exog_list names '{}' twice", c));
+    (void)layers::categorical_embedding_dim(job.train.cat_emb_dim, e.cardinalities[i]);
+  }
+}
+
+// One stream's channels and its categorical columns, in cat_exog_list order.
+layers::CategoricalStream categorical_stream(const std::vector<std::string>& columns,
+                                             const ForecastJob& job) {
+  layers::CategoricalStream s{.channels = Index(columns.size())};
+  for (size_t i = 0; i < job.exog.categorical.size(); ++i) {
+    const auto it = std::find(columns.begin(), columns.end(), job.exog.categorical[i]);
+    if (it == columns.end()) continue;
+    const Index u = job.exog.cardinalities[i];
+    s.columns.push_back({.channel = Index(it - columns.begin()),
+                         .cardinality = u,
+                         .dim = layers::categorical_embedding_dim(job.train.cat_emb_dim, u)});
+  }
+  return s;
+}
+
+}  // namespace
+
+namespace detail {
+
+ExogEmbeddingsConfig exog_embeddings_config(const data::Panel& p, const ForecastJob& job) {
+  SHOAL_CHECK(p.n_hist() == Index(job.exog.hist.size()) &&
+                  p.n_futr() == Index(job.exog.futr.size()) &&
+                  p.n_stat() == Index(job.exog.stat.size()),
+              "the panel's exogenous columns ({} hist, {} futr, {} static) are not the job's",
+              p.n_hist(), p.n_futr(), p.n_stat());
+  if (job.exog.categorical.empty())
+    return {.hist = {.channels = p.n_hist()},
+            .futr = {.channels = p.n_futr()},
+            .stat = {.channels = p.n_stat()}};
+  return {.hist = categorical_stream(job.exog.hist, job),
+          .futr = categorical_stream(job.exog.futr, job),
+          .stat = categorical_stream(job.exog.stat, job)};
+}
+
+}  // namespace detail
+
 void check_forecast_job(const ForecastJob& job, bool fitting) {
   const ForecastModel& model = forecast_model(job.model);
   const data::WindowConfig& w = job.windows;
@@ -293,6 +371,7 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
   if (!(w.min_insample_fraction >= 0 && w.min_insample_fraction <= 1))
     hyper_parameter_out_of_range("training_data_availability_threshold", "a fraction in [0, 1]",
                                  w.min_insample_fraction);
+  check_categorical(job);
   check_loss(job.train.loss, "", job);
   if (job.train.valid_loss) check_loss(*job.train.valid_loss, "valid_", job);
   detail::check_loss_pair(job.train);

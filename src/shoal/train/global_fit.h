@@ -26,26 +26,12 @@ inline Index inference_batch(const data::WindowConfig& wc, Index total) {
       wc.inference_windows_batch_size < 0 ? total : wc.inference_windows_batch_size, 1);
 }
 
-// The model's Config for univariate windows: one series per window.
-template <class Model>
-typename Model::Config univariate_config(const data::Panel& p, const ForecastJob& job) {
-  using Config = typename Model::Config;
-  Config c = job.options.has_value() ? std::any_cast<const Config&>(job.options) : Config{};
-  c.set_shape({.h = job.windows.h,
-               .input_size = job.windows.input_size,
-               .n_series = 1,
-               .hist_exog = p.n_hist(),
-               .futr_exog = p.n_futr(),
-               .stat_exog = p.n_stat(),
-               .outputs = layers::loss_outputs(job.train.loss)});
-  return c;
-}
-
 template <class Model>
 using GlobalTrainer = ParallelForecastTrainer<Model, float>;
 
 template <class Model>
-typename GlobalTrainer<Model>::Trainer::Config global_trainer_config(const ForecastJob& job,
+typename GlobalTrainer<Model>::Trainer::Config global_trainer_config(const data::Panel& panel,
+                                                                     const ForecastJob& job,
                                                                      Index max_batch) {
   return {.max_batch = max_batch,
           .seed = job.train.seed,
@@ -53,7 +39,8 @@ typename GlobalTrainer<Model>::Trainer::Config global_trainer_config(const Forec
           .adam = {.lr = job.train.learning_rate},
           .loss = job.train.loss,
           .gradient_clip_val = job.train.gradient_clip_val,
-          .chunk_windows = chunk_windows_of<Model>()};
+          .chunk_windows = chunk_windows_of<Model>(),
+          .categorical = exog_embeddings_config(panel, job)};
 }
 
 // Predictions of `windows` (series-major) into out [windows, h, C] (data scale; C values per
@@ -97,8 +84,8 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   const Index vgroup = wc.valid_batch_size > 0 ? wc.valid_batch_size : wc.batch_size;
   const Index most = std::max<Index>(std::min(vgroup, n) * vw, n);  // windows of one pass
   const Index infer = std::min(inference_batch(wc, most), most);
-  GlobalTrainer<Model> gt(univariate_config<Model>(panel, job),
-                          global_trainer_config<Model>(job, batcher.max_windows()),
+  GlobalTrainer<Model> gt(model_config<Model>(panel, job, 1),
+                          global_trainer_config<Model>(panel, job, batcher.max_windows()),
                           static_cast<int>(job.train.threads), infer);
   auto& trainer = gt.source();
   if (fz.rec != nullptr && fz.steps) gt.set_profiler(fz.rec, job.profile_model);
@@ -200,9 +187,9 @@ template <class Model>
 size_t plan_global(const data::Panel& panel, const ForecastJob& job) {
   check_forecast_job(job, true);
   const data::GlobalBatcher batcher(panel, job.windows, job.train.seed);
-  Model model(univariate_config<Model>(panel, job));
+  Model model(model_config<Model>(panel, job, 1));
   typename GlobalTrainer<Model>::Trainer trainer(
-      model, global_trainer_config<Model>(job, batcher.max_windows()));
+      model, global_trainer_config<Model>(panel, job, batcher.max_windows()));
   return trainer.arena().bytes();
 }
 
@@ -214,9 +201,9 @@ std::vector<double> predict_global(const data::Panel& panel, const ForecastJob& 
   const Index h = job.windows.h, n = panel.n_series(), w = Index(starts.size());
   const std::vector<data::SeriesWindow> windows = data::every_series(n, starts);
   const Index max_batch = std::min(inference_batch(job.windows, n * w), n * w);
-  Model model(univariate_config<Model>(panel, job));
-  typename GlobalTrainer<Model>::Trainer trainer(model,
-                                                 global_trainer_config<Model>(job, max_batch));
+  Model model(model_config<Model>(panel, job, 1));
+  typename GlobalTrainer<Model>::Trainer trainer(
+      model, global_trainer_config<Model>(panel, job, max_batch));
   load_checkpoint_bytes(trainer.arena(), weights, "weights");
   data::UnivariateAssembler eval(panel, job.windows, max_batch);
   ForecastValues values(job.train.loss, job.windows.scaler, job.train.seed, max_batch * h, 1);
@@ -252,26 +239,26 @@ ForecastModel windowed_model(std::string_view name, std::string_view class_name,
                              void (*shared_defaults)(ForecastJob&) = nullptr,
                              bool multivariate = true) {
   using Config = typename Model::Config;
-  ForecastModel m{
-      .name = name,
-      .class_name = class_name,
-      .neural = true,
-      .multivariate = multivariate,
-      .shared_defaults = shared_defaults,
-      .default_options = [] { return std::any(Config{}); },
-      .visit_options = [](std::any& o, OptionVisitor& v) { std::any_cast<Config&>(o).visit(v); },
-      .validate = [](const std::any& o) { std::any_cast<const Config&>(o).validate(); },
-      .fit = &fit_windowed<Model>,
-      .planned_bytes = &plan_windowed<Model>,
-      .predict = &predict_windowed<Model>};
-  if constexpr (Model::kWindowsIndependent) {
-    if (!multivariate) {
-      m.fit = &fit_univariate<Model>;
-      m.planned_bytes = &plan_univariate<Model>;
-      m.predict = &predict_univariate_windows<Model>;
-    }
+  ForecastModel m{.name = name,
+                  .class_name = class_name,
+                  .neural = true,
+                  .multivariate = multivariate,
+                  .categorical_exog = requires(Model & model){model.exog_grads();
+}
+, .shared_defaults = shared_defaults, .default_options = [] { return std::any(Config{}); },
+  .visit_options = [](std::any& o, OptionVisitor& v) { std::any_cast<Config&>(o).visit(v); },
+  .validate = [](const std::any& o) { std::any_cast<const Config&>(o).validate(); },
+  .fit = &fit_windowed<Model>, .planned_bytes = &plan_windowed<Model>,
+  .predict = &predict_windowed<Model>
+};  // namespace shoal::train::detail
+if constexpr (Model::kWindowsIndependent) {
+  if (!multivariate) {
+    m.fit = &fit_univariate<Model>;
+    m.planned_bytes = &plan_univariate<Model>;
+    m.predict = &predict_univariate_windows<Model>;
   }
-  return m;
+}
+return m;
 }
 
 }  // namespace shoal::train::detail

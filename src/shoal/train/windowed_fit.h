@@ -32,19 +32,25 @@ struct FitZones {
   explicit FitZones(const ForecastJob& job);
 };
 
+// The embeddings of the job's categorical exogenous columns, by stream (empty: none).
+ExogEmbeddingsConfig exog_embeddings_config(const data::Panel& p, const ForecastJob& job);
+
 // The model's Config: the job's options (the model's defaults when it has none) shaped by the
-// panel.
+// panel, for windows of `n_series` series (the panel's, or 1 for a univariate model); its
+// exogenous inputs are the embedded streams where columns are categorical.
 template <class Model>
-typename Model::Config model_config(const data::Panel& p, const ForecastJob& job) {
+typename Model::Config model_config(const data::Panel& p, const ForecastJob& job, Index n_series) {
   using Config = typename Model::Config;
   Config c = job.options.has_value() ? std::any_cast<const Config&>(job.options) : Config{};
+  const ExogEmbeddingsConfig cat = exog_embeddings_config(p, job);
   c.set_shape({.h = job.windows.h,
                .input_size = job.windows.input_size,
-               .n_series = p.n_series(),
-               .hist_exog = p.n_hist(),
-               .futr_exog = p.n_futr(),
-               .stat_exog = p.n_stat(),
-               .outputs = layers::loss_outputs(job.train.loss)});
+               .n_series = n_series,
+               .hist_exog = cat.hist.out_channels(),
+               .futr_exog = cat.futr.out_channels(),
+               .stat_exog = cat.stat.out_channels(),
+               .outputs = layers::loss_outputs(job.train.loss),
+               .exog_grads = !cat.empty()});
   return c;
 }
 
@@ -82,14 +88,16 @@ struct Fit {
   Trainer trainer;
 
   Fit(const data::Panel& panel, const ForecastJob& job, Index max_batch)
-      : model(model_config<Model>(panel, job)),
-        trainer(model, typename Trainer::Config{.max_batch = max_batch,
-                                                .seed = job.train.seed,
-                                                .init_generator = job.train.init_generator,
-                                                .adam = {.lr = job.train.learning_rate},
-                                                .loss = job.train.loss,
-                                                .gradient_clip_val = job.train.gradient_clip_val,
-                                                .chunk_windows = chunk_windows_of<Model>()}) {}
+      : model(model_config<Model>(panel, job, panel.n_series())),
+        trainer(model,
+                typename Trainer::Config{.max_batch = max_batch,
+                                         .seed = job.train.seed,
+                                         .init_generator = job.train.init_generator,
+                                         .adam = {.lr = job.train.learning_rate},
+                                         .loss = job.train.loss,
+                                         .gradient_clip_val = job.train.gradient_clip_val,
+                                         .chunk_windows = chunk_windows_of<Model>(),
+                                         .categorical = exog_embeddings_config(panel, job)}) {}
 };
 
 // The fit's loop, for any trainer (see fit_forecast in train/forecast.h).
