@@ -15,6 +15,8 @@ back with every file's size and sha256 checked (shoal._savedir, as NCF's saved m
     conformity.<k>.npy  fit(prediction_intervals=...)'s conformity scores of saved model k
                         [series, window, step] (float64), with its settings and unique_ids
                         in model.json, so predict(level=...) works after load
+    categorical_vocab   (in model.json) the categorical exogenous columns' vocabularies:
+                        per column, its values in code order (code 1 first)
     scalers.npy         the local scalers' statistics (local_scaler_type), float32
                         [column, series, 2]: per column (y, then the exogenous ones, named in
                         model.json) and series of the fit, (offset, scale) or (lambda, 0)
@@ -37,7 +39,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import _savedir, _weights, _workflow
+from . import _categorical, _savedir, _weights, _workflow
 from . import _scalers as _scalers_mod
 from ._frames import AVAILABLE
 from . import losses as _losses
@@ -203,7 +205,8 @@ def _restore_scalers(nf, entry, blobs, n_series):
         nf._scalers = _scalers_mod.from_array(nf.local_scaler_type, entry["columns"], stats)
     except ValueError as e:
         raise ValueError(f"{entry['file']}: {e}") from e
-    missing = [c for c in ["y"] + nf._exog() if c not in nf._scalers]
+    missing = [c for c in ["y"] + nf._exog()
+               if c not in nf._scalers and c not in nf.categorical_vocab_]
     if missing:
         raise ValueError(f"{entry['file']} has no statistics of column {missing[0]!r}")
     if n_series is not None and stats.shape[1] != n_series:
@@ -267,6 +270,7 @@ def save(nf, path, model_index=None, save_dataset=True, overwrite=False):
         meta["dataset"] = dataset
     meta["conformity"] = _conformity(nf, model_index, files)
     meta["scalers"] = _scalers(nf, files)
+    meta["categorical_vocab"] = _categorical.to_json(nf.categorical_vocab_)
     scaled = nf.local_scaler_type is not None or nf.local_static_scaler_type is not None
     _savedir.write(path, meta, files, FORMAT, 2 if scaled else VERSION)
 
@@ -310,6 +314,7 @@ def load(cls, path, verbose=False, allow_pickle=False, trust_remote=False, **kwa
         nf = cls(models, meta["freq"], meta.get("local_scaler_type"),
                  meta.get("local_static_scaler_type"), per_series=meta["per_series"],
                  workers=meta["workers"], pin=meta["pin"])
+        nf.categorical_vocab_ = _categorical.from_json(meta.get("categorical_vocab") or {})
         dataset, s = meta["dataset"], None
         if dataset is not None:
             cols = dataset["cols"]

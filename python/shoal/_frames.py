@@ -54,11 +54,18 @@ def _float_column(df, col, what, id_col, time_col, allow_nan=False, observed=Non
     return a
 
 
+def category_codes(column, vocab):
+    """A categorical column's codes (its values' 1..U; 0 for an unseen or missing one)."""
+    return column.map(vocab).fillna(0).to_numpy(np.float64)
+
+
 class Series:
     """A checked long frame: series in sorted id order, rows sorted by ds within each."""
 
     def __init__(self, df, id_col="unique_id", time_col="ds", target_col="y", exog=(),
-                 what="df", require_y=True):
+                 what="df", require_y=True, categories=None):
+        """categories: {column: {value: code}}, the categorical exogenous columns, read as
+        their codes (shoal._categorical); self.df keeps the values."""
         _require_frame(df, what)
         needed = [id_col, time_col] + ([target_col] if require_y else []) + list(exog)
         _require_columns(df, needed, what)
@@ -108,7 +115,9 @@ class Series:
         obs = self.available
         self.y = _float_column(df, target_col, what, id_col, time_col, observed=obs) \
             if require_y else None
-        self.exog = {c: _float_column(df, c, what, id_col, time_col, observed=obs)
+        categories = categories or {}
+        self.exog = {c: (category_codes(df[c], categories[c]) if c in categories else
+                         _float_column(df, c, what, id_col, time_col, observed=obs))
                      for c in exog}
         if obs is not None:  # a missing row's non-finite exogenous values read as 0
             self.exog = {c: np.where(obs | np.isfinite(a), a, 0.0) for c, a in self.exog.items()}
@@ -212,7 +221,7 @@ def long_frame(series, id_col, time_col, n_rows_each, ds_columns, values):
 class Statics:
     """static_df rows for the series of a Series, in its order."""
 
-    def __init__(self, static_df, series, columns, id_col="unique_id"):
+    def __init__(self, static_df, series, columns, id_col="unique_id", categories=None):
         _require_frame(static_df, "static_df")
         _require_columns(static_df, [id_col] + list(columns), "static_df")
         dup = static_df[id_col].duplicated()
@@ -225,7 +234,9 @@ class Statics:
             raise ValueError(f"static_df has no row for unique_id "
                              f"{series.ids[int(np.flatnonzero(pos < 0)[0])]!r}")
         values = np.empty((series.n_series, len(columns)))
+        categories = categories or {}
         for j, c in enumerate(columns):
-            values[:, j] = _float_column(static_df, c, "static_df", id_col, id_col)[pos]
+            values[:, j] = (category_codes(static_df[c], categories[c]) if c in categories else
+                            _float_column(static_df, c, "static_df", id_col, id_col))[pos]
         self.values = values
         self.core = _core.make_static(np.ascontiguousarray(values), list(columns))

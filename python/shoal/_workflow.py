@@ -54,7 +54,7 @@ def append_validation(nf, s, val_df, cols):
     (TimeSeriesDataset.append) and validates on them as on the last val_size rows; a later
     predict forecasts after val_df's end. Every series of val_df must have the same length."""
     v = Series(val_df, cols["id_col"], cols["time_col"], cols["target_col"], nf._exog(),
-               "val_df")
+               "val_df", categories=nf.categorical_vocab_)
     if v.n_series != s.n_series:
         raise ValueError("Cannot append `futr_dataset` with different number of groups.")
     if list(v.ids) != list(s.ids):

@@ -20,9 +20,10 @@ import sys
 import numpy as np
 import pandas as pd
 
-from . import _core, _forecaster_io, _scalers, _workflow, profiling
+from . import _categorical, _core, _forecaster_io, _scalers, _workflow, profiling
 from . import losses as _losses
-from ._frames import Series, Statics, future_ds, is_polars, long_frame, to_pandas, to_polars
+from ._frames import (Series, Statics, category_codes, future_ds, is_polars, long_frame,
+                      to_pandas, to_polars)
 from ._progress import ProgressBar
 from .utils import conformal_intervals
 from ._progress import wanted as progress_wanted
@@ -107,6 +108,8 @@ class NeuralForecast:
         self.local_scaler_type = local_scaler_type
         self.local_static_scaler_type = local_static_scaler_type
         self._scalers = None
+        # neuralforecast's categorical_vocab_: {column: {value: code}} of the last fit's frames.
+        self.categorical_vocab_ = {}
         self._fit_args = None  # the frames of the last fit, predict's defaults
         self._polars = False  # the current call's frames are polars
         # (PredictionIntervals, the fit's unique_ids, {model column: conformity scores}).
@@ -131,7 +134,8 @@ class NeuralForecast:
         return names
 
     def _series(self, df, cols, what="df"):
-        s = Series(df, cols["id_col"], cols["time_col"], cols["target_col"], self._exog(), what)
+        s = Series(df, cols["id_col"], cols["time_col"], cols["target_col"], self._exog(), what,
+                   categories=self.categorical_vocab_)
         is_int = pd.api.types.is_integer_dtype(s.ds_values.dtype)
         if is_int != isinstance(self.freq, (int, np.integer)):
             raise ValueError(f"{what} column {cols['time_col']!r} is "
@@ -146,19 +150,22 @@ class NeuralForecast:
             return None
         if static_df is None:
             raise ValueError(f"stat_exog_list {stat} needs static_df")
-        st = Statics(static_df, s, stat, cols["id_col"])
+        st = Statics(static_df, s, stat, cols["id_col"], categories=self.categorical_vocab_)
         if self.local_static_scaler_type is None:
             return st.core
         n = s.n_series  # one group over every series, per column (neuralforecast)
-        values = np.stack([_scalers.LocalScaler(self.local_static_scaler_type, v, [0, n])
-                           .transform(v, [n]) for v in st.values.T], axis=1)
+        values = np.stack([v if c in self.categorical_vocab_ else
+                           _scalers.LocalScaler(self.local_static_scaler_type, v, [0, n])
+                           .transform(v, [n]) for c, v in zip(stat, st.values.T)], axis=1)
         return _core.make_static(np.ascontiguousarray(values, dtype=np.float64), list(stat))
 
     def _fit_scalers(self, s):
         """The local scalers of series s (None without local_scaler_type)."""
         if self.local_scaler_type is None:
             return None
-        return _scalers.fit_series(self.local_scaler_type, s, self._exog())
+        # Categorical codes are not scaled (neuralforecast's _scalers_fit_transform).
+        return _scalers.fit_series(self.local_scaler_type, s,
+                                   [c for c in self._exog() if c not in self.categorical_vocab_])
 
     def _model_scale(self, s):
         """s as the models see it: scaled by the current local scalers."""
@@ -271,7 +278,8 @@ class NeuralForecast:
                              "each series (see make_future_dataframe)")
         expected = self._future_frame(s, h, cols)
         idc, tc = cols["id_col"], cols["time_col"]
-        Series(futr_df, idc, tc, exog=futr_cols, what="futr_df", require_y=False)  # checks
+        Series(futr_df, idc, tc, exog=futr_cols, what="futr_df", require_y=False,
+               categories=self.categorical_vocab_)  # checks
         merged = expected.merge(futr_df[[idc, tc] + futr_cols], on=[idc, tc], how="left")
         for c in futr_cols:
             miss = merged[c].isna().to_numpy()
@@ -282,12 +290,14 @@ class NeuralForecast:
                                  f"({int(miss.sum())} of {len(merged)} future rows missing)")
         offsets = np.arange(s.n_series + 1, dtype=np.int64) * h
         exog = self._exog()
-        cols_arrays = [merged[c].to_numpy(np.float64) if c in futr_cols else np.zeros(len(merged))
-                       for c in exog]
+        vocab = self.categorical_vocab_
+        cols_arrays = [(category_codes(merged[c], vocab[c]) if c in vocab else
+                        merged[c].to_numpy(np.float64)) if c in futr_cols
+                       else np.zeros(len(merged)) for c in exog]
         if self._scalers is not None:  # neuralforecast scales futr_df with the df's scalers
             lengths = np.full(s.n_series, h)
             cols_arrays = [self._scalers[c].transform(a, lengths).astype(np.float64)
-                           for c, a in zip(exog, cols_arrays)]
+                           if c in self._scalers else a for c, a in zip(exog, cols_arrays)]
         return _core.make_series(offsets, np.zeros(len(merged)), cols_arrays, exog,
                                  s.lengths.astype(np.int64))
 
@@ -316,6 +326,7 @@ class NeuralForecast:
             static_df = self._fit_args["static_df"] if static_df is None else static_df
         else:
             cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
+            self.categorical_vocab_ = _categorical.build_vocab(self.models, df, static_df)
             s = self._series(df, cols)
         statics = self._statics(static_df, s, cols)
         # On df's rows only: neuralforecast fits the scalers before appending val_df, whose
@@ -329,10 +340,13 @@ class NeuralForecast:
             self._refuse_multi_output("prediction_intervals (conformal intervals of point "
                                       "forecasts)", "its quantile columns are its intervals")
             # neuralforecast's calibration: a cross_validation on df whose absolute errors are
-            # the conformity scores; the final fit then continues from its weights.
+            # the conformity scores; the final fit then continues from its weights. The
+            # vocabulary stays df's (the calibration builds its own from its training rows).
+            vocab = self.categorical_vocab_
             self._conformity = (prediction_intervals, s.ids, self._conformity_scores(
                 df, static_df, prediction_intervals, val_size or 0, use_init_models, verbose,
                 cols))
+            self.categorical_vocab_ = vocab
         self._fit_models(s, statics, val_size or 0, 0, use_init_models, verbose)
         self._fit_args = dict(series=s, static_df=static_df, cols=cols, polars=self._polars,
                               test_size=0)
@@ -525,6 +539,9 @@ class NeuralForecast:
             raise ValueError(f"test_size {test_size} disagrees with h + step_size * (n_windows "
                              f"- 1) = {h + step_size * (n_windows - 1)}; pass one of them")
         cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
+        # (A refit's fits build theirs again from each fold's training rows.)
+        self.categorical_vocab_ = _categorical.build_vocab(self.models, df, static_df,
+                                                           test_size, id_col, time_col)
         s = self._series(df, cols)
         short = np.flatnonzero(s.lengths < test_size + 1)
         if short.size:

@@ -40,9 +40,6 @@ _REFUSED = {
                            "num_lr_decays",
     "val_monitor": "early stopping monitors the validation loss",
     "drop_last_loader": "every series batch of an epoch is trained on",
-    "cat_exog_list": "encode the categories as numeric exogenous columns",
-    "categorical_cardinalities": "encode the categories as numeric exogenous columns",
-    "cat_emb_dim": "encode the categories as numeric exogenous columns",
 }
 # Accepted with no effect on the result: they tune PyTorch's data loading, which shoal does not
 # use (the series are read into C++ once).
@@ -73,12 +70,48 @@ _NONE_MEANS = {
 }
 
 
-def _flatten_pairs(units):
+def _flatten_pairs(units, args):
     """neuralforecast's mlp_units [[in, out], ...] as the C++ option's flat list."""
     return [int(u) for pair in units for u in pair]
 
 
-_TO_CPP = {"mlp_units": _flatten_pairs}
+def _cardinalities(cards, args):
+    """categorical_cardinalities {column: U} as the C++ option's list, in cat_exog_list's
+    order."""
+    return [int(cards[c]) for c in args.get("cat_exog_list") or []]
+
+
+# Arguments whose C++ option has another form: (value, the model's arguments) -> option value.
+_TO_CPP = {"mlp_units": _flatten_pairs,
+           "cat_exog_list": lambda v, args: list(v or []),
+           "categorical_cardinalities": _cardinalities,
+           "cat_emb_dim": lambda v, args: str(v)}
+
+
+def _check_categorical(name, args):
+    """neuralforecast's _check_categorical_exog and cat_emb_dim check, at construction."""
+    cat = list(args.get("cat_exog_list") or [])
+    if not cat:
+        return
+    listed = set()
+    for kind in ("hist", "futr", "stat"):
+        listed.update(args.get(f"{kind}_exog_list") or [])
+    unknown = [c for c in cat if c not in listed]
+    if unknown:
+        raise ValueError(f"{name}: categorical features {unknown} must also be listed in "
+                         "`hist_exog_list`, `futr_exog_list` or `stat_exog_list`.")
+    cards = args.get("categorical_cardinalities") or {}
+    missing = [c for c in cat if c not in cards]
+    if missing:
+        raise ValueError(f"{name}: missing `categorical_cardinalities` entries for categorical "
+                         f"features {missing}.")
+    for c in cat:
+        _positive_int(name, f"categorical_cardinalities[{c!r}]", cards[c])
+    dim = args.get("cat_emb_dim")
+    if not (dim in ("fastai", "sqrt", "half") or
+            (isinstance(dim, int) and not isinstance(dim, bool) and dim >= 1)):
+        raise ValueError(f"{name}: unknown cat_emb_dim strategy {dim!r}. Use one of 'fastai', "
+                         "'sqrt', 'half', or an integer.")
 
 
 def _default(value):
@@ -179,6 +212,7 @@ class _ForecastModel:
                     and k not in _PYTHON_SIDE and defaults[k] is not None):
                 raise ValueError(f"{name}({k}=None): give a value (default "
                                  f"{defaults[k]!r})")
+        _check_categorical(name, args)
         _losses.loss_settings(args["loss"])  # refuses a loss shoal lacks now, not at fit
         if args.get("valid_loss") is not None:
             _losses.loss_settings(args["valid_loss"], prefix="valid_")
@@ -205,7 +239,7 @@ class _ForecastModel:
                 v = getattr(self, k)
                 if v is None and k in _NONE_MEANS:
                     v = _NONE_MEANS[k](self._args)
-                settings[k] = _TO_CPP[k](v) if k in _TO_CPP else v
+                settings[k] = _TO_CPP[k](v, self._args) if k in _TO_CPP else v
         for k in _TRAINER_HONOURED:
             if self.trainer_kwargs.get(k) is not None:
                 settings[k] = self.trainer_kwargs[k]

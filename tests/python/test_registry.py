@@ -144,9 +144,7 @@ def test_mlp_multivariate_fits_the_panel_jointly():
     assert model.state_dict()["out.weight"].shape == (8, 16)
 
 
-@pytest.mark.parametrize("arg", [dict(cat_exog_list=["c"]),
-                                 dict(categorical_cardinalities={"c": 3}),
-                                 dict(cat_emb_dim=4), dict(exclude_insample_y=True)])
+@pytest.mark.parametrize("arg", [dict(exclude_insample_y=True)])
 def test_mlp_arguments_shoal_cannot_honour_raise_naming_them(arg):
     name = next(iter(arg))
     with pytest.raises(NotImplementedError, match=name):

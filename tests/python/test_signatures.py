@@ -45,6 +45,12 @@ PYTHON_SIDE = {
     "dataloader_kwargs": lambda m: True,  # no effect on a fit: shoal has no data loaders
 }
 REQUIRED = ("h", "input_size", "n_series")
+# Arguments that need others to mean anything (neuralforecast refuses a categorical column not
+# listed as exogenous, or without a cardinality): the model both sides of a probe are built with.
+_CATEGORICAL = {"hist_exog_list": ["c"], "cat_exog_list": ["c"],
+                "categorical_cardinalities": {"c": 2}}
+COMPANIONS = {"cat_exog_list": {"hist_exog_list": ["c"], "categorical_cardinalities": {"c": 3}},
+              "categorical_cardinalities": _CATEGORICAL, "cat_emb_dim": _CATEGORICAL}
 # Arguments neuralforecast itself ignores with a warning; shoal does the same.
 IGNORED_AS_NEURALFORECAST = {("NBEATS", "n_polynomials")}
 
@@ -87,7 +93,7 @@ CASES = [(name, a[0]) for name in sorted(SIGNATURES["models"])
 @pytest.mark.parametrize("name,arg", CASES)
 def test_each_argument_is_honoured_or_refused_by_name(name, arg):
     cls = _cls(name)
-    base = _base(cls)
+    base = dict(_base(cls), **COMPANIONS.get(arg, {}))
     default_settings = cls(**base)._settings()
     kwargs = dict(base, **{arg: PROBES[arg]})
     if (name, arg) in IGNORED_AS_NEURALFORECAST:  # it warns and changes nothing

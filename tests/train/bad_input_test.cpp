@@ -371,7 +371,8 @@ const std::vector<Case>& cases() {
          run_jobs_file("unknown.jsonl");
        },
        "unknown.jsonl:1: field 'hidden_size': unknown config key 'hidden_size' for model "
-       "'tsmixerx' (expected one of: batch_size, dropout, early_stop_patience_steps, "
+       "'tsmixerx' (expected one of: batch_size, cat_emb_dim, cat_exog_list, "
+       "categorical_cardinalities, dropout, early_stop_patience_steps, "
        "ff_dim, futr_exog_list, gradient_clip_val, h, hist_exog_list, horizon_weight, "
        "huber_delta, inference_windows_batch_size, init_generator, input_size, "
        "learning_rate, loss, loss_n_components, loss_quantiles, loss_seasonality, "
