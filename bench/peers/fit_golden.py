@@ -24,7 +24,12 @@ import pandas as pd
 import torch
 
 GROUP, EVERY, H, INPUT_SIZE, STEPS = "quarterly", 10, 8, 16, 100
-# name -> (neuralforecast class, extra arguments); a "loss" argument is {class: arguments}.
+CATEGORICAL_ARGS = {"futr_exog_list": ["quarter"], "hist_exog_list": ["direction"],
+                    "stat_exog_list": ["category"],
+                    "cat_exog_list": ["category", "quarter", "direction"],
+                    "categorical_cardinalities": {"quarter": 4, "direction": 3, "category": 6}}
+# name -> (neuralforecast class, extra arguments[, data]); a "loss" argument is
+# {class: arguments}; data: "sample_weight" or "categorical", the columns added to the panel.
 CASES = {
     "NLinear": ("NLinear", {}),
     "NLinear-standard": ("NLinear", {"scaler_type": "standard"}),
@@ -66,6 +71,13 @@ CASES = {
         "scaler_type": "standard",
         "loss": {"GMM": {"n_components": 1, "weighted": True, "level": [80],
                          "return_params": True}}}),
+    # Categorical exogenous features (CATEGORICAL below), each kind through its embedding:
+    # the calendar quarter (future), the last step's direction (historical), M3's category
+    # (static). MLP is deep: its float32 rounding grows over a fit, so it is compared over fewer
+    # steps.
+    "TiDE-categorical": ("TiDE", dict(CATEGORICAL_ARGS), "categorical"),
+    "MLP-categorical": ("MLP", dict(CATEGORICAL_ARGS, max_steps=20, scaler_type="robust"),
+                        "categorical"),
 }
 
 
@@ -74,6 +86,26 @@ def with_sample_weight(df):
     df = df.copy()
     df["sample_weight"] = 1.0 + (df.groupby("unique_id").cumcount() % 4) / 2.0
     return df
+
+
+def with_categoricals(df, meta, h=0):
+    """(df with quarter and direction columns, static_df with category, futr_df of the h steps
+    after each series). quarter: "Q1".."Q4" of each row's calendar quarter (M3's start_period);
+    direction: "up", "down" or "flat" from the previous row's y (the first row "flat")."""
+    meta = meta.set_index("unique_id")
+    start = df["unique_id"].map(meta["start_period"]).to_numpy()
+    df = df.copy()
+    df["quarter"] = ["Q%d" % (1 + (s - 1 + k - 1) % 4) for s, k in zip(start, df["ds"])]
+    step = df.groupby("unique_id")["y"].diff().fillna(0).to_numpy()
+    df["direction"] = np.where(step > 0, "up", np.where(step < 0, "down", "flat"))
+    ids = df["unique_id"].drop_duplicates()
+    static_df = pd.DataFrame({"unique_id": ids, "category": ids.map(meta["category"])})
+    last = df.groupby("unique_id")["ds"].max()
+    futr = pd.DataFrame({"unique_id": np.repeat(ids.to_numpy(), h),
+                         "ds": np.concatenate([last[u] + np.arange(1, h + 1) for u in ids])})
+    fstart = futr["unique_id"].map(meta["start_period"]).to_numpy()
+    futr["quarter"] = ["Q%d" % (1 + (s - 1 + k - 1) % 4) for s, k in zip(fstart, futr["ds"])]
+    return df, static_df, futr
 
 
 def build_args(extra, losses):
@@ -124,8 +156,14 @@ def main():
                                  logger=False, enable_model_summary=False,
                                  enable_checkpointing=False)
         nf = NeuralForecast(models=[m], freq=1)
-        nf.fit(with_sample_weight(df) if data == ["sample_weight"] else df)
-        fc = nf.predict()
+        if data == ["categorical"]:
+            meta = pd.read_csv(os.path.join(data_dir, "m3_meta.csv.gz"))
+            cat_df, static_df, futr_df = with_categoricals(df, meta, H)
+            nf.fit(cat_df, static_df=static_df)
+            fc = nf.predict(futr_df=futr_df)
+        else:
+            nf.fit(with_sample_weight(df) if data == ["sample_weight"] else df)
+            fc = nf.predict()
         fc = fc.reset_index() if "unique_id" not in fc.columns else fc
         order = {u: i for i, u in enumerate(ids)}
         fc = fc.sort_values(["unique_id", "ds"], key=lambda c: c.map(order) if

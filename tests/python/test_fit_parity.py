@@ -2,7 +2,7 @@
 (windows_batch_size=None, batch_size above the number of series) a fit draws nothing after its
 initial weights, so shoal must end at neuralforecast's forecasts. The golden forecasts come from
 bench/peers/fit_golden.py (M3 quarterly, every 10th series, 100 steps), with point losses,
-MQLoss, DistributionLoss (Normal, StudentT, Poisson) and GMM."""
+MQLoss, DistributionLoss (Normal, StudentT, Poisson), GMM and categorical exogenous features."""
 
 import json
 import pathlib
@@ -34,6 +34,29 @@ TOLERANCE = {"NLinear-Normal-standard": 2e-5, "NLinear-GMM-standard": 2e-5,
              "NLinear-GMM-weighted-standard": 2e-5}
 
 
+def with_categoricals(df, h):
+    """bench/peers/fit_golden.py's categorical columns: (df with quarter ("Q1".."Q4", from M3's
+    start_period) and direction ("up", "down", "flat" from the previous y), static_df with M3's
+    category, futr_df with the h quarters after each series)."""
+    meta = pd.read_csv(DATA / "ts" / "m3_meta.csv.gz").set_index("unique_id")
+
+    def quarters(frame):
+        start = frame["unique_id"].map(meta["start_period"]).to_numpy()
+        return ["Q%d" % (1 + (s - 1 + k - 1) % 4) for s, k in zip(start, frame["ds"])]
+
+    df = df.copy()
+    df["quarter"] = quarters(df)
+    step = df.groupby("unique_id")["y"].diff().fillna(0).to_numpy()
+    df["direction"] = np.where(step > 0, "up", np.where(step < 0, "down", "flat"))
+    ids = df["unique_id"].drop_duplicates()
+    static_df = pd.DataFrame({"unique_id": ids, "category": ids.map(meta["category"])})
+    last = df.groupby("unique_id")["ds"].max()
+    futr = pd.DataFrame({"unique_id": np.repeat(ids.to_numpy(), h),
+                         "ds": np.concatenate([last[u] + np.arange(1, h + 1) for u in ids])})
+    futr["quarter"] = quarters(futr)
+    return df, static_df, futr
+
+
 def arguments(spec):
     """A case's arguments, its loss (and valid_loss) built from {class: arguments}."""
     args = dict(spec["arguments"])
@@ -56,7 +79,11 @@ def test_full_batch_fit_matches_neuralforecast(case):
     df = panel()
     if spec.get("data") == ["sample_weight"]:  # as bench/peers/fit_golden.py's
         df["sample_weight"] = 1.0 + (df.groupby("unique_id").cumcount() % 4) / 2.0
-    fc = nf.fit(df).predict()
+    if spec.get("data") == ["categorical"]:
+        df, static_df, futr_df = with_categoricals(df, GOLDEN["h"])
+        fc = nf.fit(df, static_df=static_df).predict(futr_df=futr_df)
+    else:
+        fc = nf.fit(df).predict()
     order = {u: i for i, u in enumerate(GOLDEN["unique_ids"])}
     fc = fc.sort_values(["unique_id", "ds"],
                         key=lambda c: c.map(order) if c.name == "unique_id" else c)
