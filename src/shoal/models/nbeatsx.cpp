@@ -201,9 +201,10 @@ MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
         bx(w, t * C + f) = v;
       }
     e += (L + H) * F;
+    const T* st = in.stat_exog + w * in.stat_window_stride;
     for (Index s = 0; s < S; ++s) {
-      e[s] = in.stat_exog[s];
-      for (Index t = 0; t < L + H; ++t) bx(w, t * C + F + s) = in.stat_exog[s];
+      e[s] = st[s];
+      for (Index t = 0; t < L + H; ++t) bx(w, t * C + F + s) = st[s];
     }
   }
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };

@@ -191,7 +191,8 @@ void NHITS<T>::pool_exog(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, 
         for (Index c = 0; c < F; ++c) x(w, P + P * X + p * F + c) = fx(w * F + c, p);
   }
   for (Index w = 0; w < B; ++w)
-    for (Index s = 0; s < b.S; ++s) x(w, P + P * X + Pf * F + s) = in.stat_exog[s];
+    for (Index s = 0; s < b.S; ++s)
+      x(w, P + P * X + Pf * F + s) = in.stat_exog[w * in.stat_window_stride + s];
 }
 
 template <class T>
