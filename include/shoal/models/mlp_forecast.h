@@ -8,7 +8,8 @@
 // window, as neuralforecast concatenates them.) Parameters are neuralforecast's state_dict keys
 // ("mlp.0.weight", …, "out.bias") in its module order, PyTorch's default init, so a
 // Generator::kTorchCpu stream with neuralforecast's random_seed draws its initial weights.
-// Inputs are data: backward forms the parameters' gradients only.
+// Inputs are data: backward forms the parameters' gradients, and with Config::exog_grads the
+// exogenous inputs' (exog_grads(), models/forecast.h) from the first layer's input gradient.
 // Legend: B windows, L input_size, H horizon, X/F/S exogenous counts, D = L + X·L + F·(L+H) + S,
 // K hidden_size, M outputs per forecast value (models/forecast.h).
 #pragma once
@@ -39,10 +40,12 @@ class MlpStack {
   void init(RngStream& rng);
   // x [R, in] → the output [R, out] (a view of the stack's buffer).
   MatView<T> forward(const Ctx& ctx, ConstMat<T> x);
-  // From dout [R, out] of the last forward on x: parameter gradients (accumulated) only.
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dout);
-  // Zones "mlp.<i>" and "out" per window (rows = windows).
-  void register_zones(profile::Recorder& rec, int model);
+  // From dout [R, out] of the last forward on x: parameter gradients (accumulated), and the
+  // input's gradient into dx [R, in] when it has data (a model's exogenous inputs' gradients).
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dout, MatView<T> dx = {});
+  // Zones "mlp.<i>" and "out" per window (rows = windows); dx0: backward forms the input's
+  // gradient.
+  void register_zones(profile::Recorder& rec, int model, bool dx0 = false);
 
   template <class F>
   void for_each_param(F&& f) {
@@ -87,7 +90,8 @@ class MlpForecast {
     Index stat_exog_size = 0;  // S
     Index num_layers = 2;
     Index hidden_size = 1024;
-    Index outputs = 1;  // M, from the loss (set_shape), not an option
+    Index outputs = 1;        // M, from the loss (set_shape), not an option
+    bool exog_grads = false;  // from the shape (set_shape), not an option
 
     // Its defaults for the shared options (max_steps 1000, learning_rate 1e-3,
     // windows_batch_size 1024) are in its registry entry.
@@ -119,6 +123,8 @@ class MlpForecast {
   // The forecasts [B·H, M] (a view of the model's output buffer).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // ∂L/∂exog of the last backward (models/forecast.h); planned with Config::exog_grads only.
+  ExogGrads<T> exog_grads() const { return {dhist_.view.data, dfutr_.view.data, dstat_.view.data}; }
   // Zones "inputs" (the packing), "mlp.<i>", "out"; rows = windows.
   void register_zones(profile::Recorder& rec, int model = 0);
 
@@ -131,7 +137,9 @@ class MlpForecast {
   Config cfg_;
   Index max_batch_ = 0;
   MlpStack<T> stack_;
-  Buffer<T> x_;  // [B, D] packed inputs
+  Buffer<T> x_;                      // [B, D] packed inputs
+  Buffer<T> dx_;                     // [B, D] their gradient (exog_grads)
+  Buffer<T> dhist_, dfutr_, dstat_;  // [B, X, L], [B, F, L + H], [B, S] (exog_grads)
   profile::LayerZones pack_zones_;
 };
 

@@ -6,7 +6,9 @@
 //   ŷ = MlpStack(x)  D → K … K → H·N·M, read as [B, H, N·M] (neuralforecast's
 //       reshape(batch_size, h, −1))
 // with MlpStack of models/mlp_forecast.h (num_layers ReLU layers of hidden_size units).
-// Parameters: "mlp.<i>.weight/bias", "out.weight/bias"; PyTorch's default init.
+// Parameters: "mlp.<i>.weight/bias", "out.weight/bias"; PyTorch's default init. With
+// Config::exog_grads backward also forms the exogenous inputs' gradients (exog_grads()), the
+// statics' summed over the windows that repeat them.
 // Legend: B windows, L input_size, H horizon, N series, X/F/S exogenous counts,
 // D = N·(L + X·L + F·(L+H) + S), K hidden_size, M outputs per forecast value
 // (models/forecast.h).
@@ -28,7 +30,8 @@ class MlpMultivariate {
     Index stat_exog_size = 0;  // S
     Index num_layers = 2;
     Index hidden_size = 1024;
-    Index outputs = 1;  // M, from the loss (set_shape), not an option
+    Index outputs = 1;        // M, from the loss (set_shape), not an option
+    bool exog_grads = false;  // from the shape (set_shape), not an option
 
     // Its shared-option defaults (max_steps 1000, learning_rate 1e-3, windows_batch_size 32)
     // are every forecaster's.
@@ -45,6 +48,7 @@ class MlpMultivariate {
       futr_exog_size = s.futr_exog;
       stat_exog_size = s.stat_exog;
       outputs = s.outputs;
+      exog_grads = s.exog_grads;
     }
     Index input_width() const {
       return n_series * (input_size + hist_exog_size * input_size +
@@ -69,6 +73,8 @@ class MlpMultivariate {
   // The forecasts [B·H, N·M] (a view of the model's output buffer).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // ∂L/∂exog of the last backward (models/forecast.h); planned with Config::exog_grads only.
+  ExogGrads<T> exog_grads() const { return {dhist_.view.data, dfutr_.view.data, dstat_.view.data}; }
   // Zones "inputs" (the packing), "mlp.<i>", "out"; rows = windows.
   void register_zones(profile::Recorder& rec, int model = 0);
 
@@ -81,7 +87,9 @@ class MlpMultivariate {
   Config cfg_;
   Index max_batch_ = 0;
   MlpStack<T> stack_;
-  Buffer<T> x_;  // [B, D] packed inputs
+  Buffer<T> x_;                      // [B, D] packed inputs
+  Buffer<T> dx_;                     // [B, D] their gradient (exog_grads)
+  Buffer<T> dhist_, dfutr_, dstat_;  // [B, X, L, N], [B, F, L + H, N], [N, S] (exog_grads)
   profile::LayerZones pack_zones_;
 };
 

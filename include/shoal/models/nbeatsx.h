@@ -11,14 +11,15 @@
 // exogenous one has one output whatever M is (θ [2C]), which neuralforecast's sum broadcasts
 // over the M outputs.
 // Exogenous inputs come in shoal's layout (models/forecast.h: hist [B, X, L], futr [B, F, L + H],
-// stat [S] per series) and are gathered into neuralforecast's each forward; they are data (no
-// gradient). A univariate model (N = 1), M outputs per forecast value (a multi-output loss's,
-// set by the shape, not an option; ŷ element h·M + q as neuralforecast returns it), dropout as
-// neuralforecast (dropout_prob_theta after each hidden activation), shared_weights as in NBEATS (a
-// stack's later blocks on its first block's weights). Names: blocks.<i>.layers.<j>.{weight,bias} (a
-// shared MLP under its first block only); init in torch's module order.
-// Legend: B windows, L input_size, H horizon, X/F/S hist/futr/stat exogenous sizes, M outputs
-// per forecast value, P basis functions.
+// stat [S] per window) and are gathered into neuralforecast's each forward; they are data, unless
+// Config::exog_grads asks for their gradients (exog_grads(): through every block's MLP input
+// and every exogenous basis, summed). A univariate model (N = 1), M outputs per forecast value (a
+// multi-output loss's, set by the shape, not an option; ŷ element h·M + q as neuralforecast returns
+// it), dropout as neuralforecast (dropout_prob_theta after each hidden activation), shared_weights
+// as in NBEATS (a stack's later blocks on its first block's weights). Names:
+// blocks.<i>.layers.<j>.{weight,bias} (a shared MLP under its first block only); init in torch's
+// module order. Legend: B windows, L input_size, H horizon, X/F/S hist/futr/stat exogenous sizes, M
+// outputs per forecast value, P basis functions.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,7 @@ class NBEATSx {
     double dropout_prob_theta = 0.0;
     std::string activation = "ReLU";
     bool shared_weights = false;
+    bool exog_grads = false;  // from the shape (not an option)
 
     void visit(OptionVisitor& v);
     void validate() const;
@@ -82,6 +84,8 @@ class NBEATSx {
   // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // ∂L/∂exog of the last backward (models/forecast.h); planned with Config::exog_grads only.
+  ExogGrads<T> exog_grads() const { return {dhist_.view.data, dfutr_.view.data, dstat_.view.data}; }
   // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
   void register_zones(profile::Recorder& rec, int model = 0);
 
@@ -96,6 +100,9 @@ class NBEATSx {
  private:
   void each_block_param(size_t i, const std::function<void(const std::string&, Param<T>&)>& f);
   Index exog_width() const;  // E = L·X + (L + H)·F + S
+  // Scatters dexog_ and dbasis_x_, the gradients of exog_ and basis_x_, into dhist_, dfutr_
+  // and dstat_, the layouts forward gathered them from.
+  void scatter_exog_grads(const ForecastInputs<T>& in);
   bool has_exogenous_block() const {
     for (const std::string& t : cfg_.stack_types)
       if (t == "exogenous") return true;
@@ -112,6 +119,10 @@ class NBEATSx {
   Buffer<T> dysum_;  // [B, H] dout summed over the M outputs (exogenous blocks, M > 1)
   Buffer<T> dr_;     // [B, L] gradient of the residual between blocks
   Buffer<T> drb_;    // [B, L] a block's own share of it
+  // exog_grads: the gradients of exog_ and basis_x_ summed over the blocks, an exogenous
+  // block's basis input gradient, and the inputs' [B·X, L], [B·F, L + H], [B, S] (a row per
+  // window, or their [1, S] sum).
+  Buffer<T> dexog_, dbasis_x_, dbasis_block_, dhist_, dfutr_, dstat_;
 };
 
 }  // namespace shoal::models

@@ -10,9 +10,11 @@
 //   the forecast step-major [H, M] (its permute): ŷ is [B, H, M], element h·M + q.
 // exog: the exogenous inputs pooled with the block's kernel as neuralforecast pools them (hist
 // over L, futr over L + H, each flattened time-major), then the statics; they come in shoal's
-// layout (models/forecast.h) and are data. A univariate model (N = 1); M outputs per forecast
-// value (a multi-output loss's, set by the shape, not an option); rᵢ₊₁ is masked by the
-// window's insample mask, as neuralforecast masks it (models/residual_stack.h).
+// layout (models/forecast.h) and are data, unless Config::exog_grads asks for their gradients
+// (exog_grads(): each block's MLP input gradient through its poolings, summed over the blocks).
+// A univariate model (N = 1); M outputs per forecast value (a multi-output loss's, set by the
+// shape, not an option); rᵢ₊₁ is masked by the window's insample mask, as neuralforecast masks
+// it (models/residual_stack.h).
 // Parameter names are neuralforecast's state_dict keys, blocks.<i>.layers.<j>.{weight,bias}
 // with j the index in its nn.Sequential (activations and dropouts take indices too; a PReLU's
 // one weight is shared by every activation of its block and named at its first index).
@@ -53,10 +55,11 @@ class NHITS {
     std::string interpolation_mode = "linear";
     double dropout_prob_theta = 0.0;
     std::string activation = "ReLU";
-    Index hist_exog = 0;  // X, from the data
-    Index futr_exog = 0;  // F
-    Index stat_exog = 0;  // S
-    Index outputs = 1;    // M, from the loss (not an option)
+    Index hist_exog = 0;      // X, from the data
+    Index futr_exog = 0;      // F
+    Index stat_exog = 0;      // S
+    Index outputs = 1;        // M, from the loss (not an option)
+    bool exog_grads = false;  // from the shape (not an option)
 
     void visit(OptionVisitor& v);
     void validate() const;
@@ -84,6 +87,8 @@ class NHITS {
   // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // ∂L/∂exog of the last backward (models/forecast.h); planned with Config::exog_grads only.
+  ExogGrads<T> exog_grads() const { return {dhist_.view.data, dfutr_.view.data, dstat_.view.data}; }
   // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
   void register_zones(profile::Recorder& rec, int model = 0);
 
@@ -99,6 +104,9 @@ class NHITS {
   void each_block_param(size_t i, const std::function<void(const std::string&, Param<T>&)>& f);
   // Writes block b's pooled exogenous inputs into the MLP input x [B, W] after the residual.
   void pool_exog(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, MatView<T> x);
+  // Adds block b's MLP input gradient's exogenous columns dx [B, W − P], taken back through its
+  // poolings, into dhist_, dfutr_ and dstat_.
+  void add_exog_grads(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, ConstMat<T> dx);
 
   Config cfg_;
   std::vector<std::unique_ptr<Block>> blocks_;
@@ -108,6 +116,9 @@ class NHITS {
   Buffer<T> dyq_;                           // [B, M·H] dout output-major (M > 1)
   Buffer<T> dr_;                            // [B, L] gradient of the residual between blocks
   Buffer<T> drb_;                           // [B, L] a block's own share of it
+  // exog_grads: [B·X, L], [B·F, L + H], [B, S] (a row per window, or their [1, S] sum), and a
+  // block's unpooled share of the first two.
+  Buffer<T> dhist_, dfutr_, dstat_, dhist_block_, dfutr_block_;
 };
 
 }  // namespace shoal::models

@@ -103,9 +103,15 @@ struct ThetaMLP {
   // Reads θ's gradient; dx overwritten, or skipped when it has no data.
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> theta, ConstMat<T> dtheta, MatView<T> dx,
                 Index row0 = 0);
+  // Columns [c0, c0 + dx.cols) of the last backward's input gradient [N, I], written (added to
+  // when `accumulate`) without forming the others: a model's exogenous columns, apart from
+  // the residual's that backward's dx takes, whose values then stay those of a backward alone.
+  // The first Linear has no activation, so this is da₀ · W₀[:, c0 : c0 + dx.cols].
+  void input_grad_columns(Index c0, MatView<T> dx, bool accumulate) const;
 
   profile::Cost forward_cost(double rows) const;
   profile::Cost backward_cost(double rows, bool dx = true) const;
+  profile::Cost input_grad_columns_cost(double rows, double cols) const;
 
  private:
   void bind_shared();  // points the layers' parameter views at the owner's

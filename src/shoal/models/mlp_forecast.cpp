@@ -64,7 +64,7 @@ MatView<T> MlpStack<T>::forward(const Ctx& ctx, ConstMat<T> x) {
 }
 
 template <class T>
-void MlpStack<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dout) {
+void MlpStack<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dout, MatView<T> dx0) {
   const Index r = x.rows;
   const size_t n = layers_.size();
   profile::ZoneChain zone(ctx.profiler, r);
@@ -75,7 +75,7 @@ void MlpStack<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dout) {
   for (size_t i = n; i-- > 0;) {
     if (!zones_.empty()) zone.next(zones_[i].backward);
     const ConstMat<T> xi = i == 0 ? x : ConstMat<T>(act_[i - 1].mat().rows_block(0, r));
-    MatView<T> dx = i == 0 ? MatView<T>{} : dact_[1 - cur].mat().rows_block(0, r);
+    MatView<T> dx = i == 0 ? dx0 : dact_[1 - cur].mat().rows_block(0, r);
     layers_[i].backward(ctx, xi, act_[i].mat().rows_block(0, r), dact_[cur].mat().rows_block(0, r),
                         dx);
     cur = 1 - cur;
@@ -83,11 +83,11 @@ void MlpStack<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dout) {
 }
 
 template <class T>
-void MlpStack<T>::register_zones(profile::Recorder& rec, int model) {
+void MlpStack<T>::register_zones(profile::Recorder& rec, int model, bool dx0) {
   zones_.clear();
   for (size_t i = 0; i < layers_.size(); ++i)
     zones_.push_back(block_zones(rec, model, "mlp." + std::to_string(i), 1, layers_[i],
-                                 /*dx=*/i > 0));
+                                 /*dx=*/i > 0 || dx0));
   zones_.push_back(block_zones(rec, model, "out", 1, out_));
 }
 
@@ -111,6 +111,7 @@ void MlpForecast<T>::Config::set_shape(const WindowShape& s) {
   futr_exog_size = s.futr_exog;
   stat_exog_size = s.stat_exog;
   outputs = s.outputs;
+  exog_grads = s.exog_grads;
 }
 
 template <class T>
@@ -128,6 +129,15 @@ void MlpForecast<T>::plan(Planner& planner, Index max_batch) {
   max_batch_ = max_batch;
   stack_.plan(planner, max_batch);
   planner.buffer(x_, Region::kActivations, "inputs", {max_batch, cfg_.input_width()});
+  if (!cfg_.exog_grads) return;
+  const Index l = cfg_.input_size, h = cfg_.h, nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size,
+              ns = cfg_.stat_exog_size;
+  planner.buffer(dx_, Region::kActivationGrads, "dinputs", {max_batch, cfg_.input_width()});
+  if (nx > 0) planner.buffer(dhist_, Region::kActivationGrads, "dhist_exog", {max_batch * nx, l});
+  if (nf > 0)
+    planner.buffer(dfutr_, Region::kActivationGrads, "dfutr_exog", {max_batch * nf, l + h});
+  // [B, S] (a row per window) holds the [1, S] sum of shared statics too.
+  if (ns > 0) planner.buffer(dstat_, Region::kActivationGrads, "dstat_exog", {max_batch, ns});
 }
 
 template <class T>
@@ -165,17 +175,48 @@ MatView<T> MlpForecast<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) 
 template <class T>
 void MlpForecast<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index b = in.batch;
-  stack_.backward(ctx, x_.mat().rows_block(0, b), ConstMat<T>(dout.data, b, stack_.out()));
+  const ConstMat<T> dy(dout.data, b, stack_.out());
+  if (!cfg_.exog_grads) {
+    stack_.backward(ctx, x_.mat().rows_block(0, b), dy);
+    return;
+  }
+  // The packed input's gradient, unpacked the way forward packed it (its insample_y columns
+  // are computed and dropped: the kernel forms a leading column block only).
+  MatView<T> dx = dx_.mat().rows_block(0, b);
+  stack_.backward(ctx, x_.mat().rows_block(0, b), dy, dx);
+  profile::ZoneChain zone(ctx.profiler, b);
+  zone.next(pack_zones_.backward);
+  const Index l = cfg_.input_size, h = cfg_.h;
+  const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size, ns = cfg_.stat_exog_size;
+  if (ns > 0 && in.stat_window_stride == 0) std::fill_n(dstat_.view.data, ns, T(0));
+  for (Index w = 0; w < b; ++w) {
+    const T* src = dx.row(w) + l;
+    T* hx = nx > 0 ? dhist_.view.data + w * nx * l : nullptr;
+    for (Index t = 0; t < l; ++t)
+      for (Index c = 0; c < nx; ++c) hx[c * l + t] = *src++;
+    T* fx = nf > 0 ? dfutr_.view.data + w * nf * (l + h) : nullptr;
+    for (Index t = 0; t < l + h; ++t)
+      for (Index c = 0; c < nf; ++c) fx[c * (l + h) + t] = *src++;
+    if (ns == 0) continue;
+    if (in.stat_window_stride > 0) {
+      std::copy_n(src, ns, dstat_.view.data + w * ns);
+    } else {
+      for (Index s = 0; s < ns; ++s) dstat_.view.data[s] += src[s];
+    }
+  }
 }
 
 template <class T>
 void MlpForecast<T>::register_zones(profile::Recorder& rec, int model) {
   const double d = double(cfg_.input_width());
+  const bool dx = cfg_.exog_grads;
   pack_zones_ = cost_zones(
       rec, model, "inputs", 1,
       [&](double rows) { return profile::elementwise(rows, d, 0, 1, sizeof(T)); },
-      [&](double) { return profile::Cost{}; });
-  stack_.register_zones(rec, model);
+      [&](double rows) {
+        return dx ? profile::elementwise(rows, d, 0, 1, sizeof(T)) : profile::Cost{};
+      });
+  stack_.register_zones(rec, model, dx);
 }
 
 template class MlpStack<float>;

@@ -9,12 +9,6 @@
 namespace shoal::models {
 namespace {
 
-template <class T>
-void add_into(ConstMat<T> x, MatView<T> y) {
-  for (Index r = 0; r < x.rows; ++r)
-    for (Index c = 0; c < x.cols; ++c) y.row(r)[c] += x.row(r)[c];
-}
-
 layers::BasisKind basis_kind(const std::string& stack) {
   if (stack == "trend") return layers::BasisKind::kTrend;
   if (stack == "seasonality") return layers::BasisKind::kSeasonality;
@@ -98,6 +92,7 @@ void NBEATSx<T>::Config::set_shape(const WindowShape& s) {
   hist_exog = s.hist_exog;
   futr_exog = s.futr_exog;
   stat_exog = s.stat_exog;
+  exog_grads = s.exog_grads;
 }
 
 template <class T>
@@ -169,6 +164,16 @@ void NBEATSx<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(dysum_, Region::kActivationGrads, "dysum", {B, H});
   planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
   planner.buffer(drb_, Region::kScratch, "drb", {B, L});
+  if (!cfg_.exog_grads) return;
+  const Index X = cfg_.hist_exog, F = cfg_.futr_exog, S = cfg_.stat_exog;
+  if (E > 0) planner.buffer(dexog_, Region::kActivationGrads, "dexog", {B, E});
+  if (C > 0 && has_exogenous_block()) {
+    planner.buffer(dbasis_x_, Region::kActivationGrads, "dbasis_x", {B, (L + H) * C});
+    planner.buffer(dbasis_block_, Region::kScratch, "dbasis_block", {B, (L + H) * C});
+  }
+  if (X > 0) planner.buffer(dhist_, Region::kActivationGrads, "dhist_exog", {B * X, L});
+  if (F > 0) planner.buffer(dfutr_, Region::kActivationGrads, "dfutr_exog", {B * F, L + H});
+  if (S > 0) planner.buffer(dstat_, Region::kActivationGrads, "dstat_exog", {B, S});
 }
 
 template <class T>
@@ -201,9 +206,10 @@ MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
         bx(w, t * C + f) = v;
       }
     e += (L + H) * F;
+    const T* st = in.stat_exog + w * in.stat_window_stride;
     for (Index s = 0; s < S; ++s) {
-      e[s] = in.stat_exog[s];
-      for (Index t = 0; t < L + H; ++t) bx(w, t * C + F + s) = in.stat_exog[s];
+      e[s] = st[s];
+      for (Index t = 0; t < L + H; ++t) bx(w, t * C + F + s) = st[s];
     }
   }
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
@@ -240,22 +246,62 @@ void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
     dy_exog = ds;
   }
   auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
-  residual_stack_backward<T>(
-      in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
-      [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
-        Block& b = *blocks_[i];
-        MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);
-        for (Index w = 0; w < B; ++w)
-          for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
-        if (b.exogenous)
-          b.exog_basis.backward(ctx, rows(b.theta), basis_x_.mat().rows_block(0, B), dback, dy_exog,
-                                dtheta, MatView<T>{});
-        else
-          b.basis.backward(ctx, dback, dy, dtheta);
-        // Only the residual's columns of the MLP's input gradient (the exogenous ones are
-        // data); none for the first block, whose residual is the data.
-        b.mlp.backward(ctx, rows(b.x), rows(b.theta), dtheta, dr_in, in.first_window);
-      });
+  const bool exog = cfg_.exog_grads;
+  const Index E = exog_width();
+  MatView<T> dexog = rows(dexog_), dbx = rows(dbasis_x_);
+  if (exog) {
+    // Sums over the blocks.
+    for (Index w = 0; w < B && E > 0; ++w) std::fill_n(dexog.row(w), E, T(0));
+    for (Index w = 0; w < B && dbx.data != nullptr; ++w) std::fill_n(dbx.row(w), dbx.cols, T(0));
+  }
+  auto block_backward = [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
+    Block& b = *blocks_[i];
+    MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);
+    for (Index w = 0; w < B; ++w)
+      for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
+    if (b.exogenous) {
+      MatView<T> dbb = exog ? rows(dbasis_block_) : MatView<T>{};
+      b.exog_basis.backward(ctx, rows(b.theta), basis_x_.mat().rows_block(0, B), dback, dy_exog,
+                            dtheta, dbb);
+      if (exog) add_into<T>(dbb, dbx);
+    } else {
+      b.basis.backward(ctx, dback, dy, dtheta);
+    }
+    // Only the residual's columns of the MLP's input gradient, none for the first block, whose
+    // residual is the data; the exogenous ones only when asked for.
+    b.mlp.backward(ctx, rows(b.x), rows(b.theta), dtheta, dr_in, in.first_window);
+    if (exog && E > 0) b.mlp.input_grad_columns(L, dexog, true);
+  };
+  residual_stack_backward<T>(in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_,
+                             zone, block_backward);
+  if (exog) scatter_exog_grads(in);
+}
+
+template <class T>
+void NBEATSx<T>::scatter_exog_grads(const ForecastInputs<T>& in) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, X = cfg_.hist_exog, F = cfg_.futr_exog,
+              S = cfg_.stat_exog, C = F + S;
+  const bool per_window = in.stat_window_stride > 0;
+  const ConstMat<T> dex = dexog_.mat().rows_block(0, B);
+  const bool basis = dbasis_x_.view.data != nullptr;
+  if (S > 0) std::fill_n(dstat_.view.data, per_window ? B * S : S, T(0));
+  for (Index w = 0; w < B; ++w) {
+    const T* e = dex.row(w);
+    for (Index t = 0; t < L; ++t)
+      for (Index x = 0; x < X; ++x) dhist_.view.data[(w * X + x) * L + t] = e[t * X + x];
+    e += L * X;
+    const T* bx = basis ? dbasis_x_.mat().row(w) : nullptr;
+    for (Index t = 0; t < L + H; ++t)
+      for (Index f = 0; f < F; ++f)
+        dfutr_.view.data[(w * F + f) * (L + H) + t] = e[t * F + f] + (basis ? bx[t * C + f] : 0);
+    e += (L + H) * F;
+    T* ds = dstat_.view.data + (per_window ? w * S : 0);
+    for (Index s = 0; s < S; ++s) {
+      T g = e[s];
+      for (Index t = 0; t < L + H && basis; ++t) g += bx[t * C + F + s];
+      ds[s] += g;
+    }
+  }
 }
 
 template <class T>
@@ -275,11 +321,14 @@ void NBEATSx<T>::register_zones(profile::Recorder& rec, int model) {
                  profile::elementwise(rows, H * M, 1, 2, e);
         },
         [&](double rows) {
+          const bool dx = cfg_.exog_grads;
           profile::Cost c =
               b.mlp.backward_cost(rows, i > 0) +
-              (b.exogenous ? b.exog_basis.backward_cost(rows) : b.basis.backward_cost(rows)) +
+              (b.exogenous ? b.exog_basis.backward_cost(rows, dx) : b.basis.backward_cost(rows)) +
               profile::elementwise(rows, L, 1, 1, e);
           if (i > 0) c += profile::elementwise(rows, L, 1, 2, e);
+          if (dx)
+            c += b.mlp.input_grad_columns_cost(rows, E) + profile::elementwise(rows, E, 1, 2, e);
           return c;
         });
   }

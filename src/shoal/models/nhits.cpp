@@ -32,6 +32,7 @@ struct NHITS<T>::Block {
   Buffer<T> r, pooled, theta, fore;  // [B, L], [B, W], [B, L + M·K], [B, H·M]
   Buffer<T> hx, fx;                  // [B·X, P], [B·F, Pf] pooled exogenous, channel-major
   Buffer<T> dtheta, dpooled;         // dpooled [B, P]: the residual's columns only
+  Buffer<T> dexog;                   // [B, W − P] the exogenous columns' (exog_grads)
 
   Index width() const { return P + P * X + Pf * F + S; }  // W
 
@@ -110,6 +111,7 @@ void NHITS<T>::Config::set_shape(const WindowShape& s) {
   futr_exog = s.futr_exog;
   stat_exog = s.stat_exog;
   outputs = s.outputs;
+  exog_grads = s.exog_grads;
 }
 
 template <class T>
@@ -155,6 +157,8 @@ void NHITS<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
     planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.M * b.K});
     planner.buffer(b.dpooled, Region::kActivationGrads, "dpooled", {B, b.P});
+    if (cfg_.exog_grads && b.width() > b.P)
+      planner.buffer(b.dexog, Region::kScratch, "dexog", {B, b.width() - b.P});
     planner.pop_scope();
   }
   planner.buffer(out_, Region::kActivations, "out", {B, HM});
@@ -164,6 +168,17 @@ void NHITS<T>::plan(Planner& planner, Index max_batch) {
   }
   planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
   planner.buffer(drb_, Region::kScratch, "drb", {B, L});
+  if (!cfg_.exog_grads) return;
+  const Index X = cfg_.hist_exog, F = cfg_.futr_exog, S = cfg_.stat_exog, LH = L + cfg_.h;
+  if (X > 0) {
+    planner.buffer(dhist_, Region::kActivationGrads, "dhist_exog", {B * X, L});
+    planner.buffer(dhist_block_, Region::kScratch, "dhist_block", {B * X, L});
+  }
+  if (F > 0) {
+    planner.buffer(dfutr_, Region::kActivationGrads, "dfutr_exog", {B * F, LH});
+    planner.buffer(dfutr_block_, Region::kScratch, "dfutr_block", {B * F, LH});
+  }
+  if (S > 0) planner.buffer(dstat_, Region::kActivationGrads, "dstat_exog", {B, S});
 }
 
 template <class T>
@@ -191,7 +206,40 @@ void NHITS<T>::pool_exog(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, 
         for (Index c = 0; c < F; ++c) x(w, P + P * X + p * F + c) = fx(w * F + c, p);
   }
   for (Index w = 0; w < B; ++w)
-    for (Index s = 0; s < b.S; ++s) x(w, P + P * X + Pf * F + s) = in.stat_exog[s];
+    for (Index s = 0; s < b.S; ++s)
+      x(w, P + P * X + Pf * F + s) = in.stat_exog[w * in.stat_window_stride + s];
+}
+
+template <class T>
+void NHITS<T>::add_exog_grads(const Ctx& ctx, Block& b, const ForecastInputs<T>& in,
+                              ConstMat<T> dx) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, P = b.P, Pf = b.Pf, X = b.X, F = b.F;
+  auto add = [](const Buffer<T>& from, const Buffer<T>& to, Index n) {
+    for (Index i = 0; i < n; ++i) to.view.data[i] += from.view.data[i];
+  };
+  // pool_exog in reverse: the time-major pooled columns back to channel-major rows (the pooled
+  // buffers are free: Pool1d's backward recomputes its argmax from the input), then unpooled.
+  if (X > 0) {
+    MatView<T> hx = b.hx.mat().rows_block(0, B * X);
+    for (Index w = 0; w < B; ++w)
+      for (Index p = 0; p < P; ++p)
+        for (Index c = 0; c < X; ++c) hx(w * X + c, p) = dx(w, p * X + c);
+    b.pool.backward(ctx, ConstMat<T>(in.hist_exog, B * X, L), hx, hx,
+                    dhist_block_.mat().rows_block(0, B * X));
+    add(dhist_block_, dhist_, B * X * L);
+  }
+  if (F > 0) {
+    MatView<T> fx = b.fx.mat().rows_block(0, B * F);
+    for (Index w = 0; w < B; ++w)
+      for (Index p = 0; p < Pf; ++p)
+        for (Index c = 0; c < F; ++c) fx(w * F + c, p) = dx(w, P * X + p * F + c);
+    b.pool_futr.backward(ctx, ConstMat<T>(in.futr_exog, B * F, L + H), fx, fx,
+                         dfutr_block_.mat().rows_block(0, B * F));
+    add(dfutr_block_, dfutr_, B * F * (L + H));
+  }
+  for (Index w = 0; w < B; ++w)
+    for (Index s = 0; s < b.S; ++s)
+      dstat_.view.data[(in.stat_window_stride > 0 ? w * b.S : 0) + s] += dx(w, P * X + Pf * F + s);
 }
 
 template <class T>
@@ -239,6 +287,14 @@ void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
         for (Index q = 0; q < M; ++q) dq(w, q * H + t) = dout.data[(w * H + t) * M + q];
     dy = dq;
   }
+  const bool exog = cfg_.exog_grads;
+  if (exog) {
+    // Written as sums over the blocks.
+    const Index S = cfg_.stat_exog;
+    std::fill_n(dhist_.view.data, B * cfg_.hist_exog * L, T(0));
+    std::fill_n(dfutr_.view.data, B * cfg_.futr_exog * (L + H), T(0));
+    std::fill_n(dstat_.view.data, in.stat_window_stride > 0 ? B * S : S, T(0));
+  }
   residual_stack_backward<T>(
       in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
       [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
@@ -253,6 +309,11 @@ void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
         MatView<T> dp = i > 0 ? rows(b.dpooled) : MatView<T>{};
         b.mlp.backward(ctx, rows(b.pooled), theta, dtheta, dp, in.first_window);
         if (i > 0) b.pool.backward(ctx, rows(b.r), rows(b.pooled).cols_block(0, b.P), dp, dr_in);
+        if (exog && b.width() > b.P) {
+          MatView<T> de = rows(b.dexog);
+          b.mlp.input_grad_columns(b.P, de, false);
+          add_exog_grads(ctx, b, in, de);
+        }
       });
 }
 
@@ -278,6 +339,11 @@ void NHITS<T>::register_zones(profile::Recorder& rec, int model) {
           profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.interp.backward_cost(rows * M) +
                             profile::elementwise(rows, L, 1, 1, e);
           if (i > 0) c += b.pool.backward_cost(rows) + profile::elementwise(rows, L, 1, 2, e);
+          if (cfg_.exog_grads)
+            c += b.mlp.input_grad_columns_cost(rows, double(b.width() - b.P)) +
+                 b.pool.backward_cost(rows * double(b.X)) +
+                 b.pool_futr.backward_cost(rows * double(b.F)) +
+                 profile::elementwise(rows, double(b.width() - b.P), 1, 2, e);
           return c;
         });
   }

@@ -210,6 +210,16 @@ void ThetaMLP<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> theta, Con
 }
 
 template <class T>
+void ThetaMLP<T>::input_grad_columns(Index c0, MatView<T> dx, bool accumulate) const {
+  SHOAL_DCHECK(c0 >= 0 && c0 + dx.cols <= cfg.in);
+  const Index u = width(0);
+  const MatView<T> da0 = da[0].mat().rows_block(0, dx.rows);
+  const MatView<T> w = lins[0].p.weight.value.mat();
+  kernels::gemm<T>(kernels::Trans::kNo, kernels::Trans::kNo, dx.rows, dx.cols, u, T(1), da0.data,
+                   da0.ld, w.data + c0, w.ld, accumulate ? T(1) : T(0), dx.data, dx.ld);
+}
+
+template <class T>
 double ThetaMLP<T>::act_flops(bool grad) const {
   switch (cfg.activation) {
     case BlockActivation::kReLU:
@@ -240,6 +250,12 @@ profile::Cost ThetaMLP<T>::forward_cost(double rows) const {
     c += drops[size_t(m - 1)].cost(rows, w);
   }
   return c;
+}
+
+template <class T>
+profile::Cost ThetaMLP<T>::input_grad_columns_cost(double rows, double cols) const {
+  const double u = double(width(0));
+  return {2 * rows * u * cols, sizeof(T) * (rows * u + u * cols + rows * cols)};
 }
 
 template <class T>
