@@ -15,7 +15,7 @@
 // gradients, so shoal computes none of them (only the global skip and that bias train, in both
 // tools); with M > 1 that LayerNorm is over M values and live, and every layer runs. Exogenous
 // inputs come in shoal's layout (models/forecast.h: hist [B, X, L], futr [B, F, L + H], stat [S]
-// per series) and are data (no gradient).
+// per series, or one row per window with stat_window_stride) and are data (no gradient).
 // A univariate model (N = 1). Names: neuralforecast's state_dict keys
 // (hist_exog_projection.lin1.weight, dense_encoder.<k>.lin1.weight, temporal_decoder.norm.bias,
 // global_skip.weight, …); init in torch's module order, so a Generator::kTorchCpu stream seeded

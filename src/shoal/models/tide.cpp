@@ -216,7 +216,7 @@ MatView<T> TiDE<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
         r = std::copy(hp_.view.data + w * L * tw, hp_.view.data + (w + 1) * L * tw, r);
       if (futr_proj_)
         r = std::copy(fp_.view.data + w * (L + H) * tw, fp_.view.data + (w + 1) * (L + H) * tw, r);
-      if (S > 0) std::copy(in.stat_exog, in.stat_exog + S, r);
+      if (S > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, S, r);
     }
     cur = xi;
   }
