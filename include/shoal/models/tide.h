@@ -15,7 +15,8 @@
 // gradients, so shoal computes none of them (only the global skip and that bias train, in both
 // tools); with M > 1 that LayerNorm is over M values and live, and every layer runs. Exogenous
 // inputs come in shoal's layout (models/forecast.h: hist [B, X, L], futr [B, F, L + H], stat [S]
-// per series) and are data (no gradient).
+// per series, or [B, S] rows with stat_window_stride); with WindowShape::exog_grads the backward
+// also returns their gradients (exog_grads(): zero where the forecast is Wy + b + bias).
 // A univariate model (N = 1). Names: neuralforecast's state_dict keys
 // (hist_exog_projection.lin1.weight, dense_encoder.<k>.lin1.weight, temporal_decoder.norm.bias,
 // global_skip.weight, …); init in torch's module order, so a Generator::kTorchCpu stream seeded
@@ -53,10 +54,11 @@ class TiDE {
     int64_t num_encoder_layers = 1;
     int64_t num_decoder_layers = 1;
     int64_t temporal_width = 4;
-    Index hist_exog = 0;  // X, from the data
-    Index futr_exog = 0;  // F
-    Index stat_exog = 0;  // S
-    Index outputs = 1;    // M, from the loss (not an option)
+    Index hist_exog = 0;      // X, from the data
+    Index futr_exog = 0;      // F
+    Index stat_exog = 0;      // S
+    Index outputs = 1;        // M, from the loss (not an option)
+    bool exog_grads = false;  // from the shape (not an option): backward returns ∂L/∂exog
 
     void visit(OptionVisitor& v);
     void validate() const;
@@ -83,6 +85,8 @@ class TiDE {
   // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // ∂L/∂(hist, futr, stat exog) of the last backward (models/forecast.h); with exog_grads only.
+  ExogGrads<T> exog_grads() const;
   // Profiler zones "exog_projection" (with exogenous inputs), "dense_encoder",
   // "dense_decoder", "temporal_decoder", "global_skip".
   void register_zones(profile::Recorder& rec, int model = 0);
@@ -105,6 +109,15 @@ class TiDE {
  private:
   Index encoder_input() const;  // L + L·tw (X > 0) + (L + H)·tw (F > 0) + S
   bool has_exog() const { return cfg_.hist_exog + cfg_.futr_exog + cfg_.stat_exog > 0; }
+  // Whether backward needs the first encoder block's input gradient: the projections' share,
+  // and the static columns' with exog_grads.
+  bool first_dx() const {
+    return hist_proj_ || futr_proj_ || (cfg_.exog_grads && cfg_.stat_exog > 0);
+  }
+  // Scatters the projections' row gradients and the static columns of dxin into the exogenous
+  // gradients, in ForecastInputs' layout.
+  void write_exog_grads(const ForecastInputs<T>& in);
+  void zero_exog_grads(const ForecastInputs<T>& in);
   // out = global_skip(x) + tout, as the trainer's [B·H, M].
   MatView<T> add_skip(const Ctx& ctx, ConstMat<T> x, MatView<T> out, ConstMat<T> tout,
                       profile::ZoneChain& zone);
@@ -121,6 +134,9 @@ class TiDE {
   Buffer<T> frows_, fp_, dfp_;     // [B·(L + H), F], [B·(L + H), tw] × 2: the future one
   Buffer<T> dfh_;                  // [B, H·tw] the temporal decoder's share of dfp
   Buffer<T> xin_, dxin_;           // [B, encoder_input()] with exogenous inputs
+  // With exog_grads: the projections' input gradients [B·L, X], [B·(L + H), F], and the
+  // returned ones: hist [B, X, L], futr [B, F, L + H], stat [B, S] (row 0 alone when shared).
+  Buffer<T> dhrows_, dfrows_, dhist_, dfutr_, dstat_;
   profile::LayerZones zproj_;
   profile::LayerZones zenc_, zdec_, ztmp_, zskip_;
 };

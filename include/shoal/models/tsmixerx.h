@@ -10,6 +10,9 @@
 // memory: row h·M + m of each window), so the forecast is a view, no copy.
 // TM = TemporalMixingX, FM = FeatureMixingX (models/mixing.h). Parameter names are
 // neuralforecast's state_dict keys (e.g. "mixing_block.0.temporal_mixer.temporal_lin.weight").
+// With WindowShape::exog_grads the backward also returns ∂L/∂(hist, futr, stat) (exog_grads()):
+// the projection's input gradient for hist and futr[:L], FM_futr's for futr[L:], and the static
+// mixers' summed over the H rows of every window (stat is [N, S], shared by the windows).
 // Legend: B windows, L input_size, H horizon, N series, K ff_dim, X/F/S exogenous counts, M outputs
 // per forecast value (models/forecast.h).
 #pragma once
@@ -40,6 +43,7 @@ class TSMixerx {
     bool revin = true;
     uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
     Index outputs = 1;         // M, from the loss (set_shape), not an option
+    bool exog_grads = false;   // from the shape, not an option: backward returns ∂L/∂exog
 
     // The user's options (neuralforecast's names and defaults) and the data's shape.
     void visit(OptionVisitor& v) { visit_mixer_options(*this, v); }
@@ -55,6 +59,7 @@ class TSMixerx {
       futr_exog_size = s.futr_exog;
       stat_exog_size = s.stat_exog;
       outputs = s.outputs;
+      exog_grads = s.exog_grads;
     }
   };
 
@@ -77,6 +82,8 @@ class TSMixerx {
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   // dout [B·H, M·N]: ∂loss/∂forecast of the last forward. Parameter grads accumulate.
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // ∂L/∂(hist, futr, stat exog) of the last backward (models/forecast.h); with exog_grads only.
+  ExogGrads<T> exog_grads() const;
   // Profiler zones "<module>.forward" / ".backward" per layer (neuralforecast module names),
   // rows = windows, with the blocks' own analytic costs (models/zones.h); recorded when
   // ctx.profiler is set.
@@ -116,8 +123,17 @@ class TSMixerx {
   // Static feature mixers: once per chunk when no dropout is drawn (see tsmixerx.cpp).
   bool stat_shared(const Ctx& ctx) const;
   void stat_forward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> y, Index bsz, Index row0);
+  // With exog_grads it also adds the mixer's input gradient, summed over rows, into dstat_.
   void stat_backward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> dy, Index bsz, Index row0);
   void pack_inputs(const ForecastInputs<T>& in);
+  // The inverse of pack_inputs for the gradients: dxin's and dxfutr_'s exogenous columns into
+  // dhist_ and dfutr_.
+  void unpack_exog_grads(Index bsz);
+  // Whether the projection's input gradient is needed: RevIN's affine grads, or the exogenous
+  // inputs' with exog_grads.
+  bool projection_dx() const {
+    return cfg_.revin || (cfg_.exog_grads && cfg_.hist_exog_size + cfg_.futr_exog_size > 0);
+  }
   MatView<T> rows(const Buffer<T>& b, Index n) const { return b.mat().rows_block(0, n); }
   // The first r rows of a [B·H, M·N] head buffer as RevIN's [B·H·M, N].
   MatView<T> by_series(const Buffer<T>& b, Index r) const {
@@ -135,10 +151,13 @@ class TSMixerx {
   std::vector<Mixer> mixers_;
   layers::Linear<T> out_;
 
-  Buffer<T> xin_, dxin_;             // [B·L, C₀·N] RevIN'd y, hist, futr[:L]
-  Buffer<T> proj_, dproj_;           // [B·H, C₀·N]
-  Buffer<T> xfutr_;                  // [B·H, F·N] futr[L:], no gradient
-  Buffer<T> xstat_;                  // [B·H, N·S] broadcast static, no gradient
+  Buffer<T> xin_, dxin_;    // [B·L, C₀·N] RevIN'd y, hist, futr[:L]
+  Buffer<T> proj_, dproj_;  // [B·H, C₀·N]
+  Buffer<T> xfutr_;         // [B·H, F·N] futr[L:]
+  Buffer<T> xstat_;         // [B·H, N·S] broadcast static
+  // With exog_grads: FM_futr's and the static mixers' input gradients [B·H, F·N], [B·H, N·S],
+  // and the returned ones: hist [B, X, L, N], futr [B, F, L + H, N], stat [N, S].
+  Buffer<T> dxfutr_, dxstat_, dhist_, dfutr_, dstat_;
   std::vector<Buffer<T>> io_, dio_;  // io_[j]: input of mixer j; io_.back(): head input [B·H, K]
   std::vector<Buffer<T>> tm_, dtm_;  // temporal-mixer output of mixer j
   Buffer<T> head_, dhead_;           // [B·H, M·N] head output before RevIN⁻¹

@@ -1,5 +1,7 @@
 #include "shoal/models/tide.h"
 
+#include <algorithm>
+
 #include "shoal/models/zones.h"
 #include "shoal/profile/cost.h"
 
@@ -48,6 +50,7 @@ void TiDE<T>::Config::set_shape(const WindowShape& s) {
   hist_exog = s.hist_exog;
   futr_exog = s.futr_exog;
   stat_exog = s.stat_exog;
+  exog_grads = s.exog_grads;
 }
 
 template <class T>
@@ -126,6 +129,10 @@ void TiDE<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(hrows_, Region::kActivations, "hist_rows", {B * L, cfg_.hist_exog});
     planner.buffer(hp_, Region::kActivations, "hist_proj", {B * L, tw});
     planner.buffer(dhp_, Region::kActivationGrads, "dhist_proj", {B * L, tw});
+    if (cfg_.exog_grads) {
+      planner.buffer(dhrows_, Region::kActivationGrads, "dhist_rows", {B * L, cfg_.hist_exog});
+      planner.buffer(dhist_, Region::kActivationGrads, "dhist_exog", {B, cfg_.hist_exog, L});
+    }
   }
   if (futr_proj_) {
     planner.push_scope("futr_exog_projection.");
@@ -135,7 +142,14 @@ void TiDE<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(fp_, Region::kActivations, "futr_proj", {B * (L + H), tw});
     planner.buffer(dfp_, Region::kActivationGrads, "dfutr_proj", {B * (L + H), tw});
     planner.buffer(dfh_, Region::kActivationGrads, "dfutr_h", {B, H * tw});
+    if (cfg_.exog_grads) {
+      planner.buffer(dfrows_, Region::kActivationGrads, "dfutr_rows",
+                     {B * (L + H), cfg_.futr_exog});
+      planner.buffer(dfutr_, Region::kActivationGrads, "dfutr_exog", {B, cfg_.futr_exog, L + H});
+    }
   }
+  if (cfg_.exog_grads && cfg_.stat_exog > 0)
+    planner.buffer(dstat_, Region::kActivationGrads, "dstat_exog", {B, cfg_.stat_exog});
   if (has_exog()) {
     planner.buffer(xin_, Region::kActivations, "x", {B, encoder_input()});
     planner.buffer(dxin_, Region::kActivationGrads, "dx", {B, encoder_input()});
@@ -216,7 +230,7 @@ MatView<T> TiDE<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
         r = std::copy(hp_.view.data + w * L * tw, hp_.view.data + (w + 1) * L * tw, r);
       if (futr_proj_)
         r = std::copy(fp_.view.data + w * (L + H) * tw, fp_.view.data + (w + 1) * (L + H) * tw, r);
-      if (S > 0) std::copy(in.stat_exog, in.stat_exog + S, r);
+      if (S > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, S, r);
     }
     cur = xi;
   }
@@ -263,24 +277,24 @@ void TiDE<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> 
     // No gradient passes the temporal decoder's LayerNorm: every weight before it keeps a zero
     // gradient, as neuralforecast's backward leaves it.
     temporal_.backward_bias(dy);
+    if (cfg_.exog_grads) zero_exog_grads(in);
     return;
   }
   const size_t n = h_.size();
   temporal_.backward(ctx, dy, rows(dh_[n - 1], B), futr_proj_ ? rows(dfh_, B) : MatView<T>{},
                      in.first_window);
   zone.next(zdec_.backward);
-  const bool projected = hist_proj_ || futr_proj_;
   for (size_t k = n; k-- > 0;) {
     if (k + 1 == encoder_.size()) zone.next(zenc_.backward);
     auto& block = k < encoder_.size() ? *encoder_[k] : *decoder_[k - encoder_.size()];
     const ConstMat<T> xin = k > 0        ? ConstMat<T>(rows(h_[k - 1], B))
                             : has_exog() ? ConstMat<T>(rows(xin_, B))
                                          : x;
-    // The first block's input gradient only feeds the projections.
-    const MatView<T> dx = k > 0 ? rows(dh_[k - 1], B) : projected ? rows(dxin_, B) : MatView<T>{};
+    // The first block's input gradient only feeds the projections (and the static inputs').
+    const MatView<T> dx = k > 0 ? rows(dh_[k - 1], B) : first_dx() ? rows(dxin_, B) : MatView<T>{};
     block.backward(ctx, xin, rows(dh_[k], B), dx, in.first_window);
   }
-  if (!projected) return;
+  if (!first_dx()) return;
   zone.next(zproj_.backward);
   const MatView<T> dxi = rows(dxin_, B);
   Index off = L;
@@ -288,7 +302,9 @@ void TiDE<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> 
     MatView<T> d = rows(dhp_, B * L);
     for (Index w = 0; w < B; ++w)
       std::copy(dxi.row(w) + off, dxi.row(w) + off + L * tw, d.row(w * L));
-    hist_proj_->backward(ctx, rows(hrows_, B * L), d, MatView<T>{}, in.first_window * L);
+    hist_proj_->backward(ctx, rows(hrows_, B * L), d,
+                         cfg_.exog_grads ? rows(dhrows_, B * L) : MatView<T>{},
+                         in.first_window * L);
     off += L * tw;
   }
   if (futr_proj_) {
@@ -300,9 +316,63 @@ void TiDE<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> 
       // The horizon steps also fed the temporal decoder.
       for (Index i = 0; i < H * tw; ++i) dst[L * tw + i] += dfh(w, i);
     }
-    futr_proj_->backward(ctx, rows(frows_, B * (L + H)), d, MatView<T>{},
+    futr_proj_->backward(ctx, rows(frows_, B * (L + H)), d,
+                         cfg_.exog_grads ? rows(dfrows_, B * (L + H)) : MatView<T>{},
                          in.first_window * (L + H));
   }
+  if (cfg_.exog_grads) write_exog_grads(in);
+}
+
+template <class T>
+void TiDE<T>::write_exog_grads(const ForecastInputs<T>& in) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, X = cfg_.hist_exog, F = cfg_.futr_exog,
+              S = cfg_.stat_exog;
+  // The inverse of forward's gathers: rows (w·T + t, c) back to channel-major (w·C + c)·T + t.
+  if (hist_proj_) {
+    const ConstMat<T> d = dhrows_.mat();
+    T* g = dhist_.view.data;
+    for (Index w = 0; w < B; ++w)
+      for (Index t = 0; t < L; ++t)
+        for (Index c = 0; c < X; ++c) g[(w * X + c) * L + t] = d(w * L + t, c);
+  }
+  if (futr_proj_) {
+    const ConstMat<T> d = dfrows_.mat();
+    T* g = dfutr_.view.data;
+    for (Index w = 0; w < B; ++w)
+      for (Index t = 0; t < L + H; ++t)
+        for (Index c = 0; c < F; ++c) g[(w * F + c) * (L + H) + t] = d(w * (L + H) + t, c);
+  }
+  if (S > 0) {
+    // The static inputs are the encoder input's last S columns.
+    const ConstMat<T> dxi = dxin_.mat();
+    const Index off = encoder_input() - S;
+    T* g = dstat_.view.data;
+    if (in.stat_window_stride > 0) {
+      for (Index w = 0; w < B; ++w) std::copy_n(dxi.row(w) + off, S, g + w * S);
+    } else {
+      // One row shared by every window: its gradient sums theirs.
+      std::copy_n(dxi.row(0) + off, S, g);
+      for (Index w = 1; w < B; ++w)
+        for (Index s = 0; s < S; ++s) g[s] += dxi(w, off + s);
+    }
+  }
+}
+
+template <class T>
+void TiDE<T>::zero_exog_grads(const ForecastInputs<T>& in) {
+  const Index B = in.batch, L = cfg_.input_size, H = cfg_.h;
+  if (hist_proj_) std::fill_n(dhist_.view.data, B * cfg_.hist_exog * L, T(0));
+  if (futr_proj_) std::fill_n(dfutr_.view.data, B * cfg_.futr_exog * (L + H), T(0));
+  if (cfg_.stat_exog > 0)
+    std::fill_n(dstat_.view.data, (in.stat_window_stride > 0 ? B : 1) * cfg_.stat_exog, T(0));
+}
+
+template <class T>
+ExogGrads<T> TiDE<T>::exog_grads() const {
+  SHOAL_CHECK(cfg_.exog_grads, "TiDE: exog_grads() needs a model built with exog_grads");
+  return {.hist = hist_proj_ ? dhist_.view.data : nullptr,
+          .futr = futr_proj_ ? dfutr_.view.data : nullptr,
+          .stat = cfg_.stat_exog > 0 ? dstat_.view.data : nullptr};
 }
 
 template <class T>
@@ -313,7 +383,7 @@ void TiDE<T>::register_zones(profile::Recorder& rec, int model) {
       profile::Cost c;
       for (size_t k = begin; k < end; ++k) {
         const auto& b = k < encoder_.size() ? *encoder_[k] : *decoder_[k - encoder_.size()];
-        c += fwd ? b.forward_cost(rows) : b.backward_cost(rows, k > 0);
+        c += fwd ? b.forward_cost(rows) : b.backward_cost(rows, k > 0 || first_dx());
       }
       return c;
     };
@@ -331,9 +401,11 @@ void TiDE<T>::register_zones(profile::Recorder& rec, int model) {
     auto proj = [&](double r, bool fwd) {
       profile::Cost c;
       if (hist_proj_)
-        c += fwd ? hist_proj_->forward_cost(r * L) : hist_proj_->backward_cost(r * L, false);
+        c += fwd ? hist_proj_->forward_cost(r * L)
+                 : hist_proj_->backward_cost(r * L, cfg_.exog_grads);
       if (futr_proj_)
-        c += fwd ? futr_proj_->forward_cost(r * LH) : futr_proj_->backward_cost(r * LH, false);
+        c += fwd ? futr_proj_->forward_cost(r * LH)
+                 : futr_proj_->backward_cost(r * LH, cfg_.exog_grads);
       return c;
     };
     zproj_ = cost_zones(

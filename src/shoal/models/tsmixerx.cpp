@@ -97,6 +97,21 @@ void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(xfutr_, Region::kActivations, "xfutr", {rh, cfg_.futr_exog_size * n});
   if (cfg_.stat_exog_size > 0)
     planner.buffer(xstat_, Region::kActivations, "xstat", {rh, cfg_.stat_exog_size * n});
+  if (cfg_.exog_grads) {
+    const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size, ns = cfg_.stat_exog_size;
+    if (nx > 0)
+      planner.buffer(dhist_, Region::kActivationGrads, "dhist_exog",
+                     {max_batch, nx, cfg_.input_size, n});
+    if (nf > 0) {
+      planner.buffer(dxfutr_, Region::kActivationGrads, "dxfutr", {rh, nf * n});
+      planner.buffer(dfutr_, Region::kActivationGrads, "dfutr_exog",
+                     {max_batch, nf, cfg_.input_size + cfg_.h, n});
+    }
+    if (ns > 0) {
+      planner.buffer(dxstat_, Region::kActivationGrads, "dxstat", {rh, ns * n});
+      planner.buffer(dstat_, Region::kActivationGrads, "dstat_exog", {n, ns});
+    }
+  }
   for (size_t j = 0; j < io_.size(); ++j) {
     const Index cols = j < mixers_.size() ? mixers_[j].cols : k;
     planner.buffer(io_[j], Region::kActivations, "io" + std::to_string(j), {rh, cols});
@@ -208,10 +223,58 @@ template <class T>
 void TSMixerx<T>::stat_backward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T> dy, Index bsz,
                                 Index row0) {
   const Index h = cfg_.h;
-  if (!stat_shared(ctx)) return fm.backward(ctx, rows(xstat_, bsz * h), dy, MatView<T>{}, row0);
+  // The static input's gradient: every row of the broadcast input is the one [N·S] row.
+  auto sum_rows = [&](ConstMat<T> dx) {
+    T* g = dstat_.view.data;
+    for (Index r = 0; r < dx.rows; ++r) {
+      const T* d = dx.row(r);
+      for (Index c = 0; c < dx.cols; ++c) g[c] += d[c];
+    }
+  };
+  const bool dx = cfg_.exog_grads;
+  if (!stat_shared(ctx)) {
+    const MatView<T> d = dx ? rows(dxstat_, bsz * h) : MatView<T>{};
+    fm.backward(ctx, rows(xstat_, bsz * h), dy, d, row0);
+    if (dx) sum_rows(d);
+    return;
+  }
   MatView<T> first = dy.rows_block(0, h);  // dy is this mixer's alone: sum into it in place
   for (Index b = 1; b < bsz; ++b) add_into<T>(dy.rows_block(b * h, h), first);
-  fm.backward(ctx, rows(xstat_, h), first, MatView<T>{}, row0);
+  const MatView<T> d = dx ? rows(dxstat_, h) : MatView<T>{};
+  fm.backward(ctx, rows(xstat_, h), first, d, row0);
+  if (dx) sum_rows(d);
+}
+
+template <class T>
+void TSMixerx<T>::unpack_exog_grads(Index bsz) {
+  const Index n = cfg_.n_series, l = cfg_.input_size, h = cfg_.h;
+  const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size;
+  const ConstMat<T> dxin = rows(dxin_, bsz * l);
+  T* dh = dhist_.view.data;
+  T* df = dfutr_.view.data;
+  for (Index b = 0; b < bsz; ++b)
+    for (Index t = 0; t < l; ++t) {
+      const T* src = dxin.row(b * l + t);
+      for (Index x = 0; x < nx; ++x)
+        std::copy_n(src + (1 + x) * n, n, dh + ((b * nx + x) * l + t) * n);
+      for (Index f = 0; f < nf; ++f)
+        std::copy_n(src + (1 + nx + f) * n, n, df + ((b * nf + f) * (l + h) + t) * n);
+    }
+  if (nf > 0) {
+    const ConstMat<T> dxf = rows(dxfutr_, bsz * h);
+    for (Index b = 0; b < bsz; ++b)
+      for (Index t = 0; t < h; ++t)
+        for (Index f = 0; f < nf; ++f)
+          std::copy_n(dxf.row(b * h + t) + f * n, n, df + ((b * nf + f) * (l + h) + l + t) * n);
+  }
+}
+
+template <class T>
+ExogGrads<T> TSMixerx<T>::exog_grads() const {
+  SHOAL_CHECK(cfg_.exog_grads, "TSMixerx: exog_grads() needs a model built with exog_grads");
+  return {.hist = cfg_.hist_exog_size > 0 ? dhist_.view.data : nullptr,
+          .futr = cfg_.futr_exog_size > 0 ? dfutr_.view.data : nullptr,
+          .stat = cfg_.stat_exog_size > 0 ? dstat_.view.data : nullptr};
 }
 
 template <class T>
@@ -259,6 +322,8 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   ConstMat<T> dhead = dout;
   profile::ZoneChain zone(profiler(ctx), bsz);
   const auto stat_rows = static_cast<uint32_t>(stat_shared(ctx) ? 1 : bsz);  // as in forward
+  if (cfg_.exog_grads && cfg_.stat_exog_size > 0)  // the static mixers add into it
+    std::fill_n(dstat_.view.data, n * cfg_.stat_exog_size, T(0));
   if (cfg_.revin) {
     zone.next(zones_.norm_inverse.backward);
     revin_.denormalize_backward(by_series(head_, rh), ConstMat<T>(dout.data, rh * m, n),
@@ -283,17 +348,21 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   fm_hist_->backward(ctx, rows(proj_, rh), dz0.cols_block(col, k), dproj, row0), col += k;
   zone.next(zones_.fm_futr.backward);
   if (fm_futr_)
-    fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k), MatView<T>{}, row0), col += k;
+    fm_futr_->backward(ctx, rows(xfutr_, rh), dz0.cols_block(col, k),
+                       cfg_.exog_grads ? rows(dxfutr_, rh) : MatView<T>{}, row0),
+        col += k;
   zone.next(zones_.fm_stat.backward, stat_rows);
   if (fm_stat_) stat_backward(ctx, *fm_stat_, dz0.cols_block(col, k), bsz, row0);
-  // Below the projection only RevIN's affine parameters need a gradient.
+  // Below the projection only RevIN's affine parameters and the exogenous inputs need a
+  // gradient.
   const Index rl = bsz * cfg_.input_size;
-  MatView<T> dxin = cfg_.revin ? rows(dxin_, rl) : MatView<T>{};
+  MatView<T> dxin = projection_dx() ? rows(dxin_, rl) : MatView<T>{};
   zone.next(zones_.projection.backward);
   projection_.backward(ctx, rows(xin_, rl), rows(proj_, rh), dproj, dxin, false);
   zone.next(zones_.norm.backward);
   if (cfg_.revin)
     revin_.normalize_backward(ConstMat<T>(in.insample_y, rl, n), dxin.cols_block(0, n));
+  if (cfg_.exog_grads) unpack_exog_grads(bsz);
 }
 
 // Every zone's cost is its block's own (models/zones.h). The norm zone also packs the X + F
@@ -312,17 +381,19 @@ void TSMixerx<T>::register_zones(profile::Recorder& rec, int model) {
   zones_.norm_inverse = cost_zones(
       rec, model, "norm.inverse", hm, [&](double r) { return revin_.denormalize_cost(r); },
       [&](double r) { return revin_.denormalize_backward_cost(r); });
-  zones_.projection = block_zones(rec, model, "temporal_projection", l, projection_, cfg_.revin);
+  zones_.projection =
+      block_zones(rec, model, "temporal_projection", l, projection_, projection_dx());
   zones_.fm_hist = block_zones(rec, model, "feature_mixer_hist", h, *fm_hist_);
-  // The exogenous-only mixers need no input gradient.
-  if (fm_futr_) zones_.fm_futr = block_zones(rec, model, "feature_mixer_futr", h, *fm_futr_, false);
-  if (fm_stat_) zones_.fm_stat = block_zones(rec, model, "feature_mixer_stat", h, *fm_stat_, false);
+  // The exogenous-only mixers need an input gradient with exog_grads only.
+  const bool dx = cfg_.exog_grads;
+  if (fm_futr_) zones_.fm_futr = block_zones(rec, model, "feature_mixer_futr", h, *fm_futr_, dx);
+  if (fm_stat_) zones_.fm_stat = block_zones(rec, model, "feature_mixer_stat", h, *fm_stat_, dx);
   zones_.mixers.assign(mixers_.size(), {});
   for (size_t j = 0; j < mixers_.size(); ++j) {
     const std::string p = mixer_prefix(j);
     const Mixer& mx = mixers_[j];
     if (mx.stat)
-      zones_.mixers[j].stat = block_zones(rec, model, p + "feature_mixer_stat", h, *mx.stat, false);
+      zones_.mixers[j].stat = block_zones(rec, model, p + "feature_mixer_stat", h, *mx.stat, dx);
     zones_.mixers[j].temporal = block_zones(rec, model, p + "temporal_mixer", h, *mx.temporal);
     zones_.mixers[j].feature = block_zones(rec, model, p + "feature_mixer", h, *mx.feature);
   }
