@@ -16,6 +16,8 @@
 
 #include <Random123/philox.h>
 
+#include "shoal/core/tensor.h"
+
 namespace shoal {
 
 // A uniform draw in [0, n) from uniform 32-bit words `next()` (Lemire's multiply-shift with
@@ -72,8 +74,9 @@ inline double u01_open0(uint32_t x) {
 //     seed's low 32 bits; the stream id is ignored. uniform() and uniform(lo, hi) then transform
 //     the words as torch's uniform_ does for float tensors, so a model initialised in torch's
 //     module order draws exactly the weights torch does (neuralforecast's random_seed).
-//     normal() and below() keep shoal's transforms (torch's differ); nothing that must match
-//     torch uses them.
+//     torch_normal_fill() replays Tensor.normal_ (nn.Embedding's init) the same way. normal()
+//     and below() keep shoal's transforms (torch's differ); nothing that must match torch uses
+//     them.
 enum class Generator { kPhilox, kTorchCpu };
 
 // Sequential draws for initialisation and sampling: a stream with a running position.
@@ -94,6 +97,21 @@ class RngStream {
     return mt_ ? std::fma(uniform(), hi - lo, lo) : lo + (hi - lo) * uniform();
   }
   double normal();  // N(0, 1), Box-Muller
+  // kTorchCpu only: what torch's CPU `Tensor.normal_(mean, std)` writes into a contiguous float32
+  // tensor of n elements, drawing the same words, so that what follows in the stream stays in
+  // step with torch. torch takes one of two paths by size:
+  //   n >= 16: n float uniforms (one word each, as uniform()), Box-Muller on each block of 16
+  //     (element j pairs with j + 8) in float; when n % 16 != 0 the last 16 elements are drawn
+  //     again (16 more words) and transformed anew. This replays the kernel that runs on any
+  //     x86 CPU with AVX2 (AVX-512 ones run the AVX2 kernel too): its Cephes-polynomial log and
+  //     sincos (avx_mathfun.h) evaluated lane by lane with the same float operations, so the
+  //     values are torch's to the bit (torch's kernel for CPUs without AVX2 calls libm's logf,
+  //     cosf and sinf instead, whose values differ from these by up to ~2e-6).
+  //   n < 16: one Box-Muller pair in double per two elements, from two 53-bit uniforms of two
+  //     words each (first word high); the second value of a pair is cached in the generator
+  //     and used by the next element, also by the next small normal_ call (the cache survives
+  //     uniform_ and large normal_ calls, as torch's does).
+  void torch_normal_fill(float* data, Index n, double mean = 0.0, double std = 1.0);
   // Uniform integer in [0, n) without modulo bias (Lemire's method).
   uint32_t below(uint32_t n);
 
@@ -105,6 +123,9 @@ class RngStream {
   int used_ = 4;
   double spare_normal_ = 0.0;
   bool has_spare_ = false;
+  // torch's CPUGeneratorImpl::next_double_normal_sample_: the sine half of the last
+  // double Box-Muller pair of torch_normal_fill, until an element uses it.
+  std::optional<double> torch_next_normal_;
 };
 
 }  // namespace shoal
