@@ -9,10 +9,14 @@ normal_(mean, std) of sizes 1..100 (below 16 torch's scalar double path, which c
 second Box-Muller value in the generator; from 16 on its 16-block float path), each followed by
 uniform_() of 3 floats, whose exact values pin down how many words the normal_ consumed. The
 orders put small calls after small and large ones, so a cached value is used across calls.
-`nn.Embedding`'s init is torch.nn.init.normal_(weight), i.e. normal_(0, 1).
+`nn.Embedding`'s init is torch.nn.init.normal_(weight), i.e. normal_(0, 1). Each sequence
+ends with one large normal_ (an embedding table's worth) kept as the FNV-1a 64 hash of its
+float32 bytes plus every DIGEST_EVERY-th value, which pins down every last bit of the float
+path's arithmetic without a large file.
 
 Output: {"torch": version, "cpu_capability": ..., "sequences": [{"seed", "mean", "std",
-"calls": [{"op": "normal" | "uniform", "n", "values": [float32 values as doubles]}]}]}.
+"calls": [{"op": "normal" | "uniform", "n", "values": [float32 values as doubles]},
+..., {"op": "normal_digest", "n", "fnv1a64": hex, "every", "values": [t[0], t[every], ...]}]}]}.
 """
 
 import json
@@ -28,6 +32,15 @@ SEQUENCES = [
     (1234, 0.5, 2.0, [3, 16, 1, 17, 7, 15, 31, 1]),
 ]
 UNIFORM_N = 3
+DIGEST_N = 40000
+DIGEST_EVERY = 997
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
 
 
 def main():
@@ -46,6 +59,10 @@ def main():
             calls.append({"op": "normal", "n": n, "values": t.tolist()})
             u = torch.empty(UNIFORM_N, dtype=torch.float32).uniform_()
             calls.append({"op": "uniform", "n": UNIFORM_N, "values": u.tolist()})
+        t = torch.empty(DIGEST_N, dtype=torch.float32).normal_(mean, std)
+        calls.append({"op": "normal_digest", "n": DIGEST_N,
+                      "fnv1a64": fnv1a64(t.numpy().tobytes()), "every": DIGEST_EVERY,
+                      "values": t[::DIGEST_EVERY].tolist()})
         sequences.append({"seed": seed, "mean": mean, "std": std, "calls": calls})
     golden = {
         "torch": torch.__version__,

@@ -15,7 +15,9 @@ constexpr float f32(double v) {
 }
 
 // One lane of avx_mathfun.h's log256_ps (Cephes logf), x > 0: the same float operations in the
-// same order, so the result is the vector one's to the bit.
+// same order, so the result is the vector one's to the bit. torch's build (-mfma, GCC's default
+// contraction) fuses some multiply-adds of that code; the std::fma calls here are exactly those
+// (found against torch's output), so the result does not depend on how shoal is compiled.
 float cephes_log(float x) {
   x = std::max(x, std::bit_cast<float>(0x00800000u));  // no denormals
   const uint32_t bits = std::bit_cast<uint32_t>(x);
@@ -31,15 +33,13 @@ float cephes_log(float x) {
   float y = f32(7.0376836292E-2);
   for (const double p : {-1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
                          -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1}) {
-    y = y * x;
-    y = y + f32(p);
+    y = std::fma(y, x, f32(p));
   }
   y = y * x;
-  y = y * z;
-  y = y + e * f32(-2.12194440e-4);
-  y = y - z * 0.5f;
+  y = std::fma(y, z, e * f32(-2.12194440e-4));
+  y = std::fma(-z, 0.5f, y);
   x = x + y;
-  x = x + e * f32(0.693359375);
+  x = std::fma(e, f32(0.693359375), x);
   return x;
 }
 
@@ -53,30 +53,22 @@ void cephes_sincos(float x, float* sin_out, float* cos_out) {
   const auto y = static_cast<float>(j);
   sign_sin ^= static_cast<uint32_t>(j & 4) << 29;
   const bool sin_poly = (j & 2) == 0;  // the sine polynomial gives sin here (else cos)
-  const float d1 = y * f32(-0.78515625), d2 = y * f32(-2.4187564849853515625e-4),
-              d3 = y * f32(-3.77489497744594108e-8);
-  x = x + d1;
-  x = x + d2;
-  x = x + d3;
+  x = std::fma(y, f32(-0.78515625), x);
+  x = std::fma(y, f32(-2.4187564849853515625e-4), x);
+  x = std::fma(y, f32(-3.77489497744594108e-8), x);
   const uint32_t sign_cos = static_cast<uint32_t>(~(j - 2) & 4) << 29;
   const float z = x * x;
   float c = f32(2.443315711809948E-005);
+  c = std::fma(c, z, f32(-1.388731625493765E-003));
+  c = std::fma(c, z, f32(4.166664568298827E-002));
   c = c * z;
-  c = c + f32(-1.388731625493765E-003);
-  c = c * z;
-  c = c + f32(4.166664568298827E-002);
-  c = c * z;
-  c = c * z;
-  c = c - z * 0.5f;
+  c = std::fma(c, z, -(z * 0.5f));
   c = c + 1.0f;
   float s = f32(-1.9515295891E-4);
+  s = std::fma(s, z, f32(8.3321608736E-3));
+  s = std::fma(s, z, f32(-1.6666654611E-1));
   s = s * z;
-  s = s + f32(8.3321608736E-3);
-  s = s * z;
-  s = s + f32(-1.6666654611E-1);
-  s = s * z;
-  s = s * x;
-  s = s + x;
+  s = std::fma(s, x, x);
   // The vector code's masked selection, kept as sums so signed zeros come out alike.
   const float sin_part_s = sin_poly ? s : 0.0f, sin_part_c = sin_poly ? 0.0f : c;
   const float sin_v = sin_part_c + sin_part_s, cos_v = (c - sin_part_c) + (s - sin_part_s);
