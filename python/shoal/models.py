@@ -189,6 +189,12 @@ class _ForecastModel:
             # to the base model, which refuses them for a model without exogenous inputs.
             if trainer_kwargs.get(f"{kind}_exog_list") is not None:
                 args[f"{kind}_exog_list"] = trainer_kwargs.pop(f"{kind}_exog_list")
+        # Likewise the categorical arguments: neuralforecast's base model refuses columns for a
+        # model that cannot embed them, and ignores a cardinality or width with no column.
+        if trainer_kwargs.pop("cat_exog_list", None):
+            raise ValueError(f"{name} does not support categorical exogenous variables.")
+        trainer_kwargs.pop("categorical_cardinalities", None)
+        trainer_kwargs.pop("cat_emb_dim", None)
         for arg in trainer_kwargs:
             if arg not in _TRAINER_NO_EFFECT and arg not in _TRAINER_HONOURED:
                 raise NotImplementedError(

@@ -31,7 +31,7 @@ Data make(int length = 80) {
           data::parse_static("unique_id,g\ns0,1\ns1,2\ns2,1\n", "s.csv")};
 }
 
-nlohmann::json options(nlohmann::json extra = {}) {
+nlohmann::json options(const nlohmann::json& extra = nlohmann::json::object()) {
   nlohmann::json o = {{"h", 4},
                       {"input_size", 8},
                       {"max_steps", 40},
@@ -109,7 +109,7 @@ TEST(CategoricalExog, ChecksAreNeuralforecasts) {
 // same with any thread count.
 TEST(CategoricalExog, GlobalFitTrainsTheTablesWithAnyThreadCount) {
   const Data d = make();
-  ForecastJob job = forecast_job("mlp", options({{"cat_emb_dim", "half"}}));
+  ForecastJob job = forecast_job("mlp", options({{"cat_emb_dim", "half"}, {"hidden_size", 32}}));
   job.keep_weights = true;
   const data::Panel p(d.set, {0, 1, 2}, job.exog, &d.statics);
   job.train.threads = 1;

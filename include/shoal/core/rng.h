@@ -112,6 +112,8 @@ class RngStream {
   //     and used by the next element, also by the next small normal_ call (the cache survives
   //     uniform_ and large normal_ calls, as torch's does).
   void torch_normal_fill(float* data, Index n, double mean = 0.0, double std = 1.0);
+  // Whether the words are torch's CPU generator's (Generator::kTorchCpu).
+  bool replays_torch() const { return mt_.has_value(); }
   // Uniform integer in [0, n) without modulo bias (Lemire's method).
   uint32_t below(uint32_t n);
 

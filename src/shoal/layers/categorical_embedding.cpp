@@ -43,8 +43,16 @@ void CategoricalEmbedding<T>::plan(Planner& planner) {
 
 template <class T>
 void CategoricalEmbedding<T>::init(RngStream& rng) {
-  for (Param<T>& w : tables)
-    for (T& v : w.value) v = static_cast<T>(rng.normal());
+  for (Param<T>& w : tables) {
+    if (!rng.replays_torch()) {
+      for (T& v : w.value) v = static_cast<T>(rng.normal());
+      continue;
+    }
+    // nn.Embedding's reset_parameters: normal_ on the float32 table, one call per table.
+    std::vector<float> drawn(size_t(w.value.numel()));
+    rng.torch_normal_fill(drawn.data(), w.value.numel());
+    std::copy(drawn.begin(), drawn.end(), w.value.data);
+  }
 }
 
 namespace {
