@@ -30,8 +30,13 @@ def panel():
 # likelihood's gradient in σ ((1 − z²)/σ) over the 100 steps: 99% of its values agree within
 # 4e-6, a few within 1e-5; its location agrees within 2e-7.
 # GMM's component scales are the Normal's σ, with the same amplification (9e-6 at most).
+# The categorical cases are deep models (bench/peers/fit_golden.py): MLP's rounding grows to
+# 6e-6 in one value by step 20 (1e-7 after 1 and 5 steps); TiDE's one Adam step moves a few
+# dense-encoder weights whose gradient is within rounding of 0 the other way (1e-5 in the
+# forecast, where a wrong gradient moves it by 1e-3).
 TOLERANCE = {"NLinear-Normal-standard": 2e-5, "NLinear-GMM-standard": 2e-5,
-             "NLinear-GMM-weighted-standard": 2e-5}
+             "NLinear-GMM-weighted-standard": 2e-5, "MLP-categorical": 1e-5,
+             "TiDE-categorical": 2e-5}
 
 
 def with_categoricals(df, h):
