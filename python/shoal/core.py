@@ -280,9 +280,13 @@ class NeuralForecast:
         idc, tc = cols["id_col"], cols["time_col"]
         Series(futr_df, idc, tc, exog=futr_cols, what="futr_df", require_y=False,
                categories=self.categorical_vocab_)  # checks
-        merged = expected.merge(futr_df[[idc, tc] + futr_cols], on=[idc, tc], how="left")
+        merged = expected.merge(futr_df[[idc, tc] + futr_cols], on=[idc, tc], how="left",
+                                indicator=True)
         for c in futr_cols:
-            miss = merged[c].isna().to_numpy()
+            # A categorical value may be missing on a row that is there (read as unseen, code
+            # 0, as neuralforecast encodes it); any other gap is an error.
+            miss = ((merged["_merge"] == "left_only") if c in self.categorical_vocab_
+                    else merged[c].isna()).to_numpy()
             if miss.any():
                 pos = int(np.flatnonzero(miss)[0])
                 raise ValueError(f"futr_df lacks column {c!r} for unique_id "

@@ -112,9 +112,14 @@ def test_an_unseen_category_reads_the_mean_embedding():
     seen = nf.predict(futr_df=futr)["TiDE"].to_numpy()
     unseen = nf.predict(futr_df=futr.assign(day="sun"))["TiDE"].to_numpy()
     assert np.isfinite(unseen).all() and not np.allclose(seen, unseen)
-    # Every unseen value is code 0 (the mean of the learned rows; tests/layers checks the mean).
+    # Every unseen value is code 0 (the mean of the learned rows; tests/layers checks the mean),
+    # and so is a missing one.
     other = nf.predict(futr_df=futr.assign(day="holiday"))["TiDE"].to_numpy()
+    missing = nf.predict(futr_df=futr.assign(day=None))["TiDE"].to_numpy()
     np.testing.assert_array_equal(unseen, other)
+    np.testing.assert_array_equal(unseen, missing)
+    with pytest.raises(ValueError, match="futr_df lacks column 'day'"):  # a row, not a value
+        nf.predict(futr_df=futr.iloc[1:])
 
 
 def test_save_and_load_keep_the_vocabulary(tmp_path):
