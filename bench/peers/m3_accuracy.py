@@ -55,6 +55,28 @@ def load(data_dir, group, every):
     return train[train.unique_id.isin(ids)], test[test.unique_id.isin(ids)], ids
 
 
+def forecaster(tool, cls_name, kw, threads):
+    """A NeuralForecast over one cls_name(**kw) model, of neuralforecast (tool "nf", torch on
+    `threads` threads, Lightning quiet) or shoal (`threads` workers): the scripts drive both
+    tools with the same calls, only the imports change."""
+    import importlib
+    import logging
+
+    if tool == "nf":
+        import torch
+
+        torch.set_num_threads(threads)
+        for name in ("pytorch_lightning", "lightning", "lightning.pytorch"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        kw = dict(kw, accelerator="cpu", devices=1, enable_progress_bar=False, logger=False,
+                  enable_model_summary=False, enable_checkpointing=False)
+        model = getattr(importlib.import_module("neuralforecast.models"), cls_name)(**kw)
+        return importlib.import_module("neuralforecast").NeuralForecast(models=[model], freq=1)
+    shoal = importlib.import_module("shoal")
+    return shoal.NeuralForecast(models=[getattr(shoal, cls_name)(**kw)], freq=1,
+                                workers=threads)
+
+
 def run_peer(args, train, ids, seed):
     import logging
 

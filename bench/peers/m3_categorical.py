@@ -14,8 +14,6 @@ set's sMAPE and MAE and the fit's seconds, per tool and variant.
 """
 
 import argparse
-import importlib
-import logging
 import os
 import sys
 import time
@@ -24,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from m3_accuracy import GROUPS, load  # noqa: E402
+from m3_accuracy import GROUPS, forecaster, load  # noqa: E402
 
 PERIODS = {"monthly": 12, "quarterly": 4}
 
@@ -44,21 +42,7 @@ def fit_predict(tool, cls_name, train, futr, static, g, seed, steps, periods, ca
         kw.update(futr_exog_list=["period"], stat_exog_list=["category"],
                   cat_exog_list=["period", "category"],
                   categorical_cardinalities={"period": periods, "category": 6})
-    if tool == "nf":
-        import torch
-
-        torch.set_num_threads(threads)
-        for name in ("pytorch_lightning", "lightning", "lightning.pytorch"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        kw.update(accelerator="cpu", devices=1, enable_progress_bar=False, logger=False,
-                  enable_model_summary=False, enable_checkpointing=False)
-        models = importlib.import_module("neuralforecast.models")
-        core = importlib.import_module("neuralforecast")
-        nf = core.NeuralForecast(models=[getattr(models, cls_name)(**kw)], freq=1)
-    else:
-        shoal = importlib.import_module("shoal")
-        nf = shoal.NeuralForecast(models=[getattr(shoal, cls_name)(**kw)], freq=1,
-                                  workers=threads)
+    nf = forecaster(tool, cls_name, kw, threads)
     t0 = time.perf_counter()
     if categorical:
         nf.fit(train, static_df=static)

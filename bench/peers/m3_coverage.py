@@ -15,7 +15,6 @@ the test values' mean absolute level, and the point forecast's sMAPE.
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 import time
@@ -24,31 +23,16 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from m3_accuracy import GROUPS, load  # noqa: E402
+from m3_accuracy import GROUPS, forecaster, load  # noqa: E402
 
 MODELS = {"nlinear": "NLinear", "dlinear": "DLinear", "mlp": "MLP", "nhits": "NHITS"}
 LEVELS = [80, 90]
 
 
 def fit_predict(tool, cls_name, train, g, seed, n_windows, threads):
-    kw = dict(h=g["h"], input_size=g["input_size"], random_seed=seed)
-    if tool == "nf":
-        import torch
-
-        torch.set_num_threads(threads)
-        for name in ("pytorch_lightning", "lightning", "lightning.pytorch"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        kw.update(accelerator="cpu", devices=1, enable_progress_bar=False, logger=False,
-                  enable_model_summary=False, enable_checkpointing=False)
-        models = importlib.import_module("neuralforecast.models")
-        core = importlib.import_module("neuralforecast")
-        utils = importlib.import_module("neuralforecast.utils")
-        nf = core.NeuralForecast(models=[getattr(models, cls_name)(**kw)], freq=1)
-    else:
-        shoal = importlib.import_module("shoal")
-        utils = importlib.import_module("shoal.utils")
-        nf = shoal.NeuralForecast(models=[getattr(shoal, cls_name)(**kw)], freq=1,
-                                  workers=threads)
+    nf = forecaster(tool, cls_name, dict(h=g["h"], input_size=g["input_size"],
+                                         random_seed=seed), threads)
+    utils = importlib.import_module("neuralforecast.utils" if tool == "nf" else "shoal.utils")
     t0 = time.perf_counter()
     nf.fit(train, prediction_intervals=utils.PredictionIntervals(n_windows=n_windows))
     fc = nf.predict(level=LEVELS)

@@ -19,9 +19,7 @@ and MASE for every file with the one scorer of m3_accuracy.py (seasonal naive be
 """
 
 import argparse
-import importlib
 import json
-import logging
 import os
 import sys
 import time
@@ -30,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from m3_accuracy import GROUPS, load, scores, seasonal_naive  # noqa: E402
+from m3_accuracy import GROUPS, forecaster, load, scores, seasonal_naive  # noqa: E402
 
 MODELS = {"mlp": ("MLP", False), "nlinear": ("NLinear", False), "dlinear": ("DLinear", False),
           "mlp_multivariate": ("MLPMultivariate", True), "nhits": ("NHITS", False),
@@ -46,23 +44,8 @@ def fit(args, train, ids, seed, key):
     kw = dict(h=g["h"], input_size=g["input_size"], random_seed=seed)
     if multivariate:
         kw["n_series"] = len(ids)
-    if args.tool == "nf":
-        import torch
-
-        torch.set_num_threads(args.threads)
-        logging.getLogger("pytorch_lightning").setLevel(logging.ERROR)
-        logging.getLogger("lightning").setLevel(logging.ERROR)
-        kw.update(accelerator="cpu", devices=1, enable_progress_bar=False, logger=False,
-                  enable_model_summary=False, enable_checkpointing=False)
-        models = importlib.import_module("neuralforecast.models")
-        NeuralForecast = importlib.import_module("neuralforecast").NeuralForecast
-    else:
-        models = importlib.import_module("shoal")
-        NeuralForecast = models.NeuralForecast
-    model = getattr(models, cls_name)(**kw)
+    nf = forecaster(args.tool, cls_name, kw, args.threads)
     t0 = time.perf_counter()
-    nf = (NeuralForecast(models=[model], freq=1) if args.tool == "nf" else
-          NeuralForecast(models=[model], freq=1, workers=args.threads))
     nf.fit(train)
     fc = nf.predict()
     seconds = time.perf_counter() - t0

@@ -35,25 +35,9 @@ class ExogEmbeddings {
       : hist_(cfg.hist), futr_(cfg.futr), stat_(cfg.stat), l_(l), h_(h), n_(n) {}
 
   bool active() const { return !hist_.empty() || !futr_.empty() || !stat_.empty(); }
-  // The embedded widths the model is built for.
-  Index hist_channels() const { return hist_.out_channels(); }
-  Index futr_channels() const { return futr_.out_channels(); }
-  Index stat_channels() const { return stat_.out_channels(); }
-  // The raw inputs' channels (what the data gives).
+  // The raw inputs' channels (what the data gives; the model's are the config's out_channels()).
   Index raw_hist() const { return hist_.cfg.channels; }
   Index raw_futr() const { return futr_.cfg.channels; }
-
-  template <class F>
-  void for_each_param(F&& f) {
-    auto named = [&](const char* stream, auto& layer) {
-      layer.for_each_param([&](const std::string& n, Param<T>& p) {
-        f(std::string(stream) + "_cat_embeddings." + n, p);
-      });
-    };
-    named("hist", hist_);
-    named("futr", futr_);
-    named("stat", stat_);
-  }
 
   // Buffers for `max_windows` windows (a static stream shared by the series: n rows).
   void plan(Planner& planner, Index max_windows) {
