@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
 # The two quick-start commands (see README):
-#   ./dev.sh demo   install dependencies, build (release) and run a fleet of forecasters on the
-#                   shipped M3 sample
+#   ./dev.sh demo   install what the build needs, build the CLI (release) and run a fleet of
+#                   forecasters on the shipped M3 sample (tools/demo.sh)
 #   ./dev.sh test   install dependencies, build release (+ the Python extension) and ASan+UBSan,
-#                   run the whole test suite (ctest for both, pytest tests/python)
+#                   run the whole test suite (ctest for both, pytest tests/python); ends with
+#                   the time each step took and "N passed, M failed"
 # Also: ./dev.sh build [preset], ./dev.sh lint (clang-format check),
 #       ./dev.sh tidy [files...] (clang-tidy; all sources when no file is named)
 set -euo pipefail
 cd "$(dirname "$0")"
 jobs=$(nproc)
 
+# build PRESET [TARGET...]: configures and builds the preset (only TARGETs when named).
 build() {
   local preset=$1
+  shift
   cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j "$jobs"
+  cmake --build --preset "$preset" -j "$jobs" ${1:+--target "$@"}
+}
+
+# timed NAME COMMAND...: runs COMMAND and records how long it took for the closing table.
+step_times=()
+timed() {
+  local name=$1 start rc=0
+  shift
+  start=$(date +%s)
+  "$@" || rc=$?
+  step_times+=("$(printf '%-34s %5d s' "$name" $(($(date +%s) - start)))")
+  return $rc
 }
 
 # Runs one preset's tests; appends "passed failed" to $counts.
@@ -78,33 +92,34 @@ tidy() {
 cmd=${1:-}
 case "$cmd" in
   demo)
-    tools/install-deps.sh
-    build release
+    tools/install-deps.sh --build
+    build release shoal_cli
     # One TSMixerx per series on shipped M3 monthly series, with every core; accuracy on the
     # held-out 18 months next to seasonal naive, and fits/s (examples/forecast/README.md).
-    ./build/release/shoal fleet --jobs examples/forecast/demo_jobs.jsonl --out build/demo-fleet \
-      --no-resume --threads 0 --metrics-out build/demo-fleet/metrics.json
+    tools/demo.sh build/release/shoal build/demo-fleet
     ;;
   test)
-    tools/install-deps.sh
+    timed "install dependencies" tools/install-deps.sh
     counts=()
     echo "== format check"
-    if lint; then counts+=("1 0"); else counts+=("0 1"); fi
+    if timed "format check" lint; then counts+=("1 0"); else counts+=("0 1"); fi
     echo "== release build and tests (with the Python extension)"
     cmake --preset release -DSHOAL_PYTHON=ON -DPython_EXECUTABLE="$PWD/build/pyenv/bin/python" \
       >/dev/null
-    build release
-    run_tests release
+    timed "release build" build release
+    timed "release tests (ctest)" run_tests release
     echo "== Python tests"
-    run_pytest
+    timed "Python tests (pytest)" run_pytest
     echo "== ASan+UBSan build and tests"
-    build asan
-    run_tests asan
+    timed "ASan+UBSan build" build asan
+    timed "ASan+UBSan tests (ctest)" run_tests asan
     passed=0 failed=0
     for c in "${counts[@]}"; do
       passed=$((passed + ${c% *}))
       failed=$((failed + ${c#* }))
     done
+    echo "== time per step"
+    printf '%s\n' "${step_times[@]}"
     echo "${passed} passed, ${failed} failed"
     [ "$failed" -eq 0 ]
     ;;

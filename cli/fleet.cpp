@@ -89,8 +89,17 @@ void run_fleet_cli(const FleetArgs& a) {
                              .field = "--out",
                              .expected = "a path in an existing folder",
                              .actual = fmt::format("no folder '{}'", parent)});
-  if (!a.metrics_out.empty()) check_output_path(a.metrics_out, inputs, "--metrics-out");
+  // --metrics-out may sit in the --out folder, which this command makes: checked once it exists.
+  const auto folder = [](fs::path p) {
+    p = p.lexically_normal();
+    return p.has_filename() ? p : p.parent_path();  // "runs/x/" names the folder "runs/x"
+  };
+  const bool metrics_in_out =
+      !a.metrics_out.empty() && folder(fs::path(a.metrics_out).parent_path()) == folder(a.out);
+  if (!a.metrics_out.empty() && !metrics_in_out)
+    check_output_path(a.metrics_out, inputs, "--metrics-out");
   fs::create_directories(a.out);
+  if (metrics_in_out) check_output_path(a.metrics_out, inputs, "--metrics-out");
   const std::string results_path = (fs::path(a.out) / "results.jsonl").string();
   const std::string forecasts_path = (fs::path(a.out) / "forecasts.csv").string();
   for (const std::string& out : {results_path, forecasts_path})

@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
-# Installs what shoal needs to build and test on Debian 12: compilers, CMake/Ninja and the
-# libraries it links (all Debian packages), and the Python venv build/pyenv for the extension and
-# its tests. Idempotent: does nothing when all are present.
-#   tools/install-deps.sh           what ./dev.sh builds and tests need
-#   tools/install-deps.sh --fuzz    the Debian packages plus clang and its fuzzer/sanitizer
+# Installs what shoal needs on Debian 12, from Debian (apt-get) and PyPI (pip). Idempotent: does
+# nothing when all are present.
+#   tools/install-deps.sh           what ./dev.sh test needs: the build's packages, the format
+#                                   and lint tools, and the Python venv build/pyenv for the
+#                                   extension and its tests
+#   tools/install-deps.sh --build   only what building the library and the CLI needs (./dev.sh
+#                                   demo): Debian packages, no Python venv
+#   tools/install-deps.sh --fuzz    the build's packages plus clang and its fuzzer/sanitizer
 #                                   runtimes (tools/fuzz.sh); no Python venv
 set -euo pipefail
 
+mode=${1:-test}
+mode=${mode#--}
+case "$mode" in
+  test | build | fuzz) ;;
+  *) echo "usage: tools/install-deps.sh [--build|--fuzz]" >&2; exit 2 ;;
+esac
+
+# The build: compilers, CMake/Ninja, ccache (./dev.sh compiles through it when present) and the
+# libraries shoal links. GoogleTest and Google Benchmark are found when the build is configured.
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache python3
   libxsmm-dev libopenblas-dev librandom123-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3-h5py python3-venv python3-dev
-  clang-format clang-tidy
 )
-# libFuzzer ships with clang's runtime libraries (Debian: libclang-rt-14-dev); gcc has none.
-if [ "${1:-}" = "--fuzz" ]; then
-  packages+=(clang libclang-rt-14-dev)
-fi
+case "$mode" in
+  test) packages+=(python3-h5py python3-venv python3-dev clang-format clang-tidy) ;;
+  # libFuzzer ships with clang's runtime libraries (Debian: libclang-rt-14-dev); gcc has none.
+  fuzz) packages+=(clang libclang-rt-14-dev) ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -32,8 +43,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Fuzzing needs no Python.
-if [ "${1:-}" = "--fuzz" ]; then exit 0; fi
+# Only the tests need Python packages.
+if [ "$mode" != test ]; then exit 0; fi
 
 # Python: a virtual environment in the build tree (Debian's pip refuses system installs, PEP 668)
 # with what the extension's build and the Python tests need, from PyPI. Debian's python3 is the

@@ -11,11 +11,11 @@ namespace shoal::kernels {
 // -ffast-math, and deterministic (the summation order depends only on n).
 template <class F>
 double lane_sum(Index n, F&& f) {
-  constexpr int kLanes = 8;
-  double acc[kLanes] = {};
+  constexpr int kAccumulators = 8;
+  double acc[kAccumulators] = {};
   Index j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] += f(j + k);
+  for (; j + kAccumulators <= n; j += kAccumulators)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] += f(j + k);
   double tail = 0;
   for (; j < n; ++j) tail += f(j);
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;

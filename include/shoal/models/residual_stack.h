@@ -19,13 +19,22 @@
 
 #include <algorithm>
 #include <span>
+#include <string_view>
 #include <utility>
 
+#include "shoal/layers/nbeats_basis.h"
 #include "shoal/models/forecast.h"
 #include "shoal/models/mixing.h"  // add_into
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
+
+// An NBEATS / NBEATSx stack type's basis ("trend", "seasonality"; anything else: identity).
+inline layers::BasisKind basis_kind(std::string_view stack) {
+  if (stack == "trend") return layers::BasisKind::kTrend;
+  if (stack == "seasonality") return layers::BasisKind::kSeasonality;
+  return layers::BasisKind::kIdentity;
+}
 
 // x ⊙ flip(mask) over each window's L steps (the residuals run newest first).
 template <class T>

@@ -34,7 +34,11 @@ inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) {
   return _mm512_fmadd_ps(a, b, c);
 }
 inline float peak_sum(PeakVec v) {
-  return _mm512_reduce_add_ps(v);
+  // Not _mm512_reduce_add_ps: GCC 12 reports its "undefined" temporaries as uninitialized
+  // (GCC bug 105593). The sum only keeps the loop observable.
+  alignas(64) float out[16];
+  _mm512_store_ps(out, v);
+  return out[0] + out[15];
 }
 #else
 using PeakVec = __m256;

@@ -8,22 +8,6 @@
 #include "shoal/profile/cost.h"
 
 namespace shoal::models {
-namespace {
-
-layers::BasisKind basis_kind(const std::string& stack) {
-  if (stack == "trend") return layers::BasisKind::kTrend;
-  if (stack == "seasonality") return layers::BasisKind::kSeasonality;
-  return layers::BasisKind::kIdentity;
-}
-
-template <class T>
-void add_into(ConstMat<T> x, MatView<T> y) {
-  for (Index r = 0; r < x.rows; ++r)
-    for (Index c = 0; c < x.cols; ++c) y.row(r)[c] += x.row(r)[c];
-}
-
-}  // namespace
-
 // One block: MLP → θ → basis → (backcast, forecast).
 template <class T>
 struct NBEATS<T>::Block {

@@ -7,16 +7,6 @@
 #include "shoal/profile/cost.h"
 
 namespace shoal::models {
-namespace {
-
-layers::BasisKind basis_kind(const std::string& stack) {
-  if (stack == "trend") return layers::BasisKind::kTrend;
-  if (stack == "seasonality") return layers::BasisKind::kSeasonality;
-  return layers::BasisKind::kIdentity;
-}
-
-}  // namespace
-
 // One block: MLP on [r | exog] → θ → basis (fixed, or the exogenous one).
 template <class T>
 struct NBEATSx<T>::Block {

@@ -12,12 +12,6 @@ namespace {
 
 constexpr std::string_view kPooling[] = {"MaxPool1d", "AvgPool1d"};
 constexpr std::string_view kInterpolation[] = {"linear", "nearest"};
-template <class T>
-void add_into(ConstMat<T> x, MatView<T> y) {
-  for (Index r = 0; r < x.rows; ++r)
-    for (Index c = 0; c < x.cols; ++c) y.row(r)[c] += x.row(r)[c];
-}
-
 }  // namespace
 
 // One block: pool → MLP → θ = [backcast | knots] → interpolated forecast. The MLP reads
