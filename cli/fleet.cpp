@@ -77,11 +77,8 @@ void run_fleet_cli(const FleetArgs& a) {
   for (const fleet::JobSpec& sp : specs)
     for (const std::string* p : {&sp.data, &sp.test, &sp.static_df, &sp.futr_df})
       if (!p->empty()) inputs.push_back(*p);
-  if (fs::exists(a.out) && !fs::is_directory(a.out))
-    throw Error("--out must be a folder", ErrorContext{.file = a.out,
-                                                       .field = "--out",
-                                                       .expected = "a folder (made if missing)",
-                                                       .actual = "an existing file"});
+  OutputPlan outputs(inputs);
+  outputs.folder(a.out, "--out");
   const std::string parent = fs::path(a.out).parent_path().string();
   if (!parent.empty() && !fs::is_directory(parent))
     throw Error("the output's folder does not exist",
@@ -89,12 +86,11 @@ void run_fleet_cli(const FleetArgs& a) {
                              .field = "--out",
                              .expected = "a path in an existing folder",
                              .actual = fmt::format("no folder '{}'", parent)});
-  if (!a.metrics_out.empty()) check_output_path(a.metrics_out, inputs, "--metrics-out");
+  outputs.file(a.metrics_out, "--metrics-out");
   fs::create_directories(a.out);
   const std::string results_path = (fs::path(a.out) / "results.jsonl").string();
   const std::string forecasts_path = (fs::path(a.out) / "forecasts.csv").string();
-  for (const std::string& out : {results_path, forecasts_path})
-    check_output_path(out, inputs, "--out");
+  outputs.file(results_path, "--out").file(forecasts_path, "--out");
   // One run per output folder: a second one fails here, before any job runs.
   const OutputLock lock((fs::path(a.out) / ".lock").string(), a.out);
   fleet::BuiltJobs built = fleet::build_jobs(specs);

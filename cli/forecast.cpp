@@ -69,13 +69,9 @@ void check_paths(const ForecastArgs& a) {
   SHOAL_CHECK(a.memory_limit_mb >= 0 && std::isfinite(a.memory_limit_mb),
               "--memory-limit-mb must be a finite number ≥ 0 (0: none), got {}", a.memory_limit_mb);
   const std::vector<std::string> inputs = {a.data, a.static_df, a.futr_df, a.test, a.init_weights};
-  check_output_path(a.out, inputs, "--out");
-  if (!a.metrics_out.empty()) {
-    std::vector<std::string> all = inputs;
-    all.push_back(a.out);
-    check_output_path(a.metrics_out, all, "--metrics-out");
-    SHOAL_CHECK(a.metrics_out != a.out, "--metrics-out and --out name the same file '{}'", a.out);
-  }
+  OutputPlan outputs(inputs);
+  outputs.file(a.out, "--out").file(a.metrics_out, "--metrics-out");
+  plan_profile_outputs(outputs, a.profile, "forecast");
   for (const std::string& in : inputs)
     if (!in.empty()) check_input_file(in);
 }

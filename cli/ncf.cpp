@@ -92,6 +92,11 @@ train::RankingMetrics full_ranking(train::NcfTrainer& t, const data::NcfTestSet&
 
 void run_train(const NcfArgs& a) {
   const train::NcfOptions o = options_of(a);
+  OutputPlan outputs({a.train, a.test, a.test_negatives, a.load});
+  outputs.save_folder(a.save, train::kNcfFormat, "--save")
+      .file(a.save_weights, "--save-weights")
+      .file(a.metrics_out, "--metrics-out");
+  plan_profile_outputs(outputs, a.profile, "ncf");
   SHOAL_CHECK(is_csv(a.train) || a.context_cols.empty(),
               "--context-cols needs a CSV training file");
   const bool has_test = !a.test.empty();
@@ -199,7 +204,7 @@ void run_train(const NcfArgs& a) {
                            .user_context = trainer.user_context(),
                            .weights = train::encode_checkpoint(trainer.arena()),
                            .losses = losses};
-    train::save_ncf_model(a.save, m);
+    train::save_ncf_model(a.save, m, "--save");
     fmt::print(stderr, "shoal ncf: saved the model to {}\n", a.save);
   }
   if (!a.save_weights.empty())
@@ -244,6 +249,7 @@ void run_eval(const NcfArgs& a) {
   const train::NcfOptions o = options_of(a);
   SHOAL_CHECK(!a.load.empty() && !a.test.empty() && !a.test_negatives.empty(),
               "ncf eval needs --weights, --test and --test-negatives");
+  OutputPlan({a.load, a.test, a.test_negatives}).file(a.metrics_out, "--metrics-out");
   const train::SafetensorsFile f = train::read_safetensors(a.load);
   const data::NcfTestSet test = data::read_ncf_test(a.test, a.test_negatives);
   // Table sizes come from the weights.
@@ -273,6 +279,7 @@ struct SynthArgs {
 
 // Planted structure: see data::synth_ncf_positives.
 void run_synth(const SynthArgs& s) {
+  OutputPlan({}).file(s.out, "--out");
   const data::NcfPositives p =
       data::synth_ncf_positives(s.positives, s.users, s.items, s.context, s.seed);
   std::string text = "user,item,label";

@@ -126,7 +126,7 @@ void run_recommend(const RecommendArgs& a) {
   SHOAL_CHECK(a.k >= 1, "--k: expected an integer ≥ 1, got {}", a.k);
   SHOAL_CHECK(a.on_unknown == "raise" || a.on_unknown == "skip",
               "--on-unknown: expected raise or skip, got {}", a.on_unknown);
-  check_output_path(a.out, {a.users, a.items}, "--out");
+  OutputPlan({a.model, a.users, a.items}).file(a.out, "--out");
   const train::NcfSavedModel m = train::load_ncf_model(a.model);
   const bool skip = a.on_unknown == "skip";
   const Table users = read_table(a.users);
@@ -209,8 +209,7 @@ struct SplitArgs {
 void run_split(const SplitArgs& a) {
   SHOAL_CHECK(a.ties == "item" || a.ties == "random", "--ties: expected item or random, got {}",
               a.ties);
-  check_output_path(a.train_out, {a.data}, "--train-out");
-  check_output_path(a.test_out, {a.data}, "--test-out");
+  OutputPlan({a.data}).file(a.train_out, "--train-out").file(a.test_out, "--test-out");
   const data::SplitSpec spec{.kind = data::split_kind(a.how),
                              .ratio = a.ratio,
                              .seed = a.seed,

@@ -15,7 +15,6 @@ on_unknown="skip" is left out (score: NaN) and reported in a warning and model.s
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -288,10 +287,9 @@ class NCF:
         return _weights.decode(self._fitted().weights())
 
     def save_weights(self, path):
-        blob = self._fitted().weights()
-        with open(f"{path}.tmp", "wb") as f:
-            f.write(blob)
-        os.replace(f"{path}.tmp", path)
+        from . import _savedir
+
+        _savedir.write_file(path, self._fitted().weights())
 
     def load_weights(self, path):
         with open(path, "rb") as f:
@@ -301,10 +299,13 @@ class NCF:
     def save(self, path):
         """The whole model into directory `path` (docs/ncf.md, "Saved model layout"): settings,
         id maps, weights, each user's context row and training items. Written into a sibling
-        temporary directory, then swapped in: an interrupted save leaves the old model."""
+        temporary directory, then swapped in: an interrupted save leaves the old model. Replaces
+        only an earlier NCF save (or an empty folder): a folder holding anything else, `.` or
+        the current directory raise ValueError and are left as they are."""
         from . import _savedir
 
         t = self._fitted()
+        _savedir.check(path)
         state = {"seen_offsets": self._seen[0], "seen_items": self._seen[1]}
         if self.context_cols:
             state["user_context"] = t.user_context()
