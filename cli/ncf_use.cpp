@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct Table {
   std::vector<std::string> header;  // CSV only
   std::vector<std::vector<std::string_view>> rows;
   std::vector<std::string_view> lines;  // each row's line as written
+  std::deque<std::string> decoded;      // CSV values with a doubled quote inside
   std::string source;
 
   Index column(const std::string& name, bool required) const {
@@ -46,14 +48,13 @@ Table read_table(const std::string& path) {
   std::vector<std::string_view> fields;
   int64_t line_no = 0;
   while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
+    const size_t nl = t.csv ? data::csv_record_end(rest) : rest.find('\n');
     std::string_view line = data::trim(rest.substr(0, nl));
     rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
-    ++line_no;
+    line_no += 1 + std::count(line.begin(), line.end(), '\n');
     if (line.empty()) continue;
     if (t.csv) {
-      data::split_csv(line, fields);
-      for (auto& f : fields) f = data::unquote(f);
+      data::split_csv(line, fields, t.decoded);
     } else {
       fields.clear();
       for (size_t i = 0; i < line.size();) {
@@ -191,8 +192,10 @@ void run_recommend(const RecommendArgs& a) {
     for (Index j = 0; j < r.counts[q]; ++j) {
       const size_t at = q * static_cast<size_t>(k) + static_cast<size_t>(j);
       const double score = 1.0 / (1.0 + std::exp(-static_cast<double>(r.logits[at])));
-      out += fmt::format("{},{},{:.6g},{}\n", m.users.text(urows[q]), m.items.text(r.items[at]),
-                         score, j + 1);
+      data::append_csv_field(out, m.users.text(urows[q]));
+      out.push_back(',');
+      data::append_csv_field(out, m.items.text(r.items[at]));
+      out += fmt::format(",{:.6g},{}\n", score, j + 1);
     }
   write_file_atomic(a.out, out);
   fmt::print(stderr, "shoal ncf recommend: {} users × top {} of {} items → {}\n", urows.size(), k,
@@ -251,8 +254,9 @@ void run_split(const SplitArgs& a) {
   const std::vector<uint8_t> test = data::split_interactions(users, items, times, spec);
   std::string tr, te;
   if (t.csv) {
-    const std::string head = fmt::format("{}\n", fmt::join(t.header, ","));
-    tr = te = head;
+    // The rows go out as they came in (quoted as written); the header, read, is quoted again.
+    data::append_csv_row(tr, std::vector<std::string_view>(t.header.begin(), t.header.end()));
+    te = tr;
   }
   Index n_test = 0;
   for (size_t r = 0; r < t.rows.size(); ++r) {
