@@ -98,10 +98,6 @@ void run_fleet_cli(const FleetArgs& a) {
   const bool have_journal = fs::exists(journal);
   const bool resume = !a.no_resume && (a.resume || have_journal);
   if (!resume && have_journal) fs::remove(journal);
-  // The outputs of an earlier run go now: this run writes its own at the end (from the
-  // journal, when resuming), so none of another run's files sits beside its results.
-  fs::remove(results_path);
-  fs::remove(forecasts_path);
   fmt::print(stderr, "shoal fleet: {} jobs from {}{}\n", built.jobs.size(), a.jobs,
              resume && have_journal ? "; resuming from " + journal : "");
 
@@ -163,8 +159,18 @@ void run_fleet_cli(const FleetArgs& a) {
       }
   }
   if (shown > 10) fmt::print(stderr, "shoal fleet: ... and {} more failed jobs\n", shown - 10);
+  // A run with nothing to show replaces nothing: an earlier run's outputs stay as they were.
+  if (sum.failed == sum.jobs)
+    throw Error(
+        fmt::format("every job failed ({}; the first are listed above): nothing written, "
+                    "and the outputs of an earlier run in {} are left as they were",
+                    sum.jobs, a.out));
+  // This run's outputs replace an earlier run's whole, so none of its files sits beside them.
   shoal::write_file_atomic(results_path, results);
-  if (any_forecast) shoal::write_file_atomic(forecasts_path, forecasts);
+  if (any_forecast)
+    shoal::write_file_atomic(forecasts_path, forecasts);
+  else
+    fs::remove(forecasts_path);
 
   fmt::print("{:<24} {:<14} {:>6} {:>6} {:>9}  {}\n", "line", "model", "jobs", "failed",
              "fit s p50", "accuracy");
@@ -213,9 +219,6 @@ void run_fleet_cli(const FleetArgs& a) {
     j["lines"] = groups_j;
     shoal::write_file_atomic(a.metrics_out, j.dump(2) + "\n");
   }
-  if (sum.failed == sum.jobs)
-    throw Error(
-        fmt::format("every job failed ({}; the reasons are in {})", sum.jobs, results_path));
   if (sum.failed > 0 && !a.allow_failures)
     throw ExitStatus(kExitPartial,
                      fmt::format("{} of {} jobs failed (listed above and in {}); pass "

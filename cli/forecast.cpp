@@ -357,6 +357,14 @@ void run_forecast(const ForecastArgs& a) {
   out_values.reserve(done.size() * size_t(h));
   for (const Index s : done)
     out_values.insert(out_values.end(), forecasts.begin() + s * h, forecasts.begin() + (s + 1) * h);
+  if (done.empty()) {  // nothing to write: an earlier run's --out stays as it was
+    for (size_t f = 0; f < failures.size() && f < 10; ++f)
+      fmt::print(stderr, "shoal forecast: {}\n", failures[f]);
+    throw Error(
+        fmt::format("every series failed ({}; the first are listed above): nothing "
+                    "written, and an earlier {} is left as it was",
+                    set.n_series(), a.out));
+  }
   data::write_forecasts(a.out, set, done, h, a.model, out_values);
   fmt::print("shoal forecast: {} series ({} rows, read in {:.3f} s), model {}, h {}, {} model(s)\n",
              set.n_series(), set.rows(), read_s, a.model, h, models);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,11 @@ void run_recommend(const RecommendArgs& a) {
   const Index ucol = users.csv ? users.column("user", true) : 0;
   std::vector<uint8_t> keep;
   const std::vector<int32_t> urows = map_ids(users, ucol, m.users, "user", skip, keep);
+  if (urows.empty())
+    throw Error(
+        "no user of --users is known to the model (every one was skipped): nothing "
+        "written",
+        ErrorContext{.file = a.users, .field = "user", .expected = "a user the model knows"});
   // Context per request row: the file's context columns when it has them all, else each
   // user's mean training context (kept with the model).
   const auto c = static_cast<Index>(m.context_cols.size());
@@ -187,6 +193,10 @@ void run_recommend(const RecommendArgs& a) {
                                      .seen_items = seen,
                                      .context = c > 0 ? ctx.data() : nullptr,
                                      .k = k});
+  const Index n_rows = std::accumulate(r.counts.begin(), r.counts.end(), Index{0});
+  SHOAL_CHECK(n_rows > 0,
+              "no item left to recommend: every candidate is among the users' training items "
+              "(--include-seen recommends them); nothing written");
   std::string out = "user,item,score,rank\n";
   for (size_t q = 0; q < urows.size(); ++q)
     for (Index j = 0; j < r.counts[q]; ++j) {
@@ -263,6 +273,15 @@ void run_split(const SplitArgs& a) {
     (test[r] ? te : tr).append(t.lines[r]).push_back('\n');
     n_test += test[r];
   }
+  const auto n_rows = static_cast<Index>(t.rows.size());
+  if (n_test == 0 || n_test == n_rows)
+    throw Error(
+        fmt::format("the split leaves {} empty: nothing written",
+                    n_test == 0 ? "--test-out" : "--train-out"),
+        ErrorContext{.file = a.data,
+                     .field = "--how",
+                     .expected = "rows for both train and test",
+                     .actual = fmt::format("{} interactions, {} for test", n_rows, n_test)});
   write_file_atomic(a.train_out, tr);
   write_file_atomic(a.test_out, te);
   fmt::print(stderr, "shoal ncf split ({}): {} interactions → {} train, {} test\n", a.how,

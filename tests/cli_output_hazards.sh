@@ -165,6 +165,44 @@ echo "$flags" | while IFS=: read -r flag kind input; do
   [ -e case/race.out ] || fail "${flag}__race: no output"
   check "${flag}__race" race.out either 0
 done > hazards.log 2>&1 || true
+
+# ---- a run that produces nothing exits 2 and leaves an earlier run's outputs as they were ----
+# kept NAME FILE COMMAND...: status 2 with one line, FILE (written by an earlier run) unchanged.
+kept() {
+  name=$1 file=$2
+  shift 2
+  cp "case/$file" "$name.before"
+  status=0
+  (cd case && "$@") > "$name.log" 2> "$name.err" || status=$?
+  if [ "$status" -ne 2 ]; then
+    fail "$name: status $status, wanted 2"
+    cat "$name.err"
+  elif cmp -s "$name.before" "case/$file"; then
+    echo "refused $name: $(tail -n 1 "$name.err")"
+  else
+    fail "$name: the earlier $file was replaced"
+  fi
+}
+{
+  rm -rf case && cp -a base case
+  printf '{"id": "bad", "data": "%s/case/series.csv", "model": "nlinear", "config": {"h": 4, "input_size": 500, "max_steps": 2}}\n' \
+    "$PWD" > case/bad_jobs.jsonl
+  (cd case && run_fleet_out fl > /dev/null 2>&1)
+  kept fleet_every_job_failed fl/forecasts.csv \
+    "$shoal" fleet --jobs bad_jobs.jsonl --threads 1 --quiet --out fl
+  (cd case && run_recommend_out recs.csv > /dev/null 2>&1)
+  printf 'user\nnobody\n' > case/strangers.csv
+  kept recommend_every_user_unknown recs.csv \
+    "$shoal" ncf recommend --model model --users strangers.csv --on-unknown skip --out recs.csv
+  (cd case && run_split_train_out tr.csv > /dev/null 2>&1)
+  printf 'user,item,timestamp\n1,2,5\n2,3,6\n' > case/once.csv  # one interaction per user
+  kept split_nothing_for_test te.csv \
+    "$shoal" ncf split --data once.csv --train-out tr.csv --test-out te.csv
+  (cd case && run_forecast_out f.csv > /dev/null 2>&1)
+  kept forecast_every_series_failed f.csv \
+    "$shoal" forecast --data series.csv --model nlinear --h 4 --input-size 60 --max-steps 2 \
+    --n-series 1 --threads 1 --out f.csv
+} >> hazards.log 2>&1
 cat hazards.log
 n_safe=$(grep -c '^safe' hazards.log || true)
 n_refused=$(grep -c '^refused' hazards.log || true)
