@@ -22,6 +22,7 @@
 #include "cli/model_options.h"
 #include "cli/profile_options.h"
 #include "cli/stop_signal.h"
+#include "shoal/core/arena.h"
 #include "shoal/core/file_io.h"
 #include "shoal/core/measure.h"
 #include "shoal/data/timeseries.h"
@@ -288,6 +289,9 @@ void run_forecast(const ForecastArgs& a) {
                                                      set.n_series()),
                              .actual = n_series});
   const double read_s = seconds_since(t0);
+  // The forecasts of every series (and their copies on the way out), before any is made.
+  check_fits_in_memory(double(set.n_series()) * double(job.windows.h) * sizeof(double) * 4, "h",
+                       fmt::format("h {} for {} series", job.windows.h, set.n_series()));
   data::StaticTable statics;
   if (!a.static_df.empty()) statics = data::read_static(a.static_df);
   data::SeriesSet futr;

@@ -86,6 +86,19 @@ fleet_metrics_out:file:data/jobs.jsonl
 mlp_profile_out:folder:data
 profile_diff_html:file:pa/mlp.summary.json"
 
+# With SHOAL_ERRORS_MD=FILE, the refusals of one flag of each kind (and every run that would
+# write nothing) append their docs/errors.md rows there.
+errors_md_row() {
+  case "$1" in ncf_save__* | ncf_metrics_out__* | ncf_profile_out__* | recommend_out__input | \
+    *_failed | *_unknown | *_for_test) ;;
+  *) return 0 ;;
+  esac
+  [ -n "${SHOAL_ERRORS_MD:-}" ] || return 0
+  case "$2" in *"/proc/sys"*) return 0 ;; esac # machine-dependent: root's stand-in
+  what=$(echo "$1" | sed 's/__/: /; s/_/ /g')
+  printf '| cli_hazard_%s | %s | `%s` |\n' "$1" "$what" "$2" | sed "s|$work/||g" >> "$SHOAL_ERRORS_MD"
+}
+
 # check NAME OUT STATUS_WANTED(0|2|either) STATUS: the status, the unchanged files, no leftovers.
 check() {
   name=$1 out=$2 want=$3 status=$4
@@ -93,6 +106,7 @@ check() {
     either:0 | 0:0) echo "safe $name" ;;
     either:2 | 2:2)
       echo "refused $name: $(cat "$name.err")"
+      errors_md_row "$name" "$(cat "$name.err")"
       [ "$(wc -l < "$name.err")" -eq 1 ] || { fail "$name: refused without one line:"; cat "$name.err"; }
       ;;
     *)
@@ -179,6 +193,7 @@ kept() {
     cat "$name.err"
   elif cmp -s "$name.before" "case/$file"; then
     echo "refused $name: $(tail -n 1 "$name.err")"
+    errors_md_row "$name" "$(tail -n 1 "$name.err")"
   else
     fail "$name: the earlier $file was replaced"
   fi

@@ -33,6 +33,18 @@ def _int(name, v, lo, hi=2**31 - 1):
     return int(v)
 
 
+def _count(value, name):
+    """`value` as an int in [1, 2^31 - 1] (None stays None): 2.7, True, "3" or -3 raise naming
+    `name`, never rounded or ignored."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if not 1 <= int(value) <= 2**31 - 1:
+        raise ValueError(f"{name} must be in [1, 2147483647], got {value}")
+    return int(value)
+
+
 class NCF:
     def __init__(self, model="neumf", factors=8, layers=(64, 32, 16, 8), epochs=20,
                  batch_size=256, num_negatives=4, learning_rate=1e-3, seed=1, threads=0,
@@ -110,8 +122,10 @@ class NCF:
             if col.dtype.kind == "f":
                 raise ValueError(f"train_df column {c!r} must hold integer ids or strings, "
                                  f"got {col.dtype}")
-        extra_u = [np.arange(int(num_users))] if num_users is not None else []
-        extra_i = [np.arange(int(num_items))] if num_items is not None else []
+        num_users = _count(num_users, "num_users")
+        num_items = _count(num_items, "num_items")
+        extra_u = [np.arange(num_users)] if num_users is not None else []
+        extra_i = [np.arange(num_items)] if num_items is not None else []
         extra_u += [np.asarray(users)] if users is not None else []
         extra_i += [np.asarray(items)] if items is not None else []
         self.user_map = IdMap.build(train_df[self.user_col].to_numpy(), *extra_u)
@@ -215,9 +229,9 @@ class NCF:
         row per request. Returns a frame user, item, score (probability), rank (1-based),
         best first; fewer than k rows where fewer items are left."""
         t = self._fitted()
-        k = int(k)
-        if k < 1:
-            raise ValueError(f"k must be ≥ 1, got {k}")
+        k = _count(k, "k")
+        if k is None:
+            raise TypeError("k must be an integer ≥ 1, got None")
         user_ids = np.asarray(users)
         if user_ids.ndim == 0:
             user_ids = user_ids.reshape(1)
