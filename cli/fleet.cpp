@@ -77,11 +77,8 @@ void run_fleet_cli(const FleetArgs& a) {
   for (const fleet::JobSpec& sp : specs)
     for (const std::string* p : {&sp.data, &sp.test, &sp.static_df, &sp.futr_df})
       if (!p->empty()) inputs.push_back(*p);
-  if (fs::exists(a.out) && !fs::is_directory(a.out))
-    throw Error("--out must be a folder", ErrorContext{.file = a.out,
-                                                       .field = "--out",
-                                                       .expected = "a folder (made if missing)",
-                                                       .actual = "an existing file"});
+  OutputPlan outputs(inputs);
+  outputs.folder(a.out, "--out");
   const std::string parent = fs::path(a.out).parent_path().string();
   if (!parent.empty() && !fs::is_directory(parent))
     throw Error("the output's folder does not exist",
@@ -89,21 +86,12 @@ void run_fleet_cli(const FleetArgs& a) {
                              .field = "--out",
                              .expected = "a path in an existing folder",
                              .actual = fmt::format("no folder '{}'", parent)});
-  // --metrics-out may sit in the --out folder, which this command makes: checked once it exists.
-  const auto folder = [](fs::path p) {
-    p = p.lexically_normal();
-    return p.has_filename() ? p : p.parent_path();  // "runs/x/" names the folder "runs/x"
-  };
-  const bool metrics_in_out =
-      !a.metrics_out.empty() && folder(fs::path(a.metrics_out).parent_path()) == folder(a.out);
-  if (!a.metrics_out.empty() && !metrics_in_out)
-    check_output_path(a.metrics_out, inputs, "--metrics-out");
+  // --metrics-out may sit in the --out folder, which the plan makes.
+  outputs.file(a.metrics_out, "--metrics-out");
   fs::create_directories(a.out);
-  if (metrics_in_out) check_output_path(a.metrics_out, inputs, "--metrics-out");
   const std::string results_path = (fs::path(a.out) / "results.jsonl").string();
   const std::string forecasts_path = (fs::path(a.out) / "forecasts.csv").string();
-  for (const std::string& out : {results_path, forecasts_path})
-    check_output_path(out, inputs, "--out");
+  outputs.file(results_path, "--out").file(forecasts_path, "--out");
   // One run per output folder: a second one fails here, before any job runs.
   const OutputLock lock((fs::path(a.out) / ".lock").string(), a.out);
   fleet::BuiltJobs built = fleet::build_jobs(specs);
@@ -111,10 +99,6 @@ void run_fleet_cli(const FleetArgs& a) {
   const bool have_journal = fs::exists(journal);
   const bool resume = !a.no_resume && (a.resume || have_journal);
   if (!resume && have_journal) fs::remove(journal);
-  // The outputs of an earlier run go now: this run writes its own at the end (from the
-  // journal, when resuming), so none of another run's files sits beside its results.
-  fs::remove(results_path);
-  fs::remove(forecasts_path);
   fmt::print(stderr, "shoal fleet: {} jobs from {}{}\n", built.jobs.size(), a.jobs,
              resume && have_journal ? "; resuming from " + journal : "");
 
@@ -176,8 +160,18 @@ void run_fleet_cli(const FleetArgs& a) {
       }
   }
   if (shown > 10) fmt::print(stderr, "shoal fleet: ... and {} more failed jobs\n", shown - 10);
+  // A run with nothing to show replaces nothing: an earlier run's outputs stay as they were.
+  if (sum.failed == sum.jobs)
+    throw Error(
+        fmt::format("every job failed ({}; the first are listed above): nothing written, "
+                    "and the outputs of an earlier run in {} are left as they were",
+                    sum.jobs, a.out));
+  // This run's outputs replace an earlier run's whole, so none of its files sits beside them.
   shoal::write_file_atomic(results_path, results);
-  if (any_forecast) shoal::write_file_atomic(forecasts_path, forecasts);
+  if (any_forecast)
+    shoal::write_file_atomic(forecasts_path, forecasts);
+  else
+    fs::remove(forecasts_path);
 
   fmt::print("{:<24} {:<14} {:>6} {:>6} {:>9}  {}\n", "line", "model", "jobs", "failed",
              "fit s p50", "accuracy");
@@ -226,9 +220,6 @@ void run_fleet_cli(const FleetArgs& a) {
     j["lines"] = groups_j;
     shoal::write_file_atomic(a.metrics_out, j.dump(2) + "\n");
   }
-  if (sum.failed == sum.jobs)
-    throw Error(
-        fmt::format("every job failed ({}; the reasons are in {})", sum.jobs, results_path));
   if (sum.failed > 0 && !a.allow_failures)
     throw ExitStatus(kExitPartial,
                      fmt::format("{} of {} jobs failed (listed above and in {}); pass "

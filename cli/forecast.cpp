@@ -22,6 +22,7 @@
 #include "cli/model_options.h"
 #include "cli/profile_options.h"
 #include "cli/stop_signal.h"
+#include "shoal/core/arena.h"
 #include "shoal/core/file_io.h"
 #include "shoal/core/measure.h"
 #include "shoal/data/timeseries.h"
@@ -69,13 +70,9 @@ void check_paths(const ForecastArgs& a) {
   SHOAL_CHECK(a.memory_limit_mb >= 0 && std::isfinite(a.memory_limit_mb),
               "--memory-limit-mb must be a finite number ≥ 0 (0: none), got {}", a.memory_limit_mb);
   const std::vector<std::string> inputs = {a.data, a.static_df, a.futr_df, a.test, a.init_weights};
-  check_output_path(a.out, inputs, "--out");
-  if (!a.metrics_out.empty()) {
-    std::vector<std::string> all = inputs;
-    all.push_back(a.out);
-    check_output_path(a.metrics_out, all, "--metrics-out");
-    SHOAL_CHECK(a.metrics_out != a.out, "--metrics-out and --out name the same file '{}'", a.out);
-  }
+  OutputPlan outputs(inputs);
+  outputs.file(a.out, "--out").file(a.metrics_out, "--metrics-out");
+  plan_profile_outputs(outputs, a.profile, "forecast");
   for (const std::string& in : inputs)
     if (!in.empty()) check_input_file(in);
 }
@@ -292,6 +289,9 @@ void run_forecast(const ForecastArgs& a) {
                                                      set.n_series()),
                              .actual = n_series});
   const double read_s = seconds_since(t0);
+  // The forecasts of every series (and their copies on the way out), before any is made.
+  check_fits_in_memory(double(set.n_series()) * double(job.windows.h) * sizeof(double) * 4, "h",
+                       fmt::format("h {} for {} series", job.windows.h, set.n_series()));
   data::StaticTable statics;
   if (!a.static_df.empty()) statics = data::read_static(a.static_df);
   data::SeriesSet futr;
@@ -361,6 +361,14 @@ void run_forecast(const ForecastArgs& a) {
   out_values.reserve(done.size() * size_t(h));
   for (const Index s : done)
     out_values.insert(out_values.end(), forecasts.begin() + s * h, forecasts.begin() + (s + 1) * h);
+  if (done.empty()) {  // nothing to write: an earlier run's --out stays as it was
+    for (size_t f = 0; f < failures.size() && f < 10; ++f)
+      fmt::print(stderr, "shoal forecast: {}\n", failures[f]);
+    throw Error(
+        fmt::format("every series failed ({}; the first are listed above): nothing "
+                    "written, and an earlier {} is left as it was",
+                    set.n_series(), a.out));
+  }
   data::write_forecasts(a.out, set, done, h, a.model, out_values);
   fmt::print("shoal forecast: {} series ({} rows, read in {:.3f} s), model {}, h {}, {} model(s)\n",
              set.n_series(), set.rows(), read_s, a.model, h, models);

@@ -24,6 +24,8 @@ struct MlpArgs {
 };
 
 void run_train(const MlpArgs& args) {
+  OutputPlan outputs({args.data});
+  plan_profile_outputs(outputs, args.profile, "mlp");
   train::MlpOptions a;
   OptionReader reader(args.options.given(), "shoal mlp train");
   a.visit(reader);

@@ -64,8 +64,10 @@ void OptionFlags::add(CLI::App& cmd,
                    : o.kind == "flag"   ? "BOOL"
                    : o.kind == "list"   ? "LIST"
                                         : "TEXT");
+    // A list flag is kept as written ("8,,4") and split by the one option parser, which
+    // refuses an empty item; CLI11's delimiter would drop it without a word.
     if (f.list)
-      opt->delimiter(',');
+      opt->expected(1, 1 << 20);
     else
       opt->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
@@ -76,7 +78,7 @@ nlohmann::json OptionFlags::given() const {
   for (const auto& [key, f] : flags_) {
     if (f.values.empty()) continue;
     if (f.list)
-      j[key] = f.values;
+      j[key] = fmt::format("{}", fmt::join(f.values, ","));
     else
       j[key] = f.values.back();
   }

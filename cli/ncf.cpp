@@ -5,15 +5,19 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/model_options.h"
 #include "cli/profile_options.h"
+#include "shoal/core/arena.h"
 #include "shoal/core/file_io.h"
 #include "shoal/core/rng.h"
 #include "shoal/data/ncf.h"
@@ -90,8 +94,32 @@ train::RankingMetrics full_ranking(train::NcfTrainer& t, const data::NcfTestSet&
   return train::ranking_metrics(rec_off, recs, truth_off, test.items, k);
 }
 
+// --num-users / --num-items before any id map or table is sized from them: rows are int32, and
+// the embedding tables (params, grads, two Adam moments) must fit in memory.
+void check_table_sizes(const NcfArgs& a, const train::NcfOptions& o) {
+  for (const auto& [flag, n] :
+       {std::pair{"--num-users", a.num_users}, {"--num-items", a.num_items}})
+    if (n != -1 && (n < 1 || n > std::numeric_limits<int32_t>::max()))
+      throw Error("table size out of range",
+                  ErrorContext{.field = flag,
+                               .expected = "an integer in [1, 2147483647] (leave it out: the "
+                                           "files' ids)",
+                               .actual = std::to_string(n)});
+  const double rows = double(std::max<Index>(a.num_users, 0) + std::max<Index>(a.num_items, 0));
+  const double width = double(o.factors) + double(o.layers.front()) / 2;
+  check_fits_in_memory(
+      rows * width * sizeof(float) * 4, "--num-users, --num-items, factors",
+      fmt::format("{} users, {} items, factors {}", a.num_users, a.num_items, o.factors));
+}
+
 void run_train(const NcfArgs& a) {
   const train::NcfOptions o = options_of(a);
+  OutputPlan outputs({a.train, a.test, a.test_negatives, a.load});
+  outputs.save_folder(a.save, train::kNcfFormat, "--save")
+      .file(a.save_weights, "--save-weights")
+      .file(a.metrics_out, "--metrics-out");
+  plan_profile_outputs(outputs, a.profile, "ncf");
+  check_table_sizes(a, o);
   SHOAL_CHECK(is_csv(a.train) || a.context_cols.empty(),
               "--context-cols needs a CSV training file");
   const bool has_test = !a.test.empty();
@@ -110,6 +138,17 @@ void run_train(const NcfArgs& a) {
   const auto mcfg = model_config(a, o, tr.num_users, tr.num_items, tr.context_cols());
   train::NcfTrainConfig tcfg = o.train(a.seed, cap_threads(a.threads, "ncf"), Pinning::kAll);
   tcfg.batch_size = batch;
+  // The tables and layers the data and options ask for, before the arena is taken.
+  double layer_params = 0;
+  for (size_t i = 1; i < o.layers.size(); ++i)
+    layer_params += double(o.layers[i - 1] * o.layers[i]);
+  check_fits_in_memory(
+      (double(tr.num_users + tr.num_items) * double(o.factors + o.layers.front() / 2) +
+       layer_params) *
+          sizeof(float) * 4,
+      "factors, layers",
+      fmt::format("factors {}, layers {} for {} users and {} items", o.factors,
+                  fmt::join(o.layers, ","), tr.num_users, tr.num_items));
   train::NcfTrainer trainer(mcfg, tcfg, tr);
   SHOAL_CHECK(!a.full_ranking || has_test, "--full-ranking needs --test and --test-negatives");
   std::vector<int64_t> seen_off;
@@ -199,7 +238,7 @@ void run_train(const NcfArgs& a) {
                            .user_context = trainer.user_context(),
                            .weights = train::encode_checkpoint(trainer.arena()),
                            .losses = losses};
-    train::save_ncf_model(a.save, m);
+    train::save_ncf_model(a.save, m, "--save");
     fmt::print(stderr, "shoal ncf: saved the model to {}\n", a.save);
   }
   if (!a.save_weights.empty())
@@ -244,6 +283,7 @@ void run_eval(const NcfArgs& a) {
   const train::NcfOptions o = options_of(a);
   SHOAL_CHECK(!a.load.empty() && !a.test.empty() && !a.test_negatives.empty(),
               "ncf eval needs --weights, --test and --test-negatives");
+  OutputPlan({a.load, a.test, a.test_negatives}).file(a.metrics_out, "--metrics-out");
   const train::SafetensorsFile f = train::read_safetensors(a.load);
   const data::NcfTestSet test = data::read_ncf_test(a.test, a.test_negatives);
   // Table sizes come from the weights.
@@ -273,6 +313,7 @@ struct SynthArgs {
 
 // Planted structure: see data::synth_ncf_positives.
 void run_synth(const SynthArgs& s) {
+  OutputPlan({}).file(s.out, "--out");
   const data::NcfPositives p =
       data::synth_ncf_positives(s.positives, s.users, s.items, s.context, s.seed);
   std::string text = "user,item,label";

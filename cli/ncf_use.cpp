@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@ struct Table {
   std::vector<std::string> header;  // CSV only
   std::vector<std::vector<std::string_view>> rows;
   std::vector<std::string_view> lines;  // each row's line as written
+  std::deque<std::string> decoded;      // CSV values with a doubled quote inside
   std::string source;
 
   Index column(const std::string& name, bool required) const {
@@ -46,14 +49,13 @@ Table read_table(const std::string& path) {
   std::vector<std::string_view> fields;
   int64_t line_no = 0;
   while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
+    const size_t nl = t.csv ? data::csv_record_end(rest) : rest.find('\n');
     std::string_view line = data::trim(rest.substr(0, nl));
     rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
-    ++line_no;
+    line_no += 1 + std::count(line.begin(), line.end(), '\n');
     if (line.empty()) continue;
     if (t.csv) {
-      data::split_csv(line, fields);
-      for (auto& f : fields) f = data::unquote(f);
+      data::split_csv(line, fields, t.decoded);
     } else {
       fields.clear();
       for (size_t i = 0; i < line.size();) {
@@ -126,13 +128,18 @@ void run_recommend(const RecommendArgs& a) {
   SHOAL_CHECK(a.k >= 1, "--k: expected an integer ≥ 1, got {}", a.k);
   SHOAL_CHECK(a.on_unknown == "raise" || a.on_unknown == "skip",
               "--on-unknown: expected raise or skip, got {}", a.on_unknown);
-  check_output_path(a.out, {a.users, a.items}, "--out");
+  OutputPlan({a.model, a.users, a.items}).file(a.out, "--out");
   const train::NcfSavedModel m = train::load_ncf_model(a.model);
   const bool skip = a.on_unknown == "skip";
   const Table users = read_table(a.users);
   const Index ucol = users.csv ? users.column("user", true) : 0;
   std::vector<uint8_t> keep;
   const std::vector<int32_t> urows = map_ids(users, ucol, m.users, "user", skip, keep);
+  if (urows.empty())
+    throw Error(
+        "no user of --users is known to the model (every one was skipped): nothing "
+        "written",
+        ErrorContext{.file = a.users, .field = "user", .expected = "a user the model knows"});
   // Context per request row: the file's context columns when it has them all, else each
   // user's mean training context (kept with the model).
   const auto c = static_cast<Index>(m.context_cols.size());
@@ -186,13 +193,19 @@ void run_recommend(const RecommendArgs& a) {
                                      .seen_items = seen,
                                      .context = c > 0 ? ctx.data() : nullptr,
                                      .k = k});
+  const Index n_rows = std::accumulate(r.counts.begin(), r.counts.end(), Index{0});
+  SHOAL_CHECK(n_rows > 0,
+              "no item left to recommend: every candidate is among the users' training items "
+              "(--include-seen recommends them); nothing written");
   std::string out = "user,item,score,rank\n";
   for (size_t q = 0; q < urows.size(); ++q)
     for (Index j = 0; j < r.counts[q]; ++j) {
       const size_t at = q * static_cast<size_t>(k) + static_cast<size_t>(j);
       const double score = 1.0 / (1.0 + std::exp(-static_cast<double>(r.logits[at])));
-      out += fmt::format("{},{},{:.6g},{}\n", m.users.text(urows[q]), m.items.text(r.items[at]),
-                         score, j + 1);
+      data::append_csv_field(out, m.users.text(urows[q]));
+      out.push_back(',');
+      data::append_csv_field(out, m.items.text(r.items[at]));
+      out += fmt::format(",{:.6g},{}\n", score, j + 1);
     }
   write_file_atomic(a.out, out);
   fmt::print(stderr, "shoal ncf recommend: {} users × top {} of {} items → {}\n", urows.size(), k,
@@ -209,8 +222,7 @@ struct SplitArgs {
 void run_split(const SplitArgs& a) {
   SHOAL_CHECK(a.ties == "item" || a.ties == "random", "--ties: expected item or random, got {}",
               a.ties);
-  check_output_path(a.train_out, {a.data}, "--train-out");
-  check_output_path(a.test_out, {a.data}, "--test-out");
+  OutputPlan({a.data}).file(a.train_out, "--train-out").file(a.test_out, "--test-out");
   const data::SplitSpec spec{.kind = data::split_kind(a.how),
                              .ratio = a.ratio,
                              .seed = a.seed,
@@ -252,14 +264,24 @@ void run_split(const SplitArgs& a) {
   const std::vector<uint8_t> test = data::split_interactions(users, items, times, spec);
   std::string tr, te;
   if (t.csv) {
-    const std::string head = fmt::format("{}\n", fmt::join(t.header, ","));
-    tr = te = head;
+    // The rows go out as they came in (quoted as written); the header, read, is quoted again.
+    data::append_csv_row(tr, std::vector<std::string_view>(t.header.begin(), t.header.end()));
+    te = tr;
   }
   Index n_test = 0;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     (test[r] ? te : tr).append(t.lines[r]).push_back('\n');
     n_test += test[r];
   }
+  const auto n_rows = static_cast<Index>(t.rows.size());
+  if (n_test == 0 || n_test == n_rows)
+    throw Error(
+        fmt::format("the split leaves {} empty: nothing written",
+                    n_test == 0 ? "--test-out" : "--train-out"),
+        ErrorContext{.file = a.data,
+                     .field = "--how",
+                     .expected = "rows for both train and test",
+                     .actual = fmt::format("{} interactions, {} for test", n_rows, n_test)});
   write_file_atomic(a.train_out, tr);
   write_file_atomic(a.test_out, te);
   fmt::print(stderr, "shoal ncf split ({}): {} interactions → {} train, {} test\n", a.how,

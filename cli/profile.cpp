@@ -36,7 +36,7 @@ void register_profile(CLI::App& app) {
     const std::string pa = profile::find_summary(opts->a), pb = profile::find_summary(opts->b);
     const profile::Report a = profile::read_report_json(pa);
     const profile::Report b = profile::read_report_json(pb);
-    if (!opts->html.empty()) check_output_path(opts->html, {pa, pb}, "--html");
+    OutputPlan({pa, pb}).file(opts->html, "--html");
     const profile::Diff d = profile::diff_reports(a, b);
     fmt::print("A: {}\nB: {}\n", pa, pb);
     std::fputs(profile::format_diff(d, opts->rows).c_str(), stdout);

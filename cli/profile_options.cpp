@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -105,6 +106,16 @@ void finish_profile(profile::Recorder& rec, const ProfileOptions& opts, std::str
     fmt::print("profile: trace {} (open in https://ui.perfetto.dev or chrome://tracing)\n",
                out.trace_path);
   fmt::print("profile: report {}, summary {}\n", out.report_path, out.summary_path);
+}
+
+void plan_profile_outputs(OutputPlan& plan, const ProfileOptions& opts, std::string_view name) {
+  if (profile::parse_mode(opts.mode) == profile::Mode::kOff) return;
+  plan.folder(opts.out, "--profile-out");
+  // The files themselves are checked only when the folder exists; a new one holds nothing.
+  if (!std::filesystem::is_directory(opts.out)) return;
+  const std::string base = (std::filesystem::path(opts.out) / std::string(name)).string();
+  for (const char* ext : {".report.html", ".summary.json", ".pt.trace.json", ".pt.trace.json.gz"})
+    plan.file(base + ext, "--profile-out");
 }
 
 }  // namespace shoal::cli

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "shoal/core/file_io.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::cli {
@@ -30,5 +31,7 @@ std::unique_ptr<profile::Recorder> make_recorder(const ProfileOptions& opts);
 // summary.json}. The machine's roofs come from the `shoal bench peak` cache (measured now and
 // cached if missing).
 void finish_profile(profile::Recorder& rec, const ProfileOptions& opts, std::string_view name);
+// Adds --profile-out and the files finish_profile writes there to `plan` (when profiling is on).
+void plan_profile_outputs(OutputPlan& plan, const ProfileOptions& opts, std::string_view name);
 
 }  // namespace shoal::cli

@@ -239,6 +239,7 @@ def save(nf, path, model_index=None, save_dataset=True, overwrite=False):
             not os.path.isdir(path) or os.listdir(path)):
         raise FileExistsError(f"{path}: directory is not empty. Set `overwrite=True` to "
                               "overwrite files.")
+    _savedir.check(path, FORMAT)
     if save_dataset and nf._fit_args is None:
         raise ValueError("You need to have a stored dataset to save it (fit first), set "
                          "`save_dataset=False` to skip saving dataset.")

@@ -1,7 +1,10 @@
 """A saved model directory: model.json (format, version, settings, the other files' sizes and
-sha256) beside the files it lists. Written whole into a sibling temporary directory, then
-swapped in with renames, so a reader sees the old model or the new one, never a mix; read
-back with every file checked against model.json, any damage raising one ModelFileError."""
+sha256) beside the files it lists. Written by the C++ I/O layer (core/file_io.h,
+write_save_folder) whole into a sibling temporary directory, then swapped in with one atomic
+exchange, so a reader sees the old model or the new one, never a mix; it replaces only an
+earlier save of the same format (or an empty folder), never `.`, the current directory or a
+folder holding other files. Read back with every file checked against model.json, any damage
+raising one ModelFileError. write_file is the same layer for single files."""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
-import tempfile
+
+from . import _core
 
 FORMAT, VERSION = "shoal.ncf", 1
 
@@ -30,31 +33,22 @@ def ids_from_json(blob):
     return ids
 
 
-def write(path, meta, files, fmt=FORMAT, version=VERSION):
-    path = os.path.abspath(os.fspath(path))
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.", dir=parent)
-    try:
-        meta = {"format": fmt, "version": version, **meta, "files": {
-            name: {"bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()}
-            for name, b in files.items()}}
-        for name, b in list(files.items()) + [("model.json", json.dumps(meta, indent=1).encode())]:
-            with open(os.path.join(tmp, name), "wb") as f:
-                f.write(b)
-                f.flush()
-                os.fsync(f.fileno())
-        old = None
-        if os.path.exists(path):
-            old = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.old.", dir=parent)
-            os.rmdir(old)
-            os.replace(path, old)
-        os.replace(tmp, path)
-        if old:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+def check(path, fmt=FORMAT, what="path"):
+    """Raises ValueError (one line) unless write(path, ..., fmt) may write there."""
+    _core.check_save_folder(os.fspath(path), fmt, [], what)
+
+
+def write(path, meta, files, fmt=FORMAT, version=VERSION, what="path"):
+    meta = {"format": fmt, "version": version, **meta, "files": {
+        name: {"bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()}
+        for name, b in files.items()}}
+    entries = list(files.items()) + [("model.json", json.dumps(meta, indent=1).encode())]
+    _core.write_save_folder(os.fspath(path), fmt, entries, what)
+
+
+def write_file(path, data, what="path"):
+    """`data` (bytes) into the file `path`, atomically: a reader sees the old file or the new."""
+    _core.write_file(os.fspath(path), bytes(data), [], what)
 
 
 @contextlib.contextmanager

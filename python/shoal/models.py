@@ -271,11 +271,9 @@ class _ForecastModel:
 
     def save_weights(self, path, unique_id=None):
         """Writes the trained weights to a safetensors file (torch/safetensors can read it)."""
-        blob = self._blob(unique_id)
-        tmp = f"{path}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, path)
+        from . import _savedir
+
+        _savedir.write_file(path, self._blob(unique_id))
 
     def load_weights(self, path, unique_id=None):
         """Loads safetensors weights (written by save_weights, or neuralforecast's state_dict

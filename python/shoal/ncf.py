@@ -15,7 +15,6 @@ on_unknown="skip" is left out (score: NaN) and reported in a warning and model.s
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -32,6 +31,18 @@ def _int(name, v, lo, hi=2**31 - 1):
     if not lo <= int(v) <= hi:
         raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
     return int(v)
+
+
+def _count(value, name):
+    """`value` as an int in [1, 2^31 - 1] (None stays None): 2.7, True, "3" or -3 raise naming
+    `name`, never rounded or ignored."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if not 1 <= int(value) <= 2**31 - 1:
+        raise ValueError(f"{name} must be in [1, 2147483647], got {value}")
+    return int(value)
 
 
 class NCF:
@@ -111,8 +122,10 @@ class NCF:
             if col.dtype.kind == "f":
                 raise ValueError(f"train_df column {c!r} must hold integer ids or strings, "
                                  f"got {col.dtype}")
-        extra_u = [np.arange(int(num_users))] if num_users is not None else []
-        extra_i = [np.arange(int(num_items))] if num_items is not None else []
+        num_users = _count(num_users, "num_users")
+        num_items = _count(num_items, "num_items")
+        extra_u = [np.arange(num_users)] if num_users is not None else []
+        extra_i = [np.arange(num_items)] if num_items is not None else []
         extra_u += [np.asarray(users)] if users is not None else []
         extra_i += [np.asarray(items)] if items is not None else []
         self.user_map = IdMap.build(train_df[self.user_col].to_numpy(), *extra_u)
@@ -216,9 +229,9 @@ class NCF:
         row per request. Returns a frame user, item, score (probability), rank (1-based),
         best first; fewer than k rows where fewer items are left."""
         t = self._fitted()
-        k = int(k)
-        if k < 1:
-            raise ValueError(f"k must be ≥ 1, got {k}")
+        k = _count(k, "k")
+        if k is None:
+            raise TypeError("k must be an integer ≥ 1, got None")
         user_ids = np.asarray(users)
         if user_ids.ndim == 0:
             user_ids = user_ids.reshape(1)
@@ -288,10 +301,9 @@ class NCF:
         return _weights.decode(self._fitted().weights())
 
     def save_weights(self, path):
-        blob = self._fitted().weights()
-        with open(f"{path}.tmp", "wb") as f:
-            f.write(blob)
-        os.replace(f"{path}.tmp", path)
+        from . import _savedir
+
+        _savedir.write_file(path, self._fitted().weights())
 
     def load_weights(self, path):
         with open(path, "rb") as f:
@@ -301,10 +313,13 @@ class NCF:
     def save(self, path):
         """The whole model into directory `path` (docs/ncf.md, "Saved model layout"): settings,
         id maps, weights, each user's context row and training items. Written into a sibling
-        temporary directory, then swapped in: an interrupted save leaves the old model."""
+        temporary directory, then swapped in: an interrupted save leaves the old model. Replaces
+        only an earlier NCF save (or an empty folder): a folder holding anything else, `.` or
+        the current directory raise ValueError and are left as they are."""
         from . import _savedir
 
         t = self._fitted()
+        _savedir.check(path)
         state = {"seen_offsets": self._seen[0], "seen_items": self._seen[1]}
         if self.context_cols:
             state["user_context"] = t.user_context()

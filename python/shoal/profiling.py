@@ -36,6 +36,9 @@ class profile:
             raise ValueError("rows and models must be ≥ 1")
         self.mode, self.out, self.rows, self.models = mode, str(out), int(rows), int(models)
         self.gzip = bool(gzip)  # the trace as <name>.pt.trace.json.gz
+        from . import _core
+
+        _core.check_output_folder(self.out, "out")  # not a file; refused before any fit
         self.runs: list[dict] = []  # one per profiled fit: name, table, trace, report, summary
 
     def __enter__(self):

@@ -7,6 +7,7 @@
 namespace nb = nanobind;
 
 namespace shoal::py {
+void bind_file_io(nb::module_& m);
 void bind_forecast(nb::module_& m);
 void bind_ncf(nb::module_& m);
 }  // namespace shoal::py
@@ -20,6 +21,7 @@ NB_MODULE(_core, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
+  shoal::py::bind_file_io(m);
   shoal::py::bind_forecast(m);
   shoal::py::bind_ncf(m);
 }

@@ -1,6 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <string>
+#include <vector>
+
 #include "shoal/data/csv.h"
+#include "shoal/data/text.h"
 
 namespace shoal::data {
 namespace csv_test {
@@ -54,6 +59,37 @@ TEST(NumericCsv, MissingColumnListsAvailable) {
 
 TEST(NumericCsv, MissingFileIsAnError) {
   EXPECT_THROW(read_numeric_csv("/nonexistent/file.csv"), Error);
+}
+
+// One dialect both ways (RFC 4180): what append_csv_field writes, split_csv reads back as it was.
+TEST(CsvDialect, FieldsRoundTripThroughTheWriterAndReader) {
+  const std::vector<std::string_view> values = {"plain",    "a,b", R"(say "hi")", "two\nlines",
+                                                " spaced ", "",    R"("quoted")", "é,ü"};
+  std::string text;
+  append_csv_row(text, values);
+  append_csv_row(text, {"x", "y"});
+  const size_t end = csv_record_end(text);
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(text.substr(end + 1), "x,y\n");  // the line break inside quotes is not the end
+  std::deque<std::string> decoded;
+  std::vector<std::string_view> got;
+  split_csv(std::string_view(text).substr(0, end), got, decoded);
+  ASSERT_EQ(got.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(got[i], values[i]) << i;
+}
+
+TEST(CsvDialect, ReadsWhatOtherToolsWrite) {
+  std::vector<std::string_view> got;
+  // Quotes un-doubled, spaces outside quotes trimmed, inside kept; a bare field trimmed.
+  split_csv(R"( "a ""b"" c" , d ,"",  " e ")", got);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0], R"(a "b" c)");
+  EXPECT_EQ(got[1], "d");
+  EXPECT_EQ(got[2], "");
+  EXPECT_EQ(got[3], " e ");
+  auto t = parse_numeric_csv("\"a,1\",\"b\"\"\"\n1,2\n", "t.csv");
+  EXPECT_EQ(t.columns[0], "a,1");
+  EXPECT_EQ(t.columns[1], "b\"");
 }
 
 }  // namespace csv_test

@@ -37,7 +37,9 @@ TEST(NcfSavedModel, RoundTripAndOverwrite) {
   save_ncf_model(dir, m);
   save_ncf_model(dir, m);  // over an existing save: no leftovers beside it
   for (const auto& e : fs::directory_iterator(fs::path(dir).parent_path()))
-    EXPECT_EQ(e.path().filename().string().find(".ncf_saved"), std::string::npos) << e.path();
+    EXPECT_TRUE(e.path().filename().string().find(".ncf_saved") == std::string::npos &&
+                e.path().filename().string().find("ncf_saved.tmp") == std::string::npos)
+        << e.path();
   const NcfSavedModel r = load_ncf_model(dir);
   EXPECT_EQ(r.options.kind, "neumf");
   EXPECT_EQ(r.options.layers, m.options.layers);

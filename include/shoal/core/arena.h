@@ -72,6 +72,14 @@ struct ArenaEntry {
 
 class Arena;
 
+// This machine's physical memory in bytes (0 when unknown).
+double physical_memory_bytes();
+
+// Throws a shoal::Error naming `options` (the sizes that set `bytes`, e.g. "input_size, h") and
+// their values `actual` when `bytes` is more than this machine's physical memory: a clear error
+// before allocation, instead of std::bad_alloc or a run that swaps without end.
+void check_fits_in_memory(double bytes, std::string_view options, std::string_view actual);
+
 class Planner {
  public:
   // Registers a parameter; its value, grad and offset are filled when the Arena is built.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,16 +17,28 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Without one pair of surrounding double quotes, if present.
-inline std::string_view unquote(std::string_view s) {
-  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
-  return s;
-}
+// One CSV dialect for every file shoal reads or writes, RFC 4180 both ways: fields are
+// separated by commas; a field holding a comma, a double quote, a line break or spaces at either
+// end is written inside double quotes with each quote doubled, and a reader strips the quotes and
+// un-doubles them. Unquoted fields are read trimmed of spaces and tabs (a hand-written
+// "a, b" reads as "a" and "b"); quoted ones keep every byte.
 
-// Splits a CSV line into trimmed fields (views into `line`; `out` is reused), honouring double
-// quotes: a comma inside "..." belongs to the field, which keeps its quotes (unquote strips
-// them; a doubled "" inside stays doubled). Lines without a quote take the plain fast path.
+// The end of the record that starts `text`: its first '\n' outside double quotes (npos: the
+// record runs to the end), so a quoted field may hold line breaks.
+size_t csv_record_end(std::string_view text);
+
+// Splits a record into its field values (quotes removed, "" read as "). Values are views into
+// `line`, or, for a field with a doubled quote inside, into `decoded`, whose strings never move:
+// keep it as long as the views.
+void split_csv(std::string_view line, std::vector<std::string_view>& out,
+               std::deque<std::string>& decoded);
+// The same, with `decoded` per thread and cleared on each call: the views last until the next.
 void split_csv(std::string_view line, std::vector<std::string_view>& out);
+
+// `field` appended to `out` as one CSV field: as it is, or quoted when it must be.
+void append_csv_field(std::string& out, std::string_view field);
+// `fields` as one CSV record, with its '\n'.
+void append_csv_row(std::string& out, const std::vector<std::string_view>& fields);
 
 // The position of the first byte of `s` that is not part of valid UTF-8 (overlong forms,
 // surrogates and code points past U+10FFFF are invalid), or npos.

@@ -10,19 +10,25 @@
 //                       user_context F32 [U, C] (contextual models)
 //   users.json, items.json  {"ids": [...]}: row r's id (integers or strings)
 //
-// save writes the directory whole under a temporary sibling name and renames it into place, so
-// a reader sees the old model or the new one. load checks every file's size and sha256 against
-// model.json: any damage gives one shoal::Error naming the directory and the file.
+// save writes the directory through core/file_io.h's write_save_folder: whole under a temporary
+// sibling name, then swapped into place, so a reader sees the old model or the new one; it
+// replaces only an earlier shoal.ncf save (or an empty folder), never other files. load checks
+// every file's size and sha256 against model.json: any damage gives one shoal::Error naming the
+// directory and the file.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shoal/data/ids.h"
 #include "shoal/train/ncf_trainer.h"
 
 namespace shoal::train {
+
+// model.json's "format" of a saved NCF model: what a save folder may replace.
+inline constexpr const char* kNcfFormat = "shoal.ncf";
 
 struct NcfSavedModel {
   NcfOptions options;  // kind, factors, layers (and the training settings, for the record)
@@ -45,7 +51,9 @@ struct NcfSavedModel {
 void seen_items_of(const data::NcfPositives& train, std::vector<int64_t>& offsets,
                    std::vector<int32_t>& items);
 
-void save_ncf_model(const std::string& dir, const NcfSavedModel& model);
+// `what` names the flag or argument in errors ("--save").
+void save_ncf_model(const std::string& dir, const NcfSavedModel& model,
+                    std::string_view what = "save");
 NcfSavedModel load_ncf_model(const std::string& dir);
 
 }  // namespace shoal::train

@@ -1,5 +1,7 @@
 #include "shoal/core/arena.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -135,7 +137,26 @@ void Arena::layout() {
   total_bytes_ = offset;
 }
 
+double physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+}
+
+void check_fits_in_memory(double bytes, std::string_view options, std::string_view actual) {
+  const double ram = physical_memory_bytes();
+  if (ram <= 0 || bytes <= ram) return;
+  throw Error(
+      fmt::format("the sizes need {:.1f} GiB of memory, more than this machine's {:.1f} GiB",
+                  bytes / 1073741824.0, ram / 1073741824.0),
+      ErrorContext{.field = std::string(options),
+                   .expected = "sizes whose buffers fit in memory",
+                   .actual = std::string(actual)});
+}
+
 void Arena::allocate_and_bind(Planner& planner) {
+  // Models are planned before anything is allocated: one too big for the machine is named here.
+  check_fits_in_memory(double(total_bytes_), "model sizes",
+                       fmt::format("a {}-byte arena", total_bytes_));
   const size_t bytes = std::max<size_t>(total_bytes_, kArenaAlign);
   void* raw = std::aligned_alloc(kArenaAlign, bytes);
   SHOAL_CHECK(raw != nullptr, "could not allocate a {}-byte arena", total_bytes_);

@@ -30,16 +30,32 @@ std::string trimmed(std::string_view s) {
   return std::string(s);
 }
 
-// A value as a list of texts: a JSON array, or comma-separated text.
-std::vector<std::string> list_of(const nlohmann::json& v) {
+// A value as a list of texts: a JSON array, or comma-separated text. Blank text is the empty
+// list; an empty item among others ("8,,4", "8,") is refused, never silently dropped.
+std::vector<std::string> list_of(const nlohmann::json& v, std::string_view key) {
   std::vector<std::string> out;
-  if (v.is_array()) {
-    for (const auto& e : v) out.push_back(option_text(e));
-    return out;
+  std::string text;
+  if (v.is_array()) {  // the CLI's list flags and Python's lists
+    for (const auto& e : v) {
+      out.push_back(trimmed(option_text(e)));
+      text += (text.empty() ? "" : ",") + option_text(e);
+    }
+    if (out.size() == 1 && out[0].empty()) out.clear();  // `--flag ""`: the empty list
+  } else {
+    text = option_text(v);
+    if (trimmed(text).empty()) return out;
+    for (size_t start = 0;;) {  // every item, a last empty one ("8,") included
+      const size_t comma = text.find(',', start);
+      out.push_back(trimmed(std::string_view(text).substr(start, comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
   }
-  std::istringstream in(option_text(v));
-  for (std::string part; std::getline(in, part, ',');)
-    if (!trimmed(part).empty()) out.push_back(trimmed(part));
+  for (const std::string& part : out)
+    if (part.empty())
+      throw Error("a list with an empty item", ErrorContext{.field = std::string(key),
+                                                            .expected = "comma-separated values",
+                                                            .actual = fmt::format("'{}'", text)});
   return out;
 }
 
@@ -170,14 +186,14 @@ void OptionReader::operator()(std::string_view key, std::string& v, std::string_
 
 void OptionReader::operator()(std::string_view key, std::vector<std::string>& v, std::string_view) {
   const nlohmann::json* j = find(key);
-  if (j != nullptr) v = list_of(*j);
+  if (j != nullptr) v = list_of(*j, key);
 }
 
 void OptionReader::operator()(std::string_view key, std::vector<int64_t>& v, std::string_view) {
   const nlohmann::json* j = find(key);
   if (j == nullptr) return;
   std::vector<int64_t> out;
-  for (const std::string& s : list_of(*j)) {
+  for (const std::string& s : list_of(*j, key)) {
     int64_t i = 0;
     uint64_t u = 0;
     SHOAL_CHECK(parse_integer(s, true, i, u) && i > 0,
@@ -191,7 +207,7 @@ void OptionReader::operator()(std::string_view key, std::vector<double>& v, std:
   const nlohmann::json* j = find(key);
   if (j == nullptr) return;
   std::vector<double> out;
-  for (const std::string& s : list_of(*j)) {
+  for (const std::string& s : list_of(*j, key)) {
     char* end = nullptr;
     const double d = std::strtod(s.c_str(), &end);
     SHOAL_CHECK(!s.empty() && end == s.c_str() + s.size() && std::isfinite(d),

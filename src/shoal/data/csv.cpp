@@ -1,5 +1,6 @@
 #include "shoal/data/csv.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <numeric>
@@ -38,10 +39,10 @@ NumericTable parse_numeric_csv(const std::string& text, const std::string& sourc
   int64_t line_no = 0;
   bool have_header = false;
   while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
+    const size_t nl = csv_record_end(rest);
     std::string_view line = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
-    ++line_no;
+    line_no += 1 + std::count(line.begin(), line.end(), '\n');
     if (trim(line).empty()) {
       // Blank lines are only allowed at the end of the file.
       if (trim(rest).empty()) break;

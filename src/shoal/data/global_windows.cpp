@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "shoal/core/arena.h"
+
 namespace shoal::data {
 namespace {
 
@@ -25,6 +27,8 @@ UnivariateAssembler::UnivariateAssembler(const Panel& panel, const WindowConfig&
   const Index b = max_b_, l = cfg.input_size, h = cfg.h;
   const Index per_window =
       2 * l + 3 * h + panel.n_hist() * l + panel.n_futr() * (l + h) + 2 + panel.n_stat();
+  check_fits_in_memory(double(b) * double(per_window) * sizeof(float), "input_size, h",
+                       fmt::format("input_size {}, h {}, {} windows per batch", l, h, b));
   store_.assign(size_t(b * per_window), 0.0f);
   scratch_.assign(size_t(l + h), 0.0f);
   const Index k = panel.n_series(), t = panel.length(), x = panel.n_hist(), f = panel.n_futr();

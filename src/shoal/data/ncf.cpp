@@ -14,24 +14,28 @@
 namespace shoal::data {
 namespace {
 
-// Line-by-line view of a text buffer that tracks 1-based line numbers and strips '\r'.
+// Line-by-line view of a text buffer that tracks 1-based line numbers and strips '\r'. With
+// `csv`, a record is a CSV one (a quoted field may hold line breaks); its number is its first
+// line's.
 class Lines {
  public:
-  explicit Lines(std::string_view text) : rest_(text) {}
+  explicit Lines(std::string_view text, bool csv = false) : rest_(text), csv_(csv) {}
   bool next(std::string_view& line) {
     if (rest_.empty()) return false;
-    const size_t nl = rest_.find('\n');
+    const size_t nl = csv_ ? csv_record_end(rest_) : rest_.find('\n');
     line = rest_.substr(0, nl);
     rest_ = nl == std::string_view::npos ? std::string_view{} : rest_.substr(nl + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    ++line_no_;
+    line_no_ += next_line_;
+    next_line_ = 1 + std::count(line.begin(), line.end(), '\n');
     return true;
   }
   int64_t line_no() const { return line_no_; }
 
  private:
   std::string_view rest_;
-  int64_t line_no_ = 0;
+  bool csv_ = false;
+  int64_t line_no_ = 0, next_line_ = 1;
 };
 
 bool is_blank(std::string_view s) {
@@ -248,7 +252,7 @@ NcfPositives parse_ncf_csv(const std::string& text, const std::string& source,
                            const std::vector<std::string>& context_cols, NcfIdRules limits) {
   NcfPositives p;
   p.source = source;
-  Lines lines(checked_text(text, source));
+  Lines lines(checked_text(text, source), /*csv=*/true);
   std::string_view line;
   std::vector<std::string_view> fields;
   MaxId max_user, max_item;

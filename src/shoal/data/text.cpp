@@ -7,9 +7,21 @@
 
 namespace shoal::data {
 
-void split_csv(std::string_view line, std::vector<std::string_view>& out) {
+size_t csv_record_end(std::string_view text) {
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '"')
+      quoted = !quoted;  // a doubled "" toggles twice: still quoted
+    else if (text[i] == '\n' && !quoted)
+      return i;
+  }
+  return std::string_view::npos;
+}
+
+void split_csv(std::string_view line, std::vector<std::string_view>& out,
+               std::deque<std::string>& decoded) {
   out.clear();
-  if (line.find('"') == std::string_view::npos) {
+  if (line.find('"') == std::string_view::npos) {  // the common case: no quotes, no copies
     size_t start = 0;
     for (;;) {
       const size_t comma = line.find(',', start);
@@ -21,16 +33,70 @@ void split_csv(std::string_view line, std::vector<std::string_view>& out) {
       start = comma + 1;
     }
   }
-  size_t start = 0;
-  bool quoted = false;
-  for (size_t i = 0; i <= line.size(); ++i) {
+  size_t i = 0;
+  for (;;) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const size_t start = i;
     if (i < line.size() && line[i] == '"') {
-      quoted = !quoted;  // "" inside a quoted field toggles twice: stays quoted
-    } else if (i == line.size() || (line[i] == ',' && !quoted)) {
-      out.push_back(trim(line.substr(start, i - start)));
-      start = i + 1;
+      // Quoted: up to the quote not doubled; a view when nothing inside is doubled.
+      size_t j = i + 1;
+      bool doubled = false;
+      while (j < line.size() && !(line[j] == '"' && (j + 1 >= line.size() || line[j + 1] != '"')))
+        j += (line[j] == '"') ? (doubled = true, 2) : 1;
+      std::string_view value = line.substr(i + 1, std::min(j, line.size()) - i - 1);
+      i = std::min(j + 1, line.size());
+      // Bytes between the closing quote and the comma (not RFC 4180) are kept, not dropped.
+      const size_t comma = std::min(line.find(',', i), line.size());
+      const std::string_view tail = trim(line.substr(i, comma - i));
+      if (doubled || !tail.empty()) {
+        std::string v;
+        for (size_t k = 0; k < value.size(); ++k) {
+          v.push_back(value[k]);
+          if (value[k] == '"') ++k;
+        }
+        v.append(tail);
+        value = decoded.emplace_back(std::move(v));
+      }
+      out.push_back(value);
+      i = comma;
+    } else {
+      const size_t comma = std::min(line.find(',', start), line.size());
+      out.push_back(trim(line.substr(start, comma - start)));
+      i = comma;
     }
+    if (i >= line.size()) return;
+    ++i;  // the comma
   }
+}
+
+void split_csv(std::string_view line, std::vector<std::string_view>& out) {
+  thread_local std::deque<std::string> decoded;
+  decoded.clear();
+  split_csv(line, out, decoded);
+}
+
+void append_csv_field(std::string& out, std::string_view field) {
+  const bool plain = field.find_first_of(",\"\n\r") == std::string_view::npos &&
+                     (field.empty() || (field.front() != ' ' && field.front() != '\t' &&
+                                        field.back() != ' ' && field.back() != '\t'));
+  if (plain) {
+    out.append(field);
+    return;
+  }
+  out.push_back('"');
+  for (const char c : field) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+void append_csv_row(std::string& out, const std::vector<std::string_view>& fields) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    append_csv_field(out, fields[i]);
+  }
+  out.push_back('\n');
 }
 
 size_t invalid_utf8_at(std::string_view s) {

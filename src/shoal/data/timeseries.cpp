@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <numeric>
 #include <string_view>
@@ -82,10 +83,10 @@ class LineReader {
   LineReader(std::string_view text, const std::string& source) : rest_(text), source_(source) {}
   bool next(std::string_view& line) {
     while (!rest_.empty()) {
-      const size_t nl = rest_.find('\n');
+      const size_t nl = csv_record_end(rest_);
       line = rest_.substr(0, nl);
       rest_ = nl == std::string_view::npos ? std::string_view{} : rest_.substr(nl + 1);
-      ++line_no_;
+      line_no_ += 1 + std::count(line.begin(), line.end(), '\n');
       if (!trim(line).empty()) return true;
       if (trim(rest_).find_first_not_of("\r\n \t") == std::string_view::npos) return false;
       throw Error("blank line inside the table", ErrorContext{.file = source_,
@@ -114,7 +115,7 @@ Header parse_header(std::string_view line, const std::string& source, bool need_
   std::vector<std::string_view> f;
   split(line, f);
   for (size_t i = 0; i < f.size(); ++i) {
-    const std::string name(unquote(f[i]));
+    const std::string name(f[i]);
     const auto col = static_cast<int64_t>(i) + 1;
     if (name.empty())
       throw Error("empty column name", ErrorContext{.file = source, .line = 1, .column = col});
@@ -303,14 +304,15 @@ class SeriesParser {
   }
 
   void row(std::string_view line, int64_t line_no) {
-    split(line, f_);
+    // The ids are keys of index_ and last_id_ across rows: decoded ones live in decoded_.
+    split_csv(line, f_, decoded_);
     if (f_.size() != h_.names.size())
       throw Error("wrong number of fields",
                   ErrorContext{.file = source_,
                                .line = line_no,
                                .expected = fmt::format("{} fields", h_.names.size()),
                                .actual = fmt::format("{}", f_.size())});
-    const std::string_view id = unquote(f_[static_cast<size_t>(h_.id)]);
+    const std::string_view id = f_[static_cast<size_t>(h_.id)];
     if (id.empty()) fail(line_no, h_.id, "a non-empty id", id);
     if (id != last_id_ || pending_.empty()) {
       auto [it, fresh] = index_.try_emplace(id, static_cast<int32_t>(pending_.size()));
@@ -438,6 +440,7 @@ class SeriesParser {
   std::unordered_map<std::string_view, int32_t> index_;
   std::vector<Pending> pending_;
   std::string_view last_id_;
+  std::deque<std::string> decoded_;  // field values with a doubled quote inside
   int32_t cur_ = 0;
   bool kind_known_ = false;
   TimeKind kind_ = TimeKind::kInteger;

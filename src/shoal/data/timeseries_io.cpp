@@ -1,4 +1,5 @@
 // Static-feature tables and the forecast writer (the reader of long tables is timeseries.cpp).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -30,10 +31,10 @@ StaticTable parse_static(const std::string& text, const std::string& source) {
   std::vector<std::string> names;
   std::unordered_set<std::string> seen;
   while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
+    const size_t nl = csv_record_end(rest);
     const std::string_view line = rest.substr(0, nl);
     rest = nl == rest.npos ? std::string_view{} : rest.substr(nl + 1);
-    ++line_no;
+    line_no += 1 + std::count(line.begin(), line.end(), '\n');
     if (trim(line).empty()) {
       if (trim(rest).find_first_not_of("\r\n \t") == rest.npos) break;
       throw Error("blank line inside the table",
@@ -42,7 +43,7 @@ StaticTable parse_static(const std::string& text, const std::string& source) {
     const auto f = split(line);
     if (names.empty()) {
       for (size_t i = 0; i < f.size(); ++i) {
-        std::string name(unquote(f[i]));
+        std::string name(f[i]);
         const auto col = static_cast<int64_t>(i) + 1;
         if (name.empty())
           throw Error("empty column name",
@@ -76,7 +77,7 @@ StaticTable parse_static(const std::string& text, const std::string& source) {
     for (size_t i = 0; i < f.size(); ++i) {
       const auto col = static_cast<int64_t>(i) + 1;
       if (static_cast<Index>(i) == id_col) {
-        std::string id(unquote(f[i]));
+        std::string id(f[i]);
         if (!seen.insert(id).second)
           throw Error("duplicate unique_id", ErrorContext{.file = source,
                                                           .line = line_no,
@@ -151,15 +152,18 @@ void write_forecasts(const std::string& path, const SeriesSet& set, std::span<co
                      Index h, const std::string& model, std::span<const double> values) {
   SHOAL_CHECK(values.size() == series.size() * size_t(h),
               "write_forecasts: {} values for {} series x h {}", values.size(), series.size(), h);
-  std::string text = fmt::format("unique_id,ds,{}\n", model);
+  std::string text;
+  append_csv_row(text, {"unique_id", "ds", model});
   text.reserve(values.size() * 32);
   for (size_t i = 0; i < series.size(); ++i) {
     const Index s = series[i];
     const int64_t last = set.ds[size_t(set.offsets[s + 1] - 1)];
-    for (Index k = 1; k <= h; ++k)
-      fmt::format_to(std::back_inserter(text), "{},{},{}\n", set.ids[size_t(s)],
+    for (Index k = 1; k <= h; ++k) {
+      append_csv_field(text, set.ids[size_t(s)]);
+      fmt::format_to(std::back_inserter(text), ",{},{}\n",
                      format_ds(advance(last, set.freq[size_t(s)], k), set.time_kind, set.date_only),
                      values[i * size_t(h) + size_t(k - 1)]);
+    }
   }
   write_file_atomic(path, text);
 }

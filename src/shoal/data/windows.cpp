@@ -5,6 +5,8 @@
 #include <cstring>
 #include <numeric>
 
+#include "shoal/core/arena.h"
+
 namespace shoal::data {
 namespace {
 
@@ -234,6 +236,10 @@ WindowAssembler::WindowAssembler(const Panel& panel, const WindowConfig& cfg, In
   SHOAL_CHECK(max_windows >= 1, "a window batch needs room for at least one window");
   const Index b = max_b_, l = cfg.input_size, h = cfg.h, n = panel.n_series();
   const Index per_window = n * (2 * l + 3 * h + panel.n_hist() * l + panel.n_futr() * (l + h) + 2);
+  check_fits_in_memory(
+      (double(b) * double(per_window) + double(n * panel.n_stat())) * sizeof(float),
+      "input_size, h",
+      fmt::format("input_size {}, h {}, {} series, {} windows per batch", l, h, n, b));
   store_.assign(size_t(b * per_window + n * panel.n_stat()), 0.0f);
   scratch_.assign(size_t(l + h), 0.0f);
   starts_.assign(size_t(b), 0);

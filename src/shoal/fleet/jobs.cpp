@@ -77,31 +77,11 @@ std::string resolve(const std::string& path, const std::string& base_dir) {
   return (fs::path(base_dir) / path).lexically_normal().string();
 }
 
-// Splits one CSV line into fields (double quotes may enclose commas; "" is a quote).
+// One CSV record's fields, by the one CSV reader (data/text.h).
 std::vector<std::string> split_csv_line(std::string_view line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  for (auto& f : out) f = std::string(data::trim(f));
-  return out;
+  std::vector<std::string_view> fields;
+  data::split_csv(line, fields);
+  return {fields.begin(), fields.end()};
 }
 
 // A CSV cell as JSON: a number when it reads as one, else the text.
@@ -317,11 +297,11 @@ std::string spec_key(const JobSpec& s, std::map<std::string, std::string>& diges
   return digest(j.dump());
 }
 
+// A field by the one CSV writer (data/text.h).
 std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
+  std::string out;
+  data::append_csv_field(out, s);
+  return out;
 }
 
 // Everything loaded once and shared by the jobs (read-only while they run).

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "shoal/core/file_io.h"
 #include "shoal/profile/html.h"
 #include "shoal/profile/machine.h"
 #include "shoal/profile/report.h"
@@ -21,6 +22,8 @@ ProfileOutput write_profile(Recorder& rec, const std::string& dir, std::string_v
   const Machine machine = cached ? *cached : machine_roofs(may_measure);
   const Report report = summarize(rec, machine);
   out.table = format_table(report, table_rows);
+  // A path holding a file, or an input folder, is refused before anything is written.
+  OutputPlan({}).folder(dir, "profile out");
   std::filesystem::create_directories(dir);
   const std::string base = (std::filesystem::path(dir) / std::string(name)).string();
   if (rec.mode() == Mode::kTrace) {

@@ -27,8 +27,9 @@ void NcfOptions::validate() const {
     option_out_of_range("layers", "a first width that is even (two embeddings of half of it)",
                         double(layers.front()));
   if (epochs < 1) option_out_of_range("epochs", "an integer ≥ 1", double(epochs));
-  if (num_negatives < 0 || num_negatives > 1000)
-    option_out_of_range("num_negatives", "an integer in [0, 1000]", double(num_negatives));
+  // No negatives: every label is 1 and the model learns to say 1 to everything.
+  if (num_negatives < 1 || num_negatives > 1000)
+    option_out_of_range("num_negatives", "an integer in [1, 1000]", double(num_negatives));
   if (top_k < 1) option_out_of_range("top_k", "an integer ≥ 1", double(top_k));
   check_lr_and_batch(learning_rate, batch_size);
 }

@@ -1,14 +1,10 @@
 #include "shoal/train/ncf_saved_model.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "shoal/core/file_io.h"
 #include "shoal/core/sha256.h"
 #include "shoal/train/safetensors.h"
 
@@ -16,7 +12,7 @@ namespace shoal::train {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr const char* kFormat = "shoal.ncf";
+constexpr const char* kFormat = kNcfFormat;
 constexpr int kVersion = 1;
 const char* const kFiles[] = {"weights.safetensors", "state.safetensors", "users.json",
                               "items.json"};
@@ -45,29 +41,9 @@ data::IdMap ids_from_json(const std::string& text) {
   return data::IdMap::of_strings(std::move(s));
 }
 
-void write_synced(const fs::path& path, const std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  SHOAL_CHECK(fd >= 0, "cannot create {}", path.string());
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) {
-      ::close(fd);
-      SHOAL_CHECK(false, "cannot write {}", path.string());
-    }
-    done += size_t(n);
-  }
-  const bool ok = ::fsync(fd) == 0;
-  ::close(fd);
-  SHOAL_CHECK(ok, "cannot sync {}", path.string());
-}
-
 std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  SHOAL_CHECK(in.good(), "{} is missing", path.filename().string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  SHOAL_CHECK(fs::exists(path), "{} is missing", path.filename().string());
+  return read_input_file(path.string());
 }
 
 [[noreturn]] void damaged(const std::string& dir, const std::string& why) {
@@ -92,7 +68,7 @@ void seen_items_of(const data::NcfPositives& train, std::vector<int64_t>& offset
     items[static_cast<size_t>(next[static_cast<size_t>(train.users[r])]++)] = train.items[r];
 }
 
-void save_ncf_model(const std::string& dir, const NcfSavedModel& m) {
+void save_ncf_model(const std::string& dir, const NcfSavedModel& m, std::string_view what) {
   const Index u = m.num_users(), c = static_cast<Index>(m.context_cols.size());
   SHOAL_CHECK(static_cast<Index>(m.seen_offsets.size()) == u + 1, "seen offsets: {} for {} users",
               m.seen_offsets.size(), u);
@@ -130,34 +106,10 @@ void save_ncf_model(const std::string& dir, const NcfSavedModel& m) {
   for (size_t i = 0; i < std::size(kFiles); ++i)
     meta["files"][kFiles[i]] = {{"bytes", files[i].size()}, {"sha256", sha256_hex(files[i])}};
 
-  const fs::path path = fs::absolute(dir);
-  const fs::path parent = path.parent_path();
-  SHOAL_CHECK(fs::is_directory(parent), "--save {}: folder {} does not exist", dir,
-              parent.string());
-  SHOAL_CHECK(!fs::exists(path) || fs::is_directory(path), "--save {}: not a directory", dir);
-  std::string tmpl = (parent / ("." + path.filename().string() + ".XXXXXX")).string();
-  SHOAL_CHECK(::mkdtemp(tmpl.data()) != nullptr, "cannot create a temporary folder in {}",
-              parent.string());
-  const fs::path tmp = tmpl;
-  try {
-    // mkdtemp makes the folder private; a saved model is readable like the files shoal writes.
-    fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                             fs::perms::others_read | fs::perms::others_exec);
-    for (size_t i = 0; i < std::size(kFiles); ++i) write_synced(tmp / kFiles[i], files[i]);
-    write_synced(tmp / "model.json", meta.dump(1));
-    fs::path old;
-    if (fs::exists(path)) {
-      old = parent / ("." + path.filename().string() + ".old." + std::to_string(::getpid()));
-      fs::remove_all(old);
-      fs::rename(path, old);
-    }
-    fs::rename(tmp, path);
-    if (!old.empty()) fs::remove_all(old);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    throw;
-  }
+  FolderFiles out;
+  for (size_t i = 0; i < std::size(kFiles); ++i) out.emplace_back(kFiles[i], files[i]);
+  out.emplace_back("model.json", meta.dump(1));
+  write_save_folder(dir, kFormat, out, what);
 }
 
 NcfSavedModel load_ncf_model(const std::string& dir) {
