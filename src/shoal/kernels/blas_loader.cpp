@@ -170,7 +170,7 @@ std::string describe_blas(const BlasInfo& info) {
       line += "OpenBLAS's own choice: the CPU has neither AVX2+FMA nor AVX-512";
       break;
     case BlasCoreSource::kPreloaded:
-      line += "loaded before shoal, so OpenBLAS's own choice";
+      line += "loaded before shoal, its core type already fixed; used as it is";
       if (!info.requested.empty()) line += " with OPENBLAS_CORETYPE=" + info.requested;
       break;
   }
