@@ -1,12 +1,26 @@
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli/commands.h"
 #include "shoal/core/error.h"
+#include "shoal/kernels/blas.h"
+#include "shoal/profile/machine.h"
+
+namespace {
+
+// What runs on this machine, for bug reports and for comparing figures between machines.
+std::string version_text() {
+  return std::string("shoal ") + SHOAL_VERSION + "\ncpu: " + shoal::profile::cpu_model_name() +
+         "\n" + shoal::kernels::describe_blas(shoal::kernels::blas_info());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"shoal: train small neural networks at hardware speed on CPUs"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text);
   shoal::cli::register_mlp(app);
   shoal::cli::register_forecast(app);
   shoal::cli::register_ncf(app);

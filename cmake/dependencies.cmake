@@ -6,15 +6,23 @@ find_package(CLI11 REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XSMM REQUIRED IMPORTED_TARGET libxsmm)
-pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+pkg_check_modules(OPENBLAS REQUIRED openblas)
 
 # Random123 is header-only and ships no CMake or pkg-config file.
 find_path(RANDOM123_INCLUDE_DIR Random123/philox.h REQUIRED)
 
+# libxsmm's GEMM fallback refers to the Fortran BLAS (sgemm_, dgemm_, ...). shoal only asks it
+# for JIT kernels, never for that fallback, so libxsmm's own stubs stand in for them (after
+# libxsmm on the link line, as both are static).
+find_library(XSMM_NOBLAS_LIBRARY xsmmnoblas HINTS ${XSMM_LIBRARY_DIRS} REQUIRED)
 add_library(shoal::xsmm INTERFACE IMPORTED)
-target_link_libraries(shoal::xsmm INTERFACE PkgConfig::XSMM)
+target_link_libraries(shoal::xsmm INTERFACE PkgConfig::XSMM ${XSMM_NOBLAS_LIBRARY})
+# OpenBLAS is not linked: src/shoal/kernels/blas_loader.cpp loads it on first use, after
+# choosing its core type from the CPU's features (OpenBLAS fixes that choice as it is loaded).
+# Only its cblas.h is needed at build time.
 add_library(shoal::blas INTERFACE IMPORTED)
-target_link_libraries(shoal::blas INTERFACE PkgConfig::OPENBLAS)
+target_include_directories(shoal::blas INTERFACE ${OPENBLAS_INCLUDE_DIRS})
+target_link_libraries(shoal::blas INTERFACE ${CMAKE_DL_LIBS})
 
 if(SHOAL_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -5,6 +5,7 @@
 #include "bench/drivers/kernel_bench.h"
 #include "bench/drivers/profile_bench.h"
 #include "cli/commands.h"
+#include "shoal/kernels/blas.h"
 #include "shoal/profile/machine.h"
 
 namespace shoal::cli {
@@ -40,6 +41,8 @@ void register_bench(CLI::App& app) {
     std::printf("%.1f\n", m.peak_gflops);
     std::printf("bandwidth %.1f GB/s (single-core triad), ridge %.2f FLOP/B; cached in %s\n",
                 m.bandwidth_gbs, m.ridge(), profile::machine_cache_path().c_str());
+    // The large GEMMs' speed depends on it as much as on the peak above.
+    std::printf("%s\n", kernels::describe_blas(kernels::blas_info()).c_str());
   });
 
   auto prof = std::make_shared<KernelsOptions>();

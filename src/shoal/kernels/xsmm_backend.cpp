@@ -1,6 +1,5 @@
 #include "xsmm_backend.h"
 
-#include <cblas.h>
 #include <libxsmm.h>
 
 #include <array>
@@ -10,6 +9,8 @@
 #include <mutex>
 #include <new>
 #include <string>
+
+#include "blas_loader.h"
 
 namespace shoal::kernels::detail {
 
@@ -40,8 +41,6 @@ void undo_libxsmm_autopin() {
 void backend_init() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // One model stream per core: a BLAS call must never spawn or wake its own threads.
-    openblas_set_num_threads(1);
     libxsmm_init();
     undo_libxsmm_autopin();
   });
@@ -132,7 +131,7 @@ void blas_gemm(bool ta, bool tb, Index m, Index n, Index k, T alpha, const T* a,
       for (Index j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
     return;
   }
-  backend_init();
+  const BlasApi& blas = blas_api();
   const auto cta = ta ? CblasTrans : CblasNoTrans;
   const auto ctb = tb ? CblasTrans : CblasNoTrans;
   const auto bi = [](Index v) { return static_cast<blasint>(v); };
@@ -142,11 +141,11 @@ void blas_gemm(bool ta, bool tb, Index m, Index n, Index k, T alpha, const T* a,
     for (Index i = 0; i < m; ++i) std::memset(c + i * ldc, 0, sizeof(T) * static_cast<size_t>(n));
   }
   if constexpr (sizeof(T) == 4) {
-    cblas_sgemm(CblasRowMajor, cta, ctb, bi(m), bi(n), bi(k), alpha, a, bi(lda), b, bi(ldb), beta,
-                c, bi(ldc));
+    blas.sgemm(CblasRowMajor, cta, ctb, bi(m), bi(n), bi(k), alpha, a, bi(lda), b, bi(ldb), beta, c,
+               bi(ldc));
   } else {
-    cblas_dgemm(CblasRowMajor, cta, ctb, bi(m), bi(n), bi(k), alpha, a, bi(lda), b, bi(ldb), beta,
-                c, bi(ldc));
+    blas.dgemm(CblasRowMajor, cta, ctb, bi(m), bi(n), bi(k), alpha, a, bi(lda), b, bi(ldb), beta, c,
+               bi(ldc));
   }
 }
 

@@ -36,7 +36,8 @@ XsmmFn<T> xsmm_kernel(const XsmmKey& key);
 template <class T>
 bool xsmm_run(const XsmmKey& key, const T* a, const T* b, T* c);
 
-// Row-major C = alpha·op(A)·op(B) + beta·C through cblas (single-threaded OpenBLAS).
+// Row-major C = alpha·op(A)·op(B) + beta·C through cblas (single-threaded OpenBLAS, loaded on
+// first use by blas_loader.h).
 template <class T>
 void blas_gemm(bool ta, bool tb, Index m, Index n, Index k, T alpha, const T* a, Index lda,
                const T* b, Index ldb, T beta, T* c, Index ldc);
@@ -55,7 +56,7 @@ T* scratch_as(ScratchSlot slot, Index count) {
 template <class T>
 void transpose(const T* src, Index rows, Index cols, Index src_ld, T* dst, Index dst_ld);
 
-// Sets OpenBLAS to one thread and initialises libxsmm, once per process.
+// Initialises libxsmm, once per process.
 void backend_init();
 
 }  // namespace shoal::kernels::detail
