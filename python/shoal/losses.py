@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 
+from . import _arguments
+
 
 def _quantiles_of(loss):
     """A multi-output loss's quantiles (a list, or neuralforecast's torch parameter)."""
@@ -27,7 +29,14 @@ def _weights(horizon_weight):
         horizon_weight = horizon_weight.detach().cpu().numpy()
     if hasattr(horizon_weight, "reshape"):
         horizon_weight = horizon_weight.reshape(-1).tolist()
-    return [float(w) for w in horizon_weight]
+    weights = [float(w) for w in horizon_weight]
+    # A negative weight rewards error; all zero trains on nothing.
+    for w in weights:
+        if not (np.isfinite(w) and w >= 0):
+            raise ValueError(f"horizon_weight must hold finite weights ≥ 0, got {w}")
+    if weights and not any(weights):
+        raise ValueError("horizon_weight is all zero: no horizon step would be trained on")
+    return weights
 
 
 class _PointLoss:
@@ -144,17 +153,8 @@ def quantiles_to_outputs(quantiles):
 
 def _outputs(level, quantiles):
     if quantiles is not None:
-        if hasattr(quantiles, "detach"):
-            quantiles = quantiles.detach().cpu().numpy()
-        quantiles = [float(q) for q in np.asarray(quantiles).reshape(-1)]
-        for q in quantiles:
-            if not 0 < q < 1:
-                raise ValueError(f"quantiles must lie in (0, 1), got {q}")
-        return quantiles_to_outputs(quantiles)
-    for lv in level:
-        if not 0 <= lv < 100:
-            raise ValueError(f"level must lie in [0, 100), got {lv}")
-    return level_to_outputs(level)
+        return quantiles_to_outputs(_arguments.quantiles(quantiles))
+    return level_to_outputs(_arguments.levels(level))
 
 
 class MQLoss:
@@ -166,6 +166,7 @@ class MQLoss:
     is_distribution_output = False
 
     def __init__(self, level=[80, 90], quantiles=None, horizon_weight=None):  # noqa: B006
+        _outputs(level, quantiles)  # checked before anything reads them
         self._init_args = dict(level=list(level), quantiles=quantiles,
                                horizon_weight=_weights(horizon_weight))
         self.quantiles, self.output_names = _outputs(level, quantiles)
@@ -202,6 +203,7 @@ class DistributionLoss:
             raise NotImplementedError(
                 f"DistributionLoss arguments {sorted(distribution_kwargs)} are not supported "
                 f"by shoal (Normal, StudentT and Poisson take none)")
+        _outputs(level, quantiles)  # checked before anything reads them
         if quantiles is not None:
             quantiles = sorted(quantiles)
         self._init_args = dict(distribution=distribution, level=list(level),
@@ -240,6 +242,7 @@ class GMM:
                            ("horizon_correlation", horizon_correlation)):
             if flag:
                 raise NotImplementedError(f"GMM({name}=True) is not supported by shoal")
+        _outputs(level, quantiles)  # checked before anything reads them
         self.n_components = int(n_components)
         if not 1 <= self.n_components <= 32:
             raise ValueError(f"n_components must lie in [1, 32], got {n_components}")

@@ -143,6 +143,7 @@ class NCF:
         else:
             ctx = np.zeros((0, 0), dtype=np.float32)
         nu, ni = len(self.user_map), len(self.item_map)
+        self._check_negatives_exist(urows, irows, nu, ni)
         self.num_users, self.num_items = nu, ni
         self._trainer = _core.NcfTrainer(urows, irows, ctx, self.context_cols, nu, ni,
                                          self._settings(), self.seed, self.threads)
@@ -159,6 +160,18 @@ class NCF:
             m = self.evaluate(eval_df, eval_negatives, eval_k)
             self.history.append({"epoch": e + 1, "loss": self.losses[-1], **m})
         return self
+
+    def _check_negatives_exist(self, urows, irows, nu, ni):
+        """A user with every item as a positive leaves no negative to draw: refused, naming the
+        user's own id (the sampler knows only its row)."""
+        pairs = np.unique(urows.astype(np.int64) * ni + irows)
+        full = np.flatnonzero(np.bincount(pairs // ni, minlength=nu) >= ni)
+        if full.size:
+            user = self.user_map.ids([full[0]])[0]
+            user = user.item() if isinstance(user, np.generic) else user
+            raise ValueError(f"train_df: user {user!r} has every one of the {ni} items as a "
+                             f"positive; no negative can be sampled (give more items with "
+                             f"items= or num_items=, or leave the user out)")
 
     def _fitted(self):
         if self._trainer is None:
