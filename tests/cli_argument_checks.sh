@@ -52,6 +52,9 @@ if [ "$status" -ne 2 ] || ! grep -q "loss mae does not read quantile" jobs.err; 
   echo "FAIL jobs_loss_param_unread: status $status, wanted 2 and the line's error:"
   cat jobs.err
   fails=$((fails + 1))
+elif [ -n "${SHOAL_ERRORS_MD:-}" ]; then
+  printf '| cli_jobs_loss_param_unread | `shoal fleet --jobs jobs.jsonl` (a line with `"loss": "mae", "quantile": 0.9`) | `%s` |\n' \
+    "$(grep "job 'q' failed" jobs.err)" >> "$SHOAL_ERRORS_MD"
 fi
 # Splits: ids and times checked at the edge, naming the column and line.
 printf 'user,item,timestamp\n1,10,5\n1,11,\n2,10,3\n2,12,4\n' > empty_time.csv
