@@ -42,6 +42,7 @@ refused valid_param_without_valid_loss valid_quantile "$shoal" $fc4 --valid-quan
 refused valid_param_unread valid_huber_delta "$shoal" $fc4 --valid-loss mse --valid-huber-delta 2
 refused horizon_weight_negative horizon_weight "$shoal" $fc4 --horizon-weight=-1,1,1,1
 refused horizon_weight_zero horizon_weight "$shoal" $fc4 --horizon-weight 0,0,0,0
+refused val_check_steps_zero val_check_steps "$shoal" $fc4 --val-size 4 --val-check-steps 0
 refused baseline_loss loss "$shoal" forecast --data series.csv --model naive --h 4 --out f.csv \
   --loss mse
 # A jobs file builds its jobs the same way: its line fails, naming the key.

@@ -448,6 +448,10 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
   if (w.inference_windows_batch_size < 1 && w.inference_windows_batch_size != -1)
     hyper_parameter_out_of_range("inference_windows_batch_size", "an integer ≥ 1 (or -1: all)",
                                  double(w.inference_windows_batch_size));
+  // Below 1 the trainers would validate every step without a word.
+  if (job.train.val_check_steps < 1)
+    hyper_parameter_out_of_range("val_check_steps", "an integer ≥ 1",
+                                 double(job.train.val_check_steps));
   if (!(job.train.gradient_clip_val >= 0) || !std::isfinite(job.train.gradient_clip_val))
     hyper_parameter_out_of_range("gradient_clip_val", "a finite number ≥ 0 (0: off)",
                                  job.train.gradient_clip_val);
