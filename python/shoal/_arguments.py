@@ -18,6 +18,16 @@ def count(value, name, lo=1, hi=2**31 - 1):
     return int(value)
 
 
+def number(value, name):
+    """`value` as a finite float: True or "0.5" raise TypeError, NaN and inf ValueError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating,
+                                                                     np.integer)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    if not np.isfinite(float(value)):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return float(value)
+
+
 def _numbers(values, name):
     if hasattr(values, "detach"):  # a torch tensor (neuralforecast stores quantiles so)
         values = values.detach().cpu().numpy()

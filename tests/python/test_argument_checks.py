@@ -127,3 +127,21 @@ def test_predict_h_is_a_count():
     for h, error in [(-1, ValueError), (0, ValueError), (2.5, TypeError)]:
         with pytest.raises(error, match="h"):
             nf.predict(h=h)
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: MQLoss(level=[50], quantiles=[0.1, 0.9]), ValueError, "level=.* is unread"),
+    (lambda: DistributionLoss("Normal", level=[95], quantiles=[0.1]), ValueError, "unread"),
+    (lambda: DistributionLoss("Normal", num_samples=2.7), TypeError, "num_samples"),
+    (lambda: DistributionLoss("Normal", num_samples=0), ValueError, "num_samples"),
+    (lambda: shoal.losses.GMM(n_components=2.5), TypeError, "n_components"),
+    (lambda: shoal.QuantileLoss(q="0.5"), TypeError, "q must be a number"),
+    (lambda: shoal.QuantileLoss(q=float("nan")), ValueError, "q must be finite"),
+])
+def test_loss_arguments_nothing_reads_or_out_of_range(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_default_level_beside_quantiles_passes():
+    assert MQLoss(quantiles=[0.1, 0.9]).quantiles == pytest.approx([0.1, 0.9])
