@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core, _weights, profiling
-from .recsys import IdMap, _csr
+from .recsys import IdMap, _checked_ids, _csr
 
 
 def _int(name, v, lo, hi=2**31 - 1):
@@ -100,7 +100,7 @@ class NCF:
 
     def fit(self, train_df, num_users=None, num_items=None, users=None, items=None,
             eval_df=None, eval_k=10, eval_negatives=None):
-        """train_df: one row per positive (user, item[, context columns]); ids of any type.
+        """train_df: one row per positive (user, item[, context columns]); ids of any one type.
         users / items: further ids the model should know (e.g. the whole catalog, items with no
         interactions yet); num_users / num_items: shorthand for the integer ids 0..n-1.
         eval_df: evaluated after every epoch (evaluate(eval_df, eval_negatives, eval_k): full
@@ -115,10 +115,7 @@ class NCF:
         if len(train_df) == 0:
             raise ValueError("train_df has no rows")
         for c in (self.user_col, self.item_col):
-            col = train_df[c]
-            if col.isna().any():
-                raise ValueError(f"train_df column {c!r} has a missing id at row "
-                                 f"{col.index[col.isna().to_numpy()][0]!r}")
+            col = _checked_ids(train_df, c, "train_df")
             if col.dtype.kind == "f":
                 raise ValueError(f"train_df column {c!r} must hold integer ids or strings, "
                                  f"got {col.dtype}")

@@ -71,18 +71,18 @@ def _first_missing(column):
     return column.index[column.isna().to_numpy()][0]
 
 
-def _checked_ids(df, col):
+def _checked_ids(df, col, what="df"):
     """df[col] as ids: none missing, all numbers or all text (mixed ones have no order that
     Python, pandas and the C++ id map share)."""
     column = df[col]
     if column.isna().any():
-        raise ValueError(f"df column {col!r} has a missing id at row "
+        raise ValueError(f"{what} column {col!r} has a missing id at row "
                          f"{_first_missing(column)!r}")
     kind = pd.api.types.infer_dtype(column, skipna=False)
     if kind in ("mixed", "mixed-integer"):
         types = sorted({type(v).__name__ for v in column})
-        raise ValueError(f"df column {col!r} mixes ids of types {', '.join(types)}: give ids of "
-                         f"one type (e.g. df[{col!r}].astype(str))")
+        raise ValueError(f"{what} column {col!r} mixes ids of types {', '.join(types)}: give "
+                         f"ids of one type (e.g. {what}[{col!r}].astype(str))")
     return column
 
 

@@ -72,6 +72,13 @@ def test_mixed_id_types_get_a_clear_error():
             split(df)
 
 
+def test_mixed_id_types_are_refused_by_ncf_fit():
+    """Once, [1, "a"] became the text ids '1' and 'a' at recommend, so user 1 was unknown."""
+    df = pd.DataFrame({"user": [1, "a", 2, 1], "item": [1, 2, 3, 2]})
+    with pytest.raises(ValueError, match="train_df column 'user' mixes ids of types int, str"):
+        shoal.NCF(epochs=1, threads=1).fit(df)
+
+
 def test_string_ids_still_split():
     df = interactions().assign(user=lambda d: d["user"].map({1: "u1", 2: "u2", 3: "u3"}))
     train, test = shoal.split_leave_last_out(df)
