@@ -43,6 +43,9 @@ refused valid_param_unread valid_huber_delta "$shoal" $fc4 --valid-loss mse --va
 refused horizon_weight_negative horizon_weight "$shoal" $fc4 --horizon-weight=-1,1,1,1
 refused horizon_weight_zero horizon_weight "$shoal" $fc4 --horizon-weight 0,0,0,0
 refused val_check_steps_zero val_check_steps "$shoal" $fc4 --val-size 4 --val-check-steps 0
+refused cardinalities_without_columns categorical_cardinalities "$shoal" forecast \
+  --data series.csv --model mlp --h 4 --input-size 12 --max-steps 2 --out f.csv \
+  --categorical-cardinalities 3
 refused baseline_loss loss "$shoal" forecast --data series.csv --model naive --h 4 --out f.csv \
   --loss mse
 # A jobs file builds its jobs the same way: its line fails, naming the key.

@@ -354,7 +354,17 @@ namespace {
 // neuralforecast's _check_categorical_exog, plus the codes' cardinalities one per column.
 void check_categorical(const ForecastJob& job) {
   const data::ExogSpec& e = job.exog;
-  if (e.categorical.empty()) return;
+  if (e.categorical.empty()) {
+    // Cardinalities with no column to count would be read by nothing.
+    if (!e.cardinalities.empty())
+      throw Error(
+          "categorical_cardinalities is read only with cat_exog_list (the columns they "
+          "count)",
+          ErrorContext{.field = "categorical_cardinalities",
+                       .expected = "cat_exog_list set, or no categorical_cardinalities",
+                       .actual = fmt::format("{}", fmt::join(e.cardinalities, ","))});
+    return;
+  }
   const ForecastModel& model = forecast_model(job.model);
   if (!model.categorical_exog)
     throw Error(
