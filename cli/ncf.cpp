@@ -132,6 +132,7 @@ void run_train(const NcfArgs& a) {
                                                 .users = a.num_users,
                                                 .items = a.num_items});
   data::NcfPositives& tr = ds.train;
+  if (o.num_negatives > 0) data::check_negatives_exist(tr, ds.users);
   const data::NcfTestSet& test = ds.test;
   const Index batch =
       a.batch_positives > 0 ? a.batch_positives * (1 + o.num_negatives) : o.batch_size;

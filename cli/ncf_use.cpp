@@ -240,19 +240,29 @@ void run_split(const SplitArgs& a) {
   std::vector<int32_t> users, items;
   std::vector<double> times;
   for (size_t r = 0; r < t.rows.size(); ++r) {
+    const auto line = static_cast<int64_t>(r + 1 + (t.csv ? 1 : 0));
+    // An empty id would be one more user (or item) named ""; an empty time would read as 0,
+    // the earliest of all.
+    for (const auto& [c, name] : {std::pair{cu, "user"}, std::pair{ci, "item"}})
+      if (t.rows[r][size_t(c)].empty())
+        throw Error("empty id", ErrorContext{.file = a.data,
+                                             .line = line,
+                                             .field = name,
+                                             .expected = "an id",
+                                             .actual = "(empty)"});
     users.push_back(ub.add(t.rows[r][size_t(cu)]));
     items.push_back(ib.add(t.rows[r][size_t(ci)]));
     if (!timed) continue;
     const std::string f(t.rows[r][size_t(ct)]);
     char* end = nullptr;
     const double v = std::strtod(f.c_str(), &end);
-    if (end != f.c_str() + f.size() || !std::isfinite(v))
+    if (f.empty() || end != f.c_str() + f.size() || !std::isfinite(v))
       throw Error("timestamp is not a number",
                   ErrorContext{.file = a.data,
-                               .line = static_cast<int64_t>(r + 1 + (t.csv ? 1 : 0)),
+                               .line = line,
                                .field = "timestamp",
-                               .expected = "a number",
-                               .actual = f});
+                               .expected = "a number (dates as text are not compared)",
+                               .actual = f.empty() ? "(empty)" : f});
     times.push_back(v);
   }
   // Rows in id order, so ties by item follow the ids (data/ids.h).

@@ -35,4 +35,40 @@ refused num_users_negative --num-users "$shoal" $nt --num-users -5
 refused factors_huge factors "$shoal" $nt --factors 2000000000
 refused layers_empty_item layers "$shoal" $nt --layers 8,,4
 refused neg_zero num_negatives "$shoal" $nt --neg 0
+# Settings the chosen loss or model does not read.
+fc4="$fc --h 4 --input-size 12"
+refused loss_param_unread quantile "$shoal" $fc4 --loss mae --quantile 0.9
+refused valid_param_without_valid_loss valid_quantile "$shoal" $fc4 --valid-quantile 0.3
+refused valid_param_unread valid_huber_delta "$shoal" $fc4 --valid-loss mse --valid-huber-delta 2
+refused horizon_weight_negative horizon_weight "$shoal" $fc4 --horizon-weight=-1,1,1,1
+refused horizon_weight_zero horizon_weight "$shoal" $fc4 --horizon-weight 0,0,0,0
+refused val_check_steps_zero val_check_steps "$shoal" $fc4 --val-size 4 --val-check-steps 0
+refused cardinalities_without_columns categorical_cardinalities "$shoal" forecast \
+  --data series.csv --model mlp --h 4 --input-size 12 --max-steps 2 --out f.csv \
+  --categorical-cardinalities 3
+refused baseline_loss loss "$shoal" forecast --data series.csv --model naive --h 4 --out f.csv \
+  --loss mse
+# A jobs file builds its jobs the same way: its line fails, naming the key.
+printf '{"id": "q", "data": "series.csv", "model": "nlinear", "config": {"h": 4, "input_size": 12, "max_steps": 2, "loss": "mae", "quantile": 0.9}}\n' > jobs.jsonl
+status=0
+timeout 60 "$shoal" fleet --jobs jobs.jsonl --out fleet_out --quiet > jobs.log 2> jobs.err || status=$?
+if [ "$status" -ne 2 ] || ! grep -q "loss mae does not read quantile" jobs.err; then
+  echo "FAIL jobs_loss_param_unread: status $status, wanted 2 and the line's error:"
+  cat jobs.err
+  fails=$((fails + 1))
+elif [ -n "${SHOAL_ERRORS_MD:-}" ]; then
+  printf '| cli_jobs_loss_param_unread | `shoal fleet --jobs jobs.jsonl` (a line with `"loss": "mae", "quantile": 0.9`) | `%s` |\n' \
+    "$(grep "job 'q' failed" jobs.err)" >> "$SHOAL_ERRORS_MD"
+fi
+# Splits: ids and times checked at the edge, naming the column and line.
+printf 'user,item,timestamp\n1,10,5\n1,11,\n2,10,3\n2,12,4\n' > empty_time.csv
+printf 'user,item,timestamp\n1,10,5\n,11,6\n2,10,3\n2,12,4\n' > empty_user.csv
+printf 'user,item,timestamp\n1,10,2024-01-09\n1,11,2024-01-10\n2,10,3\n2,12,4\n' > text_time.csv
+for case in empty_time:timestamp empty_user:user text_time:timestamp; do
+  refused "split_${case%%:*}" "${case#*:}" "$shoal" ncf split --data "${case%%:*}.csv" \
+    --train-out split_train.csv --test-out split_test.csv
+done
+# A user with every item is named by its own id, not its table row.
+printf 'user,item\n5,a\n777,a\n777,b\n' > every_item.csv
+refused every_item "user 777" "$shoal" ncf train --train every_item.csv --epochs 1 --threads 1
 [ "$fails" -eq 0 ] && echo "cli-argument-checks-ok"

@@ -54,8 +54,26 @@ def _float_column(df, col, what, id_col, time_col, allow_nan=False, observed=Non
     return a
 
 
-def category_codes(column, vocab):
-    """A categorical column's codes (its values' 1..U; 0 for an unseen or missing one)."""
+def _value_kind(v):
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return "number"
+    return "text" if isinstance(v, str) else type(v).__name__
+
+
+def category_codes(column, vocab, what="df"):
+    """A categorical column's codes (its values' 1..U; 0 for an unseen or missing one). Values
+    of a kind the fit never saw (text for a column fitted on integers) could only read as
+    unseen, every one: refused, naming the column."""
+    if vocab:
+        fitted = {_value_kind(v) for v in vocab}
+        given = {_value_kind(v) for v in pd.unique(column.dropna())}
+        if given - fitted:
+            raise ValueError(
+                f"{what} column {column.name!r} holds {' and '.join(sorted(given))} values "
+                f"but the fit saw {' and '.join(sorted(fitted))} ones, so none would match a "
+                f"category; give the column the fit's type")
     return column.map(vocab).fillna(0).to_numpy(np.float64)
 
 
@@ -116,7 +134,7 @@ class Series:
         self.y = _float_column(df, target_col, what, id_col, time_col, observed=obs) \
             if require_y else None
         categories = categories or {}
-        self.exog = {c: (category_codes(df[c], categories[c]) if c in categories else
+        self.exog = {c: (category_codes(df[c], categories[c], what) if c in categories else
                          _float_column(df, c, what, id_col, time_col, observed=obs))
                      for c in exog}
         if obs is not None:  # a missing row's non-finite exogenous values read as 0
@@ -236,7 +254,8 @@ class Statics:
         values = np.empty((series.n_series, len(columns)))
         categories = categories or {}
         for j, c in enumerate(columns):
-            values[:, j] = (category_codes(static_df[c], categories[c]) if c in categories else
+            values[:, j] = (category_codes(static_df[c], categories[c], "static_df")
+                            if c in categories else
                             _float_column(static_df, c, "static_df", id_col, id_col))[pos]
         self.values = values
         self.core = _core.make_static(np.ascontiguousarray(values), list(columns))

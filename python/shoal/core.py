@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from . import _categorical, _core, _forecaster_io, _scalers, _workflow, profiling
+from . import _arguments, _categorical, _core, _forecaster_io, _scalers, _workflow, profiling
 from . import losses as _losses
 from ._frames import (Series, Statics, category_codes, future_ds, is_polars, long_frame,
                       to_pandas, to_polars)
@@ -295,7 +295,7 @@ class NeuralForecast:
         offsets = np.arange(s.n_series + 1, dtype=np.int64) * h
         exog = self._exog()
         vocab = self.categorical_vocab_
-        cols_arrays = [(category_codes(merged[c], vocab[c]) if c in vocab else
+        cols_arrays = [(category_codes(merged[c], vocab[c], "futr_df") if c in vocab else
                         merged[c].to_numpy(np.float64)) if c in futr_cols
                        else np.zeros(len(merged)) for c in exog]
         if self._scalers is not None:  # neuralforecast scales futr_df with the df's scalers
@@ -447,6 +447,9 @@ class NeuralForecast:
         _refuse_extra("predict", data_kwargs)
         if level is not None and quantiles is not None:
             raise ValueError("You can't set both level and quantiles.")
+        level, quantiles = _interval_args(level, quantiles)
+        if h is not None:
+            _arguments.count(h, "h")
         if level is not None or quantiles is not None:
             self._refuse_multi_output("predict(level=..., quantiles=...)",
                                       "its quantile columns come with every predict")
@@ -510,6 +513,14 @@ class NeuralForecast:
             refit = int(refit)
         elif not isinstance(refit, (int, np.integer)) or refit < 0:
             raise ValueError(f"refit must be a bool or a non-negative integer, got {refit!r}")
+        level, quantiles = _interval_args(level, quantiles)
+        if n_windows is not None:
+            n_windows = _arguments.count(n_windows, "n_windows")
+        step_size = _arguments.count(step_size, "step_size")
+        for name, value, lo in (("h", h, 1), ("test_size", test_size, 1),
+                                ("val_size", val_size, 0)):
+            if value is not None:
+                _arguments.count(value, name, lo=lo)
         if prediction_intervals is not None:
             if level is None and quantiles is None:
                 raise Exception("When passing prediction_intervals you need to set the level or "
@@ -608,6 +619,12 @@ class NeuralForecast:
         model load arguments (**kwargs) are refused by name."""
         return _forecaster_io.load(NeuralForecast, path, verbose, allow_pickle, trust_remote,
                                    **kwargs)
+
+
+def _interval_args(level, quantiles):
+    """predict's and cross_validation's level and quantiles, checked (None stays None)."""
+    return (None if level is None else _arguments.levels(level),
+            None if quantiles is None else _arguments.quantiles(quantiles))
 
 
 def _refuse(method, **given):

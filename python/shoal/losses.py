@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 
+from . import _arguments
+
 
 def _quantiles_of(loss):
     """A multi-output loss's quantiles (a list, or neuralforecast's torch parameter)."""
@@ -27,7 +29,14 @@ def _weights(horizon_weight):
         horizon_weight = horizon_weight.detach().cpu().numpy()
     if hasattr(horizon_weight, "reshape"):
         horizon_weight = horizon_weight.reshape(-1).tolist()
-    return [float(w) for w in horizon_weight]
+    weights = [float(w) for w in horizon_weight]
+    # A negative weight rewards error; all zero trains on nothing.
+    for w in weights:
+        if not (np.isfinite(w) and w >= 0):
+            raise ValueError(f"horizon_weight must hold finite weights ≥ 0, got {w}")
+    if weights and not any(weights):
+        raise ValueError("horizon_weight is all zero: no horizon step would be trained on")
+    return weights
 
 
 class _PointLoss:
@@ -75,7 +84,7 @@ class MASE(_PointLoss):
 
     def __init__(self, seasonality, horizon_weight=None):
         super().__init__(horizon_weight)
-        self.seasonality = int(seasonality)
+        self.seasonality = _arguments.count(seasonality, "seasonality")
 
     def _args(self):
         return [f"seasonality={self.seasonality}"]
@@ -86,7 +95,9 @@ class HuberLoss(_PointLoss):
 
     def __init__(self, delta=1.0, horizon_weight=None):
         super().__init__(horizon_weight)
-        self.delta = float(delta)
+        self.delta = _arguments.number(delta, "delta")
+        if not self.delta > 0:
+            raise ValueError(f"delta must be > 0, got {delta}")
 
     def _args(self):
         return [f"delta={self.delta}"]
@@ -97,7 +108,9 @@ class QuantileLoss(_PointLoss):
 
     def __init__(self, q, horizon_weight=None):
         super().__init__(horizon_weight)
-        self.q = float(q)
+        self.q = _arguments.number(q, "q")
+        if not 0 < self.q < 1:
+            raise ValueError(f"q must lie in (0, 1), got {q}")
 
     def _args(self):
         return [f"q={self.q}"]
@@ -142,19 +155,28 @@ def quantiles_to_outputs(quantiles):
     return _float32(quantiles), names
 
 
+def _checked(level, quantiles, num_samples=1):
+    """The arguments of a multi-output loss checked before anything reads them: quantiles
+    replace level (as in neuralforecast), so a level other than the default beside them would
+    be unread and is refused."""
+    if quantiles is not None and not _is_default_level(level):
+        raise ValueError(f"level={list(level)!r} is unread when quantiles are given: give one "
+                         f"of level and quantiles")
+    _outputs(level, quantiles)
+    _arguments.count(num_samples, "num_samples")
+
+
+def _is_default_level(level):
+    try:
+        return [float(v) for v in level] == [80.0, 90.0]
+    except (TypeError, ValueError):
+        return False
+
+
 def _outputs(level, quantiles):
     if quantiles is not None:
-        if hasattr(quantiles, "detach"):
-            quantiles = quantiles.detach().cpu().numpy()
-        quantiles = [float(q) for q in np.asarray(quantiles).reshape(-1)]
-        for q in quantiles:
-            if not 0 < q < 1:
-                raise ValueError(f"quantiles must lie in (0, 1), got {q}")
-        return quantiles_to_outputs(quantiles)
-    for lv in level:
-        if not 0 <= lv < 100:
-            raise ValueError(f"level must lie in [0, 100), got {lv}")
-    return level_to_outputs(level)
+        return quantiles_to_outputs(_arguments.quantiles(quantiles))
+    return level_to_outputs(_arguments.levels(level))
 
 
 class MQLoss:
@@ -166,6 +188,7 @@ class MQLoss:
     is_distribution_output = False
 
     def __init__(self, level=[80, 90], quantiles=None, horizon_weight=None):  # noqa: B006
+        _checked(level, quantiles)
         self._init_args = dict(level=list(level), quantiles=quantiles,
                                horizon_weight=_weights(horizon_weight))
         self.quantiles, self.output_names = _outputs(level, quantiles)
@@ -202,6 +225,7 @@ class DistributionLoss:
             raise NotImplementedError(
                 f"DistributionLoss arguments {sorted(distribution_kwargs)} are not supported "
                 f"by shoal (Normal, StudentT and Poisson take none)")
+        _checked(level, quantiles, num_samples)
         if quantiles is not None:
             quantiles = sorted(quantiles)
         self._init_args = dict(distribution=distribution, level=list(level),
@@ -240,9 +264,8 @@ class GMM:
                            ("horizon_correlation", horizon_correlation)):
             if flag:
                 raise NotImplementedError(f"GMM({name}=True) is not supported by shoal")
-        self.n_components = int(n_components)
-        if not 1 <= self.n_components <= 32:
-            raise ValueError(f"n_components must lie in [1, 32], got {n_components}")
+        _checked(level, quantiles, num_samples)
+        self.n_components = _arguments.count(n_components, "n_components", 1, 32)
         self._init_args = dict(n_components=self.n_components, level=list(level),
                                quantiles=quantiles, num_samples=int(num_samples),
                                return_params=bool(return_params), weighted=bool(weighted))

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core, _weights, profiling
-from .recsys import IdMap, _csr
+from .recsys import IdMap, _checked_ids, _csr
 
 
 def _int(name, v, lo, hi=2**31 - 1):
@@ -100,7 +100,7 @@ class NCF:
 
     def fit(self, train_df, num_users=None, num_items=None, users=None, items=None,
             eval_df=None, eval_k=10, eval_negatives=None):
-        """train_df: one row per positive (user, item[, context columns]); ids of any type.
+        """train_df: one row per positive (user, item[, context columns]); ids of any one type.
         users / items: further ids the model should know (e.g. the whole catalog, items with no
         interactions yet); num_users / num_items: shorthand for the integer ids 0..n-1.
         eval_df: evaluated after every epoch (evaluate(eval_df, eval_negatives, eval_k): full
@@ -115,10 +115,7 @@ class NCF:
         if len(train_df) == 0:
             raise ValueError("train_df has no rows")
         for c in (self.user_col, self.item_col):
-            col = train_df[c]
-            if col.isna().any():
-                raise ValueError(f"train_df column {c!r} has a missing id at row "
-                                 f"{col.index[col.isna().to_numpy()][0]!r}")
+            col = _checked_ids(train_df, c, "train_df")
             if col.dtype.kind == "f":
                 raise ValueError(f"train_df column {c!r} must hold integer ids or strings, "
                                  f"got {col.dtype}")
@@ -143,6 +140,7 @@ class NCF:
         else:
             ctx = np.zeros((0, 0), dtype=np.float32)
         nu, ni = len(self.user_map), len(self.item_map)
+        self._check_negatives_exist(urows, irows, nu, ni)
         self.num_users, self.num_items = nu, ni
         self._trainer = _core.NcfTrainer(urows, irows, ctx, self.context_cols, nu, ni,
                                          self._settings(), self.seed, self.threads)
@@ -159,6 +157,18 @@ class NCF:
             m = self.evaluate(eval_df, eval_negatives, eval_k)
             self.history.append({"epoch": e + 1, "loss": self.losses[-1], **m})
         return self
+
+    def _check_negatives_exist(self, urows, irows, nu, ni):
+        """A user with every item as a positive leaves no negative to draw: refused, naming the
+        user's own id (the sampler knows only its row)."""
+        pairs = np.unique(urows.astype(np.int64) * ni + irows)
+        full = np.flatnonzero(np.bincount(pairs // ni, minlength=nu) >= ni)
+        if full.size:
+            user = self.user_map.ids([full[0]])[0]
+            user = user.item() if isinstance(user, np.generic) else user
+            raise ValueError(f"train_df: user {user!r} has every one of the {ni} items as a "
+                             f"positive; no negative can be sampled (give more items with "
+                             f"items= or num_items=, or leave the user out)")
 
     def _fitted(self):
         if self._trainer is None:

@@ -17,10 +17,12 @@ include/shoal/train/ranking.h (computed there), averaged over truth_df's users.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
-from . import _core
+from . import _arguments, _core
 
 
 class IdMap:
@@ -65,6 +67,52 @@ def _check_frame(df, cols, what):
                              f"(has {', '.join(map(str, df.columns))})")
 
 
+def _first_missing(column):
+    return column.index[column.isna().to_numpy()][0]
+
+
+def _checked_ids(df, col, what="df"):
+    """df[col] as ids: none missing, all numbers or all text (mixed ones have no order that
+    Python, pandas and the C++ id map share)."""
+    column = df[col]
+    if column.isna().any():
+        raise ValueError(f"{what} column {col!r} has a missing id at row "
+                         f"{_first_missing(column)!r}")
+    kind = pd.api.types.infer_dtype(column, skipna=False)
+    if kind in ("mixed", "mixed-integer"):
+        types = sorted({type(v).__name__ for v in column})
+        raise ValueError(f"{what} column {col!r} mixes ids of types {', '.join(types)}: give "
+                         f"ids of one type (e.g. {what}[{col!r}].astype(str))")
+    return column
+
+
+def _time_ranks(df, col):
+    """Ranks of df[col]'s times: numbers or datetimes, or text parsed as datetimes
+    (pd.to_datetime); text that does not parse, missing times and mixed kinds are refused,
+    naming the column, never ordered as text or read as the latest."""
+    column = df[col]
+    if column.isna().any():
+        raise ValueError(f"df column {col!r} has a missing timestamp at row "
+                         f"{_first_missing(column)!r}")
+    kind = pd.api.types.infer_dtype(column, skipna=False)
+    if kind in ("integer", "floating", "mixed-integer-float", "decimal"):
+        values = pd.to_numeric(column)
+    elif kind in ("datetime64", "datetime", "date", "string"):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pandas' note on inferring the format
+                values = pd.to_datetime(column)
+        except (ValueError, TypeError, OverflowError) as e:
+            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise ValueError(f"df column {col!r} holds times that do not parse as datetimes "
+                             f"({reason}); give numbers, datetimes or text of one date "
+                             f"format") from None
+    else:
+        raise ValueError(f"df column {col!r} must hold numbers or datetimes (or text of "
+                         f"dates), got {kind} values")
+    return pd.factorize(values, sort=True)[0].astype(np.float64)
+
+
 def _split(df, how, user_col, item_col, time_col, ratio=0.8, seed=0, random_ties=False):
     """(train, test) from the C++ split (data/interaction_split.h): ids of any type become rows
     in id order, times their ranks (any sortable column: numbers, datetimes)."""
@@ -73,15 +121,20 @@ def _split(df, how, user_col, item_col, time_col, ratio=0.8, seed=0, random_ties
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not \
             0 <= int(seed) < 2**64:
         raise ValueError(f"seed must be an integer in 0..2^64-1, got {seed!r}")
-    users = IdMap.build(df[user_col]).rows(df[user_col].to_numpy(), "users")
-    items = (IdMap.build(df[item_col]).rows(df[item_col].to_numpy(), "items") if item_col
-             else np.zeros(len(df), dtype=np.int32))
-    times = (np.unique(df[time_col].to_numpy(), return_inverse=True)[1].astype(np.float64)
-             if time_col else np.zeros(0))
+    user_ids = _checked_ids(df, user_col)
+    users = IdMap.build(user_ids).rows(user_ids.to_numpy(), "users")
+    if item_col:
+        item_ids = _checked_ids(df, item_col)
+        items = IdMap.build(item_ids).rows(item_ids.to_numpy(), "items")
+    else:
+        items = np.zeros(len(df), dtype=np.int32)
+    times = _time_ranks(df, time_col) if time_col else np.zeros(0)
     test = _core.split_interactions(np.ascontiguousarray(users), np.ascontiguousarray(items),
                                     np.ascontiguousarray(times.reshape(-1)), how, float(ratio),
                                     int(seed), bool(random_ties)).astype(bool)
-    return df[~test], df[test].sort_values(user_col, kind="mergesort")
+    # The test rows by user in id order (the rows' order), not by comparing the ids again.
+    order = np.argsort(users[test], kind="stable")
+    return df[~test], df[test].iloc[order]
 
 
 def split_leave_last_out(df, user_col="user", item_col="item", time_col="timestamp",
@@ -122,9 +175,7 @@ def metrics(truth_df, recs_df, k=10, user_col="user", item_col="item", rank_col=
     held-out interactions), averaged over truth_df's users. Returns a dict with "users"."""
     _check_frame(truth_df, [user_col, item_col], "truth_df")
     _check_frame(recs_df, [user_col, item_col], "recs_df")
-    k = int(k)
-    if k < 1:
-        raise ValueError(f"k must be ≥ 1, got {k}")
+    k = _arguments.count(k, "k")
     users = IdMap.build(truth_df[user_col])
     items = IdMap.build(truth_df[item_col], recs_df[item_col])
     recs = recs_df

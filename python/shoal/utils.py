@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _arguments
 from ._calendar import augment_calendar_df  # noqa: F401
 from ._datasets import (AirPassengers, AirPassengersDF, AirPassengersPanel,  # noqa: F401
                         AirPassengersStatic)
@@ -27,12 +28,13 @@ class PredictionIntervals:
 
     def __init__(self, n_windows: int = 2, method: str = "conformal_distribution",
                  step_size: int = 1):
+        _arguments.count(n_windows, "n_windows", lo=0)
         if n_windows < 2:
             raise ValueError("You need at least two windows to compute conformal intervals")
         allowed_methods = ["conformal_error", "conformal_distribution"]
         if method not in allowed_methods:
             raise ValueError(f"method must be one of {allowed_methods}")
-        if step_size < 1:
+        if _arguments.count(step_size, "step_size", lo=0) < 1:
             raise ValueError("step_size must be at least 1")
         self.n_windows = n_windows
         self.method = method

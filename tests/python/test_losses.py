@@ -67,10 +67,15 @@ def test_loss_settings():
 def test_bad_values_raise(panel):
     with pytest.raises(ValueError, match="horizon_weight"):
         forecast(panel, shoal.MAE(horizon_weight=[1, 2]))
-    with pytest.raises(ValueError, match="quantile"):
-        forecast(panel, shoal.QuantileLoss(q=1.5))
-    with pytest.raises(ValueError, match="loss_seasonality"):
-        forecast(panel, shoal.MASE(seasonality=0))
+    # Refused when the loss is made, naming the argument (the job's checks name the key).
+    with pytest.raises(ValueError, match=r"q must lie in \(0, 1\), got 1.5"):
+        shoal.QuantileLoss(q=1.5)
+    with pytest.raises(ValueError, match="seasonality must be in"):
+        shoal.MASE(seasonality=0)
+    with pytest.raises(TypeError, match="seasonality must be an integer"):
+        shoal.MASE(seasonality=2.5)
+    with pytest.raises(ValueError, match="delta must be > 0"):
+        shoal.HuberLoss(delta=-1)
 
 
 def test_losses_shoal_lacks_are_refused_by_name():

@@ -102,6 +102,14 @@ TEST(CategoricalExog, ChecksAreNeuralforecasts) {
   EXPECT_THROW(forecast_job("mlp", options({{"cat_exog_list", {"g", "z"}}})), Error);
   EXPECT_THROW(forecast_job("mlp", options({{"cat_emb_dim", "wide"}})), Error);
   EXPECT_THROW(forecast_job("mlp", options({{"categorical_cardinalities", {2, 0}}})), Error);
+  // Cardinalities with no column, read by nothing, are refused too.
+  try {
+    forecast_job("mlp", {{"h", 2}, {"input_size", 4}, {"categorical_cardinalities", {3}}});
+    ADD_FAILURE() << "cardinalities without cat_exog_list were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("read only with cat_exog_list"), std::string::npos)
+        << e.what();
+  }
 }
 
 // A univariate model trained globally: the tables are in the weights under neuralforecast's

@@ -45,12 +45,13 @@ nlohmann::json options(const std::string& loss, bool weighted) {
                       {"val_check_steps", 5},
                       {"learning_rate", 1e-2},
                       {"loss", loss},
-                      {"quantile", 0.8},
-                      {"loss_seasonality", 6},
-                      {"huber_delta", 0.5},
                       {"num_threads", 2},
                       {"windows_batch_size", 20},
                       {"scaler_type", "standard"}};
+  // Only the parameters the loss reads: another one is refused.
+  if (loss == "quantile") o["quantile"] = 0.8;
+  if (loss == "mase") o["loss_seasonality"] = 6;
+  if (loss == "huber") o["huber_delta"] = 0.5;
   if (weighted) o["horizon_weight"] = {1.0, 2.0, 0.5, 1.5};
   return o;
 }
@@ -173,10 +174,57 @@ TEST(ForecastLosses, BadParametersAreNamed) {
   o["valid_quantile"] = -0.5;
   expect_error(o, "field 'valid_quantile'");
   o["valid_loss"] = "mae";
+  o.erase("valid_quantile");
   o["valid_horizon_weight"] = {1.0};
   expect_error(o, "valid_horizon_weight has 1 entries");
   o["valid_horizon_weight"] = "1,x";
   expect_error(o, "must list finite numbers");
+  o = options("mae", false);
+  o["horizon_weight"] = {1.0, -1.0, 1.0, 1.0};
+  expect_error(o,
+               "field 'horizon_weight': hyper-parameter out of range (expected finite "
+               "weights ≥ 0, got -1)");
+  o["horizon_weight"] = {0.0, 0.0, 0.0, 0.0};
+  expect_error(o, "horizon_weight is all zero");
+}
+
+// A loss parameter no loss of the job reads is refused, naming it, in every front end (they
+// all build the job here); its default value changes nothing and passes.
+TEST(ForecastLosses, ParametersTheLossDoesNotReadAreRefused) {
+  nlohmann::json o = options("mae", false);
+  o["quantile"] = 0.9;
+  expect_error(o, "field 'quantile': loss mae does not read quantile");
+  o["quantile"] = 0.5;
+  EXPECT_NO_THROW(train::forecast_job("nlinear", o));
+  o = options("quantile", false);
+  o["huber_delta"] = 2.0;
+  expect_error(o, "loss quantile does not read huber_delta");
+  o = options("mse", false);
+  o["loss_quantiles"] = {0.1, 0.9};
+  expect_error(o, "loss mse does not read loss_quantiles");
+  o = options("mae", false);
+  o["num_samples"] = 10;
+  expect_error(o, "loss mae does not read num_samples");
+  o = options("mae", false);
+  o["valid_quantile"] = 0.3;
+  expect_error(o, "valid_quantile is read only with valid_loss set");
+  o["valid_loss"] = "mse";
+  expect_error(o, "valid_loss mse does not read valid_quantile");
+  o["valid_loss"] = "quantile";
+  EXPECT_EQ(train::forecast_job("nlinear", o).train.valid_loss->q, 0.3);
+  for (const nlohmann::json& bad :
+       {nlohmann::json{{"h", 4}, {"loss", "mse"}}, nlohmann::json{{"h", 4}, {"quantile", 0.9}},
+        nlohmann::json{{"h", 4}, {"valid_loss", "mae"}}}) {
+    try {
+      train::forecast_job("naive", bad);
+      ADD_FAILURE() << "no error for naive with " << bad.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("model 'naive' has no weights to train"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW(train::forecast_job("naive", {{"h", 4}, {"loss", "mae"}}));
 }
 
 }  // namespace shoal::forecast_losses_test

@@ -99,6 +99,10 @@ struct NcfDataset {
 
 NcfDataset read_ncf_dataset(const NcfFiles& files);
 
+// Throws naming the user, by its own id in `users`, that has every item as a positive: no
+// negative could be drawn for it (the sampler, which sees only rows, would name the row).
+void check_negatives_exist(const NcfPositives& p, const IdMap& users);
+
 // Synthetic positives with planted structure (`shoal synth ncf`, `shoal bench ncf`): users and
 // items belong to one of G = 8 groups; 80% of a user's positives are items of its group.
 // Context column 0 carries the group signal (noisy), the others are N(0, 1) noise.

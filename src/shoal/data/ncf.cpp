@@ -388,6 +388,29 @@ NcfDataset read_ncf_dataset(const NcfFiles& files) {
   return d;
 }
 
+void check_negatives_exist(const NcfPositives& p, const IdMap& users) {
+  std::vector<int64_t> pairs(p.users.size());
+  for (size_t i = 0; i < pairs.size(); ++i)
+    pairs[i] = int64_t(p.users[i]) * p.num_items + p.items[i];
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  // Sorted pairs group each user's distinct items.
+  for (size_t i = 0; i < pairs.size();) {
+    const int64_t u = pairs[i] / p.num_items;
+    size_t j = i;
+    while (j < pairs.size() && pairs[j] / p.num_items == u) ++j;
+    if (Index(j - i) >= p.num_items)
+      throw Error(fmt::format("user {} has every one of the {} items as a positive; no negative "
+                              "can be sampled",
+                              users.text(u), p.num_items),
+                  ErrorContext{.file = p.source,
+                               .field = "user",
+                               .expected = "a user with some item left to sample as a negative",
+                               .actual = users.text(u)});
+    i = j;
+  }
+}
+
 NcfPositives synth_ncf_positives(Index positives, Index users, Index items, Index context,
                                  uint64_t seed) {
   SHOAL_CHECK(users > 0 && items >= 16 && positives > 0 && context >= 0,

@@ -71,6 +71,86 @@ void visit_loss_parameters(layers::LossConfig& c, std::string_view prefix, Optio
   v(key("loss_weighted"), c.weighted, "GMM: learn the components' weights (else equal)");
 }
 
+// Whether a loss of kind `k` reads `parameter` (a key of visit_loss_parameters, no prefix).
+bool loss_reads(layers::LossKind k, std::string_view parameter) {
+  using K = layers::LossKind;
+  if (parameter == "huber_delta") return k == K::kHuber;
+  if (parameter == "quantile") return k == K::kQuantile;
+  if (parameter == "loss_seasonality") return k == K::kMase;
+  if (parameter == "horizon_weight") return true;  // GMM refuses it in check_loss, saying why
+  if (parameter == "loss_quantiles") return !layers::is_point_loss(k);
+  if (parameter == "num_samples" || parameter == "return_params")
+    return layers::is_distribution_loss(k);
+  return k == K::kGmm;  // loss_n_components, loss_weighted
+}
+
+// The keys of visit_loss_parameters (no prefix).
+const std::vector<std::string>& loss_parameter_names() {
+  static const std::vector<std::string> names = [] {
+    layers::LossConfig probe;
+    OptionLister lister;
+    visit_loss_parameters(probe, "", lister);
+    std::vector<std::string> out;
+    for (const OptionInfo& o : lister.options) out.push_back(o.key);
+    return out;
+  }();
+  return names;
+}
+
+// The loss that reads the parameters under `prefix`: the training loss (""), valid_loss
+// ("valid_", none when validation uses the training loss), none for a baseline.
+const layers::LossConfig* loss_under(const ForecastJob& job, std::string_view prefix) {
+  if (!forecast_model(job.model).neural) return nullptr;
+  if (prefix.empty()) return &job.train.loss;
+  return job.train.valid_loss ? &*job.train.valid_loss : nullptr;
+}
+
+// A loss setting given where nothing reads it (--loss mae --quantile 0.9, a valid_ parameter
+// with no valid_loss, a baseline's loss) would change nothing without a word: refused, naming
+// it. A value equal to the default changes nothing either way, so settings written out
+// (forecast_settings, every option) read back.
+void check_loss_parameters_read(const ForecastJob& job, const nlohmann::json& options) {
+  if (!options.is_object()) return;
+  const bool neural = forecast_model(job.model).neural;
+  const std::string default_loss = loss_name(default_job(job.model).train.loss.kind);
+  for (const std::string_view loss_key : {"loss", "valid_loss"}) {
+    const auto it = options.find(loss_key);
+    if (neural || it == options.end() || it->is_null()) continue;
+    const std::string name = option_text(*it);
+    if (name != (loss_key == "loss" ? default_loss : ""))
+      throw Error(
+          fmt::format("model '{}' has no weights to train with {} {}", job.model, loss_key, name),
+          ErrorContext{.field = std::string(loss_key), .expected = "no loss for a baseline"});
+  }
+  for (const std::string_view prefix : {"", "valid_"}) {
+    // The values given next to the defaults, each in the one key-value form.
+    layers::LossConfig given_config, default_config;
+    OptionReader reader(options, "loss");
+    visit_loss_parameters(given_config, prefix, reader);
+    OptionWriter given, defaults;
+    visit_loss_parameters(given_config, prefix, given);
+    visit_loss_parameters(default_config, prefix, defaults);
+    const layers::LossConfig* loss = loss_under(job, prefix);
+    for (const std::string& p : loss_parameter_names()) {
+      const std::string key = std::string(prefix) + p;
+      if (given.json[key] == defaults.json[key] || (loss != nullptr && loss_reads(loss->kind, p)))
+        continue;
+      if (loss != nullptr)
+        throw Error(fmt::format("{} {} does not read {}", prefix.empty() ? "loss" : "valid_loss",
+                                loss_name(loss->kind), key),
+                    ErrorContext{.field = key,
+                                 .expected = fmt::format("no {} with {}loss {}", key, prefix,
+                                                         loss_name(loss->kind))});
+      throw Error(neural ? fmt::format("{} is read only with valid_loss set (validation uses the "
+                                       "training loss and its parameters)",
+                                       key)
+                         : fmt::format("model '{}' has no weights to train: it reads no {}",
+                                       job.model, key),
+                  ErrorContext{.field = key, .expected = "no " + key});
+    }
+  }
+}
+
 void check_loss(const layers::LossConfig& c, std::string_view prefix, const ForecastJob& job) {
   const auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
   if (c.kind == layers::LossKind::kHuber && !(c.delta > 0))
@@ -109,6 +189,15 @@ void check_loss(const layers::LossConfig& c, std::string_view prefix, const Fore
                               key("horizon_weight")),
                   ErrorContext{.field = key("horizon_weight"), .expected = "empty"});
   }
+  // A negative weight rewards error; all zero trains on nothing.
+  for (const double w : c.horizon_weight)
+    if (!(w >= 0) || !std::isfinite(w))
+      hyper_parameter_out_of_range(key("horizon_weight").c_str(), "finite weights ≥ 0", w);
+  if (!c.horizon_weight.empty() && std::all_of(c.horizon_weight.begin(), c.horizon_weight.end(),
+                                               [](double w) { return w == 0; }))
+    throw Error(
+        fmt::format("{} is all zero: no horizon step would be trained on", key("horizon_weight")),
+        ErrorContext{.field = key("horizon_weight"), .expected = "at least one weight > 0"});
   const size_t hw = c.horizon_weight.size();
   if (hw != 0 && Index(hw) != job.windows.h)
     throw Error(fmt::format("{} has {} entries; it needs one per horizon step (h = {})",
@@ -231,6 +320,7 @@ ForecastJob forecast_job(std::string_view model, const nlohmann::json& options) 
   OptionReader reader(options, fmt::format("model '{}'", model));
   visit_job_options(job, reader);
   reader.check_all_used();
+  check_loss_parameters_read(job, options);
   check_forecast_job(job, false);
   return job;
 }
@@ -264,7 +354,17 @@ namespace {
 // neuralforecast's _check_categorical_exog, plus the codes' cardinalities one per column.
 void check_categorical(const ForecastJob& job) {
   const data::ExogSpec& e = job.exog;
-  if (e.categorical.empty()) return;
+  if (e.categorical.empty()) {
+    // Cardinalities with no column to count would be read by nothing.
+    if (!e.cardinalities.empty())
+      throw Error(
+          "categorical_cardinalities is read only with cat_exog_list (the columns they "
+          "count)",
+          ErrorContext{.field = "categorical_cardinalities",
+                       .expected = "cat_exog_list set, or no categorical_cardinalities",
+                       .actual = fmt::format("{}", fmt::join(e.cardinalities, ","))});
+    return;
+  }
   const ForecastModel& model = forecast_model(job.model);
   if (!model.categorical_exog)
     throw Error(
@@ -358,6 +458,10 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
   if (w.inference_windows_batch_size < 1 && w.inference_windows_batch_size != -1)
     hyper_parameter_out_of_range("inference_windows_batch_size", "an integer ≥ 1 (or -1: all)",
                                  double(w.inference_windows_batch_size));
+  // Below 1 the trainers would validate every step without a word.
+  if (job.train.val_check_steps < 1)
+    hyper_parameter_out_of_range("val_check_steps", "an integer ≥ 1",
+                                 double(job.train.val_check_steps));
   if (!(job.train.gradient_clip_val >= 0) || !std::isfinite(job.train.gradient_clip_val))
     hyper_parameter_out_of_range("gradient_clip_val", "a finite number ≥ 0 (0: off)",
                                  job.train.gradient_clip_val);
