@@ -47,6 +47,36 @@ std::string named(std::string_view what, const std::string& message) {
   return what.empty() ? message : std::string(what) + ": " + message;
 }
 
+// Syncs a folder, so that a rename in it is durable (best effort: some file systems refuse).
+void sync_folder(const std::string& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+// Writes `bytes` to a new file `path` and syncs it; errors name `shown`.
+void write_synced(const std::string& path, std::string_view bytes, const std::string& shown) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create output file", shown, errno);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      fail("writing output failed", shown, err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  const int ok = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (ok != 0) fail("fsync of output failed", shown, err);
+}
+
 }  // namespace
 
 // `path.tmp.<pid>.<n>`: the pid keeps two processes, and n two threads of one process (Python),
@@ -91,38 +121,19 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
         ErrorContext{.file = path, .expected = "a file path", .actual = kind_of(st.st_mode)});
   remove_stale_temps(path);
   const std::string tmp = temp_path_for(path);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create output file", path, errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail("writing output failed", path, err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
+  try {
+    write_synced(tmp, bytes, path);
+  } catch (...) {
     ::unlink(tmp.c_str());
-    fail("fsync of output failed", path, err);
+    throw;
   }
-  ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     fail("could not move the finished output into place", path, err);
   }
   // The rename lives in the folder: sync it too (best effort; some file systems refuse).
-  const int dfd = ::open(folder_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  sync_folder(folder_of(path));
 }
 
 void check_input_file(const std::string& path, std::string_view what) {
@@ -324,34 +335,6 @@ void check_not_cwd(const std::string& path, std::string_view what) {
       (!ec && (p == cwd || strictly_inside(cwd, p))))
     refuse(path, what, "the current directory and the folders above it are never replaced",
            "a folder of its own, e.g. model_dir", "the current directory or one above it");
-}
-
-void sync_folder(const std::string& dir) {
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-}
-
-void write_synced(const std::string& path, std::string_view bytes, const std::string& shown) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create output file", shown, errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      fail("writing output failed", shown, err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  const int ok = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (ok != 0) fail("fsync of output failed", shown, err);
 }
 
 // Moves the finished folder `tmp` to `target`; an earlier `target` ends at `tmp`. One atomic
