@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from . import _core, _weights, profiling
+from . import _arguments, _core, _weights, profiling
 from .recsys import IdMap, _checked_ids, _csr
 
 
@@ -34,15 +34,8 @@ def _int(name, v, lo, hi=2**31 - 1):
 
 
 def _count(value, name):
-    """`value` as an int in [1, 2^31 - 1] (None stays None): 2.7, True, "3" or -3 raise naming
-    `name`, never rounded or ignored."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if not 1 <= int(value) <= 2**31 - 1:
-        raise ValueError(f"{name} must be in [1, 2147483647], got {value}")
-    return int(value)
+    """`value` as an int in [1, 2^31 - 1] (None stays None), else TypeError or ValueError."""
+    return None if value is None else _arguments.count(value, name)
 
 
 class NCF:
