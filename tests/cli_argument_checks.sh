@@ -46,8 +46,13 @@ refused val_check_steps_zero val_check_steps "$shoal" $fc4 --val-size 4 --val-ch
 refused cardinalities_without_columns categorical_cardinalities "$shoal" forecast \
   --data series.csv --model mlp --h 4 --input-size 12 --max-steps 2 --out f.csv \
   --categorical-cardinalities 3
-refused baseline_loss loss "$shoal" forecast --data series.csv --model naive --h 4 --out f.csv \
-  --loss mse
+nv="forecast --data series.csv --model naive --h 4 --out f.csv"
+refused baseline_loss loss "$shoal" $nv --loss mse
+refused baseline_input_size input_size "$shoal" $nv --input-size 12
+refused baseline_max_steps max_steps "$shoal" $nv --max-steps 100
+refused baseline_exog hist_exog_list "$shoal" $nv --hist-exog price
+refused num_threads_huge num_threads "$shoal" $fc4 --num-threads 100000
+refused num_threads_negative num_threads "$shoal" $fc4 --num-threads -1
 # A jobs file builds its jobs the same way: its line fails, naming the key.
 printf '{"id": "q", "data": "series.csv", "model": "nlinear", "config": {"h": 4, "input_size": 12, "max_steps": 2, "loss": "mae", "quantile": 0.9}}\n' > jobs.jsonl
 status=0

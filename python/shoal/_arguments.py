@@ -5,6 +5,7 @@ naming the argument, never rounded, wrapped or passed on to produce odd columns.
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
@@ -16,6 +17,12 @@ def count(value, name, lo=1, hi=2**31 - 1):
     if not lo <= int(value) <= hi:
         raise ValueError(f"{name} must be in [{lo}, {hi}], got {value}")
     return int(value)
+
+
+def thread_count(value, name):
+    """`value` as a thread count: 0 (every CPU this process may use) up to those CPUs. More
+    workers than CPUs only wait on each other, and thousands of them exhaust the process."""
+    return count(value, name, 0, len(os.sched_getaffinity(0)))
 
 
 def number(value, name):

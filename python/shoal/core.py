@@ -94,14 +94,10 @@ class NeuralForecast:
         if isinstance(freq, (int, np.integer)) and not 1 <= int(freq) <= 2**62:
             raise ValueError(f"an integer freq is the step between ds values: it must be ≥ 1, "
                              f"got {freq}")
-        if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) \
-                or not 0 <= int(workers) <= 2**31 - 1:
-            raise ValueError(f"workers must be an integer in 0..2^31-1 (0: every core), "
-                             f"got {workers!r}")
         self.models = models
         self.freq = freq
         self.per_series = bool(per_series)
-        self.workers = int(workers)
+        self.workers = _arguments.thread_count(workers, "workers")
         self.pin = bool(pin)
         # neuralforecast's local scalers: per series and column, fitted on each fit's df (and
         # on predict's df while it runs), inverted on the forecasts (shoal._scalers).

@@ -15,6 +15,7 @@ on_unknown="skip" is left out (score: NaN) and reported in a warning and model.s
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -57,7 +58,7 @@ class NCF:
         if not (np.isfinite(self.learning_rate) and self.learning_rate > 0):
             raise ValueError(f"learning_rate must be a finite number > 0, got {learning_rate!r}")
         self.seed = _int("seed", seed, 0, 2**64 - 1)
-        self.threads = _int("threads", threads, 0)
+        self.threads = _arguments.thread_count(threads, "threads")
         self.user_col, self.item_col = user_col, item_col
         self.context_cols = list(context_cols or [])
         if on_unknown not in ("raise", "skip"):
@@ -346,7 +347,8 @@ class NCF:
     @classmethod
     def load(cls, path, threads=None):
         """A model saved by save(), ready to recommend, score and evaluate (not to train on).
-        A missing, damaged or foreign file raises shoal.ModelFileError naming it."""
+        A missing, damaged or foreign file raises shoal.ModelFileError naming it. threads:
+        the saved count, or every CPU where this process may use fewer than were saved."""
         from . import _savedir
 
         meta, files = _savedir.read(path, ["weights.safetensors", "state.safetensors",
@@ -355,6 +357,8 @@ class NCF:
             st = dict(meta["settings"])
             if threads is not None:
                 st["threads"] = threads
+            elif st.get("threads", 0) > len(os.sched_getaffinity(0)):
+                st["threads"] = 0
             m = cls(**st)
             m.losses = meta.get("losses", [])
             m.user_map = IdMap(_savedir.ids_from_json(files["users.json"]))

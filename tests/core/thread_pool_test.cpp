@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "shoal/core/thread_pool.h"
@@ -27,6 +28,20 @@ TEST(SplitRange, CoversEverythingOnceInOrder) {
         }
         EXPECT_EQ(expect, n);
       }
+    }
+  }
+}
+
+TEST(ThreadCount, ZeroIsEveryCpuAndMoreThanTheCpusIsRefusedByName) {
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  EXPECT_EQ(checked_thread_count(0, "num_threads"), cpus);
+  EXPECT_EQ(checked_thread_count(cpus, "num_threads"), cpus);
+  for (int64_t bad : {int64_t(-1), int64_t(cpus) + 1, int64_t(100000), int64_t(1) << 40}) {
+    try {
+      (void)checked_thread_count(bad, "workers");
+      ADD_FAILURE() << bad << " threads accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("field 'workers'"), std::string::npos) << e.what();
     }
   }
 }

@@ -1,6 +1,8 @@
 """Every argument means something or is refused, naming it: NCF counts and k are integers in
 range, never rounded or ignored."""
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -32,6 +34,21 @@ def test_recommend_k(train):
         with pytest.raises(error, match="k"):
             m.recommend([1], k=k)
     assert len(m.recommend([1], k=np.int64(3))) == 3
+
+
+def test_thread_counts_stop_at_the_cpus(train, tmp_path):
+    cpus = len(os.sched_getaffinity(0))
+    model = shoal.TSMixerx(h=4, input_size=12, n_series=1)
+    for value, error in [(cpus + 1, ValueError), (100000, ValueError), (-1, ValueError),
+                         (1.5, TypeError)]:
+        with pytest.raises(error, match="threads"):
+            shoal.NCF(epochs=1, threads=value)
+        with pytest.raises(error, match="workers"):
+            shoal.NeuralForecast([model], freq=1, workers=value)
+    # A model saved with more threads than this process may use loads with every CPU.
+    m = shoal.NCF(epochs=1, threads=1).fit(train)
+    m.threads = cpus + 1
+    assert shoal.NCF.load(m.save(tmp_path / "m")).threads == 0
 
 
 def test_no_negatives_is_refused(train):

@@ -153,7 +153,7 @@ TEST(ForecastMultiOutput, RefusedPairsAreNamed) {
   o["loss_quantiles"] = {0.5, 1.0};
   expect_error(o, "nlinear", "loss_quantiles");
   expect_error({{"h", 4}, {"loss", "mqloss"}, {"loss_quantiles", {0.5}}}, "naive",
-               "has no weights to train with loss mqloss");
+               "unknown config key 'loss' for model 'naive'");
 }
 
 }  // namespace shoal::forecast_multi_output_test

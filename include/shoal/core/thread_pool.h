@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -29,6 +30,12 @@ Range split_range(Index n, int tid, int nthreads, Index grain = 1);
 
 // CPUs this process may run on (sched_getaffinity), in ascending order.
 std::vector<int> allowed_cpus();
+
+// The threads an option asks for (0: every CPU this process may use), refused with an error
+// naming `option` when negative or more than those CPUs: a data-parallel step's workers beyond
+// the CPUs only wait on each other at its barriers, and tens of thousands of them exhaust the
+// process's threads.
+int checked_thread_count(int64_t requested, std::string_view option);
 // Pins the calling thread to one CPU; returns false (and changes nothing) if not permitted.
 bool pin_current_thread(int cpu);
 
@@ -80,6 +87,8 @@ class ThreadPool {
   void dispatch(void* fn, Trampoline call);
   void worker(int tid);
   void call_guarded(int tid);
+  // Stops and joins the workers and gives a pinned caller its CPU mask back.
+  void shut_down();
 
   int n_threads_;
   std::vector<std::thread> threads_;

@@ -4,6 +4,8 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <string>
+#include <system_error>
 #include <vector>
 
 namespace shoal {
@@ -81,6 +83,17 @@ ScopedPin::~ScopedPin() {
   if (saved_) pthread_setaffinity_np(pthread_self(), sizeof(mask_), &mask_);
 }
 
+int checked_thread_count(int64_t requested, std::string_view option) {
+  const int64_t cpus = static_cast<int64_t>(allowed_cpus().size());
+  if (requested < 0 || requested > cpus)
+    throw Error(fmt::format("{} {} is not a thread count for this process, which may use {} CPUs",
+                            option, requested, cpus),
+                ErrorContext{.field = std::string(option),
+                             .expected = fmt::format("0 (every CPU) to {}", cpus),
+                             .actual = std::to_string(requested)});
+  return requested == 0 ? static_cast<int>(cpus) : static_cast<int>(requested);
+}
+
 int ThreadPool::resolve(int requested) {
   SHOAL_CHECK(requested >= 0, "thread count must be >= 0 (0 = all cores), got {}", requested);
   return requested == 0 ? static_cast<int>(allowed_cpus().size()) : requested;
@@ -97,17 +110,30 @@ ThreadPool::ThreadPool(int n_threads, Pinning pinning) : n_threads_(resolve(n_th
   }
   threads_.reserve(static_cast<size_t>(n_threads_ - 1));
   for (int tid = 1; tid < n_threads_; ++tid) {
-    threads_.emplace_back([this, tid, pinning, &cpus] {
-      if (pinning != Pinning::kNone)
-        pin_current_thread(cpus[static_cast<size_t>(tid) % cpus.size()]);
-      worker(tid);
-    });
+    try {
+      threads_.emplace_back([this, tid, pinning, &cpus] {
+        if (pinning != Pinning::kNone)
+          pin_current_thread(cpus[static_cast<size_t>(tid) % cpus.size()]);
+        worker(tid);
+      });
+    } catch (const std::system_error& e) {
+      // The threads started so far are stopped and joined, so the error reaches the caller
+      // instead of std::terminate from a joinable thread's destructor.
+      const size_t started = threads_.size() + 1;
+      shut_down();
+      throw Error(
+          fmt::format("cannot start {} threads (started {}): {}", n_threads_, started, e.what()));
+    }
   }
   // Workers read `cpus` only before their first wait; make sure they are past it.
   run([](int) {});
 }
 
 ThreadPool::~ThreadPool() {
+  shut_down();
+}
+
+void ThreadPool::shut_down() {
   stop_.store(true, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_acq_rel);
   generation_.notify_all();

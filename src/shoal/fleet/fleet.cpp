@@ -227,7 +227,7 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
   for (const JobRecord& r : records)
     if (r.from_journal && !r.ok) ++failed;
   const int workers =
-      std::max(1, std::min<int>(ThreadPool::resolve(cfg.workers),
+      std::max(1, std::min<int>(checked_thread_count(cfg.workers, "workers"),
                                 static_cast<int>(std::max<size_t>(todo.size(), 1))));
   const std::vector<int> cpus = allowed_cpus();
   // Profiler: scheduling zones (registered here, before the workers start).

@@ -351,9 +351,6 @@ train::ForecastJob forecast_job(const JobSpec& s, const data::SeriesSet& set) {
   nlohmann::json options = s.config;
   SHOAL_CHECK(!options.contains("random_seed"),
               "give the seed as the line's 'seed', not as config 'random_seed'");
-  options["random_seed"] = s.seed;
-  // The fleet runs its jobs side by side, one per worker: a global fit takes one thread.
-  if (!options.contains("num_threads")) options["num_threads"] = 1;
   if (options.contains("n_series")) {
     OptionReader reader(options, "n_series");
     const Index want = s.series != "all"  ? 1
@@ -374,6 +371,10 @@ train::ForecastJob forecast_job(const JobSpec& s, const data::SeriesSet& set) {
   }
   SHOAL_CHECK(options.contains("h"), "config 'h' (the forecast horizon) is required");
   train::ForecastJob job = train::forecast_job(s.model, options);
+  // Set on the job, not in its config, as a baseline reads neither.
+  job.train.seed = s.seed;
+  // The fleet runs its jobs side by side, one per worker: a global fit takes one thread.
+  if (!options.contains("num_threads")) job.train.threads = 1;
   SHOAL_CHECK(job.exog.stat.empty() || !s.static_df.empty(),
               "stat_exog_list needs a static table: give the line a 'static' file");
   SHOAL_CHECK(job.exog.futr.empty() || !s.futr_df.empty() || !train::is_neural(job),

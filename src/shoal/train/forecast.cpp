@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shoal/core/thread_pool.h"
 #include "shoal/data/scalers.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/forecast_registry.h"
@@ -242,9 +243,20 @@ const char* loss_name(layers::LossKind k) {
   return "mae";
 }
 
+namespace {
+
+void visit_seasonality(ForecastJob& job, OptionVisitor& v) {
+  v("seasonality", job.seasonality,
+    "Season length for seasonal_naive and MASE (0: from the data's frequency)");
+}
+
+}  // namespace
+
 void visit_forecast_options(ForecastJob& job, OptionVisitor& v) {
   data::WindowConfig& w = job.windows;
   v("h", w.h, "Forecast horizon");
+  // A baseline trains nothing: any option but these two would be accepted and then ignored.
+  if (!forecast_model(job.model).neural) return visit_seasonality(job, v);
   v("input_size", w.input_size, "Input window length (neural models)");
   v("step_size", w.step_size, "Stride between training windows");
   v("val_size", w.val_size, "Validation rows at the end of each series (0 or ≥ h)");
@@ -304,8 +316,7 @@ void visit_forecast_options(ForecastJob& job, OptionVisitor& v) {
   v.choice("init_generator", generator, kGenerators,
            "Initial weights' generator: torch (neuralforecast's for the same seed) or philox");
   t.init_generator = generator == "philox" ? Generator::kPhilox : Generator::kTorchCpu;
-  v("seasonality", job.seasonality,
-    "Season length for seasonal_naive and MASE (0: from the data's frequency)");
+  visit_seasonality(job, v);
 }
 
 void visit_job_options(ForecastJob& job, OptionVisitor& v) {
@@ -437,12 +448,7 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
   if (job.seasonality < 0)
     hyper_parameter_out_of_range("seasonality", "an integer ≥ 0 (0: from the data)",
                                  double(job.seasonality));
-  if (!model.neural) {
-    if (!layers::is_point_loss(job.train.loss.kind))
-      throw Error(fmt::format("model '{}' has no weights to train with loss {}", job.model,
-                              loss_name(job.train.loss.kind)));
-    return;
-  }
+  if (!model.neural) return;
   if (w.input_size < 1)
     hyper_parameter_out_of_range("input_size", "an integer ≥ 1", double(w.input_size));
   if (w.step_size < 1)
@@ -465,9 +471,7 @@ void check_forecast_job(const ForecastJob& job, bool fitting) {
   if (!(job.train.gradient_clip_val >= 0) || !std::isfinite(job.train.gradient_clip_val))
     hyper_parameter_out_of_range("gradient_clip_val", "a finite number ≥ 0 (0: off)",
                                  job.train.gradient_clip_val);
-  if (job.train.threads < 0)
-    hyper_parameter_out_of_range("num_threads", "an integer ≥ 0 (0: every core)",
-                                 double(job.train.threads));
+  (void)checked_thread_count(job.train.threads, "num_threads");
   if (w.val_size != 0 && w.val_size < w.h)
     hyper_parameter_out_of_range("val_size", fmt::format("0 or ≥ h = {}", w.h), double(w.val_size));
   if (w.test_size < 0)

@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "shoal/core/thread_pool.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/ncf_trainer.h"
 
@@ -49,7 +50,7 @@ NcfTrainConfig NcfOptions::train(uint64_t seed, int threads, Pinning pinning) co
           .negatives = static_cast<int>(num_negatives),
           .lr = learning_rate,
           .seed = seed,
-          .threads = threads,
+          .threads = checked_thread_count(threads, "threads"),
           .pinning = pinning,
           .dense_embedding_adam = embedding_adam == "dense"};
 }
