@@ -56,29 +56,38 @@ profile::Schedule parse_schedule(const std::string& s) {
 }  // namespace
 
 void add_profile_options(CLI::App& cmd, ProfileOptions& opts) {
-  cmd.add_option("--profile", opts.mode, "Profiler: off, stats (table + report) or trace (+ trace)")
-      ->check(CLI::IsMember({"off", "stats", "trace"}))
-      ->capture_default_str();
+  CLI::Option* profile =
+      cmd.add_option("--profile", opts.mode,
+                     "Profiler: off, stats (table + report) or trace (+ trace)")
+          ->check(CLI::IsMember({"off", "stats", "trace"}))
+          ->capture_default_str();
+  // The profiler's settings need --profile: without it they would be read by nothing.
   cmd.add_option("--profile-out", opts.out, "Directory for the trace, report and summary")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(profile);
   cmd.add_option("--profile-schedule", opts.schedule,
                  "Steps to record, as torch.profiler.schedule: "
-                 "skip_first=N,wait=N,warmup=N,active=N,repeat=N (default: every step)");
+                 "skip_first=N,wait=N,warmup=N,active=N,repeat=N (default: every step)")
+      ->needs(profile);
   cmd.add_option("--profile-events", opts.events_per_thread,
                  "Trace events kept per thread, 24 bytes each (more are dropped and counted): "
                  "bounds the trace of a fleet of any size")
       ->check(kNonNegative)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(profile);
   cmd.add_flag("--profile-gzip", opts.gzip,
-               "Write the trace gzipped (<name>.pt.trace.json.gz; Perfetto opens it as is)");
+               "Write the trace gzipped (<name>.pt.trace.json.gz; Perfetto opens it as is)")
+      ->needs(profile);
   cmd.add_option("--profile-rows", opts.rows, "Rows of the end-of-run table")
       ->check(kPositive)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(profile);
   cmd.add_option("--profile-models", opts.models,
                  "Fleet fits with a trace process (and table rows) of their own; later fits "
                  "share one")
       ->check(kPositive)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(profile);
 }
 
 std::unique_ptr<profile::Recorder> make_recorder(const ProfileOptions& opts) {

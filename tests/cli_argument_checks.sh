@@ -53,6 +53,7 @@ refused baseline_max_steps max_steps "$shoal" $nv --max-steps 100
 refused baseline_exog hist_exog_list "$shoal" $nv --hist-exog price
 refused num_threads_huge num_threads "$shoal" $fc4 --num-threads 100000
 refused num_threads_negative num_threads "$shoal" $fc4 --num-threads -1
+refused profile_out_without_profile "profile-out" "$shoal" $fc4 --profile-out p
 # A jobs file builds its jobs the same way: its line fails, naming the key.
 printf '{"id": "q", "data": "series.csv", "model": "nlinear", "config": {"h": 4, "input_size": 12, "max_steps": 2, "loss": "mae", "quantile": 0.9}}\n' > jobs.jsonl
 status=0
