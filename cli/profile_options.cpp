@@ -56,11 +56,10 @@ profile::Schedule parse_schedule(const std::string& s) {
 }  // namespace
 
 void add_profile_options(CLI::App& cmd, ProfileOptions& opts) {
-  CLI::Option* profile =
-      cmd.add_option("--profile", opts.mode,
-                     "Profiler: off, stats (table + report) or trace (+ trace)")
-          ->check(CLI::IsMember({"off", "stats", "trace"}))
-          ->capture_default_str();
+  CLI::Option* profile = cmd.add_option("--profile", opts.mode,
+                                        "Profiler: off, stats (table + report) or trace (+ trace)")
+                             ->check(CLI::IsMember({"off", "stats", "trace"}))
+                             ->capture_default_str();
   // The profiler's settings need --profile: without it they would be read by nothing.
   cmd.add_option("--profile-out", opts.out, "Directory for the trace, report and summary")
       ->capture_default_str()
