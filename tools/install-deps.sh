@@ -50,7 +50,7 @@ if [ "$mode" != test ]; then exit 0; fi
 # with what the extension's build and the Python tests need, from PyPI. Debian's python3 is the
 # interpreter; the stamp file names the requirements, so an unchanged list installs nothing.
 python_requirements=(nanobind scikit-build-core numpy pandas pyarrow dask distributed pytest
-                     safetensors polars matplotlib)
+                     safetensors polars matplotlib optuna)
 venv="$(cd "$(dirname "$0")/.." && pwd)/build/pyenv"
 stamp="$venv/.shoal-requirements"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${python_requirements[*]}" ]; then

@@ -5,9 +5,14 @@ MLPMultivariate, NHITS, NBEATS, NBEATSx, TiDE, NeuralForecast), one model per se
 core (NeuralForecast(..., per_series=True)) or across a Dask cluster
 (shoal.dask.fit_many), and NCF recommenders (NCF: any ids, recommend, save/load; with
 split_leave_last_out / split_random_leave_one_out / split_chrono and full-ranking metrics);
-shoal.profile() profiles the fits run inside it. See docs/python.md and docs/ncf.md.
+shoal.profile() profiles the fits run inside it; shoal.auto's AutoNHITS, AutoTSMixerx, ...
+search a model's hyper-parameters with their trials side by side on every core. See
+docs/python.md and docs/ncf.md.
 """
 
+from . import auto
+from .auto import (AutoDLinear, AutoMLP, AutoMLPMultivariate, AutoNBEATS, AutoNBEATSx, AutoNHITS,
+                   AutoNLinear, AutoTiDE, AutoTSMixer, AutoTSMixerx)
 from .core import NeuralForecast
 from .losses import MAE, MAPE, MASE, MSE, RMSE, SMAPE, HuberLoss, QuantileLoss, loss_settings
 from .models import (MLP, NBEATS, NHITS, DLinear, MLPMultivariate, NBEATSx, NLinear, TiDE,
@@ -24,4 +29,6 @@ __all__ = ["NeuralForecast", "TSMixer", "TSMixerx", "NLinear", "DLinear", "MLP",
            "MAE", "MSE", "RMSE", "MAPE", "SMAPE", "MASE", "HuberLoss", "QuantileLoss",
            "loss_settings",
            "profile", "metrics", "split_leave_last_out", "split_random_leave_one_out",
-           "split_chrono", "IdMap", "ModelFileError"]
+           "split_chrono", "IdMap", "ModelFileError", "auto", "AutoDLinear", "AutoMLP",
+           "AutoMLPMultivariate", "AutoNBEATS", "AutoNBEATSx", "AutoNHITS", "AutoNLinear",
+           "AutoTiDE", "AutoTSMixer", "AutoTSMixerx"]

@@ -27,6 +27,7 @@ from ._frames import (Series, Statics, category_codes, future_ds, is_polars, lon
 from ._progress import ProgressBar
 from .utils import conformal_intervals
 from ._progress import wanted as progress_wanted
+from .auto import BaseAuto
 from .models import _ForecastModel, _is_default
 
 
@@ -83,8 +84,11 @@ class NeuralForecast:
         if not models:
             raise ValueError("models must hold at least one model")
         for m in models:
-            if not isinstance(m, _ForecastModel):
+            if not isinstance(m, (_ForecastModel, BaseAuto)):
                 raise ValueError(f"{m!r} is not a shoal forecasting model (e.g. shoal.TSMixerx)")
+            if per_series and isinstance(m, BaseAuto):
+                raise NotImplementedError(f"{m!r}: a search per series is not available yet; "
+                                          "search one global model (per_series=False)")
             if per_series and getattr(m, "n_series", 1) != 1:
                 raise ValueError(f"per_series=True fits one model per series: {m!r} needs "
                                  f"n_series=1, got {m.n_series}")
@@ -191,8 +195,12 @@ class NeuralForecast:
         data = self._model_scale(s).core(self._exog())
         self.fit_info = []
         for m in self.models:
+            fit_val = val_size
+            if isinstance(m, BaseAuto):  # the search first; the best config is fitted below
+                fit_val = m._search(data, s.n_series, statics, val_size or m.h, test_size,
+                                    self.pin)
             self._check_joint(m, s)
-            settings = m._settings(val_size, test_size)
+            settings = m._settings(fit_val, test_size)
             init = self._init_weights(m, s, use_init_models)
             bar = (ProgressBar(repr(m), "fit" if self.per_series else "step")
                    if progress_wanted(verbose) else None)

@@ -63,6 +63,8 @@ _IGNORED_BY_NEURALFORECAST = {
 # windows_batch_size (every window, -1, when that is None too). None for any other option is
 # refused at construction rather than read as the option's default.
 _NONE_MEANS = {
+    # neuralforecast's TemporalNorm takes None as the identity (its Auto spaces draw it).
+    "scaler_type": lambda args: "identity",
     "valid_batch_size": lambda args: 0,
     "windows_batch_size": lambda args: 0,
     "inference_windows_batch_size": lambda args: (-1 if args.get("windows_batch_size") is None

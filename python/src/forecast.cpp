@@ -1,6 +1,7 @@
 // Forecasting bindings: long tables handed over as numpy arrays (the Python layer has sorted,
 // validated and numbered the series), fits of one panel or of one model per series through the
-// fleet, and forecasts of given windows from saved weights.
+// fleet, the trials of a hyper-parameter search side by side, and forecasts of given windows from
+// saved weights.
 //
 // Series are named by their ordinal in the Python layer's sorted order, zero-padded so that the
 // byte order shoal sorts ids in is that order; ds is each series' row number (Python maps rows
@@ -280,6 +281,81 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
   return out;
 }
 
+// The trials of a hyper-parameter search: one fit of the listed series (jointly) per settings
+// dict, run side by side by the fleet, one trial per worker thread, pinned and under the memory
+// budget, so a search uses every core however small each fit is. A trial that fails (settings
+// the model refuses, a loss that diverged) comes back with its error and the others go on.
+// Returns per trial: val_losses, train_losses, steps, fit_seconds and error ("" when fine).
+nb::list fit_trials(const SeriesData& d, std::vector<Index> series,
+                    const std::vector<nb::dict>& settings, const StaticData* statics, int workers,
+                    bool pin, size_t memory_limit, const nb::object& progress) {
+  const size_t n = settings.size();
+  std::vector<train::ForecastJob> jobs(n);
+  std::vector<std::string> errors(n);
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      jobs[i] = make_job(settings[i]);
+      jobs[i].train.threads = 1;  // the trials, not one fit, share the cores
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+  }
+  std::vector<train::FitResult> results(n);
+  train::FitProgress trials_done;  // step: trials finished, of total
+  trials_done.total = static_cast<int64_t>(n);
+  trials_done.loss = std::numeric_limits<double>::quiet_NaN();
+  const PanelInputs in{&d, statics, nullptr, 0};
+  run_interruptible(
+      [&](const std::atomic<bool>& stop) {
+        std::vector<fleet::Job> fleet_jobs;
+        std::vector<size_t> trial_of;
+        for (size_t i = 0; i < n; ++i) {
+          if (!errors[i].empty()) continue;
+          jobs[i].train.stop = &stop;
+          size_t bytes = 0;
+          try {
+            bytes = train::planned_arena_bytes(in.panel(jobs[i], series), jobs[i]);
+          } catch (const std::exception& e) {
+            errors[i] = e.what();
+            continue;
+          }
+          fleet_jobs.push_back({.id = fmt::format("trial {}", i),
+                                .arena_bytes = bytes,
+                                .run =
+                                    [&, i] {
+                                      results[i] = train::fit_forecast(in.panel(jobs[i], series),
+                                                                       jobs[i]);
+                                      trials_done.step.fetch_add(1, std::memory_order_relaxed);
+                                      return fleet::JobOutput{};
+                                    },
+                                .key = ""});
+          trial_of.push_back(i);
+        }
+        auto* stop_flag = const_cast<std::atomic<bool>*>(&stop);
+        const auto records = fleet::run_fleet(fleet_jobs,
+                                              {.workers = workers,
+                                               .memory_limit = memory_limit,
+                                               .progress = false,
+                                               .pin = pin,
+                                               .stop = stop_flag},
+                                              nullptr);
+        for (size_t k = 0; k < records.size(); ++k)
+          if (!records[k].ok) errors[trial_of[k]] = records[k].error;
+      },
+      report_progress(progress, trials_done));
+  nb::list out;
+  for (size_t i = 0; i < n; ++i) {
+    nb::dict t;
+    t["val_losses"] = results[i].val_losses;
+    t["train_losses"] = results[i].train_losses;
+    t["steps"] = results[i].steps;
+    t["fit_seconds"] = results[i].fit_seconds;
+    t["error"] = errors[i];
+    out.append(t);
+  }
+  return out;
+}
+
 // Window starts of a panel: the predict window, or n_windows cross-validation windows cv_step
 // apart, the last one ending at the panel's end (neuralforecast's cross_validation; cv_step is
 // its step_size argument, independent of the model's training-window step_size).
@@ -400,6 +476,9 @@ void bind_forecast(nb::module_& m) {
         nb::arg("futr").none(), nb::arg("h_future"), nb::arg("keep_weights"), nb::arg("workers"),
         nb::arg("pin"), nb::arg("profile").none() = nb::none(),
         nb::arg("init_weights").none() = nb::none(), nb::arg("progress").none() = nb::none());
+  m.def("fit_trials", &fit_trials, nb::arg("data"), nb::arg("series"), nb::arg("settings"),
+        nb::arg("statics").none(), nb::arg("workers"), nb::arg("pin"), nb::arg("memory_limit"),
+        nb::arg("progress").none() = nb::none());
   m.def("predict", &predict, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),
         nb::arg("weights"), nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
         nb::arg("n_windows"), nb::arg("cv_step"));

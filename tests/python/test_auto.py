@@ -1,0 +1,139 @@
+"""The Auto models: one per registered model with neuralforecast's default search spaces, a
+search whose trials run side by side in the fleet, failed trials recorded, the best refitted."""
+
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import shoal
+from shoal import _core, auto
+from shoal.auto import AutoMLP, AutoNHITS, AutoTSMixer, tune
+
+H = 4
+
+
+@pytest.fixture(scope="module")
+def panel():
+    rng = np.random.default_rng(0)
+    t = np.arange(60)
+    rows = []
+    for k in range(6):
+        y = 10 + k + np.sin(2 * np.pi * t / 12) * (1 + k / 3) + rng.normal(0, 0.1, t.size)
+        rows.append(pd.DataFrame({"unique_id": f"s{k}", "ds": t, "y": y}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def small(**extra):
+    return {"input_size": tune.choice([8, 12]), "max_steps": 20, "val_check_steps": 5,
+            "learning_rate": tune.loguniform(1e-3, 1e-2), **extra}
+
+
+def test_every_registered_model_has_an_auto_class():
+    for name, class_name, neural in _core.forecast_models():
+        if neural:
+            cls = getattr(auto, f"Auto{class_name}")
+            assert getattr(shoal, f"Auto{class_name}") is cls
+            assert cls.__name__ == f"Auto{class_name}"
+
+
+@pytest.mark.parametrize("class_name", sorted(auto._DEFAULT_CONFIGS))
+def test_default_spaces_build_their_model(class_name):
+    """Every draw from neuralforecast's default space is a model shoal accepts."""
+    cls = getattr(auto, f"Auto{class_name}")
+    config = cls.get_default_config(h=12, backend="ray", n_series=3)
+    assert {"input_size", "step_size", "learning_rate", "max_steps",
+            "random_seed"} <= set(config)
+    args = (3,) if class_name in auto._MULTIVARIATE else ()
+    searcher = cls(12, *args, num_samples=1)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        draw = {k: v.sample(rng) if isinstance(v, auto._Space) else v
+                for k, v in config.items()}
+        _, model = searcher._model_of({k: v for k, v in draw.items() if k != "n_series"})
+        assert model.h == 12 and model.input_size in [12 * m for m in range(1, 6)]
+
+
+def test_ray_is_refused_naming_optuna():
+    with pytest.raises(NotImplementedError, match="optuna"):
+        AutoNHITS(h=H, backend="ray")
+    with pytest.raises(ValueError, match="init argument"):
+        AutoNHITS(h=H, config={"h": 3})
+    with pytest.raises(TypeError, match="n_series"):
+        AutoTSMixer(H)
+
+
+def test_search_keeps_the_best_trial_and_forecasts(panel):
+    model = AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=5, cpus=2)
+    nf = shoal.NeuralForecast([model], freq=1)
+    nf.fit(panel, val_size=H)
+    r = model.results
+    assert len(r) == 5 and (r["status"] == "ok").all()
+    assert (r["steps"] == 20).all() and (r["fit_s"] > 0).all()
+    best = r.loc[r["loss"].idxmin()]
+    assert model.best_config["input_size"] == best["config/input_size"]
+    assert model.best_config["learning_rate"] == best["config/learning_rate"]
+    assert model.model.input_size == best["config/input_size"]
+    assert len(model.study.trials) == 5
+    fc = nf.predict()
+    assert list(fc.columns) == ["unique_id", "ds", "AutoMLP"]
+    assert len(fc) == 6 * H and np.isfinite(fc["AutoMLP"]).all()
+
+
+def test_the_search_matches_a_plain_fit_of_the_best_config(panel):
+    """The best trial's loss is the validation loss a NeuralForecast fit of its config gives."""
+    model = AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=3)
+    shoal.NeuralForecast([model], freq=1).fit(panel, val_size=H)
+    plain = shoal.MLP(h=H, **model.best_config)
+    nf = shoal.NeuralForecast([plain], freq=1)
+    nf.fit(panel, val_size=H)
+    assert nf.fit_info[0]["val_losses"][-1] == pytest.approx(model.results["loss"].min(),
+                                                              rel=1e-6)
+
+
+def test_a_failed_trial_is_recorded_and_the_search_goes_on(panel):
+    # input_size 200 is longer than every series: that trial fails, the others run.
+    config = small(hidden_size=16, num_layers=2)
+    config["input_size"] = tune.choice([8, 200])
+    model = AutoMLP(h=H, config=config, num_samples=6)
+    shoal.NeuralForecast([model], freq=1).fit(panel, val_size=H)
+    r = model.results
+    failed = r[r["status"] == "failed"]
+    assert len(failed) >= 1 and (failed["config/input_size"] == 200).all()
+    assert failed["error"].str.contains("input_size").all()
+    assert model.best_config["input_size"] == 8
+
+
+def test_every_trial_failing_raises_with_the_first_error(panel):
+    config = small(hidden_size=16, num_layers=2)
+    config["input_size"] = 200
+    with pytest.raises(ValueError, match="every trial failed.*input_size"):
+        shoal.NeuralForecast([AutoMLP(h=H, config=config, num_samples=2)], freq=1).fit(
+            panel, val_size=H)
+
+
+def test_without_optuna_a_dict_config_is_sampled_by_shoal(panel, monkeypatch):
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    model = AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=3)
+    shoal.NeuralForecast([model], freq=1).fit(panel, val_size=H)
+    assert len(model.results) == 3 and model.study is None
+    with pytest.raises(ImportError, match="pip install optuna"):
+        fn = AutoMLP.get_default_config(h=H, backend="optuna")
+        shoal.NeuralForecast([AutoMLP(h=H, config=fn, num_samples=1)], freq=1).fit(
+            panel, val_size=H)
+
+
+def test_an_optuna_config_function_and_sampler(panel):
+    optuna = pytest.importorskip("optuna")
+
+    def config(trial):
+        return {"input_size": trial.suggest_categorical("input_size", [8, 12]),
+                "hidden_size": 16, "num_layers": 2, "max_steps": 20, "val_check_steps": 5,
+                "learning_rate": trial.suggest_float("learning_rate", 1e-3, 1e-2, log=True)}
+
+    model = AutoMLP(h=H, config=config, num_samples=4,
+                    search_alg=optuna.samplers.RandomSampler(seed=3))
+    shoal.NeuralForecast([model], freq=1).fit(panel, val_size=H)
+    assert isinstance(model.study.sampler, optuna.samplers.RandomSampler)
+    assert model.study.best_value == pytest.approx(model.results["loss"].min())
