@@ -323,8 +323,8 @@ nb::list fit_trials(const SeriesData& d, std::vector<Index> series,
                                 .arena_bytes = bytes,
                                 .run =
                                     [&, i] {
-                                      results[i] = train::fit_forecast(in.panel(jobs[i], series),
-                                                                       jobs[i]);
+                                      results[i] =
+                                          train::fit_forecast(in.panel(jobs[i], series), jobs[i]);
                                       trials_done.step.fetch_add(1, std::memory_order_relaxed);
                                       return fleet::JobOutput{};
                                     },
