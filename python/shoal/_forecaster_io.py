@@ -43,6 +43,7 @@ from . import _categorical, _savedir, _weights, _workflow
 from . import _scalers as _scalers_mod
 from ._frames import AVAILABLE
 from . import losses as _losses
+from .auto import BaseAuto
 from .models import _rebuild
 
 
@@ -81,6 +82,8 @@ def _arg_value(value):
 
 
 def _model_entry(i, m):
+    if isinstance(m, BaseAuto):
+        m = m._saved_model()
     args = {k: _arg_json(m, k, getattr(m, k, v)) for k, v in m._args.items()}
     trainer = {k: _arg_json(m, k, v) for k, v in m.trainer_kwargs.items()}
     entry = {"class": m._nf_name, "alias": m.alias, "args": args, "trainer_kwargs": trainer}

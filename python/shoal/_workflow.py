@@ -168,15 +168,20 @@ def predict_insample(nf, names, step_size):
     # predict windows with test_size = the kept length, left-padded by input_size).
     values = {}
     for name, m in zip(names, nf.models):
-        if m._series_weights is not None:
-            weights = [m._series_weights[u] for u in s.ids]
-        else:
-            weights = [m._weights] * s.n_series
-        starts = [[int(k * step_size - m.input_size) for k in range(w)] for w in n_win]
-        fc = _core.predict_at(data, [[i] for i in range(s.n_series)],
-                              m._settings(0, 0), weights, statics, starts,
-                              [int(k) for k in kept])
-        fc = fc.reshape(-1, len(_losses.output_names(m.loss)))  # [rows, C]
+        per_series = [None] * s.n_series  # [windows * h, C] of each series
+        for part, rows in nf._parts(m, s):
+            rows = list(range(s.n_series)) if rows is None else rows
+            weights = ([part._weights] * len(rows) if part._series_weights is None
+                       else [part._series_weights[s.ids[i]] for i in rows])
+            starts = [[int(k * step_size - part.input_size) for k in range(n_win[i])]
+                      for i in rows]
+            got = _core.predict_at(data, [[i] for i in rows], part._settings(0, 0), weights,
+                                   statics, starts, [int(kept[i]) for i in rows])
+            got = got.reshape(-1, len(_losses.output_names(m.loss)))
+            bounds = np.cumsum([0] + [int(n_win[i]) * h for i in rows])
+            for j, i in enumerate(rows):
+                per_series[i] = got[bounds[j]:bounds[j + 1]]
+        fc = np.concatenate(per_series)  # [rows, C], series after series
         for col, v in _losses.output_columns(name, m.loss, fc).items():
             if nf._scalers is not None:
                 v = nf._scalers["y"].inverse(np.ascontiguousarray(v), n_win * h)

@@ -21,6 +21,7 @@ Optuna installed, a config dict is sampled at random by shoal itself.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 import sys
@@ -31,127 +32,10 @@ import pandas as pd
 
 from . import _arguments, _core
 from . import models as _models
+from ._search_space import MockTrial, Space, constants, sampler, tune, with_input_sizes
 from .losses import MAE
 
 __all__ = ["tune", "BaseAuto"]
-
-
-# ---- search spaces (Ray Tune's names) --------------------------------------------------------
-class _Space:
-    def sample(self, rng):
-        raise NotImplementedError
-
-    def suggest(self, trial, name):
-        raise NotImplementedError
-
-
-class _Choice(_Space):
-    def __init__(self, categories):
-        self.categories = list(categories)
-        if not self.categories:
-            raise ValueError("tune.choice needs at least one category")
-
-    def sample(self, rng):
-        return copy.deepcopy(self.categories[int(rng.integers(len(self.categories)))])
-
-    def suggest(self, trial, name):
-        plain = all(c is None or isinstance(c, (bool, int, float, str)) for c in self.categories)
-        if plain:
-            return trial.suggest_categorical(name, self.categories)
-        # Optuna's categories are plain values: lists (NHITS's pool sizes) go by their index.
-        k = trial.suggest_categorical(f"{name}_index", list(range(len(self.categories))))
-        return copy.deepcopy(self.categories[k])
-
-
-class _RandInt(_Space):
-    """Ray's randint: an integer in [lower, upper). neuralforecast's Optuna translation passes
-    the same bounds to suggest_int, whose upper bound is inclusive; shoal does the same."""
-
-    def __init__(self, lower, upper):
-        self.lower, self.upper = int(lower), int(upper)
-        if self.upper <= self.lower:
-            raise ValueError(f"tune.randint needs lower < upper, got {lower}, {upper}")
-
-    def sample(self, rng):
-        return int(rng.integers(self.lower, self.upper))
-
-    def suggest(self, trial, name):
-        return trial.suggest_int(name, self.lower, self.upper)
-
-
-class _Uniform(_Space):
-    def __init__(self, lower, upper, log=False, q=None):
-        self.lower, self.upper, self.log, self.q = float(lower), float(upper), log, q
-        if not self.lower < self.upper or (log and self.lower <= 0):
-            raise ValueError(f"a {'log' if log else ''}uniform space needs 0 < lower < upper "
-                             f"(log) or lower < upper, got {lower}, {upper}")
-
-    def sample(self, rng):
-        if self.log:
-            v = math.exp(rng.uniform(math.log(self.lower), math.log(self.upper)))
-        else:
-            v = rng.uniform(self.lower, self.upper)
-        if self.q is not None:
-            v = round(v / self.q) * self.q
-        return v
-
-    def suggest(self, trial, name):
-        if self.q is not None:
-            return trial.suggest_float(name, self.lower, self.upper, step=self.q)
-        return trial.suggest_float(name, self.lower, self.upper, log=self.log)
-
-
-class tune:
-    """Ray Tune's search-space constructors, for configs written for neuralforecast's Ray
-    backend: only the import changes."""
-
-    @staticmethod
-    def choice(categories):
-        return _Choice(categories)
-
-    @staticmethod
-    def randint(lower, upper):
-        return _RandInt(lower, upper)
-
-    @staticmethod
-    def uniform(lower, upper):
-        return _Uniform(lower, upper)
-
-    @staticmethod
-    def loguniform(lower, upper):
-        return _Uniform(lower, upper, log=True)
-
-    @staticmethod
-    def quniform(lower, upper, q):
-        return _Uniform(lower, upper, q=q)
-
-
-def _constants(config):
-    return {k: v for k, v in config.items() if not isinstance(v, _Space)}
-
-
-def _with_input_sizes(config, h):
-    """neuralforecast's `input_size_multiplier` entries as `input_size` choices of multiples of
-    h, so configs built on its default_config work."""
-    config = dict(config)
-    for key, size in (("input_size_multiplier", "input_size"),
-                      ("inference_input_size_multiplier", "inference_input_size")):
-        if key not in config:
-            continue
-        mult = config.pop(key)
-        if size not in config:
-            config[size] = (tune.choice([h * x for x in mult]) if isinstance(mult, (list, tuple))
-                            else h * mult)
-    return config
-
-
-class _MockTrial:
-    """The constants of an Optuna config function: every suggestion is None."""
-
-    def __getattr__(self, name):
-        if name.startswith("suggest"):
-            return lambda *a, **k: None
-        raise AttributeError(name)
 
 
 # ---- the search ------------------------------------------------------------------------------
@@ -193,9 +77,9 @@ class BaseAuto:
         self.backend = backend
         self.search_alg = search_alg
         if callable(config):
-            base = config(_MockTrial())
+            base = config(MockTrial())
         elif isinstance(config, dict):
-            config = _with_input_sizes(config, self.h)
+            config = with_input_sizes(config, self.h)
             base = config
         else:
             raise ValueError("config must be a dict of values and tune spaces, or a function "
@@ -205,15 +89,17 @@ class BaseAuto:
                 raise ValueError(f"Please use `{key}` init argument instead of "
                                  f"`config['{key}']`.")
         self.config = config
-        fixed = _constants(base) if isinstance(config, dict) else base
+        fixed = constants(base) if isinstance(config, dict) else base
         # The inputs the NeuralForecast prepares before the search: the config's fixed lists.
         for kind in ("hist", "futr", "stat"):
             value = fixed.get(f"{kind}_exog_list")
-            if isinstance(config, dict) and isinstance(config.get(f"{kind}_exog_list"), _Space):
+            if isinstance(config, dict) and isinstance(config.get(f"{kind}_exog_list"), Space):
                 raise ValueError(f"{kind}_exog_list must be a fixed list, not a search space")
             setattr(self, f"{kind}_exog_list", list(value or []))
         self.cat_exog_list = list(fixed.get("cat_exog_list") or [])
-        self.model = None
+        self.model = None  # the best configuration's model (per series: the first part)
+        self._parts = None  # per series: one model per best configuration, with its series
+        self.best_config = None
         self.results = None
         self.study = None
 
@@ -247,6 +133,21 @@ class BaseAuto:
     def fitted(self):
         return self.model is not None and self.model.fitted
 
+    def _saved_model(self):
+        """What a save holds: the best configuration's model, under this model's name (a
+        loaded forecaster's column stays e.g. AutoNHITS), as neuralforecast saves its Auto
+        models."""
+        if self.model is None:
+            raise ValueError(f"{self!r} is not fitted: its search picks the model to save")
+        if self._parts and len(self._parts) > 1:
+            raise NotImplementedError(
+                f"{self!r} holds {len(self._parts)} configurations (a search per series), which "
+                "a saved forecaster cannot hold yet; save the parts' weights with "
+                "save_weights, or fit the best configurations as models of their own")
+        model = copy.copy(self.model)
+        model.alias = repr(self)
+        return model
+
     # ---- trials ------------------------------------------------------------------------------
     def _model_of(self, cfg):
         cfg = dict(cfg)
@@ -259,102 +160,120 @@ class BaseAuto:
         return cfg, self.cls_model(h=self.h, loss=copy.deepcopy(self.loss),
                                    valid_loss=copy.deepcopy(self.valid_loss), **cfg)
 
-    def _sampler(self):
-        """(ask, tell): ask() gives (handle, config); tell(handle, loss or None)."""
+    def _trial(self, group, handle, cfg, val_size, test_size):
         try:
-            import optuna
-        except ImportError:
-            optuna = None
-        if optuna is None:
-            if callable(self.config):
-                raise ImportError("a config function takes an Optuna trial: pip install optuna")
-            rng = np.random.default_rng(1)
-            cfg = self.config
-            return (lambda: (None, {k: v.sample(rng) if isinstance(v, _Space) else v
-                                    for k, v in cfg.items()}),
-                    lambda handle, loss: None)
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        sampler = (self.search_alg if isinstance(self.search_alg, optuna.samplers.BaseSampler)
-                   else optuna.samplers.TPESampler(seed=1))
-        self.study = optuna.create_study(direction="minimize", sampler=sampler)
-        cfg = self.config
-        to_config = cfg if callable(cfg) else (
-            lambda trial: {k: v.suggest(trial, k) if isinstance(v, _Space) else v
-                           for k, v in cfg.items()})
+            cfg, model = self._model_of(cfg)
+            return {"group": group, "handle": handle, "config": cfg, "error": "",
+                    "settings": model._settings(val_size, test_size)}
+        except (ValueError, TypeError, NotImplementedError) as e:  # settings the model refuses
+            return {"group": group, "handle": handle, "config": cfg, "settings": None,
+                    "error": f"{type(e).__name__}: {e}"}
 
-        def ask():
-            trial = self.study.ask()
-            return trial, {k: v for k, v in to_config(trial).items()
-                           if k not in ("h", "loss", "valid_loss")}
-
-        def tell(trial, loss):
-            if loss is None:
-                self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
-            else:
-                self.study.tell(trial, loss)
-
-        return ask, tell
-
-    def _search(self, data, n_series, statics, val_size, test_size, workers_pin):
-        """Runs the trials on `data` (the NeuralForecast's prepared series) with val_size rows of
-        each series held out, and keeps the best configuration (self.model, unfitted)."""
-        ask, tell = self._sampler()
-        rows, start = [], time.perf_counter()
-        done = 0
+    def _search(self, data, groups, statics, val_size, test_size, pin, labels=None):
+        """num_samples trials per group of series (one group of all series: a global search;
+        one series each: a search per series) on `data`, the last val_size rows of each series
+        held out for validation. Trials run side by side in the fleet, `cpus` at a time or one
+        per group and round. Returns each group's best configuration (None where every trial
+        failed) and keeps every trial in self.results."""
+        searches = [sampler(self.config, self.search_alg, g) for g in range(len(groups))]
+        self.study = searches[0][2] if len(groups) == 1 else None
+        rows, start, done = [], time.perf_counter(), 0
+        trial_index = [0] * len(groups)
+        per_round = max(1, -(-self.cpus // len(groups)))
         while done < self.num_samples:
             if self.time_budget is not None and time.perf_counter() - start > self.time_budget:
                 break
-            batch = min(self.cpus, self.num_samples - done)
-            handles, cfgs, settings, slots = [], [], [], []
-            for _ in range(batch):
-                handle, cfg = ask()
-                handles.append(handle)
-                try:
-                    cfg, model = self._model_of(cfg)
-                    settings.append(model._settings(val_size, test_size))
-                    slots.append(len(cfgs))
-                    cfgs.append((cfg, None))
-                except (ValueError, TypeError, NotImplementedError) as e:
-                    cfgs.append((cfg, f"{type(e).__name__}: {e}"))
-            out = _core.fit_trials(data, list(range(n_series)), settings, statics, self.cpus,
-                                   workers_pin, 0) if settings else []
-            results = [None] * len(cfgs)
-            for slot, r in zip(slots, out):
-                results[slot] = r
-            for k, ((cfg, refused), r) in enumerate(zip(cfgs, results)):
-                error = refused or (r["error"] if r else "")
-                loss = None
+            k = min(per_round, self.num_samples - done)
+            trials = [self._trial(g, *ask(), val_size, test_size)
+                      for g, (ask, _, _) in enumerate(searches) for _ in range(k)]
+            runnable = [t for t in trials if t["settings"] is not None]
+            out = _core.fit_trials(data, [groups[t["group"]] for t in runnable],
+                                   [t["settings"] for t in runnable], statics, self.cpus, pin, 0,
+                                   False) if runnable else []
+            for t, r in zip(runnable, out):
+                t["result"] = r
+            for t in trials:
+                r = t.get("result")
+                error, loss = t["error"] or (r["error"] if r else ""), None
                 if not error:
-                    if not r["val_losses"]:
+                    last = r["val_losses"][-1] if r["val_losses"] else None
+                    if last is None:
                         error = "no validation check ran (val_check_steps > max_steps)"
-                    elif not math.isfinite(r["val_losses"][-1]):
-                        error = f"validation loss {r['val_losses'][-1]}"
+                    elif not math.isfinite(last):
+                        error = f"validation loss {last}"
                     else:
-                        loss = float(r["val_losses"][-1])
-                tell(handles[k], loss)
-                rows.append({"trial": done + k, **{f"config/{c}": v for c, v in cfg.items()},
-                             "loss": loss if loss is not None else np.nan,
+                        loss = float(last)
+                searches[t["group"]][1](t["handle"], loss)
+                trial_index[t["group"]] += 1
+                rows.append({**({"unique_id": labels[t["group"]]} if labels else {}),
+                             "trial": trial_index[t["group"]] - 1,
+                             **{f"config/{c}": v for c, v in t["config"].items()},
+                             "loss": np.nan if loss is None else loss,
                              "train_loss": (r["train_losses"][-1] if r and r["train_losses"]
                                             else np.nan),
                              "steps": r["steps"] if r else 0,
                              "fit_s": r["fit_seconds"] if r else 0.0,
                              "status": "failed" if error else "ok", "error": error,
-                             "_config": cfg})
-            done += len(cfgs)
+                             "_group": t["group"], "_config": t["config"]})
+            done += k
             if self.verbose:
-                best = min((x["loss"] for x in rows if x["status"] == "ok"), default=np.nan)
-                print(f"shoal: {self!r}: {done} of {self.num_samples} trials, best validation "
-                      f"loss {best:.6g}", file=sys.stderr)
-        ok = [x for x in rows if x["status"] == "ok"]
-        if not ok:
+                ok = [x["loss"] for x in rows if x["status"] == "ok"]
+                print(f"shoal: {self!r}: {done} of {self.num_samples} trials"
+                      f"{f' of each of {len(groups)} searches' if len(groups) > 1 else ''}, "
+                      f"best validation loss {min(ok, default=np.nan):.6g}", file=sys.stderr)
+        best = [None] * len(groups)
+        for x in rows:
+            g = x["_group"]
+            if x["status"] == "ok" and (best[g] is None or x["loss"] < best[g]["loss"]):
+                best[g] = x
+        self.results = pd.DataFrame([{k: v for k, v in x.items() if not k.startswith("_")}
+                                     for x in rows])
+        return [None if b is None else dict(b["_config"]) for b in best], rows
+
+    def _search_global(self, data, n_series, statics, val_size, test_size, pin):
+        """The search over all series jointly; keeps the best configuration's model (unfitted:
+        NeuralForecast fits it next) and returns the val_size of that fit."""
+        best, rows = self._search(data, [list(range(n_series))], statics, val_size, test_size,
+                                  pin)
+        if best[0] is None:
             first = rows[0]["error"] if rows else "no trial ran within time_budget"
             raise ValueError(f"{self!r}: every trial failed; the first: {first}")
-        best = min(ok, key=lambda x: x["loss"])
-        _, self.model = self._model_of(best["_config"])
-        self.results = pd.DataFrame([{k: v for k, v in x.items() if k != "_config"}
-                                     for x in rows])
-        self.best_config = dict(best["_config"])
+        self.best_config = best[0]
+        _, self.model = self._model_of(best[0])
+        self._parts = None
         return val_size if self.refit_with_val else 0
+
+    def _search_per_series(self, data, ids, statics, val_size, test_size, pin):
+        """A search per series, then each series' best configuration refitted on it (with
+        val_size rows held out when refit_with_val). Series of one configuration share one
+        model object holding their weights (self._parts), which predict runs together."""
+        groups = [[i] for i in range(len(ids))]
+        best, rows = self._search(data, groups, statics, val_size, test_size, pin,
+                                  labels=list(ids))
+        failed = [i for i, b in enumerate(best) if b is None]
+        if failed:
+            first = next(x["error"] for x in rows if x["_group"] == failed[0])
+            raise ValueError(f"{self!r}: every trial of {len(failed)} of {len(ids)} series "
+                             f"failed; unique_id {ids[failed[0]]!r}: {first}")
+        refit = val_size if self.refit_with_val else 0
+        models = [self._model_of(b)[1] for b in best]
+        out = _core.fit_trials(data, groups, [m._settings(refit, test_size) for m in models],
+                               statics, self.cpus, pin, 0, True)
+        parts = {}
+        for i, (cfg, m, r) in enumerate(zip(best, models, out)):
+            if r["error"]:
+                raise ValueError(f"{self!r}: the refit of unique_id {ids[i]!r} failed: "
+                                 f"{r['error']}")
+            key = json.dumps(cfg, sort_keys=True, default=repr)
+            if key not in parts:
+                m._series_weights, m._weights = {}, None
+                parts[key] = m
+            parts[key]._series_weights[ids[i]] = r["weights"]
+        self._parts = list(parts.values())
+        self.best_config = {u: b for u, b in zip(ids, best)}
+        self.model = self._parts[0]
+        return {"wall_s": float(sum(r["fit_seconds"] for r in out)),
+                "steps": [int(r["steps"]) for r in out]}
 
 
 # ---- one Auto class per model, with neuralforecast's default search spaces ------------------
@@ -425,7 +344,7 @@ def _auto_class(name):
         if multivariate:
             config["n_series"] = n_series
         if backend == "optuna":
-            return lambda trial: {k: v.suggest(trial, k) if isinstance(v, _Space) else v
+            return lambda trial: {k: v.suggest(trial, k) if isinstance(v, Space) else v
                                   for k, v in config.items()}
         return config
 

@@ -86,9 +86,6 @@ class NeuralForecast:
         for m in models:
             if not isinstance(m, (_ForecastModel, BaseAuto)):
                 raise ValueError(f"{m!r} is not a shoal forecasting model (e.g. shoal.TSMixerx)")
-            if per_series and isinstance(m, BaseAuto):
-                raise NotImplementedError(f"{m!r}: a search per series is not available yet; "
-                                          "search one global model (per_series=False)")
             if per_series and getattr(m, "n_series", 1) != 1:
                 raise ValueError(f"per_series=True fits one model per series: {m!r} needs "
                                  f"n_series=1, got {m.n_series}")
@@ -196,9 +193,16 @@ class NeuralForecast:
         self.fit_info = []
         for m in self.models:
             fit_val = val_size
-            if isinstance(m, BaseAuto):  # the search first; the best config is fitted below
-                fit_val = m._search(data, s.n_series, statics, val_size or m.h, test_size,
-                                    self.pin)
+            if isinstance(m, BaseAuto):
+                # The search first (validation on val_size rows, or h as neuralforecast);
+                # globally, its best configuration is fitted below like any model.
+                search = m._search_per_series if self.per_series else m._search_global
+                args = (data, s.ids if self.per_series else s.n_series, statics,
+                        val_size or m.h, test_size, self.pin)
+                if self.per_series:
+                    self.fit_info.append(search(*args))
+                    continue
+                fit_val = search(*args)
             self._check_joint(m, s)
             settings = m._settings(fit_val, test_size)
             init = self._init_weights(m, s, use_init_models)
@@ -252,23 +256,43 @@ class NeuralForecast:
                 continue
             if not m.fitted:
                 raise ValueError(f"{m!r} is not fitted: call fit first (or load_weights)")
-            settings = m._settings(val_size, test_size)
-            if m._series_weights is not None:
-                missing = [u for u in s.ids if u not in m._series_weights]
-                if missing:
-                    raise ValueError(f"{m!r} has no model for unique_id {missing[0]!r} "
-                                     f"({len(missing)} series unseen in fit)")
-                groups = [[i] for i in range(s.n_series)]
-                weights = [m._series_weights[u] for u in s.ids]
-            else:
-                self._check_joint(m, s)
-                groups, weights = [list(range(s.n_series))], [m._weights]
-            fc = _core.predict(data, groups, settings, weights, statics, futr, h_future,
-                               n_windows, cv_step)
+            fc = None
+            for part, rows in self._parts(m, s):
+                if rows is None:
+                    self._check_joint(part, s)
+                    groups, weights = [list(range(s.n_series))], [part._weights]
+                else:
+                    groups = [[i] for i in rows]
+                    weights = [part._series_weights[s.ids[i]] for i in rows]
+                got = _core.predict(data, groups, part._settings(val_size, test_size), weights,
+                                    statics, futr, h_future, n_windows, cv_step)
+                # [n_series, W, h, C] with this part's series filled, NaN elsewhere.
+                if fc is None:
+                    fc = got
+                else:
+                    fc[rows] = got[rows]
             for col, v in _losses.output_columns(name, m.loss, fc).items():
                 out[col] = (v if self._scalers is None
                             else _scalers.inverse_target(self._scalers, v))
         return out
+
+    @staticmethod
+    def _parts(m, s):
+        """[(model, rows of s)] whose stored weights forecast s: (m, None) for a joint model;
+        per series, the models holding each series' weights (an Auto model searched per series
+        has one per best configuration), every series of s covered."""
+        parts = m._parts if isinstance(m, BaseAuto) and m._parts else [m]
+        if parts[0]._series_weights is None:
+            return [(m, None)]
+        owner = {u: k for k, p in enumerate(parts) for u in p._series_weights}
+        missing = [u for u in s.ids if u not in owner]
+        if missing:
+            raise ValueError(f"{m!r} has no model for unique_id {missing[0]!r} "
+                             f"({len(missing)} series unseen in fit)")
+        rows = [[] for _ in parts]
+        for i, u in enumerate(s.ids):
+            rows[owner[u]].append(i)
+        return [(p, r) for p, r in zip(parts, rows) if r]
 
     def _futr(self, s, futr_df, h, cols):
         """The futr_df rows of the h steps after each series, as core series continuing them."""

@@ -281,14 +281,18 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
   return out;
 }
 
-// The trials of a hyper-parameter search: one fit of the listed series (jointly) per settings
-// dict, run side by side by the fleet, one trial per worker thread, pinned and under the memory
+// The trials of a hyper-parameter search: one fit per settings dict, of its list of series
+// (jointly: all of them for a global search, one for a search per series), run side by side by
+// the fleet, one trial per worker thread, pinned and under the memory
 // budget, so a search uses every core however small each fit is. A trial that fails (settings
 // the model refuses, a loss that diverged) comes back with its error and the others go on.
-// Returns per trial: val_losses, train_losses, steps, fit_seconds and error ("" when fine).
-nb::list fit_trials(const SeriesData& d, std::vector<Index> series,
+// Returns per trial: val_losses, train_losses, steps, fit_seconds, error ("" when fine) and the
+// weights (safetensors bytes, when keep_weights: the refits of the best configurations).
+nb::list fit_trials(const SeriesData& d, const std::vector<std::vector<Index>>& series,
                     const std::vector<nb::dict>& settings, const StaticData* statics, int workers,
-                    bool pin, size_t memory_limit, const nb::object& progress) {
+                    bool pin, size_t memory_limit, bool keep_weights, const nb::object& progress) {
+  SHOAL_CHECK(series.size() == settings.size(), "{} series lists for {} trials", series.size(),
+              settings.size());
   const size_t n = settings.size();
   std::vector<train::ForecastJob> jobs(n);
   std::vector<std::string> errors(n);
@@ -296,6 +300,7 @@ nb::list fit_trials(const SeriesData& d, std::vector<Index> series,
     try {
       jobs[i] = make_job(settings[i]);
       jobs[i].train.threads = 1;  // the trials, not one fit, share the cores
+      jobs[i].keep_weights = keep_weights;
     } catch (const std::exception& e) {
       errors[i] = e.what();
     }
@@ -314,7 +319,7 @@ nb::list fit_trials(const SeriesData& d, std::vector<Index> series,
           jobs[i].train.stop = &stop;
           size_t bytes = 0;
           try {
-            bytes = train::planned_arena_bytes(in.panel(jobs[i], series), jobs[i]);
+            bytes = train::planned_arena_bytes(in.panel(jobs[i], series[i]), jobs[i]);
           } catch (const std::exception& e) {
             errors[i] = e.what();
             continue;
@@ -323,8 +328,8 @@ nb::list fit_trials(const SeriesData& d, std::vector<Index> series,
                                 .arena_bytes = bytes,
                                 .run =
                                     [&, i] {
-                                      results[i] =
-                                          train::fit_forecast(in.panel(jobs[i], series), jobs[i]);
+                                      results[i] = train::fit_forecast(in.panel(jobs[i], series[i]),
+                                                                       jobs[i]);
                                       trials_done.step.fetch_add(1, std::memory_order_relaxed);
                                       return fleet::JobOutput{};
                                     },
@@ -351,6 +356,7 @@ nb::list fit_trials(const SeriesData& d, std::vector<Index> series,
     t["steps"] = results[i].steps;
     t["fit_seconds"] = results[i].fit_seconds;
     t["error"] = errors[i];
+    t["weights"] = to_bytes(results[i].weights);
     out.append(t);
   }
   return out;
@@ -478,7 +484,7 @@ void bind_forecast(nb::module_& m) {
         nb::arg("init_weights").none() = nb::none(), nb::arg("progress").none() = nb::none());
   m.def("fit_trials", &fit_trials, nb::arg("data"), nb::arg("series"), nb::arg("settings"),
         nb::arg("statics").none(), nb::arg("workers"), nb::arg("pin"), nb::arg("memory_limit"),
-        nb::arg("progress").none() = nb::none());
+        nb::arg("keep_weights"), nb::arg("progress").none() = nb::none());
   m.def("predict", &predict, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),
         nb::arg("weights"), nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
         nb::arg("n_windows"), nb::arg("cv_step"));

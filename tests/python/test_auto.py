@@ -9,6 +9,7 @@ import pytest
 
 import shoal
 from shoal import _core, auto
+from shoal._search_space import Space
 from shoal.auto import AutoMLP, AutoNHITS, AutoTSMixer, tune
 
 H = 4
@@ -49,7 +50,7 @@ def test_default_spaces_build_their_model(class_name):
     searcher = cls(12, *args, num_samples=1)
     rng = np.random.default_rng(0)
     for _ in range(20):
-        draw = {k: v.sample(rng) if isinstance(v, auto._Space) else v
+        draw = {k: v.sample(rng) if isinstance(v, Space) else v
                 for k, v in config.items()}
         _, model = searcher._model_of({k: v for k, v in draw.items() if k != "n_series"})
         assert model.h == 12 and model.input_size in [12 * m for m in range(1, 6)]
@@ -64,7 +65,7 @@ def test_ray_is_refused_naming_optuna():
         AutoTSMixer(H)
 
 
-def test_search_keeps_the_best_trial_and_forecasts(panel):
+def test_search_keeps_the_best_trial_and_forecasts(panel, tmp_path):
     model = AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=5, cpus=2)
     nf = shoal.NeuralForecast([model], freq=1)
     nf.fit(panel, val_size=H)
@@ -79,6 +80,10 @@ def test_search_keeps_the_best_trial_and_forecasts(panel):
     fc = nf.predict()
     assert list(fc.columns) == ["unique_id", "ds", "AutoMLP"]
     assert len(fc) == 6 * H and np.isfinite(fc["AutoMLP"]).all()
+    # A save holds the best model under the Auto model's name.
+    nf.save(str(tmp_path / "nf"))
+    loaded = shoal.NeuralForecast.load(str(tmp_path / "nf"))
+    pd.testing.assert_frame_equal(loaded.predict(), fc)
 
 
 def test_the_search_matches_a_plain_fit_of_the_best_config(panel):
@@ -137,3 +142,38 @@ def test_an_optuna_config_function_and_sampler(panel):
     shoal.NeuralForecast([model], freq=1).fit(panel, val_size=H)
     assert isinstance(model.study.sampler, optuna.samplers.RandomSampler)
     assert model.study.best_value == pytest.approx(model.results["loss"].min())
+
+
+def test_a_search_per_series_keeps_each_series_best_and_refits_it(panel, tmp_path):
+    model = AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=4)
+    nf = shoal.NeuralForecast([model], freq=1, per_series=True)
+    nf.fit(panel, val_size=H)
+    r = model.results
+    assert sorted(r["unique_id"].unique()) == [f"s{k}" for k in range(6)]
+    assert (r.groupby("unique_id").size() == 4).all() and (r["status"] == "ok").all()
+    fc = nf.predict()
+    assert np.isfinite(fc["AutoMLP"]).all() and len(fc) == 6 * H
+    # Series chose different configurations: each group is predicted by its own model.
+    assert len(model._parts) > 1
+    insample = nf.predict_insample()
+    assert np.isfinite(insample["AutoMLP"]).all()
+    with pytest.raises(NotImplementedError, match="configurations"):
+        nf.save(str(tmp_path / "nf"))
+    for uid in ("s0", "s5"):
+        rows = r[r["unique_id"] == uid]
+        best = rows.loc[rows["loss"].idxmin()]
+        cfg = model.best_config[uid]
+        assert cfg["input_size"] == best["config/input_size"]
+        # The refit is the plain per-series fit of that configuration (val_size 0).
+        plain = shoal.NeuralForecast([shoal.MLP(h=H, **cfg)], freq=1, per_series=True)
+        plain.fit(panel[panel["unique_id"] == uid])
+        np.testing.assert_array_equal(plain.predict()["MLP"].to_numpy(),
+                                      fc[fc["unique_id"] == uid]["AutoMLP"].to_numpy())
+
+
+def test_a_series_whose_every_trial_fails_is_named(panel):
+    short = pd.concat([panel, pd.DataFrame({"unique_id": "tiny", "ds": range(10),
+                                            "y": np.arange(10.0)})], ignore_index=True)
+    model = AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=2)
+    with pytest.raises(ValueError, match="unique_id 'tiny'"):
+        shoal.NeuralForecast([model], freq=1, per_series=True).fit(short, val_size=H)
