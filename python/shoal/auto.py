@@ -377,3 +377,8 @@ for _name in _DEFAULT_CONFIGS:
     globals()[f"Auto{_name}"] = _auto_class(_name)
     __all__.append(f"Auto{_name}")
 del _name
+
+# Model choice by validation among Auto models and seasonal naive (defined on BaseAuto above).
+from ._selection import Selection, select  # noqa: E402
+
+__all__ += ["select", "Selection"]

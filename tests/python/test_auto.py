@@ -177,3 +177,39 @@ def test_a_series_whose_every_trial_fails_is_named(panel):
     model = AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=2)
     with pytest.raises(ValueError, match="unique_id 'tiny'"):
         shoal.NeuralForecast([model], freq=1, per_series=True).fit(short, val_size=H)
+
+
+def test_select_is_never_worse_than_seasonal_naive_on_validation(panel):
+    # Series s5 is pure season (seasonal naive is exact there); the others have level shifts.
+    seasonal = panel.copy()
+    t = seasonal["ds"].to_numpy()
+    seasonal.loc[seasonal["unique_id"] == "s5", "y"] = np.sin(2 * np.pi * t[:60] / 12) * 3
+    cands = [AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=2),
+             AutoNHITS(h=H, num_samples=2, config=small(mlp_units=3 * [[16, 16]]))]
+    sel = auto.select(seasonal, cands, freq=1, season_length=12, ensemble=True)
+    scores = sel.scores.set_index("unique_id")
+    assert list(scores.columns) == ["SeasonalNaive", "AutoMLP", "AutoNHITS", "Ensemble"]
+    chosen = sel.choice.set_index("unique_id")["model"]
+    for uid in scores.index:
+        assert scores.loc[uid, chosen[uid]] == scores.loc[uid].min()
+        assert scores.loc[uid, chosen[uid]] <= scores.loc[uid, "SeasonalNaive"]
+    assert chosen["s5"] == "SeasonalNaive"
+    fc = sel.predict()
+    assert len(fc) == 6 * H and np.isfinite(fc["Selection"]).all()
+    s5 = fc[fc["unique_id"] == "s5"]
+    np.testing.assert_allclose(s5["Selection"], np.sin(2 * np.pi * np.arange(60, 64) / 12) * 3,
+                               atol=1e-9)
+    assert list(s5["ds"]) == [60, 61, 62, 63]
+    # Globally: one candidate for every series, the lowest mean score.
+    overall = auto.select(seasonal, cands[:1], freq=1, season_length=12, per_series=False)
+    means = overall.scores.set_index("unique_id").mean()
+    assert (overall.choice["model"] == means.idxmin()).all()
+
+
+def test_select_refuses_what_it_cannot_compare(panel):
+    with pytest.raises(ValueError, match="Auto models"):
+        auto.select(panel, [shoal.MLP(h=H, input_size=8)], freq=1)
+    with pytest.raises(ValueError, match="horizons differ"):
+        auto.select(panel, [AutoMLP(h=H), AutoMLP(h=H + 1, alias="other")], freq=1)
+    with pytest.raises(ValueError, match="distinct"):
+        auto.select(panel, [AutoMLP(h=H), AutoMLP(h=H)], freq=1)
