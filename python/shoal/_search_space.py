@@ -127,10 +127,10 @@ class MockTrial:
         raise AttributeError(name)
 
 
-def sampler(config, search_alg, index=0):
-    """(ask, tell, study) for search number `index` of a run (a search per series has one per
-    series, each drawing its own sequence): ask() gives (handle, config dict); tell(handle,
-    loss) with loss None for a failed trial; study is the Optuna study (None without Optuna)."""
+def sampler(config, search_alg, seed=1):
+    """(ask, tell, study) for one search drawing from `seed` (a search per series seeds each
+    series' own sequence): ask() gives (handle, config dict); tell(handle, loss) with loss None
+    for a failed trial; study is the Optuna study (None without Optuna)."""
     try:
         import optuna
     except ImportError:
@@ -138,14 +138,14 @@ def sampler(config, search_alg, index=0):
     if optuna is None:
         if callable(config):
             raise ImportError("a config function takes an Optuna trial: pip install optuna")
-        rng = np.random.default_rng(1 + index)
+        rng = np.random.default_rng(seed)
         return (lambda: (None, {k: v.sample(rng) if isinstance(v, Space) else v
                                 for k, v in config.items()}),
                 lambda handle, loss: None, None)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # Each search its own sampler: a per-series search's studies share no state.
     chosen = (copy.deepcopy(search_alg) if isinstance(search_alg, optuna.samplers.BaseSampler)
-              else optuna.samplers.TPESampler(seed=1 + index))
+              else optuna.samplers.TPESampler(seed=seed))
     study = optuna.create_study(direction="minimize", sampler=chosen)
     to_config = config if callable(config) else (
         lambda trial: {k: v.suggest(trial, k) if isinstance(v, Space) else v

@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import time
+import zlib
 
 import numpy as np
 import pandas as pd
@@ -175,7 +176,10 @@ class BaseAuto:
         held out for validation. Trials run side by side in the fleet, `cpus` at a time or one
         per group and round. Returns each group's best configuration (None where every trial
         failed) and keeps every trial in self.results."""
-        searches = [sampler(self.config, self.search_alg, g) for g in range(len(groups))]
+        # A series' search draws from a seed of its own id, so its trials do not depend on
+        # which other series share the run (a Dask partition, a subset).
+        seeds = [1] if labels is None else [1 + zlib.crc32(str(u).encode()) for u in labels]
+        searches = [sampler(self.config, self.search_alg, seed) for seed in seeds]
         self.study = searches[0][2] if len(groups) == 1 else None
         rows, start, done = [], time.perf_counter(), 0
         trial_index = [0] * len(groups)

@@ -45,6 +45,20 @@ def test_fit_many_equals_single_process(client, df):
     assert len(shoal.dask.partition_series(np.ones(6), 4)) == 4
 
 
+def test_fit_many_searches_each_series_as_one_process_does(client, df):
+    """An Auto model searched per series over the cluster: each series' trials depend only on
+    its own id and data, so the partitions give the one-process search's forecasts."""
+    from shoal.auto import AutoTSMixerx, tune
+
+    config = {"input_size": tune.choice([8, 12]), "max_steps": 10, "val_check_steps": 5,
+              "learning_rate": tune.loguniform(1e-3, 1e-2)}
+    model = AutoTSMixerx(4, 1, config=config, num_samples=3)
+    got = shoal.dask.fit_many(client, df, model, freq="ME")
+    want = shoal.dask.forecast_partition(df, model, "ME", workers=1)
+    pd.testing.assert_frame_equal(got, want)
+    assert list(got.columns) == ["unique_id", "ds", "AutoTSMixerx"]
+
+
 def _kill_once(marker):
     """Runs on a worker: the first call takes the worker process down."""
     if not os.path.exists(marker):
