@@ -21,6 +21,7 @@ Optuna installed, a config dict is sampled at random by shoal itself.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import math
 import os
@@ -281,70 +282,26 @@ class BaseAuto:
 
 
 # ---- one Auto class per model, with neuralforecast's default search spaces ------------------
-_COMMON = {
-    "learning_rate": tune.loguniform(1e-4, 1e-1),
-    "scaler_type": tune.choice([None, "robust", "standard"]),
-    "batch_size": tune.choice([32, 64, 128, 256]),
-    "windows_batch_size": tune.choice([128, 256, 512, 1024]),
-    "random_seed": tune.randint(1, 20),
-}
-_STEPS_Q = tune.quniform(500, 1500, 100)
-_MIXER = {
-    "n_block": tune.choice([1, 2, 4, 6, 8]),
-    "learning_rate": tune.loguniform(1e-4, 1e-2),
-    "ff_dim": tune.choice([32, 64, 128]),
-    "scaler_type": tune.choice(["identity", "robust", "standard"]),
-    "max_steps": tune.choice([500, 1000, 2000]),
-    "batch_size": tune.choice([32, 64, 128, 256]),
-    "dropout": tune.uniform(0.0, 0.99),
-    "random_seed": tune.randint(1, 20),
-}
-# {model: (input_size multipliers, search space)}: neuralforecast 3.3's auto.py, range for range.
-_DEFAULT_CONFIGS = {
-    "MLP": ([1, 2, 3, 4, 5], {"hidden_size": tune.choice([256, 512, 1024]),
-                              "num_layers": tune.randint(2, 6), **_COMMON,
-                              "max_steps": tune.choice([500, 1000])}),
-    "NBEATS": ([1, 2, 3, 4, 5], {**_COMMON, "max_steps": tune.choice([500, 1000])}),
-    "NBEATSx": ([1, 2, 3, 4, 5], {**_COMMON, "max_steps": tune.choice([500, 1000])}),
-    "NHITS": ([1, 2, 3, 4, 5], {
-        "n_pool_kernel_size": tune.choice([[2, 2, 1], [1, 1, 1], [2, 2, 2], [4, 4, 4],
-                                           [8, 4, 1], [16, 8, 1]]),
-        "n_freq_downsample": tune.choice([[168, 24, 1], [24, 12, 1], [180, 60, 1], [60, 8, 1],
-                                          [40, 20, 1], [1, 1, 1]]),
-        **_COMMON, "max_steps": _STEPS_Q}),
-    "DLinear": ([1, 2, 3, 4, 5], {"moving_avg_window": tune.choice([11, 25, 51]), **_COMMON,
-                                  "max_steps": _STEPS_Q}),
-    "NLinear": ([1, 2, 3, 4, 5], {**_COMMON, "max_steps": _STEPS_Q}),
-    "TiDE": ([1, 2, 3, 4, 5], {
-        "hidden_size": tune.choice([256, 512, 1024]),
-        "decoder_output_dim": tune.choice([8, 16, 32]),
-        "temporal_decoder_dim": tune.choice([32, 64, 128]),
-        "num_encoder_layers": tune.choice([1, 2, 3]),
-        "num_decoder_layers": tune.choice([1, 2, 3]),
-        "temporal_width": tune.choice([4, 8, 16]),
-        "dropout": tune.choice([0.0, 0.1, 0.2, 0.3, 0.5]),
-        "layernorm": tune.choice([True, False]),
-        **_COMMON, "learning_rate": tune.loguniform(1e-5, 1e-2), "max_steps": _STEPS_Q}),
-    "TSMixer": ([1, 2, 3, 4], dict(_MIXER)),
-    "TSMixerx": ([1, 2, 3, 4], dict(_MIXER)),
-    "MLPMultivariate": ([1, 2, 3, 4, 5], {
-        "hidden_size": tune.choice([256, 512, 1024]), "num_layers": tune.randint(2, 6),
-        **{k: v for k, v in _COMMON.items() if k != "windows_batch_size"},
-        "max_steps": tune.choice([500, 1000])}),
-}
-_MULTIVARIATE = {"TSMixer", "TSMixerx", "MLPMultivariate"}
+def _space_of(model, h):
+    """The registry model's default search space for horizon h (one table, in C++:
+    train/search_space.cpp) as a config dict of tune spaces."""
+    build = {"choice": lambda c, lo, hi, q: tune.choice(c),
+             "randint": lambda c, lo, hi, q: tune.randint(lo, hi),
+             "uniform": lambda c, lo, hi, q: tune.uniform(lo, hi),
+             "loguniform": lambda c, lo, hi, q: tune.loguniform(lo, hi),
+             "quniform": lambda c, lo, hi, q: tune.quniform(lo, hi, q)}
+    return {key: build[kind](json.loads(choices), lo, hi, q)
+            for key, kind, choices, lo, hi, q in _core.default_search_space(model, h)}
 
 
-def _auto_class(name):
-    cls_model = getattr(_models, name)
-    multipliers, space = _DEFAULT_CONFIGS[name]
-    multivariate = name in _MULTIVARIATE
+def _auto_class(cls_model):
+    name = cls_model.__name__
+    multivariate = "n_series" in inspect.signature(cls_model).parameters
 
     @classmethod
     def get_default_config(cls, h, backend="optuna", n_series=None):
         """neuralforecast's default search space for this model, for horizon h."""
-        config = {"input_size": tune.choice([h * x for x in multipliers]),
-                  "step_size": tune.choice([1, h]), **space}
+        config = _space_of(cls_model._model, h)
         if multivariate:
             config["n_series"] = n_series
         if backend == "optuna":
@@ -358,29 +315,35 @@ def _auto_class(name):
         n_series = None
         if multivariate:
             if len(args) != 1:
-                raise TypeError(f"{name}: Auto{name}(h, n_series, ...) needs n_series")
+                raise TypeError(f"Auto{name}(h, n_series, ...) needs n_series")
             n_series = _arguments.count(args[0], "n_series")
         elif args:
             raise TypeError(f"Auto{name}() takes h and keyword arguments")
         if config is None:
-            config = {"input_size": tune.choice([h * x for x in multipliers]),
-                      "step_size": tune.choice([1, h]), **space}
+            config = _space_of(cls_model._model, _arguments.count(h, "h"))
         BaseAuto.__init__(self, cls_model, h, MAE() if loss is None else loss, valid_loss,
                           config, search_alg, num_samples, time_budget, refit_with_val, cpus,
                           gpus, verbose, alias, backend, callbacks, n_series=n_series)
 
+    # neuralforecast's class attribute: the space with input_size as multiples of h.
+    default = _space_of(cls_model._model, 1)
+    default["input_size_multiplier"] = default.pop("input_size").categories
+    del default["step_size"]
     doc = (f"neuralforecast.auto.Auto{name}: a search over {name}'s settings "
            f"({'h, n_series' if multivariate else 'h'}, then neuralforecast's Auto arguments).")
     return type(f"Auto{name}", (BaseAuto,), {
         "__init__": __init__, "__doc__": doc, "get_default_config": get_default_config,
-        "default_config": {"input_size_multiplier": multipliers, "h": None, **space},
-        "__module__": __name__})
+        "default_config": default, "cls_model": cls_model, "__module__": __name__})
 
 
-for _name in _DEFAULT_CONFIGS:
-    globals()[f"Auto{_name}"] = _auto_class(_name)
-    __all__.append(f"Auto{_name}")
-del _name
+# Every neural model of the registry that has a default search space.
+_AUTO_MODELS = [c for c in vars(_models).values()
+                if isinstance(c, type) and issubclass(c, _models._ForecastModel)
+                and c._nf_name and _core.default_search_space(c._model, 1)]
+for _model in _AUTO_MODELS:
+    globals()[f"Auto{_model.__name__}"] = _auto_class(_model)
+    __all__.append(f"Auto{_model.__name__}")
+del _model
 
 # Model choice by validation among Auto models and seasonal naive (defined on BaseAuto above).
 from ._selection import Selection, select  # noqa: E402

@@ -32,6 +32,7 @@
 #include "shoal/fleet/forecast_jobs.h"
 #include "shoal/train/forecast.h"
 #include "shoal/train/forecast_registry.h"
+#include "shoal/train/search_space.h"
 
 namespace nb = nanobind;
 
@@ -463,9 +464,21 @@ std::vector<std::tuple<std::string, std::string, std::string>> forecast_options(
   return out;
 }
 
+// The model's default search space for horizon h (train/search_space.h), as (key, kind,
+// choices as JSON text, lower, upper, q) per dimension.
+std::vector<std::tuple<std::string, std::string, std::string, double, double, double>>
+default_search_space(const std::string& model, Index h) {
+  std::vector<std::tuple<std::string, std::string, std::string, double, double, double>> out;
+  for (const train::SearchDimension& d : train::default_search_space(model, h))
+    out.emplace_back(d.key, std::string(train::space_kind_name(d.kind)), d.choices.dump(), d.lower,
+                     d.upper, d.q);
+  return out;
+}
+
 void bind_forecast(nb::module_& m) {
   m.def("forecast_models", &forecast_models);
   m.def("forecast_options", &forecast_options, nb::arg("model"));
+  m.def("default_search_space", &default_search_space, nb::arg("model"), nb::arg("h"));
   nb::class_<SeriesData>(m, "SeriesData")
       .def_prop_ro("n_series", [](const SeriesData& d) { return d.set.n_series(); })
       .def_prop_ro("rows", [](const SeriesData& d) { return d.set.rows(); });

@@ -39,14 +39,14 @@ def test_every_registered_model_has_an_auto_class():
             assert cls.__name__ == f"Auto{class_name}"
 
 
-@pytest.mark.parametrize("class_name", sorted(auto._DEFAULT_CONFIGS))
+@pytest.mark.parametrize("class_name", sorted(c.__name__ for c in auto._AUTO_MODELS))
 def test_default_spaces_build_their_model(class_name):
     """Every draw from neuralforecast's default space is a model shoal accepts."""
     cls = getattr(auto, f"Auto{class_name}")
     config = cls.get_default_config(h=12, backend="ray", n_series=3)
     assert {"input_size", "step_size", "learning_rate", "max_steps",
             "random_seed"} <= set(config)
-    args = (3,) if class_name in auto._MULTIVARIATE else ()
+    args = (3,) if "n_series" in config else ()
     searcher = cls(12, *args, num_samples=1)
     rng = np.random.default_rng(0)
     for _ in range(20):
