@@ -68,6 +68,7 @@ void register_ncf(CLI::App& app);
 void register_ncf_use(CLI::App& ncf);
 // `shoal fleet`: many independent fits from a jobs file.
 void register_fleet(CLI::App& app);
+void register_tune(CLI::App& app);
 
 // `shoal profile diff A B`: two profiled runs compared (cli/profile.cpp).
 void register_profile(CLI::App& app);

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   shoal::cli::register_forecast(app);
   shoal::cli::register_ncf(app);
   shoal::cli::register_fleet(app);
+  shoal::cli::register_tune(app);
   shoal::cli::register_profile(app);
 #if SHOAL_HAVE_BENCH
   shoal::cli::register_bench(app);
