@@ -18,8 +18,8 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/stop_signal.h"
@@ -177,15 +177,13 @@ void run_tune(const TuneArgs& a) {
            .arena_bytes = bytes,
            .run =
                [&set, &groups, &jobs, &trials, i] {
-                 const data::Panel p(set, groups[trials[i].search], jobs[i].exog, nullptr,
-                                     nullptr, 0);
+                 const data::Panel p(set, groups[trials[i].search], jobs[i].exog, nullptr, nullptr,
+                                     0);
                  const train::FitResult r = train::fit_forecast(p, jobs[i]);
-                 const double loss = r.val_losses.empty()
-                                         ? std::numeric_limits<double>::quiet_NaN()
-                                         : r.val_losses.back();
-                 return fleet::JobOutput{"", {{"val_loss", loss},
-                                              {"steps", r.steps},
-                                              {"fit_s", r.fit_seconds}}};
+                 const double loss = r.val_losses.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                                          : r.val_losses.back();
+                 return fleet::JobOutput{
+                     "", {{"val_loss", loss}, {"steps", r.steps}, {"fit_s", r.fit_seconds}}};
                },
            .key = fleet::digest(options_of(t.config, val_size).dump() + data_key)});
       trial_of_job.push_back(i);
@@ -209,9 +207,10 @@ void run_tune(const TuneArgs& a) {
                                &sum);
   }
   if (sum.not_run > 0)
-    exit_interrupted(fmt::format("interrupted with {} of {} trials not run; nothing written, the "
-                                 "finished ones are kept in {}: rerun the same command to finish",
-                                 sum.not_run, sum.jobs, journal));
+    exit_interrupted(
+        fmt::format("interrupted with {} of {} trials not run; nothing written, the "
+                    "finished ones are kept in {}: rerun the same command to finish",
+                    sum.not_run, sum.jobs, journal));
   for (size_t j = 0; j < records.size(); ++j) {
     Trial& t = trials[trial_of_job[j]];
     const fleet::JobRecord& r = records[j];
@@ -269,20 +268,22 @@ void run_tune(const TuneArgs& a) {
   for (size_t f = 0; f < failures.size() && f < 10; ++f)
     fmt::print(stderr, "shoal tune: {}\n", failures[f]);
   if (done.empty())
-    throw Error(fmt::format("every search failed ({}; the first are listed above): no "
-                            "forecasts written; the trials are in {}",
-                            groups.size(), trials_path));
+    throw Error(
+        fmt::format("every search failed ({}; the first are listed above): no "
+                    "forecasts written; the trials are in {}",
+                    groups.size(), trials_path));
   std::sort(done.begin(), done.end());
   std::vector<double> values;
   for (const Index s : done)
     values.insert(values.end(), forecasts.begin() + s * a.h, forecasts.begin() + (s + 1) * a.h);
   data::write_forecasts(forecasts_path, set, done, a.h, a.model, values);
-  const auto failed = std::count_if(trials.begin(), trials.end(),
-                                    [](const Trial& t) { return !t.error.empty(); });
-  fmt::print("shoal tune: {} trials ({} failed, {} from an earlier run) in {:.1f} s, {:.2f} "
-             "trials/s; best in {}, forecasts of {} series in {}\n",
-             trials.size(), failed, sum.skipped, sum.wall_s, sum.fits_per_s, best_path,
-             done.size(), forecasts_path);
+  const auto failed =
+      std::count_if(trials.begin(), trials.end(), [](const Trial& t) { return !t.error.empty(); });
+  fmt::print(
+      "shoal tune: {} trials ({} failed, {} from an earlier run) in {:.1f} s, {:.2f} "
+      "trials/s; best in {}, forecasts of {} series in {}\n",
+      trials.size(), failed, sum.skipped, sum.wall_s, sum.fits_per_s, best_path, done.size(),
+      forecasts_path);
   if (!failures.empty())
     throw ExitStatus(kExitPartial, fmt::format("{} of {} searches failed (listed above); "
                                                "forecasts written for the other {} series",
@@ -302,8 +303,7 @@ void register_tune(CLI::App& app) {
   cmd->add_option("--model", a.model, train::forecast_model_names())->required();
   cmd->add_option("--h", a.h, "Forecast horizon")->required()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--samples", a.samples, "Trials per search")->capture_default_str();
-  cmd->add_option("--val-size", a.val_size,
-                  "Validation rows at the end of each series (0: h)")
+  cmd->add_option("--val-size", a.val_size, "Validation rows at the end of each series (0: h)")
       ->check(kNonNegative)
       ->capture_default_str();
   cmd->add_option("--n-series", a.n_series,
@@ -321,8 +321,7 @@ void register_tune(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-resume", a.no_resume,
                 "Start afresh: drop the journal an interrupted search left in --out");
-  cmd->add_option("--out", a.out, "Folder for trials.csv, best.json and forecasts.csv")
-      ->required();
+  cmd->add_option("--out", a.out, "Folder for trials.csv, best.json and forecasts.csv")->required();
   cmd->callback([] { run_tune(a); });
 }
 
