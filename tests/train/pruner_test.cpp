@@ -30,7 +30,7 @@ TEST(SuccessiveHalving, KeepsTheBestFractionOfEachRung) {
   EXPECT_FALSE(sh.keep(1, 7.0));
   EXPECT_FALSE(sh.keep(1, 8.0));
   EXPECT_TRUE(sh.keep(1, 3.0));
-  EXPECT_TRUE(sh.keep(1, 4.0));  // the second best of 8 (3, 4, 4, ...)
+  EXPECT_TRUE(sh.keep(1, 4.0));    // the second best of 8 (3, 4, 4, ...)
   EXPECT_TRUE(sh.keep(2, 100.0));  // between rungs: nothing is decided
   EXPECT_TRUE(sh.keep(4, 1.0));    // rung 1 is its own competition
   EXPECT_FALSE(sh.keep(4, std::numeric_limits<double>::quiet_NaN()));
