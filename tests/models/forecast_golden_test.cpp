@@ -39,18 +39,13 @@ typename Model::Config config_of(const json& m) {
   c.h = m.at("h");
   c.input_size = m.at("input_size");
   if constexpr (requires { c.moving_avg_window; }) c.moving_avg_window = m.at("moving_avg_window");
+  c.n_series = m.value("n_series", Index{1});
+  c.hist_exog = m.value("hist", Index{0});
+  c.futr_exog = m.value("futr", Index{0});
+  c.stat_exog = m.value("stat", Index{0});
   if constexpr (requires { c.num_layers; }) {
-    c.n_series = m.at("n_series");
-    c.hist_exog_size = m.at("hist");
-    c.futr_exog_size = m.at("futr");
-    c.stat_exog_size = m.at("stat");
     c.num_layers = m.at("num_layers");
     c.hidden_size = m.at("hidden_size");
-  }
-  if constexpr (requires { c.hist_exog; }) {  // NHITS, NBEATSx, TiDE
-    c.hist_exog = m.at("hist");
-    c.futr_exog = m.at("futr");
-    c.stat_exog = m.at("stat");
   }
   if constexpr (requires { c.mlp_units; }) {  // neuralforecast's [[in, out], ...], flattened
     c.mlp_units.clear();

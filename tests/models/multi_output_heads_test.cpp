@@ -299,11 +299,16 @@ TEST(MultiOutputHeads, TSMixerxGradientsMatchCentralDifferences) {
 }
 
 TEST(MultiOutputHeads, RejectOutputsBelowOne) {
-  EXPECT_ANY_THROW(DLinear<double>({.h = 2, .input_size = 4, .outputs = 0}));
-  EXPECT_ANY_THROW(MlpForecast<double>({.h = 2, .input_size = 4, .outputs = 0}));
-  EXPECT_ANY_THROW(MlpMultivariate<double>({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0}));
-  EXPECT_ANY_THROW(TSMixer<double>({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0}));
-  EXPECT_ANY_THROW(TSMixerx<double>({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0}));
+  EXPECT_ANY_THROW(
+      DLinear<double>(DLinear<double>::Config::shaped({.h = 2, .input_size = 4, .outputs = 0})));
+  EXPECT_ANY_THROW(MlpForecast<double>(
+      MlpForecast<double>::Config::shaped({.h = 2, .input_size = 4, .outputs = 0})));
+  EXPECT_ANY_THROW(MlpMultivariate<double>(MlpMultivariate<double>::Config::shaped(
+      {.h = 2, .input_size = 4, .n_series = 2, .outputs = 0})));
+  EXPECT_ANY_THROW(TSMixer<double>(
+      TSMixer<double>::Config::shaped({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0})));
+  EXPECT_ANY_THROW(TSMixerx<double>(
+      TSMixerx<double>::Config::shaped({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0})));
 }
 
 // FLOPs per zone ("<zone>.forward" / ".backward") of one profiled training step.

@@ -59,7 +59,7 @@ struct ForecastInputs {
 struct WindowShape {
   Index h = 0;
   Index input_size = 0;
-  Index n_series = 0;   // N: series modelled jointly
+  Index n_series = 1;   // N: series modelled jointly (1: a univariate model's window)
   Index hist_exog = 0;  // X
   Index futr_exog = 0;  // F
   Index stat_exog = 0;  // S
