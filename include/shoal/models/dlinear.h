@@ -37,14 +37,8 @@ struct DLinearConfig : ForecastConfig<DLinearConfig> {
 // per fit (whole | chunks of 8): L 24 H 6 0.155 | 0.163, L 96 H 24 0.43 | 0.56, L 336 H 96
 // 2.03 | 4.37.
 template <class T>
-class DLinear : public ForecastModel<T, DLinearConfig> {
-  using Base = ForecastModel<T, DLinearConfig>;
-  using Base::batch_rows;
-  using Base::cfg_;
-
+class DLinear : public ForecastModel<DLinearConfig> {
  public:
-  using Config = DLinearConfig;
-
   explicit DLinear(Config cfg);
 
   void plan(Planner& planner, Index max_batch);

@@ -7,7 +7,7 @@
 //   struct NLinearConfig : ForecastConfig<NLinearConfig> {
 //     static constexpr ForecastKind kKind{.name = "nlinear"};  // univariate, no exogenous
 //   };
-//   template <class T> class NLinear : public ForecastModel<T, NLinearConfig> { ... };
+//   template <class T> class NLinear : public ForecastModel<NLinearConfig> { ... };
 //
 // The base is a plain class template (no virtual functions): the trainer calls the model's own
 // forward and backward directly.
@@ -62,12 +62,13 @@ struct ForecastConfig : WindowShape {
   void validate_options() const {}
 };
 
-// The base of a windowed model: its Config (the shape checked and the options validated when the
-// model is built), the accessors the trainer reads, no copies (its layers are bound to an arena
-// by address). By default the windows of a batch are independent and run whole (kChunkWindows
-// 0: for most models the weights, not the windows, are the traffic); a model says otherwise by
-// declaring its own.
-template <class T, class C>
+// The base of a windowed model (of any element type: a model over T derives from
+// ForecastModel<Config>, so its members need no this->): its Config (the shape checked and the
+// options validated when the model is built), the accessors the trainer reads, no copies (its
+// layers are bound to an arena by address). By default the windows of a batch are independent and
+// run whole (kChunkWindows 0: for most models the weights, not the windows, are the traffic); a
+// model says otherwise by declaring its own.
+template <class C>
 class ForecastModel {
  public:
   using Config = C;
@@ -89,13 +90,17 @@ class ForecastModel {
   ~ForecastModel() = default;
 
   // The first `b` rows of a model buffer (a batch's windows).
-  static MatView<T> batch_rows(const Buffer<T>& buf, Index b) { return buf.mat().rows_block(0, b); }
+  template <class T>
+  static MatView<T> batch_rows(const Buffer<T>& buf, Index b) {
+    return buf.mat().rows_block(0, b);
+  }
   // The largest batch the model is planned for; forward checks its batches against it.
   void set_max_batch(Index max_batch) {
     SHOAL_CHECK(max_batch > 0, "{}: max_batch must be > 0, got {}", Config::kKind.name, max_batch);
     max_batch_ = max_batch;
   }
   // A batch within the planned one, with the inputs the shape names.
+  template <class T>
   void check_inputs(const ForecastInputs<T>& in) const {
     SHOAL_CHECK(in.batch > 0 && in.batch <= max_batch_, "{}: batch {} outside [1, {}]",
                 Config::kKind.name, in.batch, max_batch_);

@@ -108,8 +108,8 @@ void unpack_mlp_grads(const MlpConfig& c, const ForecastInputs<T>& in, ConstMat<
 // defaults (h 12, input_size 48, 1,024 windows), 50 steps: 3.47 s per fit against 10.2 s in
 // chunks of 8 windows.
 template <class T, class C>
-class MlpModel : public ForecastModel<T, C>, public ExogGradBuffers<T> {
-  using Base = ForecastModel<T, C>;
+class MlpModel : public ForecastModel<C>, public ExogGradBuffers<T> {
+  using Base = ForecastModel<C>;
   using Base::batch_rows;
   using Base::cfg_;
 

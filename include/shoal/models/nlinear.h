@@ -22,14 +22,8 @@ struct NLinearConfig : ForecastConfig<NLinearConfig> {
 };
 
 template <class T>
-class NLinear : public ForecastModel<T, NLinearConfig> {
-  using Base = ForecastModel<T, NLinearConfig>;
-  using Base::batch_rows;
-  using Base::cfg_;
-
+class NLinear : public ForecastModel<NLinearConfig> {
  public:
-  using Config = NLinearConfig;
-
   explicit NLinear(Config cfg);
 
   void plan(Planner& planner, Index max_batch);

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "shoal/layers/nbeats_basis.h"
+#include "shoal/layers/view_ops.h"
 #include "shoal/models/forecast_model.h"
-#include "shoal/models/mixing.h"  // add_into
 #include "shoal/models/theta_mlp.h"
 #include "shoal/models/zones.h"
 #include "shoal/profile/recorder.h"
@@ -77,7 +77,7 @@ MatView<T> residual_stack_forward(const ForecastInputs<T>& in, Index L, Index H,
       if (in.insample_mask != nullptr) mask_flipped(in, L, next);
     }
     if (fore.cols == out.cols) {
-      add_into<T>(fore, out);
+      layers::add_into<T>(fore, out);
     } else {
       for (Index w = 0; w < B; ++w)
         for (Index t = 0; t < H; ++t)
@@ -100,7 +100,7 @@ void residual_stack_backward(const ForecastInputs<T>& in, Index L, MatView<T> dr
     zone.next(zones[i].backward);
     if (in.insample_mask != nullptr && i + 1 < zones.size()) mask_flipped(in, L, dr);
     back(i, ConstMat<T>(dr), i > 0 ? dinput : MatView<T>{});
-    if (i > 0) add_into<T>(dinput, dr);
+    if (i > 0) layers::add_into<T>(dinput, dr);
   }
 }
 
@@ -109,8 +109,8 @@ void residual_stack_backward(const ForecastInputs<T>& in, Index L, MatView<T> dr
 // the model is used (the model's .cpp defines it, its init and its destructor).
 // Parameters: blocks.<i>.layers.<j>.{weight,bias} (a shared MLP under its first block only).
 template <class T, class C, class Block>
-class ResidualStackModel : public ForecastModel<T, C> {
-  using Base = ForecastModel<T, C>;
+class ResidualStackModel : public ForecastModel<C> {
+  using Base = ForecastModel<C>;
 
  public:
   template <class F>

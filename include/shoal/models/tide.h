@@ -60,13 +60,8 @@ struct TiDEConfig : ForecastConfig<TiDEConfig> {
 // traffic; ms per training step at its defaults, 1,024 windows, 2 loaded cores: whole 83,
 // chunks of 64 126, chunks of 8 346).
 template <class T>
-class TiDE : public ForecastModel<T, TiDEConfig> {
-  using Base = ForecastModel<T, TiDEConfig>;
-  using Base::cfg_;
-
+class TiDE : public ForecastModel<TiDEConfig> {
  public:
-  using Config = TiDEConfig;
-
   explicit TiDE(Config cfg);
 
   void plan(Planner& planner, Index max_batch);

@@ -37,12 +37,8 @@ struct TSMixerConfig : ForecastConfig<TSMixerConfig> {
 };
 
 template <class T>
-class TSMixer : public ForecastModel<T, TSMixerConfig> {
-  using Base = ForecastModel<T, TSMixerConfig>;
-  using Base::cfg_;
-
+class TSMixer : public ForecastModel<TSMixerConfig> {
  public:
-  using Config = TSMixerConfig;
   // BatchNorm normalises over the windows of a batch, so a batch cannot be split.
   static constexpr bool kWindowsIndependent = false;
 

@@ -45,12 +45,8 @@ struct TSMixerxConfig : ForecastConfig<TSMixerxConfig> {
 };
 
 template <class T>
-class TSMixerx : public ForecastModel<T, TSMixerxConfig> {
-  using Base = ForecastModel<T, TSMixerxConfig>;
-  using Base::cfg_;
-
+class TSMixerx : public ForecastModel<TSMixerxConfig> {
  public:
-  using Config = TSMixerxConfig;
   // Chunks of 8 windows keep a chunk's activations in L2 (docs/tsmixerx.md).
   static constexpr Index kChunkWindows = 8;
 

@@ -14,13 +14,13 @@ void DLinearConfig::validate_options() const {
 
 template <class T>
 DLinear<T>::DLinear(Config cfg)
-    : Base(cfg),
+    : ForecastModel(cfg),
       trend_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}),
       season_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {}
 
 template <class T>
 void DLinear<T>::plan(Planner& planner, Index max_batch) {
-  this->set_max_batch(max_batch);
+  set_max_batch(max_batch);
   planner.push_scope("linear_trend.");
   trend_.plan(planner, max_batch);
   planner.pop_scope();
@@ -43,7 +43,7 @@ void DLinear<T>::init(RngStream& rng) {
 template <class T>
 MatView<T> DLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index b = in.batch, l = cfg_.input_size, h = cfg_.h, m = cfg_.outputs;
-  this->check_inputs(in);
+  check_inputs(in);
   profile::ZoneChain zone(ctx.profiler, b);
   MatView<T> xt = batch_rows(xt_, b), xs = batch_rows(xs_, b), yt = batch_rows(yt_, b),
              y = batch_rows(out_, b);

@@ -202,7 +202,7 @@ void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
       MatView<T> dbb = exog ? batch_rows(dbasis_block_, B) : MatView<T>{};
       b.exog_basis.backward(ctx, batch_rows(b.theta, B), batch_rows(basis_x_, B), dback, dy_exog,
                             dtheta, dbb);
-      if (exog) add_into<T>(dbb, dbx);
+      if (exog) layers::add_into<T>(dbb, dbx);
     } else {
       b.basis.backward(ctx, dback, dy, dtheta);
     }

@@ -7,7 +7,7 @@ namespace shoal::models {
 
 template <class T>
 NLinear<T>::NLinear(Config cfg)
-    : Base(cfg), linear_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {}
+    : ForecastModel(cfg), linear_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {}
 
 template <class T>
 void NLinear<T>::plan(Planner& planner, Index max_batch) {

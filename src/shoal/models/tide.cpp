@@ -36,7 +36,7 @@ void TiDEConfig::validate_options() const {
 
 template <class T>
 TiDE<T>::TiDE(Config cfg)
-    : Base(cfg),
+    : ForecastModel(cfg),
       temporal_({.h = cfg.h,
                  .decoder_output_dim = cfg.decoder_output_dim,
                  .futr_dim = cfg.futr_exog > 0 ? cfg.temporal_width : 0,
@@ -89,7 +89,7 @@ Index TiDE<T>::encoder_input() const {
 
 template <class T>
 void TiDE<T>::plan(Planner& planner, Index max_batch) {
-  this->set_max_batch(max_batch);
+  set_max_batch(max_batch);
   const Index B = max_batch;
   auto scoped = [&](const std::string& scope, auto& layer) {
     planner.push_scope(scope);

@@ -8,7 +8,7 @@ namespace shoal::models {
 
 template <class T>
 TSMixer<T>::TSMixer(Config cfg)
-    : Base(cfg),
+    : ForecastModel(cfg),
       revin_({.n_series = cfg.n_series, .input_size = cfg.input_size, .h = cfg.h * cfg.outputs}),
       out_({.in = cfg.input_size, .out = cfg.h * cfg.outputs, .cols = cfg.n_series}) {
   const Index n = cfg_.n_series, l = cfg_.input_size;
@@ -37,7 +37,7 @@ Index TSMixer<T>::num_params() {
 // The blocks plan by rows (layers/README.md): B·L rows in, B·H·M out of the head.
 template <class T>
 void TSMixer<T>::plan(Planner& planner, Index max_batch) {
-  this->set_max_batch(max_batch);
+  set_max_batch(max_batch);
   const Index n = cfg_.n_series, rl = max_batch * cfg_.input_size;
   auto scoped = [&](const std::string& prefix, auto& layer, Index rows) {
     planner.push_scope(prefix);
@@ -98,7 +98,7 @@ void TSMixer<T>::register_zones(profile::Recorder& rec, int model) {
 
 template <class T>
 MatView<T> TSMixer<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
-  this->check_inputs(in);
+  check_inputs(in);
   SHOAL_CHECK(in.hist_exog == nullptr && in.futr_exog == nullptr && in.stat_exog == nullptr,
               "TSMixer does not take exogenous inputs (use TSMixerx)");
   const Index bsz = in.batch, n = cfg_.n_series, m = cfg_.outputs, rl = bsz * cfg_.input_size,

@@ -8,7 +8,7 @@ namespace shoal::models {
 
 template <class T>
 TSMixerx<T>::TSMixerx(Config cfg)
-    : Base(cfg),
+    : ForecastModel(cfg),
       revin_({.n_series = cfg.n_series, .input_size = cfg.input_size, .h = cfg.h * cfg.outputs}),
       projection_({.in = cfg.input_size, .out = cfg.h, .cols = c0() * cfg.n_series}),
       out_({.in = cfg.ff_dim, .out = cfg.outputs * cfg.n_series}) {
@@ -56,7 +56,7 @@ Index TSMixerx<T>::num_params() {
 // through the mixers and the head.
 template <class T>
 void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
-  this->set_max_batch(max_batch);
+  set_max_batch(max_batch);
   const Index n = cfg_.n_series, k = cfg_.ff_dim, rl = max_batch * cfg_.input_size,
               rh = max_batch * cfg_.h;
   auto scoped = [&](const std::string& prefix, auto& layer, Index rows) {
@@ -136,7 +136,7 @@ void TSMixerx<T>::init(RngStream& rng) {
 
 template <class T>
 void TSMixerx<T>::check_inputs(const ForecastInputs<T>& in) const {
-  Base::check_inputs(in);
+  ForecastModel::check_inputs(in);
   SHOAL_CHECK((cfg_.hist_exog > 0) == (in.hist_exog != nullptr),
               "TSMixerx: hist_exog given iff hist_exog > 0 ({})", cfg_.hist_exog);
   SHOAL_CHECK((cfg_.futr_exog > 0) == (in.futr_exog != nullptr),
