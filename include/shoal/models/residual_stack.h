@@ -137,10 +137,11 @@ class ResidualStackModel : public ForecastModel<C> {
     zones_.resize(blocks_.size());
   }
   // Plans each block under "blocks.<i>.", its MLP under "layers." (on its owner's weights when
-  // shared), then what plan_block(i, block) plans; then the stack's output and residual
-  // gradients.
-  template <class PlanBlock>
-  void plan_blocks(Planner& planner, Index max_batch, PlanBlock&& plan_block) {
+  // shared), then what plan_block(i, block) plans; then what plan_inputs() plans (the model's
+  // gathered inputs), the stack's output and residual gradients.
+  template <class PlanBlock, class PlanInputs>
+  void plan_blocks(Planner& planner, Index max_batch, PlanBlock&& plan_block,
+                   PlanInputs&& plan_inputs) {
     this->set_max_batch(max_batch);
     const Index B = max_batch, L = cfg_.input_size;
     for (size_t i = 0; i < blocks_.size(); ++i) {
@@ -151,6 +152,7 @@ class ResidualStackModel : public ForecastModel<C> {
       plan_block(i, *blocks_[i]);
       planner.pop_scope();
     }
+    plan_inputs();
     planner.buffer(out_, Region::kActivations, "out", {B, cfg_.h * cfg_.outputs});
     planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
     planner.buffer(drb_, Region::kScratch, "drb", {B, L});

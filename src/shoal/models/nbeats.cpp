@@ -84,18 +84,21 @@ NBEATS<T>::~NBEATS() = default;
 template <class T>
 void NBEATS<T>::plan(Planner& planner, Index max_batch) {
   const Index B = max_batch, L = cfg_.input_size, HM = cfg_.h * cfg_.outputs;
-  this->plan_blocks(planner, max_batch, [&](size_t, NBeatsBlock<T>& b) {
-    const Index S = b.basis.theta_size();
-    planner.push_scope("basis.");
-    b.basis.plan(planner, B);
-    planner.pop_scope();
-    planner.buffer(b.r, Region::kActivations, "r", {B, L});
-    planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
-    planner.buffer(b.back, Region::kScratch, "back", {B, L});
-    planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
-    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
-    planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
-  });
+  this->plan_blocks(
+      planner, max_batch,
+      [&](size_t, NBeatsBlock<T>& b) {
+        const Index S = b.basis.theta_size();
+        planner.push_scope("basis.");
+        b.basis.plan(planner, B);
+        planner.pop_scope();
+        planner.buffer(b.r, Region::kActivations, "r", {B, L});
+        planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
+        planner.buffer(b.back, Region::kScratch, "back", {B, L});
+        planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
+        planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
+        planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
+      },
+      [] {});
 }
 
 template <class T>

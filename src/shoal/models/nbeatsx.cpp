@@ -84,25 +84,30 @@ NBEATSx<T>::~NBEATSx() = default;
 
 template <class T>
 void NBEATSx<T>::plan(Planner& planner, Index max_batch) {
-  const Index B = max_batch, L = cfg_.input_size, H = cfg_.h, E = cfg_.exog_width();
-  this->plan_blocks(planner, max_batch, [&](size_t, NBeatsxBlock<T>& b) {
-    const Index S = b.theta_size();
-    planner.push_scope("basis.");
-    if (b.exogenous)
-      b.exog_basis.plan(planner, B);
-    else
-      b.basis.plan(planner, B);
-    planner.pop_scope();
-    planner.buffer(b.r, Region::kActivations, "x", {B, L + E});
-    planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
-    planner.buffer(b.back, Region::kScratch, "back", {B, L});
-    planner.buffer(b.fore, Region::kScratch, "fore", {B, b.exogenous ? H : H * cfg_.outputs});
-    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
-    planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
-  });
-  planner.buffer(exog_, Region::kActivations, "exog", {B, std::max<Index>(E, 1)});
-  const Index C = cfg_.futr_exog + cfg_.stat_exog;
-  planner.buffer(basis_x_, Region::kActivations, "basis_x", {B, std::max<Index>((L + H) * C, 1)});
+  const Index B = max_batch, L = cfg_.input_size, H = cfg_.h, E = cfg_.exog_width(),
+              C = cfg_.futr_exog + cfg_.stat_exog;
+  this->plan_blocks(
+      planner, max_batch,
+      [&](size_t, NBeatsxBlock<T>& b) {
+        const Index S = b.theta_size();
+        planner.push_scope("basis.");
+        if (b.exogenous)
+          b.exog_basis.plan(planner, B);
+        else
+          b.basis.plan(planner, B);
+        planner.pop_scope();
+        planner.buffer(b.r, Region::kActivations, "x", {B, L + E});
+        planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
+        planner.buffer(b.back, Region::kScratch, "back", {B, L});
+        planner.buffer(b.fore, Region::kScratch, "fore", {B, b.exogenous ? H : H * cfg_.outputs});
+        planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
+        planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
+      },
+      [&] {
+        planner.buffer(exog_, Region::kActivations, "exog", {B, std::max<Index>(E, 1)});
+        planner.buffer(basis_x_, Region::kActivations, "basis_x",
+                       {B, std::max<Index>((L + H) * C, 1)});
+      });
   if (cfg_.outputs > 1 && has_exogenous_block())
     planner.buffer(dysum_, Region::kActivationGrads, "dysum", {B, H});
   if (!cfg_.exog_grads) return;

@@ -105,20 +105,23 @@ NHITS<T>::~NHITS() = default;
 template <class T>
 void NHITS<T>::plan(Planner& planner, Index max_batch) {
   const Index B = max_batch, L = cfg_.input_size, HM = cfg_.h * cfg_.outputs;
-  this->plan_blocks(planner, max_batch, [&](size_t, NHitsBlock<T>& b) {
-    b.pool.plan(planner, B);
-    b.interp.plan(planner, B);
-    planner.buffer(b.r, Region::kActivations, "r", {B, L});
-    planner.buffer(b.pooled, Region::kActivations, "pooled", {B, b.width()});
-    if (b.X > 0) planner.buffer(b.hx, Region::kScratch, "hist_pooled", {B * b.X, b.P});
-    if (b.F > 0) planner.buffer(b.fx, Region::kScratch, "futr_pooled", {B * b.F, b.Pf});
-    planner.buffer(b.theta, Region::kActivations, "theta", {B, L + b.M * b.K});
-    planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
-    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.M * b.K});
-    planner.buffer(b.dpooled, Region::kActivationGrads, "dpooled", {B, b.P});
-    if (cfg_.exog_grads && b.width() > b.P)
-      planner.buffer(b.dexog, Region::kScratch, "dexog", {B, b.width() - b.P});
-  });
+  this->plan_blocks(
+      planner, max_batch,
+      [&](size_t, NHitsBlock<T>& b) {
+        b.pool.plan(planner, B);
+        b.interp.plan(planner, B);
+        planner.buffer(b.r, Region::kActivations, "r", {B, L});
+        planner.buffer(b.pooled, Region::kActivations, "pooled", {B, b.width()});
+        if (b.X > 0) planner.buffer(b.hx, Region::kScratch, "hist_pooled", {B * b.X, b.P});
+        if (b.F > 0) planner.buffer(b.fx, Region::kScratch, "futr_pooled", {B * b.F, b.Pf});
+        planner.buffer(b.theta, Region::kActivations, "theta", {B, L + b.M * b.K});
+        planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
+        planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.M * b.K});
+        planner.buffer(b.dpooled, Region::kActivationGrads, "dpooled", {B, b.P});
+        if (cfg_.exog_grads && b.width() > b.P)
+          planner.buffer(b.dexog, Region::kScratch, "dexog", {B, b.width() - b.P});
+      },
+      [] {});
   if (cfg_.outputs > 1) {
     planner.buffer(knots_out_, Region::kScratch, "knots_out", {B, HM});
     planner.buffer(dyq_, Region::kActivationGrads, "dyq", {B, HM});
