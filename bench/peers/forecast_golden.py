@@ -1,6 +1,7 @@
 """Golden files for shoal's NLinear / DLinear / MLP / MLPMultivariate parity tests and the
-training goldens of NHITS / NBEATS / NBEATSx / TiDE (tests/models/forecast_golden_test.cpp;
-their forward and gradient goldens come from blocks_golden.py).
+training goldens of NHITS / NBEATS / NBEATSx / TiDE (tests/support/forecast_golden.h, run for
+every registered model by tests/models/registry_models_test.cpp; the stacked models' forward
+and gradient goldens come from blocks_golden.py).
 
 Run with the peers venv (needs neuralforecast + torch; CI only reads the committed output):
     /opt/peers/bin/python bench/peers/forecast_golden.py [out_dir=tests/golden [model ...]]

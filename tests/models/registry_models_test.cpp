@@ -1,9 +1,11 @@
 // The checks every registered forecasting model goes through, one typed suite over them all:
 // its list equals the registry's neural models, gradients match central differences in double,
-// and a batch run in chunks of windows gives the whole batch's forecasts and gradients. A model
+// a batch run in chunks of windows gives the whole batch's forecasts and gradients, and where
+// bench/peers/forecast_golden.py wrote its goldens, its initial weights, forward, gradients and
+// first 20 training losses match neuralforecast's (tests/support/forecast_golden.h). A model
 // added to the registry joins ModelTypes below (the first test fails until it does) and needs
-// nothing else here. The fits through the registry run every registered model too (its names from
-// tests/support/registry_models.h): predict from saved weights (tests/train/
+// nothing else here but its golden files. The fits through the registry run every registered model
+// too (its names from tests/support/registry_models.h): predict from saved weights (tests/train/
 // forecast_weights_test.cpp) and 1 against 2 threads (tests/train/global_fit_test.cpp).
 #include <gtest/gtest.h>
 
@@ -26,6 +28,7 @@
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/forecast_registry.h"
+#include "support/forecast_golden.h"
 #include "support/gradcheck.h"
 
 namespace shoal {
@@ -105,6 +108,18 @@ struct Windows {
             .futr_exog = futr.empty() ? nullptr : futr.data(),
             .stat_exog = stat.empty() ? nullptr : stat.data()};
   }
+};
+
+// Model over another element type: NLinear<double> → NLinear<float>.
+template <class Model, class T>
+struct Rebind;
+template <template <class> class M, class U, class T>
+struct Rebind<M<U>, T> {
+  using type = M<T>;
+};
+template <template <class, class> class M, class U, class C, class T>
+struct Rebind<M<U, C>, T> {
+  using type = M<T, C>;
 };
 
 template <class Model>
@@ -189,6 +204,23 @@ TYPED_TEST(RegistryModel, ChunksOfWindowsGiveTheWholeBatch) {
       EXPECT_NEAR(chunked_grads[i], whole_grads[i], 1e-12 * std::max(1.0, std::abs(whole_grads[i])))
           << i;
   }
+}
+
+TYPED_TEST(RegistryModel, GoldenInitForwardAndGradientsMatchNeuralforecast) {
+  const std::string kind(TypeParam::Config::kKind.name);
+  if (!golden::has_forecast_golden(kind + "_grad"))
+    GTEST_SKIP() << "no forecast_golden.py gradient golden for " << kind
+                 << " (the stacked models' are blocks_golden.py's, TSMixer(x)'s "
+                    "tsmixer_golden.py's: their own tests)";
+  golden::check_gradients<TypeParam>(kind);
+}
+
+TYPED_TEST(RegistryModel, GoldenFirst20TrainingLossesMatchNeuralforecast) {
+  const std::string kind(TypeParam::Config::kKind.name);
+  if (!golden::has_forecast_golden(kind + "_train"))
+    GTEST_SKIP() << "no forecast_golden.py training golden for " << kind
+                 << " (TSMixer(x)'s are tsmixer_golden.py's: tsmixer_golden_test.cpp)";
+  golden::check_training<typename Rebind<TypeParam, float>::type>(kind);
 }
 
 }  // namespace registry_models_test
