@@ -18,6 +18,7 @@
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/forecast_trainer.h"
 #include "support/golden.h"
+#include "support/with_options.h"
 
 namespace shoal {
 namespace tsmixer_golden_test {
@@ -49,24 +50,30 @@ void load_weights(Model& m, const Arena& arena, const Golden& g) {
 }
 
 models::TSMixerxConfig tsmixerx_config(const nlohmann::json& m) {
-  return models::TSMixerxConfig::shaped({.h = m.at("h"),
-                                         .input_size = m.at("input_size"),
-                                         .n_series = m.at("n_series"),
-                                         .hist_exog = m.at("hist_exog_size"),
-                                         .futr_exog = m.at("futr_exog_size"),
-                                         .stat_exog = m.at("stat_exog_size")},
-                                        {.n_block = m.at("n_block"),
-                                         .ff_dim = m.at("ff_dim"),
-                                         .dropout = m.at("dropout"),
-                                         .revin = m.at("revin")});
+  return testing::with_options(
+      models::TSMixerxConfig::shaped({.h = m.at("h"),
+                                      .input_size = m.at("input_size"),
+                                      .n_series = m.at("n_series"),
+                                      .hist_exog = m.at("hist_exog_size"),
+                                      .futr_exog = m.at("futr_exog_size"),
+                                      .stat_exog = m.at("stat_exog_size")}),
+      [&](auto& o) {
+        o.n_block = m.at("n_block");
+        o.ff_dim = m.at("ff_dim");
+        o.dropout = m.at("dropout");
+        o.revin = m.at("revin");
+      });
 }
 models::TSMixerConfig tsmixer_config(const nlohmann::json& m) {
-  return models::TSMixerConfig::shaped(
-      {.h = m.at("h"), .input_size = m.at("input_size"), .n_series = m.at("n_series")},
-      {.n_block = m.at("n_block"),
-       .ff_dim = m.at("ff_dim"),
-       .dropout = m.at("dropout"),
-       .revin = m.at("revin")});
+  return testing::with_options(
+      models::TSMixerConfig::shaped(
+          {.h = m.at("h"), .input_size = m.at("input_size"), .n_series = m.at("n_series")}),
+      [&](auto& o) {
+        o.n_block = m.at("n_block");
+        o.ff_dim = m.at("ff_dim");
+        o.dropout = m.at("dropout");
+        o.revin = m.at("revin");
+      });
 }
 
 template <class Model>

@@ -15,6 +15,7 @@
 #include "shoal/train/forecast_trainer.h"
 #include "support/alloc_counter.h"
 #include "support/gradcheck.h"
+#include "support/with_options.h"
 
 namespace shoal {
 namespace tsmixer_test {
@@ -61,9 +62,13 @@ TEST(TSMixer, ParameterCountMatchesSpecFormula) {
 }
 
 TEST(TSMixerx, ParameterNamesMirrorNeuralforecast) {
-  TSMixerx<float> m(TSMixerx<float>::Config::shaped(
-      {.h = 3, .input_size = 5, .n_series = 2, .futr_exog = 1, .stat_exog = 1},
-      {.n_block = 1, .ff_dim = 5}));
+  TSMixerx<float> m(testing::with_options(
+      TSMixerx<float>::Config::shaped(
+          {.h = 3, .input_size = 5, .n_series = 2, .futr_exog = 1, .stat_exog = 1}),
+      [&](auto& o) {
+        o.n_block = 1;
+        o.ff_dim = 5;
+      }));
   Planner planner;
   m.plan(planner, 2);
   Arena arena(std::move(planner));
@@ -152,14 +157,18 @@ TEST(TSMixerx, GradientsMatchCentralDifferences) {
     SCOPED_TRACE(::testing::Message()
                  << "N=" << c.n << " X=" << c.x << " F=" << c.f << " S=" << c.s << " B=" << c.batch
                  << " revin=" << c.revin << " p=" << c.dropout);
-    TSMixerx<double> m(TSMixerx<double>::Config::shaped(
-        {.h = h,
-         .input_size = l,
-         .n_series = c.n,
-         .hist_exog = c.x,
-         .futr_exog = c.f,
-         .stat_exog = c.s},
-        {.n_block = c.s > 0 ? 1 : 2, .ff_dim = 3, .dropout = c.dropout, .revin = c.revin}));
+    TSMixerx<double> m(testing::with_options(TSMixerx<double>::Config::shaped({.h = h,
+                                                                               .input_size = l,
+                                                                               .n_series = c.n,
+                                                                               .hist_exog = c.x,
+                                                                               .futr_exog = c.f,
+                                                                               .stat_exog = c.s}),
+                                             [&](auto& o) {
+                                               o.n_block = c.s > 0 ? 1 : 2;
+                                               o.ff_dim = 3;
+                                               o.dropout = c.dropout;
+                                               o.revin = c.revin;
+                                             }));
     const Data d = make_data(c.batch, l, h, c.n, c.x, c.f, c.s, 11);
     model_gradcheck(m, d, c.batch, Ctx{.training = true, .seed = 9, .step = 4}, 3);
   }
@@ -177,17 +186,22 @@ TEST(TSMixer, GradientsMatchCentralDifferences) {
         Case{1, 1, true, false, 0.9}, Case{3, 1, true, false, 0.0}}) {
     SCOPED_TRACE(::testing::Message() << "N=" << c.n << " B=" << c.batch << " revin=" << c.revin
                                       << " training=" << c.training << " p=" << c.dropout);
-    TSMixer<double> m(TSMixer<double>::Config::shaped(
-        {.h = h, .input_size = l, .n_series = c.n},
-        {.n_block = 2, .ff_dim = 3, .dropout = c.dropout, .revin = c.revin}));
+    TSMixer<double> m(testing::with_options(
+        TSMixer<double>::Config::shaped({.h = h, .input_size = l, .n_series = c.n}), [&](auto& o) {
+          o.n_block = 2;
+          o.ff_dim = 3;
+          o.dropout = c.dropout;
+          o.revin = c.revin;
+        }));
     const Data d = make_data(c.batch, l, h, c.n, 0, 0, 0, 12);
     model_gradcheck(m, d, c.batch, Ctx{.training = c.training, .seed = 9, .step = 2}, 4);
   }
 }
 
 TEST(TSMixer, RejectsExogenousAndTrainingBatchOfOne) {
-  TSMixer<float> m(
-      TSMixer<float>::Config::shaped({.h = 2, .input_size = 4, .n_series = 1}, {.ff_dim = 2}));
+  TSMixer<float> m(testing::with_options(
+      TSMixer<float>::Config::shaped({.h = 2, .input_size = 4, .n_series = 1}),
+      [&](auto& o) { o.ff_dim = 2; }));
   Planner planner;
   m.plan(planner, 2);
   Arena arena(std::move(planner));
@@ -200,8 +214,9 @@ TEST(TSMixer, RejectsExogenousAndTrainingBatchOfOne) {
 }
 
 TEST(TSMixerx, RejectsMissingExogenous) {
-  TSMixerx<float> m(TSMixerx<float>::Config::shaped(
-      {.h = 2, .input_size = 4, .n_series = 1, .hist_exog = 1}, {.ff_dim = 2}));
+  TSMixerx<float> m(testing::with_options(
+      TSMixerx<float>::Config::shaped({.h = 2, .input_size = 4, .n_series = 1, .hist_exog = 1}),
+      [&](auto& o) { o.ff_dim = 2; }));
   Planner planner;
   m.plan(planner, 2);
   Arena arena(std::move(planner));
@@ -261,8 +276,11 @@ void expect_no_allocs(int64_t allocs) {
 }
 
 TEST(TSMixerx, TrainerLossFallsWithoutAllocating) {
-  TSMixerx<float> m(TSMixerx<float>::Config::shaped({.h = 4, .input_size = 16, .n_series = 2},
-                                                    {.ff_dim = 16, .dropout = 0.1}));
+  TSMixerx<float> m(testing::with_options(
+      TSMixerx<float>::Config::shaped({.h = 4, .input_size = 16, .n_series = 2}), [&](auto& o) {
+        o.ff_dim = 16;
+        o.dropout = 0.1;
+      }));
   double first = 0, last = 0;
   int64_t allocs = -1;
   fit_sine(m, 300, &first, &last, &allocs);
@@ -278,9 +296,17 @@ void check_chunked_against_whole(double dropout) {
   SCOPED_TRACE(::testing::Message() << "dropout " << dropout);
   const Index b = 7, l = 6, h = 3, n = 2, x = 1, f = 2, s = 1;
   auto config = [&] {
-    return TSMixerx<float>::Config::shaped(
-        {.h = h, .input_size = l, .n_series = n, .hist_exog = x, .futr_exog = f, .stat_exog = s},
-        {.n_block = 2, .ff_dim = 8, .dropout = dropout});
+    return testing::with_options(TSMixerx<float>::Config::shaped({.h = h,
+                                                                  .input_size = l,
+                                                                  .n_series = n,
+                                                                  .hist_exog = x,
+                                                                  .futr_exog = f,
+                                                                  .stat_exog = s}),
+                                 [&](auto& o) {
+                                   o.n_block = 2;
+                                   o.ff_dim = 8;
+                                   o.dropout = dropout;
+                                 });
   };
   TSMixerx<float> whole_m(config()), chunk_m(config());
   using Trainer = train::ForecastTrainer<TSMixerx<float>, float>;
@@ -334,8 +360,9 @@ TEST(TSMixerx, ChunkedStepsMatchWholeBatchSteps) {
 // An all-masked batch has no loss: zero, with zero gradients, chunked or not (neuralforecast's
 // _divide_no_nan).
 TEST(TSMixerx, ChunkedStepOfAFullyMaskedBatchIsZero) {
-  TSMixerx<float> m(
-      TSMixerx<float>::Config::shaped({.h = 2, .input_size = 4, .n_series = 1}, {.ff_dim = 4}));
+  TSMixerx<float> m(testing::with_options(
+      TSMixerx<float>::Config::shaped({.h = 2, .input_size = 4, .n_series = 1}),
+      [&](auto& o) { o.ff_dim = 4; }));
   train::ForecastTrainer<TSMixerx<float>, float> t(m, {.max_batch = 5, .chunk_windows = 2});
   std::vector<float> y(20, 0.5f), target(10, 1.f), mask(10, 0.f);
   const double loss =
@@ -348,8 +375,11 @@ TEST(TSMixerx, ChunkedStepOfAFullyMaskedBatchIsZero) {
 }
 
 TEST(TSMixer, TrainerLossFallsWithoutAllocating) {
-  TSMixer<float> m(TSMixer<float>::Config::shaped({.h = 4, .input_size = 16, .n_series = 2},
-                                                  {.ff_dim = 16, .dropout = 0.1}));
+  TSMixer<float> m(testing::with_options(
+      TSMixer<float>::Config::shaped({.h = 4, .input_size = 16, .n_series = 2}), [&](auto& o) {
+        o.ff_dim = 16;
+        o.dropout = 0.1;
+      }));
   double first = 0, last = 0;
   int64_t allocs = -1;
   fit_sine(m, 300, &first, &last, &allocs);

@@ -29,6 +29,7 @@
 #include "shoal/layers/revin.h"
 #include "shoal/layers/time_linear.h"
 #include "shoal/layers/view_ops.h"
+#include "shoal/models/forecast_model.h"
 #include "shoal/profile/cost.h"
 
 namespace shoal::models {
@@ -38,6 +39,30 @@ using layers::copy_view;
 using layers::RevIn;
 using layers::TimeLinear;
 using layers::transpose_windows;
+
+// The options TSMixer and TSMixerx share, with neuralforecast's names and defaults (Derived, the
+// model's Config, names its default dropout: kDefaultDropout).
+template <class Derived>
+struct MixerConfig : ForecastConfig<Derived> {
+  Index n_block = 2;
+  Index ff_dim = 64;
+  double dropout = Derived::kDefaultDropout;
+  bool revin = true;
+  uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
+
+  void visit(OptionVisitor& v) {
+    v("n_block", n_block, "Mixing blocks");
+    v("ff_dim", ff_dim, "Hidden width of each feature mixer's MLP");
+    v("dropout", dropout, "Dropout probability");
+    v("revin", revin, "Reversible instance normalisation of the input and output");
+  }
+  void validate_options() const {
+    if (n_block < 0) option_out_of_range("n_block", "an integer ≥ 0", double(n_block));
+    if (ff_dim < 1) option_out_of_range("ff_dim", "an integer ≥ 1", double(ff_dim));
+    if (!(dropout >= 0 && dropout < 1))
+      option_out_of_range("dropout", "a probability in [0, 1)", dropout);
+  }
+};
 
 // TSMixerx FeatureMixing(in → out), post-norm, on [B·H, in]:
 //   a = dropout₁(relu(x·W₁ᵀ + b₁));  s = dropout₂(a·W₂ᵀ + b₂) + (in ≠ out ? x·Wₚᵀ + bₚ : x)

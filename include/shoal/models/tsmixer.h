@@ -23,17 +23,9 @@
 
 namespace shoal::models {
 
-struct TSMixerConfig : ForecastConfig<TSMixerConfig> {
+struct TSMixerConfig : MixerConfig<TSMixerConfig> {
   static constexpr ForecastKind kKind{.name = "tsmixer", .multivariate = true};
-  Index n_block = 2;
-  Index ff_dim = 64;
-  double dropout = 0.9;
-  bool revin = true;
-  uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
-
-  // The user's options (neuralforecast's names and defaults).
-  void visit(OptionVisitor& v) { visit_mixer_options(*this, v); }
-  void validate_options() const { validate_mixer_options(*this); }
+  static constexpr double kDefaultDropout = 0.9;
 };
 
 template <class T>

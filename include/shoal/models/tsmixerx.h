@@ -27,21 +27,13 @@
 
 namespace shoal::models {
 
-struct TSMixerxConfig : ForecastConfig<TSMixerxConfig> {
+struct TSMixerxConfig : MixerConfig<TSMixerxConfig> {
   static constexpr ForecastKind kKind{.name = "tsmixerx",
                                       .multivariate = true,
                                       .hist_exog = true,
                                       .futr_exog = true,
                                       .stat_exog = true};
-  Index n_block = 2;
-  Index ff_dim = 64;
-  double dropout = 0.0;
-  bool revin = true;
-  uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
-
-  // The user's options (neuralforecast's names and defaults).
-  void visit(OptionVisitor& v) { visit_mixer_options(*this, v); }
-  void validate_options() const { validate_mixer_options(*this); }
+  static constexpr double kDefaultDropout = 0.0;
 };
 
 template <class T>
