@@ -1,6 +1,7 @@
 """Golden files for shoal's NLinear / DLinear / MLP / MLPMultivariate parity tests and the
-training goldens of NHITS / NBEATS / NBEATSx / TiDE (tests/models/forecast_golden_test.cpp;
-their forward and gradient goldens come from blocks_golden.py).
+training goldens of NHITS / NBEATS / NBEATSx / TiDE (tests/support/forecast_golden.h, run for
+every registered model by tests/models/registry_models_test.cpp; the stacked models' forward
+and gradient goldens come from blocks_golden.py).
 
 Run with the peers venv (needs neuralforecast + torch; CI only reads the committed output):
     /opt/peers/bin/python bench/peers/forecast_golden.py [out_dir=tests/golden [model ...]]
@@ -32,6 +33,9 @@ import torch
 from neuralforecast.losses.pytorch import MAE
 from neuralforecast.models import (MLP, NBEATS, NHITS, DLinear, MLPMultivariate, NBEATSx,
                                    NLinear, TiDE)
+
+sys.path.insert(0, os.path.dirname(__file__))
+from golden_models import written_by  # noqa: E402
 
 STEPS = 20
 T_SERIES = 40
@@ -253,7 +257,7 @@ def main():
         os.path.dirname(__file__), "..", "..", "tests", "golden")
     os.makedirs(out_dir, exist_ok=True)
     torch.set_num_threads(1)
-    for kind in sys.argv[2:] or CONFIGS:
+    for kind in sys.argv[2:] or written_by("forecast_golden.py"):
         if CONFIGS[kind].get("grad", True):
             gradient_golden(kind, out_dir)
         training_golden(kind, out_dir)

@@ -23,10 +23,9 @@ from neuralforecast.losses.pytorch import MQLoss
 sys.path.insert(0, os.path.dirname(__file__))
 import forecast_golden  # noqa: E402
 import tsmixer_golden  # noqa: E402
+from golden_models import MODELS  # noqa: E402
 
 QUANTILES = [0.1, 0.5, 0.9]
-MODELS = ("nlinear", "dlinear", "mlp", "mlp_multivariate", "nhits", "nbeats", "nbeatsx", "tide",
-          "tsmixer", "tsmixerx")
 
 
 def main():

@@ -28,6 +28,9 @@ import torch
 from neuralforecast.losses.pytorch import MAE
 from neuralforecast.models import TSMixer, TSMixerx
 
+sys.path.insert(0, os.path.dirname(__file__))
+from golden_models import written_by  # noqa: E402
+
 H, L, N, FF, X, F, S, NB = 4, 8, 2, 4, 1, 1, 2, 2
 B = 4
 T_SERIES = 48
@@ -213,7 +216,7 @@ def main():
         os.path.dirname(__file__), "..", "..", "tests", "golden")
     os.makedirs(out_dir, exist_ok=True)
     torch.set_num_threads(1)
-    for kind in ("tsmixerx", "tsmixer"):
+    for kind in reversed(written_by("tsmixer_golden.py")):  # tsmixerx, then tsmixer
         gradient_golden(kind, out_dir)
         training_golden(kind, out_dir)
     print("wrote goldens to", os.path.abspath(out_dir))

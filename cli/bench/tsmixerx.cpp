@@ -147,8 +147,8 @@ double train_step_flops(const models::TSMixerx<float>::Config& c, Index b, Index
                         Index params) {
   using namespace profile;
   const double bh = double(b * c.h), k = double(c.ff_dim), n = double(c.n_series);
-  const double x = double(c.hist_exog_size), f = double(c.futr_exog_size),
-               s = double(c.stat_exog_size), h = double(c.h), l = double(c.input_size);
+  const double x = double(c.hist_exog), f = double(c.futr_exog), s = double(c.stat_exog),
+               h = double(c.h), l = double(c.input_size);
   Cost t;
   auto linear = [&](double rows, double in, double out, ActKind act, bool dx) {
     t += linear_forward(rows, in, out, true, act);
@@ -255,12 +255,12 @@ ShoalFigures run_shoal(const Options& o, const CaseFiles& f) {
   }
 
   // The step loop alone, as fit_forecast runs it (no validation: val_size 0).
-  models::TSMixerx<float>::Config mc{.h = job.windows.h,
-                                     .input_size = job.windows.input_size,
-                                     .n_series = panel.n_series(),
-                                     .hist_exog_size = panel.n_hist(),
-                                     .futr_exog_size = panel.n_futr(),
-                                     .stat_exog_size = panel.n_stat()};
+  const auto mc = models::TSMixerx<float>::Config::shaped({.h = job.windows.h,
+                                                           .input_size = job.windows.input_size,
+                                                           .n_series = panel.n_series(),
+                                                           .hist_exog = panel.n_hist(),
+                                                           .futr_exog = panel.n_futr(),
+                                                           .stat_exog = panel.n_stat()});
   models::TSMixerx<float> model(mc);
   const Index b = job.windows.windows_batch_size;
   train::ForecastTrainer<models::TSMixerx<float>, float>::Config tc{.max_batch = b, .seed = 1};

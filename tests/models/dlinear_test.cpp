@@ -23,7 +23,8 @@ using models::ForecastInputs;
 TEST(DLinear, ForwardIsTrendMapPlusSeasonMap) {
   for (const Index k : {3, 5, 9}) {
     const Index h = 3, l = 6, b = 2;
-    DLinear<double> m({.h = h, .input_size = l, .moving_avg_window = k});
+    DLinear<double> m(
+        DLinear<double>::Config::shaped({.h = h, .input_size = l}, {.moving_avg_window = k}));
     Planner planner;
     m.plan(planner, b);
     Arena arena(std::move(planner));
@@ -64,7 +65,8 @@ TEST(DLinear, GradientsMatchCentralDifferences) {
                                    {9, 7, 5, 4},
                                    {8, 16, 7, 5}}) {
     SCOPED_TRACE(::testing::Message() << "h=" << h << " L=" << l << " k=" << k << " B=" << b);
-    DLinear<double> m({.h = h, .input_size = l, .moving_avg_window = k});
+    DLinear<double> m(
+        DLinear<double>::Config::shaped({.h = h, .input_size = l}, {.moving_avg_window = k}));
     Planner planner;
     m.plan(planner, b);
     Arena arena(std::move(planner));

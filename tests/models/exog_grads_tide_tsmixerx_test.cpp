@@ -80,7 +80,11 @@ typename TiDE<T>::Config tide_config(const Shape& c, bool layernorm, bool exog_g
 template <class T>
 typename TSMixerx<T>::Config tsmixerx_config(const Shape& c, bool revin, double dropout,
                                              bool exog_grads) {
-  typename TSMixerx<T>::Config cfg{.n_block = 2, .ff_dim = 4, .dropout = dropout, .revin = revin};
+  typename TSMixerx<T>::Config cfg;
+  cfg.n_block = 2;
+  cfg.ff_dim = 4;
+  cfg.dropout = dropout;
+  cfg.revin = revin;
   cfg.set_shape({.h = c.h,
                  .input_size = c.l,
                  .n_series = c.n,

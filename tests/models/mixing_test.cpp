@@ -1,7 +1,8 @@
-// The mixing blocks of TSMixer / TSMixerx (models/mixing.h) on their own: double-precision
-// gradient checks of every block on awkward shapes (one window, one column, one time step,
-// widths around the SIMD width, in ≠ out), through strided views (ld > cols, a column block
-// that starts one element in), with dropout drawn and a non-zero first row (row0).
+// The mixing blocks of TSMixer / TSMixerx (models/mixing.h, and the TimeLinear and RevIN layers
+// they are built on) on their own: double-precision gradient checks of every block on awkward
+// shapes (one window, one column, one time step, widths around the SIMD width, in ≠ out), through
+// strided views (ld > cols, a column block that starts one element in), with dropout drawn and a
+// non-zero first row (row0).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -14,12 +15,12 @@
 namespace shoal {
 namespace mixing_test {
 
+using layers::RevIn;
+using layers::TimeLinear;
 using models::FeatureMixing;
 using models::FeatureMixingX;
-using models::RevIn;
 using models::TemporalMixing;
 using models::TemporalMixingX;
-using models::TimeLinear;
 
 constexpr Index kPad = 3;  // views are column blocks [1, 1 + cols) of [rows, cols + kPad]
 

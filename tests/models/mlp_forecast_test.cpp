@@ -94,13 +94,9 @@ void init_model(Model& m, Index b, uint64_t seed) {
 
 TEST(MlpForecast, ForwardConcatenatesTheExogenousWindowsTimeMajor) {
   const Shape s{.h = 3, .l = 4, .n = 1, .x = 2, .f = 2, .s = 3, .layers = 2, .hidden = 5, .b = 2};
-  MlpForecast<double> m({.h = s.h,
-                         .input_size = s.l,
-                         .hist_exog_size = s.x,
-                         .futr_exog_size = s.f,
-                         .stat_exog_size = s.s,
-                         .num_layers = s.layers,
-                         .hidden_size = s.hidden});
+  MlpForecast<double> m(MlpForecast<double>::Config::shaped(
+      {.h = s.h, .input_size = s.l, .hist_exog = s.x, .futr_exog = s.f, .stat_exog = s.s},
+      {.num_layers = s.layers, .hidden_size = s.hidden}));
   init_model(m, s.b, 3);
   const Data data(s, 4);
   const ConstMat<double> out = m.forward({}, data.inputs(s.b));
@@ -125,14 +121,14 @@ TEST(MlpForecast, ForwardConcatenatesTheExogenousWindowsTimeMajor) {
 
 TEST(MlpMultivariate, ForwardFlattensEveryInputPerWindow) {
   const Shape s{.h = 2, .l = 3, .n = 3, .x = 1, .f = 2, .s = 2, .layers = 3, .hidden = 4, .b = 3};
-  MlpMultivariate<double> m({.h = s.h,
-                             .input_size = s.l,
-                             .n_series = s.n,
-                             .hist_exog_size = s.x,
-                             .futr_exog_size = s.f,
-                             .stat_exog_size = s.s,
-                             .num_layers = s.layers,
-                             .hidden_size = s.hidden});
+  MlpMultivariate<double> m(
+      MlpMultivariate<double>::Config::shaped({.h = s.h,
+                                               .input_size = s.l,
+                                               .n_series = s.n,
+                                               .hist_exog = s.x,
+                                               .futr_exog = s.f,
+                                               .stat_exog = s.s},
+                                              {.num_layers = s.layers, .hidden_size = s.hidden}));
   init_model(m, s.b, 5);
   const Data data(s, 6);
   const ConstMat<double> out = m.forward({}, data.inputs(s.b));
@@ -180,13 +176,9 @@ TEST(MlpForecast, GradientsMatchCentralDifferences) {
     SCOPED_TRACE(::testing::Message()
                  << "h=" << s.h << " L=" << s.l << " X=" << s.x << " F=" << s.f << " S=" << s.s
                  << " layers=" << s.layers << " K=" << s.hidden << " B=" << s.b);
-    MlpForecast<double> m({.h = s.h,
-                           .input_size = s.l,
-                           .hist_exog_size = s.x,
-                           .futr_exog_size = s.f,
-                           .stat_exog_size = s.s,
-                           .num_layers = s.layers,
-                           .hidden_size = s.hidden});
+    MlpForecast<double> m(MlpForecast<double>::Config::shaped(
+        {.h = s.h, .input_size = s.l, .hist_exog = s.x, .futr_exog = s.f, .stat_exog = s.s},
+        {.num_layers = s.layers, .hidden_size = s.hidden}));
     check_gradients(m, s);
   }
 }
@@ -197,14 +189,14 @@ TEST(MlpMultivariate, GradientsMatchCentralDifferences) {
     SCOPED_TRACE(::testing::Message()
                  << "h=" << s.h << " L=" << s.l << " N=" << s.n << " X=" << s.x << " F=" << s.f
                  << " S=" << s.s << " layers=" << s.layers << " K=" << s.hidden << " B=" << s.b);
-    MlpMultivariate<double> m({.h = s.h,
-                               .input_size = s.l,
-                               .n_series = s.n,
-                               .hist_exog_size = s.x,
-                               .futr_exog_size = s.f,
-                               .stat_exog_size = s.s,
-                               .num_layers = s.layers,
-                               .hidden_size = s.hidden});
+    MlpMultivariate<double> m(
+        MlpMultivariate<double>::Config::shaped({.h = s.h,
+                                                 .input_size = s.l,
+                                                 .n_series = s.n,
+                                                 .hist_exog = s.x,
+                                                 .futr_exog = s.f,
+                                                 .stat_exog = s.s},
+                                                {.num_layers = s.layers, .hidden_size = s.hidden}));
     check_gradients(m, s);
   }
 }

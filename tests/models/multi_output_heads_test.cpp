@@ -24,6 +24,7 @@
 #include "shoal/profile/report.h"
 #include "support/golden.h"
 #include "support/gradcheck.h"
+#include "support/with_options.h"
 
 namespace shoal::multi_output_heads_test {
 
@@ -265,7 +266,11 @@ TEST(MultiOutputHeads, TSMixerGradientsMatchCentralDifferences) {
     SCOPED_TRACE(::testing::Message() << "N=" << k.n << " M=" << k.m << " B=" << k.b
                                       << " revin=" << k.revin << " training=" << k.training);
     const WindowShape s{.h = 3, .input_size = 5, .n_series = k.n, .outputs = k.m};
-    TSMixer<double>::Config c{.n_block = 2, .ff_dim = 3, .dropout = k.dropout, .revin = k.revin};
+    TSMixer<double>::Config c;
+    c.n_block = 2;
+    c.ff_dim = 3;
+    c.dropout = k.dropout;
+    c.revin = k.revin;
     c.set_shape(s);
     TSMixer<double> m(c);
     check_gradients(m, s, k.b, Ctx{.training = k.training, .seed = 9, .step = 2}, 6);
@@ -290,8 +295,11 @@ TEST(MultiOutputHeads, TSMixerxGradientsMatchCentralDifferences) {
                         .futr_exog = k.f,
                         .stat_exog = k.s,
                         .outputs = k.m};
-    TSMixerx<double>::Config c{
-        .n_block = k.s > 0 ? 1 : 2, .ff_dim = 3, .dropout = k.dropout, .revin = k.revin};
+    TSMixerx<double>::Config c;
+    c.n_block = k.s > 0 ? 1 : 2;
+    c.ff_dim = 3;
+    c.dropout = k.dropout;
+    c.revin = k.revin;
     c.set_shape(s);
     TSMixerx<double> m(c);
     check_gradients(m, s, k.b, Ctx{.training = true, .seed = 9, .step = 4}, 7);
@@ -299,11 +307,16 @@ TEST(MultiOutputHeads, TSMixerxGradientsMatchCentralDifferences) {
 }
 
 TEST(MultiOutputHeads, RejectOutputsBelowOne) {
-  EXPECT_ANY_THROW(DLinear<double>({.h = 2, .input_size = 4, .outputs = 0}));
-  EXPECT_ANY_THROW(MlpForecast<double>({.h = 2, .input_size = 4, .outputs = 0}));
-  EXPECT_ANY_THROW(MlpMultivariate<double>({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0}));
-  EXPECT_ANY_THROW(TSMixer<double>({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0}));
-  EXPECT_ANY_THROW(TSMixerx<double>({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0}));
+  EXPECT_ANY_THROW(
+      DLinear<double>(DLinear<double>::Config::shaped({.h = 2, .input_size = 4, .outputs = 0})));
+  EXPECT_ANY_THROW(MlpForecast<double>(
+      MlpForecast<double>::Config::shaped({.h = 2, .input_size = 4, .outputs = 0})));
+  EXPECT_ANY_THROW(MlpMultivariate<double>(MlpMultivariate<double>::Config::shaped(
+      {.h = 2, .input_size = 4, .n_series = 2, .outputs = 0})));
+  EXPECT_ANY_THROW(TSMixer<double>(
+      TSMixer<double>::Config::shaped({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0})));
+  EXPECT_ANY_THROW(TSMixerx<double>(
+      TSMixerx<double>::Config::shaped({.h = 2, .input_size = 4, .n_series = 2, .outputs = 0})));
 }
 
 // FLOPs per zone ("<zone>.forward" / ".backward") of one profiled training step.
@@ -370,13 +383,22 @@ TEST(MultiOutputHeads, ProfilerCountsTheLargerOutputLayers) {
   expect_output_zones_scale<MlpForecast<double>>({.num_layers = 2, .hidden_size = 5}, uni, {"out"});
   expect_output_zones_scale<MlpMultivariate<double>>({.num_layers = 2, .hidden_size = 5}, multi,
                                                      {"out"});
-  expect_output_zones_scale<TSMixer<double>>({.n_block = 1, .ff_dim = 3, .dropout = 0}, multi,
-                                             {"out", "norm.inverse"});
+  expect_output_zones_scale<TSMixer<double>>(testing::with_options(TSMixer<double>::Config{},
+                                                                   [](auto& o) {
+                                                                     o.n_block = 1;
+                                                                     o.ff_dim = 3;
+                                                                     o.dropout = 0;
+                                                                   }),
+                                             multi, {"out", "norm.inverse"});
   WindowShape x = multi;
   x.hist_exog = 1;
   x.futr_exog = 1;
-  expect_output_zones_scale<TSMixerx<double>>({.n_block = 1, .ff_dim = 3}, x,
-                                              {"out", "norm.inverse"});
+  expect_output_zones_scale<TSMixerx<double>>(testing::with_options(TSMixerx<double>::Config{},
+                                                                    [](auto& o) {
+                                                                      o.n_block = 1;
+                                                                      o.ff_dim = 3;
+                                                                    }),
+                                              x, {"out", "norm.inverse"});
 }
 
 }  // namespace shoal::multi_output_heads_test

@@ -14,6 +14,7 @@
 
 #include "shoal/models/nbeats.h"
 #include "shoal/train/forecast_trainer.h"
+#include "support/blocks_golden.h"
 #include "support/gradcheck.h"
 
 namespace shoal {
@@ -22,16 +23,6 @@ namespace nbeats_test {
 using models::ForecastInputs;
 using models::NBEATS;
 using Vec = std::vector<double>;
-
-const nlohmann::json& golden() {
-  static const nlohmann::json j = [] {
-    const auto path = std::filesystem::path(SHOAL_GOLDEN_DIR) / "nbeats.json";
-    std::ifstream in(path);
-    if (!in) throw Error("cannot open golden " + path.string());
-    return nlohmann::json::parse(in);
-  }();
-  return j;
-}
 
 // neuralforecast's keyword arguments, its defaults for the ones a case leaves out.
 template <class T>
@@ -52,72 +43,14 @@ typename NBEATS<T>::Config config_of(const nlohmann::json& kw) {
   return c;
 }
 
-void expect_near(const Vec& got, const Vec& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << what << "[" << i << "]";
-}
-
-template <class T>
-Vec values(const TensorView<T>& v) {
-  return {v.begin(), v.end()};
-}
-
 TEST(NbeatsGolden, InitMatchesNeuralforecastForItsSeed) {
-  ASSERT_EQ(golden().size(), 5u);
-  for (const auto& [name, c] : golden().items()) {
-    NBEATS<float> model(config_of<float>(c.at("config")));
-    Planner planner;
-    model.plan(planner, 4);
-    Arena arena(std::move(planner));
-    RngStream rng(c.at("config").at("random_seed").get<uint64_t>(), models::kInitStream,
-                  Generator::kTorchCpu);
-    model.init(rng);
-    size_t n = 0;
-    model.for_each_param([&](const std::string& key, Param<float>& p) {
-      ASSERT_TRUE(c.contains("init/" + key)) << name << " has no " << key;
-      expect_near(values(p.value), c.at("init/" + key).get<Vec>(), 0, name + " " + key);
-      ++n;
-    });
-    // As many as torch's named_parameters with a gradient (its state_dict also lists the fixed
-    // bases, and a shared PReLU once per index it is used at).
-    size_t keys = 0;
-    for (const auto& [k, v] : c.items()) keys += k.rfind("weights/", 0) == 0;
-    EXPECT_EQ(n, keys) << name;
-  }
+  const nlohmann::json& g = golden::blocks_golden("nbeats");
+  ASSERT_EQ(g.size(), 5u);
+  golden::expect_init<NBEATS>(g, config_of<double>);
 }
 
 TEST(NbeatsGolden, ForwardAndGradientsMatchNeuralforecast) {
-  for (const auto& [name, c] : golden().items()) {
-    const auto cfg = config_of<double>(c.at("config"));
-    NBEATS<double> model(cfg);
-    const Index B = 4;
-    Planner planner;
-    model.plan(planner, B);
-    Arena arena(std::move(planner));
-    RngStream rng(1, models::kInitStream);
-    model.init(rng);  // the bases; the weights come from the golden
-    model.for_each_param([&](const std::string& key, Param<double>& p) {
-      const Vec w = c.at("weights/" + key).get<Vec>();
-      ASSERT_EQ(static_cast<Index>(w.size()), p.value.numel()) << key;
-      std::copy(w.begin(), w.end(), p.value.data);
-      std::fill(p.grad.begin(), p.grad.end(), 0.0);
-    });
-    const Vec y = c.at("insample_y").get<Vec>();
-    Vec dy = c.at("dy").get<Vec>();
-    ForecastInputs<double> in;
-    in.batch = B;
-    in.insample_y = y.data();
-    const Ctx ctx;
-    const ConstMat<double> out = model.forward(ctx, in);
-    ASSERT_EQ(out.rows, B * cfg.h);
-    expect_near(Vec(out.data, out.data + out.rows), c.at("forecast").get<Vec>(), 1e-12,
-                name + " forecast");
-    model.backward(ctx, in, ConstMat<double>(dy.data(), B * cfg.h, 1));
-    model.for_each_param([&](const std::string& key, Param<double>& p) {
-      expect_near(values(p.grad), c.at("grads/" + key).get<Vec>(), 1e-11, name + " grad " + key);
-    });
-  }
+  golden::expect_forward_and_grads<NBEATS>(golden::blocks_golden("nbeats"), config_of<double>);
 }
 
 TEST(NbeatsGrad, MatchesCentralDifferences) {

@@ -19,7 +19,7 @@ using models::NLinear;
 
 TEST(NLinear, ForwardIsTheLinearMapOfTheWindowRelativeToItsLastValue) {
   const Index h = 3, l = 5, b = 2;
-  NLinear<double> m({.h = h, .input_size = l});
+  NLinear<double> m(NLinear<double>::Config::shaped({.h = h, .input_size = l}));
   Planner planner;
   m.plan(planner, b);
   Arena arena(std::move(planner));
@@ -52,7 +52,7 @@ TEST(NLinear, GradientsMatchCentralDifferences) {
   for (const auto& [h, l, b] :
        {std::tuple<Index, Index, Index>{1, 2, 1}, {3, 5, 3}, {7, 9, 2}, {9, 7, 4}, {8, 16, 5}}) {
     SCOPED_TRACE(::testing::Message() << "h=" << h << " L=" << l << " B=" << b);
-    NLinear<double> m({.h = h, .input_size = l});
+    NLinear<double> m(NLinear<double>::Config::shaped({.h = h, .input_size = l}));
     Planner planner;
     m.plan(planner, b);
     Arena arena(std::move(planner));

@@ -14,6 +14,7 @@
 
 #include "shoal/models/tide.h"
 #include "shoal/train/forecast_trainer.h"
+#include "support/blocks_golden.h"
 #include "support/gradcheck.h"
 
 namespace shoal {
@@ -22,16 +23,6 @@ namespace tide_test {
 using models::ForecastInputs;
 using models::TiDE;
 using Vec = std::vector<double>;
-
-const nlohmann::json& golden() {
-  static const nlohmann::json j = [] {
-    const auto path = std::filesystem::path(SHOAL_GOLDEN_DIR) / "tide.json";
-    std::ifstream in(path);
-    if (!in) throw Error("cannot open golden " + path.string());
-    return nlohmann::json::parse(in);
-  }();
-  return j;
-}
 
 // neuralforecast's keyword arguments, its defaults for the ones a case leaves out.
 template <class T>
@@ -53,91 +44,14 @@ typename TiDE<T>::Config config_of(const nlohmann::json& kw) {
   return c;
 }
 
-void expect_near(const Vec& got, const Vec& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << what << "[" << i << "]";
-}
-
-template <class T>
-Vec values(const TensorView<T>& v) {
-  return {v.begin(), v.end()};
-}
-
-// [B, steps, C] (torch, time-major) → [B, C, steps] (shoal's ForecastInputs).
-Vec channel_major(const Vec& v, Index b, Index steps, Index c) {
-  Vec out(v.size());
-  for (Index w = 0; w < b; ++w)
-    for (Index t = 0; t < steps; ++t)
-      for (Index k = 0; k < c; ++k)
-        out[size_t((w * c + k) * steps + t)] = v[size_t((w * steps + t) * c + k)];
-  return out;
-}
-
 TEST(TideGolden, InitMatchesNeuralforecastForItsSeed) {
-  ASSERT_EQ(golden().size(), 5u);
-  for (const auto& [name, c] : golden().items()) {
-    TiDE<float> model(config_of<float>(c.at("config")));
-    Planner planner;
-    model.plan(planner, 4);
-    Arena arena(std::move(planner));
-    RngStream rng(c.at("config").at("random_seed").get<uint64_t>(), models::kInitStream,
-                  Generator::kTorchCpu);
-    model.init(rng);
-    size_t n = 0;
-    model.for_each_param([&](const std::string& key, Param<float>& p) {
-      ASSERT_TRUE(c.contains("init/" + key)) << name << " has no " << key;
-      expect_near(values(p.value), c.at("init/" + key).get<Vec>(), 0, name + " " + key);
-      ++n;
-    });
-    // As many as torch's parameters with a gradient (without historical exogenous its unused
-    // historical projection has none).
-    size_t keys = 0;
-    for (const auto& [k, v] : c.items()) keys += k.rfind("weights/", 0) == 0;
-    EXPECT_EQ(n, keys) << name;
-  }
+  const nlohmann::json& g = golden::blocks_golden("tide");
+  ASSERT_EQ(g.size(), 5u);
+  golden::expect_init<TiDE>(g, config_of<double>);
 }
 
 TEST(TideGolden, ForwardAndGradientsMatchNeuralforecast) {
-  for (const auto& [name, c] : golden().items()) {
-    const auto cfg = config_of<double>(c.at("config"));
-    TiDE<double> model(cfg);
-    const Index B = 4;
-    Planner planner;
-    model.plan(planner, B);
-    Arena arena(std::move(planner));
-    model.for_each_param([&](const std::string& key, Param<double>& p) {
-      const Vec w = c.at("weights/" + key).get<Vec>();
-      ASSERT_EQ(static_cast<Index>(w.size()), p.value.numel()) << key;
-      std::copy(w.begin(), w.end(), p.value.data);
-      std::fill(p.grad.begin(), p.grad.end(), 0.0);
-    });
-    const Vec y = c.at("insample_y").get<Vec>();
-    const Index L = cfg.input_size, H = cfg.h;
-    const Vec hist = cfg.hist_exog > 0
-                         ? channel_major(c.at("hist_exog").get<Vec>(), B, L, cfg.hist_exog)
-                         : Vec{};
-    const Vec futr = cfg.futr_exog > 0
-                         ? channel_major(c.at("futr_exog").get<Vec>(), B, L + H, cfg.futr_exog)
-                         : Vec{};
-    const Vec stat = cfg.stat_exog > 0 ? c.at("stat_exog").get<Vec>() : Vec{};
-    Vec dy = c.at("dy").get<Vec>();
-    ForecastInputs<double> in;
-    in.batch = B;
-    in.insample_y = y.data();
-    in.hist_exog = hist.empty() ? nullptr : hist.data();
-    in.futr_exog = futr.empty() ? nullptr : futr.data();
-    in.stat_exog = stat.empty() ? nullptr : stat.data();
-    const Ctx ctx;
-    const ConstMat<double> out = model.forward(ctx, in);
-    ASSERT_EQ(out.rows, B * cfg.h);
-    expect_near(Vec(out.data, out.data + out.rows), c.at("forecast").get<Vec>(), 1e-12,
-                name + " forecast");
-    model.backward(ctx, in, ConstMat<double>(dy.data(), B * cfg.h, 1));
-    model.for_each_param([&](const std::string& key, Param<double>& p) {
-      expect_near(values(p.grad), c.at("grads/" + key).get<Vec>(), 1e-11, name + " grad " + key);
-    });
-  }
+  golden::expect_forward_and_grads<TiDE>(golden::blocks_golden("tide"), config_of<double>);
 }
 
 TEST(TideGrad, MatchesCentralDifferences) {

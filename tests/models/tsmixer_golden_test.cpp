@@ -18,6 +18,7 @@
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/forecast_trainer.h"
 #include "support/golden.h"
+#include "support/with_options.h"
 
 namespace shoal {
 namespace tsmixer_golden_test {
@@ -48,26 +49,31 @@ void load_weights(Model& m, const Arena& arena, const Golden& g) {
   EXPECT_EQ(loaded, g.names_with_prefix("weights/").size());
 }
 
-typename TSMixerx<double>::Config tsmixerx_config(const nlohmann::json& m) {
-  return {.h = m.at("h"),
-          .input_size = m.at("input_size"),
-          .n_series = m.at("n_series"),
-          .hist_exog_size = m.at("hist_exog_size"),
-          .futr_exog_size = m.at("futr_exog_size"),
-          .stat_exog_size = m.at("stat_exog_size"),
-          .n_block = m.at("n_block"),
-          .ff_dim = m.at("ff_dim"),
-          .dropout = m.at("dropout"),
-          .revin = m.at("revin")};
+models::TSMixerxConfig tsmixerx_config(const nlohmann::json& m) {
+  return testing::with_options(
+      models::TSMixerxConfig::shaped({.h = m.at("h"),
+                                      .input_size = m.at("input_size"),
+                                      .n_series = m.at("n_series"),
+                                      .hist_exog = m.at("hist_exog_size"),
+                                      .futr_exog = m.at("futr_exog_size"),
+                                      .stat_exog = m.at("stat_exog_size")}),
+      [&](auto& o) {
+        o.n_block = m.at("n_block");
+        o.ff_dim = m.at("ff_dim");
+        o.dropout = m.at("dropout");
+        o.revin = m.at("revin");
+      });
 }
-typename TSMixer<double>::Config tsmixer_config(const nlohmann::json& m) {
-  return {.h = m.at("h"),
-          .input_size = m.at("input_size"),
-          .n_series = m.at("n_series"),
-          .n_block = m.at("n_block"),
-          .ff_dim = m.at("ff_dim"),
-          .dropout = m.at("dropout"),
-          .revin = m.at("revin")};
+models::TSMixerConfig tsmixer_config(const nlohmann::json& m) {
+  return testing::with_options(
+      models::TSMixerConfig::shaped(
+          {.h = m.at("h"), .input_size = m.at("input_size"), .n_series = m.at("n_series")}),
+      [&](auto& o) {
+        o.n_block = m.at("n_block");
+        o.ff_dim = m.at("ff_dim");
+        o.dropout = m.at("dropout");
+        o.revin = m.at("revin");
+      });
 }
 
 template <class Model>
@@ -238,29 +244,14 @@ void compare_losses(const std::vector<double>& got, const nlohmann::json& want) 
 TEST(TSMixerxGolden, First20TrainingLossesMatchNeuralforecast) {
   const Golden g("tsmixerx_train");
   auto cfg = tsmixerx_config(g.meta());
-  TSMixerx<float> m({.h = cfg.h,
-                     .input_size = cfg.input_size,
-                     .n_series = cfg.n_series,
-                     .hist_exog_size = cfg.hist_exog_size,
-                     .futr_exog_size = cfg.futr_exog_size,
-                     .stat_exog_size = cfg.stat_exog_size,
-                     .n_block = cfg.n_block,
-                     .ff_dim = cfg.ff_dim,
-                     .dropout = cfg.dropout,
-                     .revin = cfg.revin});
+  TSMixerx<float> m(cfg);
   compare_losses(run_training_golden(m, g), g.meta().at("losses"));
 }
 
 TEST(TSMixerGolden, First20TrainingLossesMatchNeuralforecast) {
   const Golden g("tsmixer_train");
   auto cfg = tsmixer_config(g.meta());
-  TSMixer<float> m({.h = cfg.h,
-                    .input_size = cfg.input_size,
-                    .n_series = cfg.n_series,
-                    .n_block = cfg.n_block,
-                    .ff_dim = cfg.ff_dim,
-                    .dropout = cfg.dropout,
-                    .revin = cfg.revin});
+  TSMixer<float> m(cfg);
   compare_losses(run_training_golden(m, g), g.meta().at("losses"));
 }
 

@@ -15,6 +15,7 @@
 #include "shoal/train/forecast_trainer.h"
 #include "support/alloc_counter.h"
 #include "support/gradcheck.h"
+#include "support/with_options.h"
 
 namespace shoal {
 namespace tsmixer_test {
@@ -33,12 +34,12 @@ Index count_params(Model& m) {
 
 TEST(TSMixerx, ParameterCountMatchesSpecFormula) {
   using C = TSMixerx<float>::Config;
-  TSMixerx<float> a(C{.h = 12, .input_size = 24, .n_series = 1});
+  TSMixerx<float> a(C::shaped({.h = 12, .input_size = 24, .n_series = 1}));
   EXPECT_EQ(count_params(a), 40963);
-  TSMixerx<float> b(C{.h = 12, .input_size = 24, .n_series = 10});
+  TSMixerx<float> b(C::shaped({.h = 12, .input_size = 24, .n_series = 10}));
   EXPECT_EQ(count_params(b), 42718);
   TSMixerx<float> c(
-      C{.h = 12, .input_size = 24, .n_series = 10, .hist_exog_size = 2, .futr_exog_size = 3});
+      C::shaped({.h = 12, .input_size = 24, .n_series = 10, .hist_exog = 2, .futr_exog = 3}));
   EXPECT_EQ(count_params(c), 72670);
   // With statics: FM(N·S, K) extra at the top and per block, blocks take 2K.
   const Index h = 12, l = 24, n = 3, s = 2, k = 64;
@@ -48,26 +49,26 @@ TEST(TSMixerx, ParameterCountMatchesSpecFormula) {
   auto tm = [&](Index cols) { return h * h + h + 2 * h * cols; };
   const Index expect = 2 * n + (l * h + h) + fm(n, k) + fm(n * s, k) + tm(2 * k) + fm(2 * k, k) +
                        2 * (fm(n * s, k) + tm(2 * k) + fm(2 * k, k)) + (k * n + n);
-  TSMixerx<float> d(C{.h = h, .input_size = l, .n_series = n, .stat_exog_size = s});
+  TSMixerx<float> d(C::shaped({.h = h, .input_size = l, .n_series = n, .stat_exog = s}));
   EXPECT_EQ(count_params(d), expect);
 }
 
 TEST(TSMixer, ParameterCountMatchesSpecFormula) {
   using C = TSMixer<float>::Config;
-  TSMixer<float> a(C{.h = 12, .input_size = 24, .n_series = 1});
+  TSMixer<float> a(C::shaped({.h = 12, .input_size = 24, .n_series = 1}));
   EXPECT_EQ(count_params(a), 2080);
-  TSMixer<float> b(C{.h = 12, .input_size = 24, .n_series = 10});
+  TSMixer<float> b(C::shaped({.h = 12, .input_size = 24, .n_series = 10}));
   EXPECT_EQ(count_params(b), 6148);
 }
 
 TEST(TSMixerx, ParameterNamesMirrorNeuralforecast) {
-  TSMixerx<float> m({.h = 3,
-                     .input_size = 5,
-                     .n_series = 2,
-                     .futr_exog_size = 1,
-                     .stat_exog_size = 1,
-                     .n_block = 1,
-                     .ff_dim = 5});
+  TSMixerx<float> m(testing::with_options(
+      TSMixerx<float>::Config::shaped(
+          {.h = 3, .input_size = 5, .n_series = 2, .futr_exog = 1, .stat_exog = 1}),
+      [&](auto& o) {
+        o.n_block = 1;
+        o.ff_dim = 5;
+      }));
   Planner planner;
   m.plan(planner, 2);
   Arena arena(std::move(planner));
@@ -156,16 +157,18 @@ TEST(TSMixerx, GradientsMatchCentralDifferences) {
     SCOPED_TRACE(::testing::Message()
                  << "N=" << c.n << " X=" << c.x << " F=" << c.f << " S=" << c.s << " B=" << c.batch
                  << " revin=" << c.revin << " p=" << c.dropout);
-    TSMixerx<double> m({.h = h,
-                        .input_size = l,
-                        .n_series = c.n,
-                        .hist_exog_size = c.x,
-                        .futr_exog_size = c.f,
-                        .stat_exog_size = c.s,
-                        .n_block = c.s > 0 ? 1 : 2,
-                        .ff_dim = 3,
-                        .dropout = c.dropout,
-                        .revin = c.revin});
+    TSMixerx<double> m(testing::with_options(TSMixerx<double>::Config::shaped({.h = h,
+                                                                               .input_size = l,
+                                                                               .n_series = c.n,
+                                                                               .hist_exog = c.x,
+                                                                               .futr_exog = c.f,
+                                                                               .stat_exog = c.s}),
+                                             [&](auto& o) {
+                                               o.n_block = c.s > 0 ? 1 : 2;
+                                               o.ff_dim = 3;
+                                               o.dropout = c.dropout;
+                                               o.revin = c.revin;
+                                             }));
     const Data d = make_data(c.batch, l, h, c.n, c.x, c.f, c.s, 11);
     model_gradcheck(m, d, c.batch, Ctx{.training = true, .seed = 9, .step = 4}, 3);
   }
@@ -183,20 +186,22 @@ TEST(TSMixer, GradientsMatchCentralDifferences) {
         Case{1, 1, true, false, 0.9}, Case{3, 1, true, false, 0.0}}) {
     SCOPED_TRACE(::testing::Message() << "N=" << c.n << " B=" << c.batch << " revin=" << c.revin
                                       << " training=" << c.training << " p=" << c.dropout);
-    TSMixer<double> m({.h = h,
-                       .input_size = l,
-                       .n_series = c.n,
-                       .n_block = 2,
-                       .ff_dim = 3,
-                       .dropout = c.dropout,
-                       .revin = c.revin});
+    TSMixer<double> m(testing::with_options(
+        TSMixer<double>::Config::shaped({.h = h, .input_size = l, .n_series = c.n}), [&](auto& o) {
+          o.n_block = 2;
+          o.ff_dim = 3;
+          o.dropout = c.dropout;
+          o.revin = c.revin;
+        }));
     const Data d = make_data(c.batch, l, h, c.n, 0, 0, 0, 12);
     model_gradcheck(m, d, c.batch, Ctx{.training = c.training, .seed = 9, .step = 2}, 4);
   }
 }
 
 TEST(TSMixer, RejectsExogenousAndTrainingBatchOfOne) {
-  TSMixer<float> m({.h = 2, .input_size = 4, .n_series = 1, .ff_dim = 2});
+  TSMixer<float> m(testing::with_options(
+      TSMixer<float>::Config::shaped({.h = 2, .input_size = 4, .n_series = 1}),
+      [&](auto& o) { o.ff_dim = 2; }));
   Planner planner;
   m.plan(planner, 2);
   Arena arena(std::move(planner));
@@ -209,13 +214,17 @@ TEST(TSMixer, RejectsExogenousAndTrainingBatchOfOne) {
 }
 
 TEST(TSMixerx, RejectsMissingExogenous) {
-  TSMixerx<float> m({.h = 2, .input_size = 4, .n_series = 1, .hist_exog_size = 1, .ff_dim = 2});
+  TSMixerx<float> m(testing::with_options(
+      TSMixerx<float>::Config::shaped({.h = 2, .input_size = 4, .n_series = 1, .hist_exog = 1}),
+      [&](auto& o) { o.ff_dim = 2; }));
   Planner planner;
   m.plan(planner, 2);
   Arena arena(std::move(planner));
   std::vector<float> y(8, 1.f);
   EXPECT_THROW(m.forward(Ctx{}, {.batch = 2, .insample_y = y.data()}), Error);
-  EXPECT_THROW(TSMixerx<float>({.h = 0, .input_size = 4, .n_series = 1}), Error);
+  EXPECT_THROW(
+      TSMixerx<float>(TSMixerx<float>::Config::shaped({.h = 0, .input_size = 4, .n_series = 1})),
+      Error);
 }
 
 // A sine per series, windows cut at random offsets: the trainer's loss must fall clearly, and
@@ -267,7 +276,11 @@ void expect_no_allocs(int64_t allocs) {
 }
 
 TEST(TSMixerx, TrainerLossFallsWithoutAllocating) {
-  TSMixerx<float> m({.h = 4, .input_size = 16, .n_series = 2, .ff_dim = 16, .dropout = 0.1});
+  TSMixerx<float> m(testing::with_options(
+      TSMixerx<float>::Config::shaped({.h = 4, .input_size = 16, .n_series = 2}), [&](auto& o) {
+        o.ff_dim = 16;
+        o.dropout = 0.1;
+      }));
   double first = 0, last = 0;
   int64_t allocs = -1;
   fit_sine(m, 300, &first, &last, &allocs);
@@ -283,15 +296,17 @@ void check_chunked_against_whole(double dropout) {
   SCOPED_TRACE(::testing::Message() << "dropout " << dropout);
   const Index b = 7, l = 6, h = 3, n = 2, x = 1, f = 2, s = 1;
   auto config = [&] {
-    return TSMixerx<float>::Config{.h = h,
-                                   .input_size = l,
-                                   .n_series = n,
-                                   .hist_exog_size = x,
-                                   .futr_exog_size = f,
-                                   .stat_exog_size = s,
-                                   .n_block = 2,
-                                   .ff_dim = 8,
-                                   .dropout = dropout};
+    return testing::with_options(TSMixerx<float>::Config::shaped({.h = h,
+                                                                  .input_size = l,
+                                                                  .n_series = n,
+                                                                  .hist_exog = x,
+                                                                  .futr_exog = f,
+                                                                  .stat_exog = s}),
+                                 [&](auto& o) {
+                                   o.n_block = 2;
+                                   o.ff_dim = 8;
+                                   o.dropout = dropout;
+                                 });
   };
   TSMixerx<float> whole_m(config()), chunk_m(config());
   using Trainer = train::ForecastTrainer<TSMixerx<float>, float>;
@@ -345,7 +360,9 @@ TEST(TSMixerx, ChunkedStepsMatchWholeBatchSteps) {
 // An all-masked batch has no loss: zero, with zero gradients, chunked or not (neuralforecast's
 // _divide_no_nan).
 TEST(TSMixerx, ChunkedStepOfAFullyMaskedBatchIsZero) {
-  TSMixerx<float> m({.h = 2, .input_size = 4, .n_series = 1, .ff_dim = 4});
+  TSMixerx<float> m(testing::with_options(
+      TSMixerx<float>::Config::shaped({.h = 2, .input_size = 4, .n_series = 1}),
+      [&](auto& o) { o.ff_dim = 4; }));
   train::ForecastTrainer<TSMixerx<float>, float> t(m, {.max_batch = 5, .chunk_windows = 2});
   std::vector<float> y(20, 0.5f), target(10, 1.f), mask(10, 0.f);
   const double loss =
@@ -358,7 +375,11 @@ TEST(TSMixerx, ChunkedStepOfAFullyMaskedBatchIsZero) {
 }
 
 TEST(TSMixer, TrainerLossFallsWithoutAllocating) {
-  TSMixer<float> m({.h = 4, .input_size = 16, .n_series = 2, .ff_dim = 16, .dropout = 0.1});
+  TSMixer<float> m(testing::with_options(
+      TSMixer<float>::Config::shaped({.h = 4, .input_size = 16, .n_series = 2}), [&](auto& o) {
+        o.ff_dim = 16;
+        o.dropout = 0.1;
+      }));
   double first = 0, last = 0;
   int64_t allocs = -1;
   fit_sine(m, 300, &first, &last, &allocs);

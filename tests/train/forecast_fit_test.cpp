@@ -114,7 +114,8 @@ TEST(ForecastFit, InitWeightsReplaceTheSeedsInit) {
   const data::Panel panel(set, {0}, {});
   const ForecastJob job = mixer_job("tsmixerx", 6, 12, 20);
   auto init_of = [&](uint64_t seed) {
-    models::TSMixerx<float> m({.h = 6, .input_size = 12, .n_series = 1});
+    models::TSMixerx<float> m(
+        models::TSMixerx<float>::Config::shaped({.h = 6, .input_size = 12, .n_series = 1}));
     train::ForecastTrainer<models::TSMixerx<float>, float> t(m, {.seed = seed});
     return encode_checkpoint(t.arena());
   };

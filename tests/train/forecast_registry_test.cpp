@@ -2,6 +2,11 @@
 // key–value form, a value reaches the model, and errors name the model and the key.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "shoal/core/error.h"
@@ -62,6 +67,28 @@ TEST(ForecastRegistry, ErrorsNameTheModelAndTheKey) {
   }
   EXPECT_THROW(forecast_job("tsmixerx", {{"h", 3}, {"input_size", 6}, {"ff_dim", 0}}), Error);
   EXPECT_THROW(forecast_job("tsmixerx", {{"h", 3}, {"input_size", 6}, {"loss", "l1"}}), Error);
+}
+
+// docs/architecture.md's "Registered models" lists the registry: every name with its class.
+TEST(ForecastRegistry, ArchitectureDocListsEveryModel) {
+  const auto path =
+      std::filesystem::path(SHOAL_GOLDEN_DIR).parent_path().parent_path() / "docs/architecture.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const size_t from = doc.find("## Registered models");
+  ASSERT_NE(from, std::string::npos) << "no section \"Registered models\" in " << path;
+  const std::string section = doc.substr(from, doc.find("\n## ", from + 1) - from);
+  std::set<std::pair<std::string, std::string>> listed, registered;
+  const std::regex row(R"(\n\| `([a-z_]+)` \| ([A-Za-z]+) \|)");
+  for (auto it = std::sregex_iterator(section.begin(), section.end(), row);
+       it != std::sregex_iterator(); ++it)
+    listed.insert({(*it)[1], (*it)[2]});
+  for (const train::ForecastModel& m : train::forecast_models())
+    registered.insert({std::string(m.name), std::string(m.class_name)});
+  EXPECT_EQ(listed, registered) << path;
 }
 
 }  // namespace shoal::forecast_registry_test

@@ -87,7 +87,8 @@ TEST(ForecastReplay, SameWeightsAndWindowsGiveNeuralforecastsLosses) {
   const data::Panel panel(set, {0}, {});
   const data::WindowConfig wc{.input_size = g.at("input_size").get<Index>(),
                               .h = g.at("h").get<Index>()};
-  models::TSMixerx<float> model({.h = wc.h, .input_size = wc.input_size, .n_series = 1});
+  models::TSMixerx<float> model(models::TSMixerx<float>::Config::shaped(
+      {.h = wc.h, .input_size = wc.input_size, .n_series = 1}));
   train::ForecastTrainer<models::TSMixerx<float>, float> trainer(model, {.max_batch = 32});
   load_checkpoint(trainer.arena(), kGolden.string() + ".safetensors");
   data::WindowAssembler as(panel, wc, 32);

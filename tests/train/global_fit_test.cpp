@@ -13,6 +13,7 @@
 #include "shoal/train/forecast.h"
 #include "shoal/train/forecast_registry.h"
 #include "support/alloc_counter.h"
+#include "support/registry_models.h"
 
 namespace shoal::global_fit_test {
 
@@ -111,10 +112,7 @@ TEST_P(GlobalFitThreads, AgreeAndAThreadCountIsBitwiseDeterministic) {
                             {"windows_batch_size", 203},
                             {"batch_size", 5},
                             {"scaler_type", "robust"}};
-  if (GetParam() == "mlp") options["hidden_size"] = 32;
-  if (GetParam() == "nhits" || GetParam() == "nbeats" || GetParam() == "nbeatsx")
-    options["mlp_units"] = {32, 32, 32, 32, 32, 32};
-  if (GetParam() == "tide") options["hidden_size"] = 32;
+  options = testing::small_widths(GetParam(), options);
   train::FitResult runs[3];
   const int threads[3] = {1, 2, 2};
   for (int k = 0; k < 3; ++k) {
@@ -138,8 +136,7 @@ TEST_P(GlobalFitThreads, AgreeAndAThreadCountIsBitwiseDeterministic) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Univariate, GlobalFitThreads,
-                         ::testing::Values("nlinear", "dlinear", "mlp", "nhits", "nbeats",
-                                           "nbeatsx", "tide"));
+                         ::testing::ValuesIn(testing::registered_models(/*univariate=*/true)));
 
 TEST(GlobalFit, SavedWeightsPredictTheFitsForecastsAndValidationStopsEarly) {
   const Data d = make(5, 70, 6, 9);

@@ -14,45 +14,32 @@
 #include <string>
 
 #include "shoal/layers/linear.h"
-#include "shoal/models/forecast.h"
+#include "shoal/models/forecast_model.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
+// Its defaults for the shared options (max_steps 5000, learning_rate 1e-4, windows_batch_size
+// 1024) are in its registry entry.
+struct DLinearConfig : ForecastConfig<DLinearConfig> {
+  static constexpr ForecastKind kKind{.name = "dlinear"};
+  Index moving_avg_window = 25;
+
+  void visit(OptionVisitor& v) {
+    v("moving_avg_window", moving_avg_window,
+      "Window of the moving average that splits trend from season (odd)");
+  }
+  void validate_options() const;
+};
+
+// A batch runs whole (the base's kChunkWindows): chunks of 8 windows re-read both [H, L] weights
+// per chunk and give 8-row GEMMs. `shoal forecast --model dlinear`, 1,024 windows, 300 steps, s
+// per fit (whole | chunks of 8): L 24 H 6 0.155 | 0.163, L 96 H 24 0.43 | 0.56, L 336 H 96
+// 2.03 | 4.37.
 template <class T>
-class DLinear {
+class DLinear : public ForecastModel<DLinearConfig> {
  public:
-  struct Config {
-    Index h = 0;
-    Index input_size = 0;
-    Index n_series = 1;
-    Index moving_avg_window = 25;
-    Index outputs = 1;  // M, from the loss (set_shape), not an option
-
-    // Its defaults for the shared options (max_steps 5000, learning_rate 1e-4,
-    // windows_batch_size 1024) are in its registry entry.
-    void visit(OptionVisitor& v) {
-      v("moving_avg_window", moving_avg_window,
-        "Window of the moving average that splits trend from season (odd)");
-    }
-    void validate() const;
-    void set_shape(const WindowShape& s);
-  };
-
-  // Each window is mapped on its own, but a batch runs whole: chunks of 8 windows re-read both
-  // [H, L] weights per chunk and give 8-row GEMMs. `shoal forecast --model dlinear`, 1,024
-  // windows, 300 steps, s per fit (whole | chunks of 8): L 24 H 6 0.155 | 0.163,
-  // L 96 H 24 0.43 | 0.56, L 336 H 96 2.03 | 4.37.
-  static constexpr bool kWindowsIndependent = true;
-  static constexpr Index kChunkWindows = 0;
-
   explicit DLinear(Config cfg);
-  DLinear(const DLinear&) = delete;
-  DLinear& operator=(const DLinear&) = delete;
-
-  const Config& config() const { return cfg_; }
-  Index horizon() const { return cfg_.h; }
-  Index n_series() const { return 1; }
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
@@ -71,8 +58,6 @@ class DLinear {
   }
 
  private:
-  Config cfg_;
-  Index max_batch_ = 0;
   layers::Linear<T> trend_, season_;
   Buffer<T> xt_, xs_;   // [B, L] trend and season parts of the windows
   Buffer<T> yt_, out_;  // [B, H·M] the trend map's output; the forecast

@@ -59,7 +59,7 @@ struct ForecastInputs {
 struct WindowShape {
   Index h = 0;
   Index input_size = 0;
-  Index n_series = 0;   // N: series modelled jointly
+  Index n_series = 1;   // N: series modelled jointly (1: a univariate model's window)
   Index hist_exog = 0;  // X
   Index futr_exog = 0;  // F
   Index stat_exog = 0;  // S
@@ -81,23 +81,6 @@ struct ExogGrads {
   const T* futr = nullptr;
   const T* stat = nullptr;
 };
-
-// The options TSMixer and TSMixerx share, with neuralforecast's names (their defaults are the
-// Config members').
-template <class Config>
-void visit_mixer_options(Config& c, OptionVisitor& v) {
-  v("n_block", c.n_block, "Mixing blocks");
-  v("ff_dim", c.ff_dim, "Hidden width of each feature mixer's MLP");
-  v("dropout", c.dropout, "Dropout probability");
-  v("revin", c.revin, "Reversible instance normalisation of the input and output");
-}
-template <class Config>
-void validate_mixer_options(const Config& c) {
-  if (c.n_block < 0) option_out_of_range("n_block", "an integer ≥ 0", double(c.n_block));
-  if (c.ff_dim < 1) option_out_of_range("ff_dim", "an integer ≥ 1", double(c.ff_dim));
-  if (!(c.dropout >= 0 && c.dropout < 1))
-    option_out_of_range("dropout", "a probability in [0, 1)", c.dropout);
-}
 
 // The Philox stream that initialisation draws from (dropout layers use small stream ids); a
 // Generator::kTorchCpu init ignores it.

@@ -26,93 +26,42 @@
 #include "shoal/layers/dropout.h"
 #include "shoal/layers/layer_norm.h"
 #include "shoal/layers/linear.h"
+#include "shoal/layers/revin.h"
+#include "shoal/layers/time_linear.h"
+#include "shoal/layers/view_ops.h"
+#include "shoal/models/forecast_model.h"
 #include "shoal/profile/cost.h"
 
 namespace shoal::models {
 
-// A Linear along time, shared by every feature column:
-//   y_b = act(W · x_b + bias ⊗ 1ᵀ)        x_b [I, C], W [O, I], bias [O], y_b [O, C]
-// i.e. PyTorch's nn.Linear(I, O) applied to x.permute(0, 2, 1) and permuted back. act is kNone
-// or kRelu (ReLU backward reads y, so y may later be scaled in place by a dropout: a dropped
-// element has dy = 0 and a kept one keeps its sign).
-template <class T>
-struct TimeLinear {
-  struct Config {
-    Index in = 0;    // I (time steps in)
-    Index out = 0;   // O (time steps out)
-    Index cols = 0;  // C
-    kernels::Act act = kernels::Act::kNone;
-  };
-  Config cfg;
-  Param<T> weight;  // [O, I]
-  Param<T> bias;    // [O]
-  Buffer<T> dz;     // scratch [B·O, C]: dy after the activation's derivative
-  Buffer<T> wt;     // scratch [I, O]: Wᵀ, packed once per backward for the dx products
+using layers::add_into;
+using layers::copy_view;
+using layers::RevIn;
+using layers::TimeLinear;
+using layers::transpose_windows;
 
-  explicit TimeLinear(Config c) : cfg(c) {}
-  template <class F>
-  void for_each_param(F&& f) {
-    f(std::string_view("weight"), weight);
-    f(std::string_view("bias"), bias);
+// The options TSMixer and TSMixerx share, with neuralforecast's names and defaults (Derived, the
+// model's Config, names its default dropout: kDefaultDropout).
+template <class Derived>
+struct MixerConfig : ForecastConfig<Derived> {
+  Index n_block = 2;
+  Index ff_dim = 64;
+  double dropout = Derived::kDefaultDropout;
+  bool revin = true;
+  uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
+
+  void visit(OptionVisitor& v) {
+    v("n_block", n_block, "Mixing blocks");
+    v("ff_dim", ff_dim, "Hidden width of each feature mixer's MLP");
+    v("dropout", dropout, "Dropout probability");
+    v("revin", revin, "Reversible instance normalisation of the input and output");
   }
-  // max_rows: rows of x, B·I.
-  void plan(Planner& planner, Index max_rows);
-  void init(RngStream& rng);
-  // x [B·I, C], y [B·O, C].
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
-  // dx (if it has data) is overwritten, or added to with accumulate_dx (a residual's gradient
-  // already stored there). weight/bias grads accumulate. dy may alias dx when accumulate_dx
-  // (dy is read in full before dx is written).
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx,
-                bool accumulate_dx);
-  // A Linear I → O on the B·C columns of rows = B·I input rows.
-  profile::Cost forward_cost(double rows) const;
-  profile::Cost backward_cost(double rows, bool dx = true) const;
-};
-
-// RevINMultivariate(num_features = N, affine = True) on [B, L, N] and [B, H, N] views.
-//   normalize:   μ, σ over the L steps of each (window, series), σ = √(var_biased + eps),
-//                detached; y = (x − μ)/σ · w + b
-//   denormalize: y = (x − b)/w · σ + μ   (no eps on w, as neuralforecast)
-// Parameters affine_weight, affine_bias [1, 1, N] (init 1, 0). No gradient flows to the
-// normalized input (it is data, and the statistics are detached).
-template <class T>
-struct RevIn {
-  struct Config {
-    Index n_series = 0;    // N
-    Index input_size = 0;  // L: rows per window of normalize's input
-    Index h = 0;           // H: rows per window of denormalize's input
-    double eps = 1e-5;
-  };
-  Config cfg;
-  Param<T> affine_weight;  // [1, 1, N]
-  Param<T> affine_bias;    // [1, 1, N]
-  Buffer<T> mu;            // [B, N] statistics of the last normalize
-  Buffer<T> sigma;         // [B, N]
-
-  explicit RevIn(Config c) : cfg(c) {}
-  template <class F>
-  void for_each_param(F&& f) {
-    f(std::string_view("affine_weight"), affine_weight);
-    f(std::string_view("affine_bias"), affine_bias);
+  void validate_options() const {
+    if (n_block < 0) option_out_of_range("n_block", "an integer ≥ 0", double(n_block));
+    if (ff_dim < 1) option_out_of_range("ff_dim", "an integer ≥ 1", double(ff_dim));
+    if (!(dropout >= 0 && dropout < 1))
+      option_out_of_range("dropout", "a probability in [0, 1)", dropout);
   }
-  // max_rows: rows of normalize's input, B·L.
-  void plan(Planner& planner, Index max_rows);
-  void init(RngStream& rng);
-  // x [B·L, N] contiguous rows of N (ld N), y [B·L, N] any ld.
-  void normalize(ConstMat<T> x, MatView<T> y);
-  // dy [B·L, N] → weight/bias grads (accumulate) only.
-  void normalize_backward(ConstMat<T> x, ConstMat<T> dy);
-  // x, y [B·H, N]; uses the statistics of the last normalize.
-  void denormalize(ConstMat<T> x, MatView<T> y);
-  // dx overwritten; weight/bias grads accumulate.
-  void denormalize_backward(ConstMat<T> x, ConstMat<T> dy, MatView<T> dx);
-  // Statistics (4 FLOPs per element) and normalise + affine (4); the inverse 4; the backwards
-  // 2 (affine grads) and 4. rows: the input's, B·L or B·H.
-  profile::Cost normalize_cost(double rows) const;
-  profile::Cost normalize_backward_cost(double rows) const;
-  profile::Cost denormalize_cost(double rows) const;
-  profile::Cost denormalize_backward_cost(double rows) const;
 };
 
 // TSMixerx FeatureMixing(in → out), post-norm, on [B·H, in]:
@@ -287,14 +236,5 @@ struct FeatureMixing {
   profile::Cost forward_cost(double rows) const;
   profile::Cost backward_cost(double rows) const;
 };
-
-// Elementwise helpers on views (row by row, any ld).
-template <class T>
-void copy_view(ConstMat<T> x, MatView<T> y);
-template <class T>
-void add_into(ConstMat<T> x, MatView<T> y);  // y += x
-// y[c, r] = x[r, c] for each of `batch` [R, C] windows: x [B·R, C] → y [B·C, R].
-template <class T>
-void transpose_windows(ConstMat<T> x, MatView<T> y, Index batch, bool accumulate);
 
 }  // namespace shoal::models

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "shoal/layers/linear.h"
-#include "shoal/models/forecast.h"
+#include "shoal/models/forecast_model.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
@@ -78,53 +78,51 @@ void validate_mlp_options(const Config& c) {
     option_out_of_range("hidden_size", "an integer ≥ 1", double(c.hidden_size));
 }
 
+struct MlpConfig : ForecastConfig<MlpConfig> {
+  static constexpr ForecastKind kKind{
+      .name = "mlp", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+  Index num_layers = 2;
+  Index hidden_size = 1024;
+
+  // Its defaults for the shared options (max_steps 1000, learning_rate 1e-3,
+  // windows_batch_size 1024) are in its registry entry.
+  void visit(OptionVisitor& v) { visit_mlp_options(*this, v); }
+  void validate_options() const { validate_mlp_options(*this); }
+  Index input_width() const {  // D
+    return input_size + hist_exog * input_size + futr_exog * (input_size + h) + stat_exog;
+  }
+};
+
+// A window's inputs packed into its row of x [B, D] (the layout of the header comment), and the
+// exogenous inputs' gradients read back from dx [B, D] the same way; one pair per Config
+// (MLPMultivariate's: models/mlp_multivariate.h).
 template <class T>
-class MlpForecast {
+void pack_mlp_inputs(const MlpConfig& c, const ForecastInputs<T>& in, MatView<T> x);
+template <class T>
+void unpack_mlp_grads(const MlpConfig& c, const ForecastInputs<T>& in, ConstMat<T> dx, T* dhist,
+                      T* dfutr, T* dstat);
+
+// An MLP forecaster: the inputs packed per window, then MlpStack. Config (MlpConfig or
+// MlpMultivariateConfig) says how a window is packed (pack_mlp_inputs) and how wide it is.
+// A batch runs whole (MlpStack: its weights, not its windows, are the traffic). MLP at its
+// defaults (h 12, input_size 48, 1,024 windows), 50 steps: 3.47 s per fit against 10.2 s in
+// chunks of 8 windows.
+template <class T, class C>
+class MlpModel : public ForecastModel<C>, public ExogGradBuffers<T> {
+  using Base = ForecastModel<C>;
+  using Base::batch_rows;
+  using Base::cfg_;
+
  public:
-  struct Config {
-    Index h = 0;
-    Index input_size = 0;
-    Index n_series = 1;
-    Index hist_exog_size = 0;  // X
-    Index futr_exog_size = 0;  // F
-    Index stat_exog_size = 0;  // S
-    Index num_layers = 2;
-    Index hidden_size = 1024;
-    Index outputs = 1;        // M, from the loss (set_shape), not an option
-    bool exog_grads = false;  // from the shape (set_shape), not an option
+  using Config = C;
 
-    // Its defaults for the shared options (max_steps 1000, learning_rate 1e-3,
-    // windows_batch_size 1024) are in its registry entry.
-    void visit(OptionVisitor& v) { visit_mlp_options(*this, v); }
-    void validate() const;
-    void set_shape(const WindowShape& s);
-    Index input_width() const {
-      return input_size + hist_exog_size * input_size + futr_exog_size * (input_size + h) +
-             stat_exog_size;
-    }
-  };
-
-  static constexpr bool kWindowsIndependent = true;
-  // A batch runs whole (MlpStack: its weights, not its windows, are the traffic). Defaults
-  // (h 12, input_size 48, 1,024 windows), 50 steps: 3.47 s per fit against 10.2 s in chunks
-  // of 8 windows.
-  static constexpr Index kChunkWindows = 0;
-
-  explicit MlpForecast(Config cfg);
-  MlpForecast(const MlpForecast&) = delete;
-  MlpForecast& operator=(const MlpForecast&) = delete;
-
-  const Config& config() const { return cfg_; }
-  Index horizon() const { return cfg_.h; }
-  Index n_series() const { return 1; }
+  explicit MlpModel(Config cfg);
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng) { stack_.init(rng); }
-  // The forecasts [B·H, M] (a view of the model's output buffer).
+  // The forecasts [B·H, N·M] (a view of the model's output buffer).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
-  // ∂L/∂exog of the last backward (models/forecast.h); planned with Config::exog_grads only.
-  ExogGrads<T> exog_grads() const { return {dhist_.view.data, dfutr_.view.data, dstat_.view.data}; }
   // Zones "inputs" (the packing), "mlp.<i>", "out"; rows = windows.
   void register_zones(profile::Recorder& rec, int model = 0);
 
@@ -134,13 +132,13 @@ class MlpForecast {
   }
 
  private:
-  Config cfg_;
-  Index max_batch_ = 0;
   MlpStack<T> stack_;
-  Buffer<T> x_;                      // [B, D] packed inputs
-  Buffer<T> dx_;                     // [B, D] their gradient (exog_grads)
-  Buffer<T> dhist_, dfutr_, dstat_;  // [B, X, L], [B, F, L + H], [B, S] (exog_grads)
+  Buffer<T> x_;   // [B, D] packed inputs
+  Buffer<T> dx_;  // [B, D] their gradient (exog_grads)
   profile::LayerZones pack_zones_;
 };
+
+template <class T>
+using MlpForecast = MlpModel<T, MlpConfig>;
 
 }  // namespace shoal::models

@@ -20,58 +20,46 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "shoal/core/options.h"
-#include "shoal/layers/nbeats_basis.h"
-#include "shoal/models/forecast.h"
-#include "shoal/models/theta_mlp.h"
+#include "shoal/models/residual_stack.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
+struct NBEATSConfig : ForecastConfig<NBEATSConfig> {
+  static constexpr ForecastKind kKind{.name = "nbeats"};
+  int64_t n_harmonics = 2;
+  int64_t n_basis = 2;
+  std::string basis = "polynomial";
+  std::vector<std::string> stack_types = {"identity", "trend", "seasonality"};
+  std::vector<int64_t> n_blocks = {1, 1, 1};
+  // neuralforecast's list of [in, out] pairs, flattened: 3 * [[512, 512]].
+  std::vector<int64_t> mlp_units = {512, 512, 512, 512, 512, 512};
+  double dropout_prob_theta = 0.0;
+  std::string activation = "ReLU";
+  bool shared_weights = false;
+
+  void visit(OptionVisitor& v);
+  void validate_options() const;
+};
+
 template <class T>
-class NBEATS {
+struct NBeatsBlock;  // MLP → θ → basis → (backcast, forecast)
+
+template <class T>
+class NBEATS : public ResidualStackModel<T, NBEATSConfig, NBeatsBlock<T>> {
+  using Base = ResidualStackModel<T, NBEATSConfig, NBeatsBlock<T>>;
+  using Base::batch_rows;
+  using Base::cfg_;
+
  public:
-  struct Config {
-    Index h = 0;
-    Index input_size = 0;
-    Index n_series = 1;
-    int64_t n_harmonics = 2;
-    int64_t n_basis = 2;
-    std::string basis = "polynomial";
-    std::vector<std::string> stack_types = {"identity", "trend", "seasonality"};
-    std::vector<int64_t> n_blocks = {1, 1, 1};
-    // neuralforecast's list of [in, out] pairs, flattened: 3 * [[512, 512]].
-    std::vector<int64_t> mlp_units = {512, 512, 512, 512, 512, 512};
-    double dropout_prob_theta = 0.0;
-    std::string activation = "ReLU";
-    bool shared_weights = false;
-    Index outputs = 1;  // M, from the loss (not an option)
-
-    void visit(OptionVisitor& v);
-    void validate() const;
-    void set_shape(const WindowShape& s);
-  };
-
-  // Each window is mapped on its own: a trainer may run a batch in chunks.
-  static constexpr bool kWindowsIndependent = true;
-  // A batch runs whole: the block weights, not the windows, are the traffic. NHITS at its
-  // defaults (h 12, input_size 24, 1,024 windows), ms per training step on 2 loaded cores:
-  // whole 173, chunks of 64 286, chunks of 8 1207 (TiDE 83 | 126 | 346).
-  static constexpr Index kChunkWindows = 0;
+  using Config = NBEATSConfig;
 
   explicit NBEATS(Config cfg);
   ~NBEATS();
-  NBEATS(const NBEATS&) = delete;
-  NBEATS& operator=(const NBEATS&) = delete;
-
-  const Config& config() const { return cfg_; }
-  Index horizon() const { return cfg_.h; }
-  Index n_series() const { return cfg_.n_series; }
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
@@ -80,25 +68,6 @@ class NBEATS {
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
   void register_zones(profile::Recorder& rec, int model = 0);
-
-  template <class F>
-  void for_each_param(F&& f) {
-    for (size_t i = 0; i < blocks_.size(); ++i)
-      each_block_param(i, [&](const std::string& name, Param<T>& p) { f(name, p); });
-  }
-
-  struct Block;
-
- private:
-  void each_block_param(size_t i, const std::function<void(const std::string&, Param<T>&)>& f);
-
-  Config cfg_;
-  std::vector<std::unique_ptr<Block>> blocks_;
-  std::vector<size_t> owner_;  // the block whose weights block i runs on (itself unless shared)
-  std::vector<profile::LayerZones> zones_;  // one per block
-  Buffer<T> out_;                           // [B, H·M]
-  Buffer<T> dr_;                            // [B, L] gradient of the residual between blocks
-  Buffer<T> drb_;                           // [B, L] a block's own share of it
 };
 
 }  // namespace shoal::models

@@ -10,40 +10,21 @@
 #include <string>
 
 #include "shoal/layers/linear.h"
-#include "shoal/models/forecast.h"
+#include "shoal/models/forecast_model.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
+// No options beyond those every forecaster shares; its defaults for those (max_steps 5000,
+// learning_rate 1e-4, windows_batch_size 1024) are in its registry entry.
+struct NLinearConfig : ForecastConfig<NLinearConfig> {
+  static constexpr ForecastKind kKind{.name = "nlinear"};
+};
+
 template <class T>
-class NLinear {
+class NLinear : public ForecastModel<NLinearConfig> {
  public:
-  struct Config {
-    Index h = 0;
-    Index input_size = 0;
-    Index n_series = 1;
-    Index outputs = 1;  // M
-
-    // No options beyond those every forecaster shares; its defaults for those (max_steps 5000,
-    // learning_rate 1e-4, windows_batch_size 1024) are in its registry entry.
-    void visit(OptionVisitor&) {}
-    void validate() const {}
-    void set_shape(const WindowShape& s);
-  };
-
-  // Each window is mapped on its own: a trainer may run a batch in chunks.
-  static constexpr bool kWindowsIndependent = true;
-  // A batch runs whole, as DLinear's (models/dlinear.h): chunks of 8 windows re-read the
-  // weight per chunk and make 8-row GEMMs of a model that is little but its one Linear.
-  static constexpr Index kChunkWindows = 0;
-
   explicit NLinear(Config cfg);
-  NLinear(const NLinear&) = delete;
-  NLinear& operator=(const NLinear&) = delete;
-
-  const Config& config() const { return cfg_; }
-  Index horizon() const { return cfg_.h; }
-  Index n_series() const { return cfg_.n_series; }
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
@@ -60,7 +41,6 @@ class NLinear {
   }
 
  private:
-  Config cfg_;
   layers::Linear<T> linear_;
   Buffer<T> x_;    // [B, L] the windows relative to their last value
   Buffer<T> out_;  // [B, H]

@@ -34,51 +34,35 @@
 #include "shoal/core/options.h"
 #include "shoal/layers/linear.h"
 #include "shoal/layers/mlp_residual.h"
-#include "shoal/models/forecast.h"
+#include "shoal/models/forecast_model.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
+struct TiDEConfig : ForecastConfig<TiDEConfig> {
+  static constexpr ForecastKind kKind{
+      .name = "tide", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+  int64_t hidden_size = 512;
+  int64_t decoder_output_dim = 32;
+  int64_t temporal_decoder_dim = 128;
+  double dropout = 0.3;
+  bool layernorm = true;
+  int64_t num_encoder_layers = 1;
+  int64_t num_decoder_layers = 1;
+  int64_t temporal_width = 4;
+
+  void visit(OptionVisitor& v);
+  void validate_options() const;
+};
+
+// Every block works per window (LayerNorm over a window's features): chunks are exact, and a
+// batch runs whole (the base's kChunkWindows: the block weights, not the windows, are the
+// traffic; ms per training step at its defaults, 1,024 windows, 2 loaded cores: whole 83,
+// chunks of 64 126, chunks of 8 346).
 template <class T>
-class TiDE {
+class TiDE : public ForecastModel<TiDEConfig> {
  public:
-  struct Config {
-    Index h = 0;
-    Index input_size = 0;
-    Index n_series = 1;
-    int64_t hidden_size = 512;
-    int64_t decoder_output_dim = 32;
-    int64_t temporal_decoder_dim = 128;
-    double dropout = 0.3;
-    bool layernorm = true;
-    int64_t num_encoder_layers = 1;
-    int64_t num_decoder_layers = 1;
-    int64_t temporal_width = 4;
-    Index hist_exog = 0;      // X, from the data
-    Index futr_exog = 0;      // F
-    Index stat_exog = 0;      // S
-    Index outputs = 1;        // M, from the loss (not an option)
-    bool exog_grads = false;  // from the shape (not an option): backward returns ∂L/∂exog
-
-    void visit(OptionVisitor& v);
-    void validate() const;
-    void set_shape(const WindowShape& s);
-  };
-
-  // Every block works per window (LayerNorm over a window's features): chunks are exact.
-  static constexpr bool kWindowsIndependent = true;
-  // A batch runs whole: the block weights, not the windows, are the traffic. NHITS at its
-  // defaults (h 12, input_size 24, 1,024 windows), ms per training step on 2 loaded cores:
-  // whole 173, chunks of 64 286, chunks of 8 1207 (TiDE 83 | 126 | 346).
-  static constexpr Index kChunkWindows = 0;
-
   explicit TiDE(Config cfg);
-  TiDE(const TiDE&) = delete;
-  TiDE& operator=(const TiDE&) = delete;
-
-  const Config& config() const { return cfg_; }
-  Index horizon() const { return cfg_.h; }
-  Index n_series() const { return cfg_.n_series; }
 
   void plan(Planner& planner, Index max_batch);
   void init(RngStream& rng);
@@ -122,7 +106,6 @@ class TiDE {
   MatView<T> add_skip(const Ctx& ctx, ConstMat<T> x, MatView<T> out, ConstMat<T> tout,
                       profile::ZoneChain& zone);
 
-  Config cfg_;
   std::unique_ptr<layers::MLPResidual<T>> hist_proj_, futr_proj_;  // null when absent
   std::vector<std::unique_ptr<layers::MLPResidual<T>>> encoder_, decoder_;
   layers::TemporalDecoder<T> temporal_;

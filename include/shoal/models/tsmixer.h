@@ -17,54 +17,24 @@
 #include <string>
 #include <vector>
 
-#include "shoal/models/forecast.h"
+#include "shoal/models/forecast_model.h"
 #include "shoal/models/mixing.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
+struct TSMixerConfig : MixerConfig<TSMixerConfig> {
+  static constexpr ForecastKind kKind{.name = "tsmixer", .multivariate = true};
+  static constexpr double kDefaultDropout = 0.9;
+};
+
 template <class T>
-class TSMixer {
+class TSMixer : public ForecastModel<TSMixerConfig> {
  public:
-  struct Config {
-    Index h = 0;
-    Index input_size = 0;
-    Index n_series = 0;
-    Index n_block = 2;
-    Index ff_dim = 64;
-    double dropout = 0.9;
-    bool revin = true;
-    uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
-    Index outputs = 1;         // M, from the loss (set_shape), not an option
-
-    // The user's options (neuralforecast's names and defaults) and the data's shape.
-    void visit(OptionVisitor& v) { visit_mixer_options(*this, v); }
-    void validate() const {
-      validate_mixer_options(*this);
-      SHOAL_CHECK(outputs >= 1, "tsmixer needs outputs ≥ 1, got {}", outputs);
-    }
-    void set_shape(const WindowShape& s) {
-      SHOAL_CHECK(s.hist_exog == 0 && s.futr_exog == 0 && s.stat_exog == 0,
-                  "tsmixer takes no exogenous inputs (got {} hist, {} futr, {} static); use "
-                  "tsmixerx",
-                  s.hist_exog, s.futr_exog, s.stat_exog);
-      h = s.h;
-      input_size = s.input_size;
-      n_series = s.n_series;
-      outputs = s.outputs;
-    }
-  };
-
   // BatchNorm normalises over the windows of a batch, so a batch cannot be split.
   static constexpr bool kWindowsIndependent = false;
 
   explicit TSMixer(Config cfg);
-  TSMixer(const TSMixer&) = delete;
-  TSMixer& operator=(const TSMixer&) = delete;
-
-  const Config& config() const { return cfg_; }
-  Index horizon() const { return cfg_.h; }
-  Index n_series() const { return cfg_.n_series; }
   Index num_params();
 
   void plan(Planner& planner, Index max_batch);
@@ -100,8 +70,6 @@ class TSMixer {
   };
   static std::string block_prefix(size_t k) { return "mixing_layers." + std::to_string(k) + "."; }
 
-  Config cfg_;
-  Index max_batch_ = 0;
   RevIn<T> revin_;
   std::vector<Block> blocks_;
   TimeLinear<T> out_;

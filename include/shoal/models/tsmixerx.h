@@ -21,58 +21,28 @@
 #include <string>
 #include <vector>
 
-#include "shoal/models/forecast.h"
+#include "shoal/models/forecast_model.h"
 #include "shoal/models/mixing.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
+struct TSMixerxConfig : MixerConfig<TSMixerxConfig> {
+  static constexpr ForecastKind kKind{.name = "tsmixerx",
+                                      .multivariate = true,
+                                      .hist_exog = true,
+                                      .futr_exog = true,
+                                      .stat_exog = true};
+  static constexpr double kDefaultDropout = 0.0;
+};
+
 template <class T>
-class TSMixerx {
+class TSMixerx : public ForecastModel<TSMixerxConfig> {
  public:
-  struct Config {
-    Index h = 0;
-    Index input_size = 0;
-    Index n_series = 0;
-    Index hist_exog_size = 0;  // X
-    Index futr_exog_size = 0;  // F
-    Index stat_exog_size = 0;  // S
-    Index n_block = 2;
-    Index ff_dim = 64;
-    double dropout = 0.0;
-    bool revin = true;
-    uint64_t stream_base = 1;  // dropout layers take consecutive Philox streams from here
-    Index outputs = 1;         // M, from the loss (set_shape), not an option
-    bool exog_grads = false;   // from the shape, not an option: backward returns ∂L/∂exog
-
-    // The user's options (neuralforecast's names and defaults) and the data's shape.
-    void visit(OptionVisitor& v) { visit_mixer_options(*this, v); }
-    void validate() const {
-      validate_mixer_options(*this);
-      SHOAL_CHECK(outputs >= 1, "tsmixerx needs outputs ≥ 1, got {}", outputs);
-    }
-    void set_shape(const WindowShape& s) {
-      h = s.h;
-      input_size = s.input_size;
-      n_series = s.n_series;
-      hist_exog_size = s.hist_exog;
-      futr_exog_size = s.futr_exog;
-      stat_exog_size = s.stat_exog;
-      outputs = s.outputs;
-      exog_grads = s.exog_grads;
-    }
-  };
-
-  // No operation couples the windows of a batch: a trainer may run a batch in chunks.
-  static constexpr bool kWindowsIndependent = true;
+  // Chunks of 8 windows keep a chunk's activations in L2 (docs/tsmixerx.md).
+  static constexpr Index kChunkWindows = 8;
 
   explicit TSMixerx(Config cfg);
-  TSMixerx(const TSMixerx&) = delete;
-  TSMixerx& operator=(const TSMixerx&) = delete;
-
-  const Config& config() const { return cfg_; }
-  Index horizon() const { return cfg_.h; }
-  Index n_series() const { return cfg_.n_series; }
   // Σ numel of the trainable parameters (neuralforecast's count).
   Index num_params();
 
@@ -118,7 +88,7 @@ class TSMixerx {
   static std::string mixer_prefix(size_t j) {
     return j == 0 ? std::string("first_mixing.") : "mixing_block." + std::to_string(j - 1) + ".";
   }
-  Index c0() const { return 1 + cfg_.hist_exog_size + cfg_.futr_exog_size; }
+  Index c0() const { return 1 + cfg_.hist_exog + cfg_.futr_exog; }
   void check_inputs(const ForecastInputs<T>& in) const;
   // Static feature mixers: once per chunk when no dropout is drawn (see tsmixerx.cpp).
   bool stat_shared(const Ctx& ctx) const;
@@ -132,7 +102,7 @@ class TSMixerx {
   // Whether the projection's input gradient is needed: RevIN's affine grads, or the exogenous
   // inputs' with exog_grads.
   bool projection_dx() const {
-    return cfg_.revin || (cfg_.exog_grads && cfg_.hist_exog_size + cfg_.futr_exog_size > 0);
+    return cfg_.revin || (cfg_.exog_grads && cfg_.hist_exog + cfg_.futr_exog > 0);
   }
   MatView<T> rows(const Buffer<T>& b, Index n) const { return b.mat().rows_block(0, n); }
   // The first r rows of a [B·H, M·N] head buffer as RevIN's [B·H·M, N].
@@ -143,8 +113,6 @@ class TSMixerx {
   MatView<T> mixer_out(size_t j, Index n) const;
   MatView<T> mixer_dout(size_t j, Index n) const;
 
-  Config cfg_;
-  Index max_batch_ = 0;
   RevIn<T> revin_;
   TimeLinear<T> projection_;
   std::unique_ptr<FeatureMixingX<T>> fm_hist_, fm_futr_, fm_stat_;

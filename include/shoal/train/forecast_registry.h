@@ -2,12 +2,12 @@
 // by name. Every front end (the CLI, jobs files, Python) and every engine path (fit, plan,
 // predict, the fleet) looks a model up here; nothing else compares a model's name.
 //
-// Adding a model is one entry in kForecastModels (src/shoal/train/forecast_registry.cpp). A
-// windowed neural model (its file pair in models/) needs: a Config that holds its options with
-// their defaults (`visit(OptionVisitor&)`, `validate()`, `set_shape(WindowShape)`), and the
+// Adding a model is one entry in the registry (src/shoal/train/forecast_registry.cpp). A
+// windowed neural model (its file pair in models/) derives from models::ForecastModel with a
+// Config that names its kind and holds its options (models/forecast_model.h), and has the
 // members the trainer's concept names (train/forecast_trainer.h: WindowModel); its entry is
-// then `windowed_model<models::Name<float>>("name", "Name")`. docs/architecture.md walks
-// through it.
+// then `windowed_model<models::Name<float>>("name", "Name")`, which takes `multivariate` from
+// the kind. docs/architecture.md walks through it.
 #pragma once
 
 #include <any>
@@ -27,6 +27,7 @@ struct ForecastModel {
   // Neural models: true when the model mixes the series of a panel (TSMixer: one model over N
   // series jointly); false for a univariate model (NLinear: one series per window), which
   // trains globally over every series of a panel, as neuralforecast's MULTIVARIATE = False.
+  // The model's ForecastKind says which (models/forecast_model.h).
   bool multivariate = false;
   // Takes categorical exogenous features (ExogSpec::categorical): it returns the gradients of
   // its exogenous inputs, through which their embeddings train (train/exog_embeddings.h).

@@ -240,16 +240,8 @@ class ForecastTrainer {
   ForecastInputs<T> slice(const ForecastInputs<T>& in, Index b0, Index count) const {
     if constexpr (Model::kWindowsIndependent) {
       const auto& c = model_.config();
-      // Exogenous counts, for models that take them (the MLPs name them *_exog_size, the
-      // stacked models hist_exog / futr_exog): each window's exogenous rows move with it.
-      Index x = 0, f = 0;
-      if constexpr (requires { c.hist_exog_size; }) {
-        x = c.hist_exog_size;
-        f = c.futr_exog_size;
-      } else if constexpr (requires { c.hist_exog; }) {
-        x = c.hist_exog;
-        f = c.futr_exog;
-      }
+      // Each window's exogenous rows move with it.
+      Index x = c.hist_exog, f = c.futr_exog;
       if (exog_.active()) {  // the trainer's inputs are the raw streams, before embedding
         x = exog_.raw_hist();
         f = exog_.raw_futr();

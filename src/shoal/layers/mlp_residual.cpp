@@ -2,20 +2,9 @@
 
 #include <algorithm>
 
+#include "shoal/layers/view_ops.h"
+
 namespace shoal::layers {
-namespace {
-
-template <class T>
-void add_into(ConstMat<T> x, MatView<T> y) {
-  for (Index r = 0; r < x.rows; ++r) {
-    const T* xr = x.row(r);
-    T* yr = y.row(r);
-    for (Index c = 0; c < x.cols; ++c) yr[c] += xr[c];
-  }
-}
-
-}  // namespace
-
 template <class T>
 MLPResidual<T>::MLPResidual(Config c)
     : cfg(c),

@@ -7,43 +7,20 @@
 
 namespace shoal::models {
 
-template <class T>
-void DLinear<T>::Config::validate() const {
+void DLinearConfig::validate_options() const {
   if (moving_avg_window < 1 || moving_avg_window % 2 == 0)
     option_out_of_range("moving_avg_window", "an odd integer ≥ 1", double(moving_avg_window));
-  SHOAL_CHECK(outputs >= 1, "dlinear needs outputs ≥ 1, got {}", outputs);
-}
-
-template <class T>
-void DLinear<T>::Config::set_shape(const WindowShape& s) {
-  SHOAL_CHECK(s.hist_exog == 0 && s.futr_exog == 0 && s.stat_exog == 0,
-              "dlinear takes no exogenous inputs (got {} hist, {} futr, {} static)", s.hist_exog,
-              s.futr_exog, s.stat_exog);
-  SHOAL_CHECK(s.n_series == 1,
-              "dlinear is a univariate model: fit it one series at a time (--n-series 1, "
-              "series \"each\", per_series=True), got {} series in one panel",
-              s.n_series);
-  h = s.h;
-  input_size = s.input_size;
-  n_series = 1;
-  outputs = s.outputs;
 }
 
 template <class T>
 DLinear<T>::DLinear(Config cfg)
-    : cfg_(cfg),
+    : ForecastModel(cfg),
       trend_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}),
-      season_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
-              "DLinear needs h, input_size > 0 and one series, got {} {} {}", cfg_.h,
-              cfg_.input_size, cfg_.n_series);
-  cfg_.validate();
-}
+      season_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {}
 
 template <class T>
 void DLinear<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(max_batch > 0, "DLinear max_batch must be > 0, got {}", max_batch);
-  max_batch_ = max_batch;
+  set_max_batch(max_batch);
   planner.push_scope("linear_trend.");
   trend_.plan(planner, max_batch);
   planner.pop_scope();
@@ -66,10 +43,10 @@ void DLinear<T>::init(RngStream& rng) {
 template <class T>
 MatView<T> DLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index b = in.batch, l = cfg_.input_size, h = cfg_.h, m = cfg_.outputs;
-  SHOAL_CHECK(b > 0 && b <= max_batch_, "DLinear: batch {} outside [1, {}]", b, max_batch_);
+  check_inputs(in);
   profile::ZoneChain zone(ctx.profiler, b);
-  MatView<T> xt = xt_.mat().rows_block(0, b), xs = xs_.mat().rows_block(0, b);
-  MatView<T> yt = yt_.mat().rows_block(0, b), y = out_.mat().rows_block(0, b);
+  MatView<T> xt = batch_rows(xt_, b), xs = batch_rows(xs_, b), yt = batch_rows(yt_, b),
+             y = batch_rows(out_, b);
   zone.next(decomp_zones_.forward);
   kernels::series_decomp<T>(ConstMat<T>(in.insample_y, b, l), cfg_.moving_avg_window, xt, xs);
   zone.next(trend_zones_.forward);
@@ -89,9 +66,9 @@ void DLinear<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
   // Both maps see dŷ as is; the decomposition's inputs are data.
   const ConstMat<T> dy(dout.data, b, cfg_.h * cfg_.outputs);
   zone.next(season_zones_.backward);
-  season_.backward(ctx, xs_.mat().rows_block(0, b), out_.mat().rows_block(0, b), dy, MatView<T>{});
+  season_.backward(ctx, batch_rows(xs_, b), batch_rows(out_, b), dy, MatView<T>{});
   zone.next(trend_zones_.backward);
-  trend_.backward(ctx, xt_.mat().rows_block(0, b), yt_.mat().rows_block(0, b), dy, MatView<T>{});
+  trend_.backward(ctx, batch_rows(xt_, b), batch_rows(yt_, b), dy, MatView<T>{});
 }
 
 template <class T>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "shoal/models/mlp_multivariate.h"
 #include "shoal/models/zones.h"
 #include "shoal/profile/cost.h"
 
@@ -91,123 +92,67 @@ void MlpStack<T>::register_zones(profile::Recorder& rec, int model, bool dx0) {
   zones_.push_back(block_zones(rec, model, "out", 1, out_));
 }
 
-template <class T>
-void MlpForecast<T>::Config::validate() const {
-  validate_mlp_options(*this);
-  SHOAL_CHECK(outputs >= 1, "mlp needs outputs ≥ 1, got {}", outputs);
-}
+template <class T, class C>
+MlpModel<T, C>::MlpModel(Config cfg)
+    : Base(cfg),
+      stack_(cfg.input_width(), cfg.hidden_size, cfg.num_layers,
+             cfg.h * cfg.n_series * cfg.outputs) {}
 
-template <class T>
-void MlpForecast<T>::Config::set_shape(const WindowShape& s) {
-  SHOAL_CHECK(s.n_series == 1,
-              "mlp is a univariate model: fit it one series at a time (--n-series 1, "
-              "series \"each\", per_series=True) or use mlp_multivariate, got {} series in one "
-              "panel",
-              s.n_series);
-  h = s.h;
-  input_size = s.input_size;
-  n_series = 1;
-  hist_exog_size = s.hist_exog;
-  futr_exog_size = s.futr_exog;
-  stat_exog_size = s.stat_exog;
-  outputs = s.outputs;
-  exog_grads = s.exog_grads;
-}
-
-template <class T>
-MlpForecast<T>::MlpForecast(Config cfg)
-    : cfg_(cfg), stack_(cfg.input_width(), cfg.hidden_size, cfg.num_layers, cfg.h * cfg.outputs) {
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
-              "MLP needs h, input_size > 0 and one series, got {} {} {}", cfg_.h, cfg_.input_size,
-              cfg_.n_series);
-  cfg_.validate();
-}
-
-template <class T>
-void MlpForecast<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(max_batch > 0, "MLP max_batch must be > 0, got {}", max_batch);
-  max_batch_ = max_batch;
+template <class T, class C>
+void MlpModel<T, C>::plan(Planner& planner, Index max_batch) {
+  this->set_max_batch(max_batch);
   stack_.plan(planner, max_batch);
   planner.buffer(x_, Region::kActivations, "inputs", {max_batch, cfg_.input_width()});
   if (!cfg_.exog_grads) return;
-  const Index l = cfg_.input_size, h = cfg_.h, nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size,
-              ns = cfg_.stat_exog_size;
+  const Index l = cfg_.input_size, h = cfg_.h, n = cfg_.n_series, nx = cfg_.hist_exog,
+              nf = cfg_.futr_exog, ns = cfg_.stat_exog;
   planner.buffer(dx_, Region::kActivationGrads, "dinputs", {max_batch, cfg_.input_width()});
-  if (nx > 0) planner.buffer(dhist_, Region::kActivationGrads, "dhist_exog", {max_batch * nx, l});
+  if (nx > 0)
+    planner.buffer(this->dhist_, Region::kActivationGrads, "dhist_exog", {max_batch * nx, l * n});
   if (nf > 0)
-    planner.buffer(dfutr_, Region::kActivationGrads, "dfutr_exog", {max_batch * nf, l + h});
-  // [B, S] (a row per window) holds the [1, S] sum of shared statics too.
-  if (ns > 0) planner.buffer(dstat_, Region::kActivationGrads, "dstat_exog", {max_batch, ns});
+    planner.buffer(this->dfutr_, Region::kActivationGrads, "dfutr_exog",
+                   {max_batch * nf, (l + h) * n});
+  // Univariate: [B, S] (a row per window) holds the [1, S] sum of shared statics too;
+  // multivariate: the panel's [N, S].
+  if (ns > 0)
+    planner.buffer(this->dstat_, Region::kActivationGrads, "dstat_exog",
+                   {Config::kKind.multivariate ? n : max_batch, ns});
 }
 
-template <class T>
-MatView<T> MlpForecast<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
-  const Index b = in.batch, l = cfg_.input_size, h = cfg_.h;
-  const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size, ns = cfg_.stat_exog_size;
-  SHOAL_CHECK(b > 0 && b <= max_batch_, "MLP: batch {} outside [1, {}]", b, max_batch_);
-  SHOAL_CHECK((nx == 0 || in.hist_exog != nullptr) && (nf == 0 || in.futr_exog != nullptr) &&
-                  (ns == 0 || in.stat_exog != nullptr),
-              "MLP: exogenous inputs missing for its config ({} hist, {} futr, {} static)", nx, nf,
-              ns);
+template <class T, class C>
+MatView<T> MlpModel<T, C>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
+  const Index b = in.batch;
+  this->check_inputs(in);
   profile::ZoneChain zone(ctx.profiler, b);
   zone.next(pack_zones_.forward);
-  // neuralforecast's univariate windows are [B, L, X] and [B, L+H, F]: time-major per window,
-  // where shoal's are [B, X, L] and [B, F, L+H].
-  MatView<T> x = x_.mat().rows_block(0, b);
-  for (Index w = 0; w < b; ++w) {
-    T* dst = x.row(w);
-    std::copy_n(in.insample_y + w * l, l, dst);
-    dst += l;
-    const T* hx = nx > 0 ? in.hist_exog + w * nx * l : nullptr;
-    for (Index t = 0; t < l; ++t)
-      for (Index c = 0; c < nx; ++c) *dst++ = hx[c * l + t];
-    const T* fx = nf > 0 ? in.futr_exog + w * nf * (l + h) : nullptr;
-    for (Index t = 0; t < l + h; ++t)
-      for (Index c = 0; c < nf; ++c) *dst++ = fx[c * (l + h) + t];
-    if (ns > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, ns, dst);
-  }
+  MatView<T> x = batch_rows(x_, b);
+  pack_mlp_inputs<T>(cfg_, in, x);
   zone.close();
   MatView<T> y = stack_.forward(ctx, x);
-  // [B, H·M] is the trainer's [B·H, N·M] with N = 1.
-  return MatView<T>(y.data, b * h, cfg_.outputs);
+  // [B, H·N·M] is the trainer's [B·H, N·M].
+  return MatView<T>(y.data, b * cfg_.h, cfg_.n_series * cfg_.outputs);
 }
 
-template <class T>
-void MlpForecast<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
+template <class T, class C>
+void MlpModel<T, C>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index b = in.batch;
   const ConstMat<T> dy(dout.data, b, stack_.out());
   if (!cfg_.exog_grads) {
-    stack_.backward(ctx, x_.mat().rows_block(0, b), dy);
+    stack_.backward(ctx, batch_rows(x_, b), dy);
     return;
   }
   // The packed input's gradient, unpacked the way forward packed it (its insample_y columns
   // are computed and dropped: the kernel forms a leading column block only).
-  MatView<T> dx = dx_.mat().rows_block(0, b);
-  stack_.backward(ctx, x_.mat().rows_block(0, b), dy, dx);
+  MatView<T> dx = batch_rows(dx_, b);
+  stack_.backward(ctx, batch_rows(x_, b), dy, dx);
   profile::ZoneChain zone(ctx.profiler, b);
   zone.next(pack_zones_.backward);
-  const Index l = cfg_.input_size, h = cfg_.h;
-  const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size, ns = cfg_.stat_exog_size;
-  if (ns > 0 && in.stat_window_stride == 0) std::fill_n(dstat_.view.data, ns, T(0));
-  for (Index w = 0; w < b; ++w) {
-    const T* src = dx.row(w) + l;
-    T* hx = nx > 0 ? dhist_.view.data + w * nx * l : nullptr;
-    for (Index t = 0; t < l; ++t)
-      for (Index c = 0; c < nx; ++c) hx[c * l + t] = *src++;
-    T* fx = nf > 0 ? dfutr_.view.data + w * nf * (l + h) : nullptr;
-    for (Index t = 0; t < l + h; ++t)
-      for (Index c = 0; c < nf; ++c) fx[c * (l + h) + t] = *src++;
-    if (ns == 0) continue;
-    if (in.stat_window_stride > 0) {
-      std::copy_n(src, ns, dstat_.view.data + w * ns);
-    } else {
-      for (Index s = 0; s < ns; ++s) dstat_.view.data[s] += src[s];
-    }
-  }
+  unpack_mlp_grads<T>(cfg_, in, dx, this->dhist_.view.data, this->dfutr_.view.data,
+                      this->dstat_.view.data);
 }
 
-template <class T>
-void MlpForecast<T>::register_zones(profile::Recorder& rec, int model) {
+template <class T, class C>
+void MlpModel<T, C>::register_zones(profile::Recorder& rec, int model) {
   const double d = double(cfg_.input_width());
   const bool dx = cfg_.exog_grads;
   pack_zones_ = cost_zones(
@@ -219,9 +164,52 @@ void MlpForecast<T>::register_zones(profile::Recorder& rec, int model) {
   stack_.register_zones(rec, model, dx);
 }
 
+// neuralforecast's univariate windows are [B, L, X] and [B, L+H, F]: time-major per window,
+// where shoal's are [B, X, L] and [B, F, L+H].
+template <class T>
+void pack_mlp_inputs(const MlpConfig& c, const ForecastInputs<T>& in, MatView<T> x) {
+  const Index l = c.input_size, h = c.h, nx = c.hist_exog, nf = c.futr_exog, ns = c.stat_exog;
+  for (Index w = 0; w < in.batch; ++w) {
+    T* dst = x.row(w);
+    std::copy_n(in.insample_y + w * l, l, dst);
+    dst += l;
+    const T* hx = nx > 0 ? in.hist_exog + w * nx * l : nullptr;
+    for (Index t = 0; t < l; ++t)
+      for (Index ch = 0; ch < nx; ++ch) *dst++ = hx[ch * l + t];
+    const T* fx = nf > 0 ? in.futr_exog + w * nf * (l + h) : nullptr;
+    for (Index t = 0; t < l + h; ++t)
+      for (Index ch = 0; ch < nf; ++ch) *dst++ = fx[ch * (l + h) + t];
+    if (ns > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, ns, dst);
+  }
+}
+
+template <class T>
+void unpack_mlp_grads(const MlpConfig& c, const ForecastInputs<T>& in, ConstMat<T> dx, T* dhist,
+                      T* dfutr, T* dstat) {
+  const Index l = c.input_size, h = c.h, nx = c.hist_exog, nf = c.futr_exog, ns = c.stat_exog;
+  if (ns > 0 && in.stat_window_stride == 0) std::fill_n(dstat, ns, T(0));
+  for (Index w = 0; w < in.batch; ++w) {
+    const T* src = dx.row(w) + l;
+    T* hx = nx > 0 ? dhist + w * nx * l : nullptr;
+    for (Index t = 0; t < l; ++t)
+      for (Index ch = 0; ch < nx; ++ch) hx[ch * l + t] = *src++;
+    T* fx = nf > 0 ? dfutr + w * nf * (l + h) : nullptr;
+    for (Index t = 0; t < l + h; ++t)
+      for (Index ch = 0; ch < nf; ++ch) fx[ch * (l + h) + t] = *src++;
+    if (ns == 0) continue;
+    if (in.stat_window_stride > 0) {
+      std::copy_n(src, ns, dstat + w * ns);
+    } else {
+      for (Index s = 0; s < ns; ++s) dstat[s] += src[s];
+    }
+  }
+}
+
 template class MlpStack<float>;
 template class MlpStack<double>;
-template class MlpForecast<float>;
-template class MlpForecast<double>;
+template class MlpModel<float, MlpConfig>;
+template class MlpModel<double, MlpConfig>;
+template class MlpModel<float, MlpMultivariateConfig>;
+template class MlpModel<double, MlpMultivariateConfig>;
 
 }  // namespace shoal::models

@@ -8,15 +8,15 @@
 #include "shoal/profile/cost.h"
 
 namespace shoal::models {
-// One block: MLP → θ → basis → (backcast, forecast).
+
 template <class T>
-struct NBEATS<T>::Block {
+struct NBeatsBlock {
   layers::BasisExpansion<T> basis;
   ThetaMLP<T> mlp;
   Buffer<T> r, theta, back, fore;  // [B, L], [B, S], [B, L], [B, H·M]
   Buffer<T> dtheta, dback;
 
-  Block(const Config& c, const std::string& stack, size_t index)
+  NBeatsBlock(const NBEATSConfig& c, const std::string& stack, size_t index)
       : basis({.kind = basis_kind(stack),
                .input_size = c.input_size,
                .h = c.h,
@@ -32,8 +32,7 @@ struct NBEATS<T>::Block {
              .stream = 0x4e42'0000 + index * 64}) {}
 };
 
-template <class T>
-void NBEATS<T>::Config::visit(OptionVisitor& v) {
+void NBEATSConfig::visit(OptionVisitor& v) {
   v("n_harmonics", n_harmonics, "Harmonics of the seasonality basis");
   v("n_basis", n_basis, "Degree of the trend basis (n_basis + 1 terms)");
   v.choice("basis", basis, layers::kTrendBases, "Trend basis");
@@ -45,8 +44,7 @@ void NBEATS<T>::Config::visit(OptionVisitor& v) {
   v("shared_weights", shared_weights, "A stack's blocks share its first block's weights");
 }
 
-template <class T>
-void NBEATS<T>::Config::validate() const {
+void NBEATSConfig::validate_options() const {
   const size_t s = stack_types.size();
   SHOAL_CHECK(s > 0 && n_blocks.size() == s,
               "nbeats: stack_types and n_blocks need the same length, got {} and {}", s,
@@ -69,79 +67,43 @@ void NBEATS<T>::Config::validate() const {
   if (dropout_prob_theta != 0)
     option_out_of_range("dropout_prob_theta", "0 (NBEATS has no dropout)", dropout_prob_theta);
   validate_block_options("nbeats", mlp_units, dropout_prob_theta, activation);
-  SHOAL_CHECK(outputs >= 1, "nbeats: outputs per forecast value must be >= 1, got {}", outputs);
 }
 
 template <class T>
-void NBEATS<T>::Config::set_shape(const WindowShape& s) {
-  SHOAL_CHECK(s.hist_exog == 0 && s.futr_exog == 0 && s.stat_exog == 0,
-              "nbeats takes no exogenous inputs (got {} hist, {} futr, {} static)", s.hist_exog,
-              s.futr_exog, s.stat_exog);
-  SHOAL_CHECK(s.n_series == 1,
-              "nbeats is a univariate model: fit it one series at a time, got {} series in one "
-              "panel",
-              s.n_series);
-  h = s.h;
-  input_size = s.input_size;
-  n_series = 1;
-  outputs = s.outputs;
-}
-
-template <class T>
-NBEATS<T>::NBEATS(Config cfg) : cfg_(std::move(cfg)) {
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
-              "NBEATS needs h, input_size > 0 and one series, got {} {} {}", cfg_.h,
-              cfg_.input_size, cfg_.n_series);
-  cfg_.validate();
-  for (size_t s = 0; s < cfg_.stack_types.size(); ++s)
-    for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b) {
-      // shared_weights: the stack's later blocks run on its first block's weights.
-      owner_.push_back(cfg_.shared_weights && b > 0 ? owner_.back() : blocks_.size());
-      blocks_.push_back(std::make_unique<Block>(cfg_, cfg_.stack_types[s], blocks_.size()));
-    }
-  zones_.resize(blocks_.size());
+NBEATS<T>::NBEATS(Config cfg) : Base(std::move(cfg)) {
+  const Config& c = cfg_;
+  for (size_t s = 0; s < c.stack_types.size(); ++s)
+    for (int64_t b = 0; b < c.n_blocks[s]; ++b)
+      this->add_block(std::make_unique<NBeatsBlock<T>>(c, c.stack_types[s], this->blocks_.size()),
+                      c.shared_weights && b > 0);
 }
 
 template <class T>
 NBEATS<T>::~NBEATS() = default;
 
 template <class T>
-void NBEATS<T>::each_block_param(size_t i,
-                                 const std::function<void(const std::string&, Param<T>&)>& f) {
-  const std::string prefix = "blocks." + std::to_string(i) + ".layers.";
-  blocks_[i]->mlp.for_each_param([&](const std::string& n, Param<T>& p) { f(prefix + n, p); });
-}
-
-template <class T>
 void NBEATS<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(max_batch > 0, "NBEATS max_batch must be > 0, got {}", max_batch);
   const Index B = max_batch, L = cfg_.input_size, HM = cfg_.h * cfg_.outputs;
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    Block& b = *blocks_[i];
-    const Index S = b.basis.theta_size();
-    planner.push_scope("blocks." + std::to_string(i) + ".");
-    planner.push_scope("layers.");
-    b.mlp.plan(planner, B, owner_[i] != i ? &blocks_[owner_[i]]->mlp : nullptr);
-    planner.pop_scope();
-    planner.push_scope("basis.");
-    b.basis.plan(planner, B);
-    planner.pop_scope();
-    planner.buffer(b.r, Region::kActivations, "r", {B, L});
-    planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
-    planner.buffer(b.back, Region::kScratch, "back", {B, L});
-    planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
-    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
-    planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
-    planner.pop_scope();
-  }
-  planner.buffer(out_, Region::kActivations, "out", {B, HM});
-  planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
-  planner.buffer(drb_, Region::kScratch, "drb", {B, L});
+  this->plan_blocks(
+      planner, max_batch,
+      [&](size_t, NBeatsBlock<T>& b) {
+        const Index S = b.basis.theta_size();
+        planner.push_scope("basis.");
+        b.basis.plan(planner, B);
+        planner.pop_scope();
+        planner.buffer(b.r, Region::kActivations, "r", {B, L});
+        planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
+        planner.buffer(b.back, Region::kScratch, "back", {B, L});
+        planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
+        planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
+        planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
+      },
+      [] {});
 }
 
 template <class T>
 void NBEATS<T>::init(RngStream& rng) {
-  for (auto& b : blocks_) {
+  for (auto& b : this->blocks_) {
     b->mlp.init(rng);
     b->basis.init(rng);  // the fixed bases: draws nothing
   }
@@ -150,57 +112,43 @@ void NBEATS<T>::init(RngStream& rng) {
 template <class T>
 MatView<T> NBEATS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index B = in.batch;
-  profile::ZoneChain zone(ctx.profiler, B);
-  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
-  return residual_stack_forward<T>(
-      in, cfg_.input_size, cfg_.h, cfg_.outputs, out_.mat().rows_block(0, B), zones_, zone,
-      [&](size_t i) { return rows(blocks_[i]->r); },
-      [&](size_t i, MatView<T> r) {
-        Block& b = *blocks_[i];
-        MatView<T> theta = rows(b.theta), back = rows(b.back), fore = rows(b.fore);
-        b.mlp.forward(ctx, r, theta, in.first_window);
-        b.basis.forward(ctx, theta, back, fore);
-        return std::pair(ConstMat<T>(back), ConstMat<T>(fore));
-      });
+  return this->forward_blocks(ctx, in, [&](size_t, NBeatsBlock<T>& b, MatView<T> r) {
+    MatView<T> theta = batch_rows(b.theta, B), back = batch_rows(b.back, B),
+               fore = batch_rows(b.fore, B);
+    b.mlp.forward(ctx, r, theta, in.first_window);
+    b.basis.forward(ctx, theta, back, fore);
+    return std::pair(ConstMat<T>(back), ConstMat<T>(fore));
+  });
 }
 
 template <class T>
 void NBEATS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
-  const Index B = in.batch, L = cfg_.input_size;
-  profile::ZoneChain zone(ctx.profiler, B);
+  const Index B = in.batch;
   const ConstMat<T> dy(dout.data, B, cfg_.h * cfg_.outputs);
-  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
-  residual_stack_backward<T>(in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_,
-                             zone, [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
-                               Block& b = *blocks_[i];
-                               MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);
-                               for (Index w = 0; w < B; ++w)
-                                 for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
-                               b.basis.backward(ctx, dback, dy, dtheta);
-                               b.mlp.backward(ctx, rows(b.r), rows(b.theta), dtheta, dr_in,
-                                              in.first_window);
-                             });
+  this->backward_blocks(ctx, in, [&](size_t, NBeatsBlock<T>& b, ConstMat<T> dr, MatView<T> dr_in) {
+    MatView<T> dback = batch_rows(b.dback, B), dtheta = batch_rows(b.dtheta, B);
+    this->negate_into(dr, dback);
+    b.basis.backward(ctx, dback, dy, dtheta);
+    b.mlp.backward(ctx, batch_rows(b.r, B), batch_rows(b.theta, B), dtheta, dr_in, in.first_window);
+  });
 }
 
 template <class T>
 void NBEATS<T>::register_zones(profile::Recorder& rec, int model) {
   const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h * cfg_.outputs);
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    const Block& b = *blocks_[i];
-    // Per window: the MLP, the basis, the residual update and the forecast sum (H·M values).
-    zones_[i] = cost_zones(
-        rec, model, "blocks." + std::to_string(i), 1,
-        [&](double rows) {
-          return b.mlp.forward_cost(rows) + b.basis.forward_cost(rows) +
-                 profile::elementwise(rows, L, 1, 2, e) + profile::elementwise(rows, H, 1, 2, e);
-        },
-        [&](double rows) {
-          profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.basis.backward_cost(rows) +
-                            profile::elementwise(rows, L, 1, 1, e);
-          if (i > 0) c += profile::elementwise(rows, L, 1, 2, e);
-          return c;
-        });
-  }
+  // Per window: the MLP, the basis, the residual update and the forecast sum (H·M values).
+  this->register_block_zones(
+      rec, model,
+      [&](size_t, const NBeatsBlock<T>& b, double rows) {
+        return b.mlp.forward_cost(rows) + b.basis.forward_cost(rows) +
+               profile::elementwise(rows, L, 1, 2, e) + profile::elementwise(rows, H, 1, 2, e);
+      },
+      [&](size_t i, const NBeatsBlock<T>& b, double rows) {
+        profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.basis.backward_cost(rows) +
+                          profile::elementwise(rows, L, 1, 1, e);
+        if (i > 0) c += profile::elementwise(rows, L, 1, 2, e);
+        return c;
+      });
 }
 
 template class NBEATS<float>;

@@ -7,19 +7,20 @@
 #include "shoal/profile/cost.h"
 
 namespace shoal::models {
-// One block: MLP on [r | exog] → θ → basis (fixed, or the exogenous one).
 template <class T>
-struct NBEATSx<T>::Block {
+struct NBeatsxBlock {
   bool exogenous;
   layers::BasisExpansion<T> basis;
   layers::ExogenousBasis<T> exog_basis;
   ThetaMLP<T> mlp;
-  Buffer<T> x, theta, back, fore;  // [B, L + E], [B, S_θ], [B, L], [B, H·M] (exogenous: [B, H])
+  // r [B, L + E]: the residual, then the exogenous inputs; θ [B, S_θ]; back [B, L]; fore
+  // [B, H·M] (exogenous: [B, H])
+  Buffer<T> r, theta, back, fore;
   Buffer<T> dtheta, dback;
 
   Index theta_size() const { return exogenous ? exog_basis.theta_size() : basis.theta_size(); }
 
-  Block(const Config& c, const std::string& stack, Index exog_width, size_t index)
+  NBeatsxBlock(const NBEATSxConfig& c, const std::string& stack, size_t index)
       : exogenous(stack == "exogenous"),
         basis({.kind = basis_kind(stack),
                .input_size = c.input_size,
@@ -28,7 +29,7 @@ struct NBEATSx<T>::Block {
                .n_harmonics = c.n_harmonics,
                .outputs = c.outputs}),
         exog_basis({.input_size = c.input_size, .h = c.h, .channels = c.futr_exog + c.stat_exog}),
-        mlp({.in = c.input_size + exog_width,
+        mlp({.in = c.input_size + c.exog_width(),
              .mlp_units = c.mlp_units,
              .out = theta_size(),
              .activation = parse_block_activation(c.activation),
@@ -36,8 +37,7 @@ struct NBEATSx<T>::Block {
              .stream = 0x4e58'0000 + index * 64}) {}
 };
 
-template <class T>
-void NBEATSx<T>::Config::visit(OptionVisitor& v) {
+void NBEATSxConfig::visit(OptionVisitor& v) {
   v("n_harmonics", n_harmonics, "Harmonics of the seasonality basis");
   v("n_polynomials", n_polynomials, "Degree of the trend basis");
   v("stack_types", stack_types, "Stacks: identity, trend, seasonality, exogenous");
@@ -48,8 +48,7 @@ void NBEATSx<T>::Config::visit(OptionVisitor& v) {
   v("shared_weights", shared_weights, "A stack's blocks share its first block's weights");
 }
 
-template <class T>
-void NBEATSx<T>::Config::validate() const {
+void NBEATSxConfig::validate_options() const {
   const size_t s = stack_types.size();
   SHOAL_CHECK(s > 0 && n_blocks.size() == s,
               "nbeatsx: stack_types and n_blocks need the same length, got {} and {}", s,
@@ -66,94 +65,51 @@ void NBEATSx<T>::Config::validate() const {
   if (n_polynomials < 0)
     option_out_of_range("n_polynomials", "an integer ≥ 0", double(n_polynomials));
   validate_block_options("nbeatsx", mlp_units, dropout_prob_theta, activation);
-  SHOAL_CHECK(outputs >= 1, "nbeatsx: outputs per forecast value must be >= 1, got {}", outputs);
 }
 
 template <class T>
-void NBEATSx<T>::Config::set_shape(const WindowShape& s) {
-  SHOAL_CHECK(s.n_series == 1,
-              "nbeatsx is a univariate model: fit it one series at a time, got {} series in one "
-              "panel",
-              s.n_series);
-  h = s.h;
-  input_size = s.input_size;
-  n_series = 1;
-  outputs = s.outputs;
-  hist_exog = s.hist_exog;
-  futr_exog = s.futr_exog;
-  stat_exog = s.stat_exog;
-  exog_grads = s.exog_grads;
-}
-
-template <class T>
-NBEATSx<T>::NBEATSx(Config cfg) : cfg_(std::move(cfg)) {
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1 && cfg_.hist_exog >= 0 &&
-                  cfg_.futr_exog >= 0 && cfg_.stat_exog >= 0,
-              "NBEATSx needs h, input_size > 0 and one series, got {} {} {}", cfg_.h,
-              cfg_.input_size, cfg_.n_series);
-  cfg_.validate();
+NBEATSx<T>::NBEATSx(Config cfg) : Base(std::move(cfg)) {
   for (size_t s = 0; s < cfg_.stack_types.size(); ++s) {
     SHOAL_CHECK(cfg_.stack_types[s] != "exogenous" || cfg_.futr_exog + cfg_.stat_exog > 0,
                 "nbeatsx: an exogenous stack needs future or static exogenous inputs");
-    for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b) {
-      // shared_weights: the stack's later blocks run on its first block's weights.
-      owner_.push_back(cfg_.shared_weights && b > 0 ? owner_.back() : blocks_.size());
-      blocks_.push_back(
-          std::make_unique<Block>(cfg_, cfg_.stack_types[s], exog_width(), blocks_.size()));
-    }
+    for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b)
+      this->add_block(
+          std::make_unique<NBeatsxBlock<T>>(cfg_, cfg_.stack_types[s], this->blocks_.size()),
+          cfg_.shared_weights && b > 0);
   }
-  zones_.resize(blocks_.size());
 }
 
 template <class T>
 NBEATSx<T>::~NBEATSx() = default;
 
 template <class T>
-Index NBEATSx<T>::exog_width() const {
-  const Index L = cfg_.input_size;
-  return L * cfg_.hist_exog + (L + cfg_.h) * cfg_.futr_exog + cfg_.stat_exog;
-}
-
-template <class T>
-void NBEATSx<T>::each_block_param(size_t i,
-                                  const std::function<void(const std::string&, Param<T>&)>& f) {
-  const std::string prefix = "blocks." + std::to_string(i) + ".layers.";
-  blocks_[i]->mlp.for_each_param([&](const std::string& n, Param<T>& p) { f(prefix + n, p); });
-}
-
-template <class T>
 void NBEATSx<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(max_batch > 0, "NBEATSx max_batch must be > 0, got {}", max_batch);
-  const Index B = max_batch, L = cfg_.input_size, H = cfg_.h, E = exog_width();
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    Block& b = *blocks_[i];
-    const Index S = b.theta_size();
-    planner.push_scope("blocks." + std::to_string(i) + ".");
-    planner.push_scope("layers.");
-    b.mlp.plan(planner, B, owner_[i] != i ? &blocks_[owner_[i]]->mlp : nullptr);
-    planner.pop_scope();
-    planner.push_scope("basis.");
-    if (b.exogenous)
-      b.exog_basis.plan(planner, B);
-    else
-      b.basis.plan(planner, B);
-    planner.pop_scope();
-    planner.buffer(b.x, Region::kActivations, "x", {B, L + E});
-    planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
-    planner.buffer(b.back, Region::kScratch, "back", {B, L});
-    planner.buffer(b.fore, Region::kScratch, "fore", {B, b.exogenous ? H : H * cfg_.outputs});
-    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
-    planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
-    planner.pop_scope();
-  }
-  planner.buffer(exog_, Region::kActivations, "exog", {B, std::max<Index>(E, 1)});
-  const Index C = cfg_.futr_exog + cfg_.stat_exog;
-  planner.buffer(basis_x_, Region::kActivations, "basis_x", {B, std::max<Index>((L + H) * C, 1)});
-  planner.buffer(out_, Region::kActivations, "out", {B, H * cfg_.outputs});
+  const Index B = max_batch, L = cfg_.input_size, H = cfg_.h, E = cfg_.exog_width(),
+              C = cfg_.futr_exog + cfg_.stat_exog;
+  this->plan_blocks(
+      planner, max_batch,
+      [&](size_t, NBeatsxBlock<T>& b) {
+        const Index S = b.theta_size();
+        planner.push_scope("basis.");
+        if (b.exogenous)
+          b.exog_basis.plan(planner, B);
+        else
+          b.basis.plan(planner, B);
+        planner.pop_scope();
+        planner.buffer(b.r, Region::kActivations, "x", {B, L + E});
+        planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
+        planner.buffer(b.back, Region::kScratch, "back", {B, L});
+        planner.buffer(b.fore, Region::kScratch, "fore", {B, b.exogenous ? H : H * cfg_.outputs});
+        planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
+        planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
+      },
+      [&] {
+        planner.buffer(exog_, Region::kActivations, "exog", {B, std::max<Index>(E, 1)});
+        planner.buffer(basis_x_, Region::kActivations, "basis_x",
+                       {B, std::max<Index>((L + H) * C, 1)});
+      });
   if (cfg_.outputs > 1 && has_exogenous_block())
     planner.buffer(dysum_, Region::kActivationGrads, "dysum", {B, H});
-  planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
-  planner.buffer(drb_, Region::kScratch, "drb", {B, L});
   if (!cfg_.exog_grads) return;
   const Index X = cfg_.hist_exog, F = cfg_.futr_exog, S = cfg_.stat_exog;
   if (E > 0) planner.buffer(dexog_, Region::kActivationGrads, "dexog", {B, E});
@@ -161,29 +117,27 @@ void NBEATSx<T>::plan(Planner& planner, Index max_batch) {
     planner.buffer(dbasis_x_, Region::kActivationGrads, "dbasis_x", {B, (L + H) * C});
     planner.buffer(dbasis_block_, Region::kScratch, "dbasis_block", {B, (L + H) * C});
   }
-  if (X > 0) planner.buffer(dhist_, Region::kActivationGrads, "dhist_exog", {B * X, L});
-  if (F > 0) planner.buffer(dfutr_, Region::kActivationGrads, "dfutr_exog", {B * F, L + H});
-  if (S > 0) planner.buffer(dstat_, Region::kActivationGrads, "dstat_exog", {B, S});
+  if (X > 0) planner.buffer(this->dhist_, Region::kActivationGrads, "dhist_exog", {B * X, L});
+  if (F > 0) planner.buffer(this->dfutr_, Region::kActivationGrads, "dfutr_exog", {B * F, L + H});
+  if (S > 0) planner.buffer(this->dstat_, Region::kActivationGrads, "dstat_exog", {B, S});
 }
 
 template <class T>
 void NBEATSx<T>::init(RngStream& rng) {
-  for (auto& b : blocks_) {
+  for (auto& b : this->blocks_) {
     b->mlp.init(rng);
     if (!b->exogenous) b->basis.init(rng);  // the fixed bases: draws nothing
   }
 }
 
+// neuralforecast's layouts: the MLP's [hist (t·X + x) | futr (t·F + f) | stat] and the
+// exogenous basis' [L + H, F + S] (t·C + c), from shoal's channel-major [B, X, L] and
+// [B, F, L + H] windows and the series' statics.
 template <class T>
-MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
+void NBEATSx<T>::gather_exog(const ForecastInputs<T>& in) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, X = cfg_.hist_exog, F = cfg_.futr_exog,
-              S = cfg_.stat_exog, E = exog_width(), C = F + S;
-  profile::ZoneChain zone(ctx.profiler, B);
-  MatView<T> out = out_.mat().rows_block(0, B);
-  // neuralforecast's layouts: the MLP's [hist (t·X + x) | futr (t·F + f) | stat] and the
-  // exogenous basis' [L + H, F + S] (t·C + c), from shoal's channel-major [B, X, L] and
-  // [B, F, L + H] windows and the series' statics.
-  MatView<T> ex = exog_.mat().rows_block(0, B), bx = basis_x_.mat().rows_block(0, B);
+              S = cfg_.stat_exog, C = F + S;
+  MatView<T> ex = batch_rows(exog_, B), bx = batch_rows(basis_x_, B);
   for (Index w = 0; w < B; ++w) {
     T* e = ex.row(w);
     for (Index t = 0; t < L; ++t)
@@ -202,31 +156,34 @@ MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
       for (Index t = 0; t < L + H; ++t) bx(w, t * C + F + s) = st[s];
     }
   }
-  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
-  return residual_stack_forward<T>(
-      in, L, H, cfg_.outputs, out, zones_, zone, [&](size_t i) { return rows(blocks_[i]->x); },
-      [&](size_t i, MatView<T> x) {
-        Block& b = *blocks_[i];
-        MatView<T> theta = rows(b.theta), back = rows(b.back), fore = rows(b.fore);
-        for (Index w = 0; w < B; ++w) std::copy(ex.row(w), ex.row(w) + E, x.row(w) + L);
-        b.mlp.forward(ctx, x, theta, in.first_window);
-        if (b.exogenous)
-          b.exog_basis.forward(ctx, theta, bx, back, fore);
-        else
-          b.basis.forward(ctx, theta, back, fore);
-        return std::pair(ConstMat<T>(back), ConstMat<T>(fore));
-      });
+}
+
+template <class T>
+MatView<T> NBEATSx<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
+  const Index B = in.batch, L = cfg_.input_size, E = cfg_.exog_width();
+  gather_exog(in);
+  const MatView<T> ex = batch_rows(exog_, B), bx = batch_rows(basis_x_, B);
+  return this->forward_blocks(ctx, in, [&](size_t, NBeatsxBlock<T>& b, MatView<T> x) {
+    MatView<T> theta = batch_rows(b.theta, B), back = batch_rows(b.back, B),
+               fore = batch_rows(b.fore, B);
+    for (Index w = 0; w < B; ++w) std::copy(ex.row(w), ex.row(w) + E, x.row(w) + L);
+    b.mlp.forward(ctx, x, theta, in.first_window);
+    if (b.exogenous)
+      b.exog_basis.forward(ctx, theta, bx, back, fore);
+    else
+      b.basis.forward(ctx, theta, back, fore);
+    return std::pair(ConstMat<T>(back), ConstMat<T>(fore));
+  });
 }
 
 template <class T>
 void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, M = cfg_.outputs;
-  profile::ZoneChain zone(ctx.profiler, B);
   const ConstMat<T> dy(dout.data, B, H * M);
   // An exogenous block's one output was broadcast over the M: its gradient is their sum.
   ConstMat<T> dy_exog(dout.data, B, H);
   if (M > 1 && has_exogenous_block()) {
-    MatView<T> ds = dysum_.mat().rows_block(0, B);
+    MatView<T> ds = batch_rows(dysum_, B);
     for (Index w = 0; w < B; ++w)
       for (Index t = 0; t < H; ++t) {
         T sum = 0;
@@ -235,35 +192,30 @@ void NBEATSx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
       }
     dy_exog = ds;
   }
-  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
   const bool exog = cfg_.exog_grads;
-  const Index E = exog_width();
-  MatView<T> dexog = rows(dexog_), dbx = rows(dbasis_x_);
+  const Index E = cfg_.exog_width();
+  MatView<T> dexog = batch_rows(dexog_, B), dbx = batch_rows(dbasis_x_, B);
   if (exog) {
     // Sums over the blocks.
     for (Index w = 0; w < B && E > 0; ++w) std::fill_n(dexog.row(w), E, T(0));
     for (Index w = 0; w < B && dbx.data != nullptr; ++w) std::fill_n(dbx.row(w), dbx.cols, T(0));
   }
-  auto block_backward = [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
-    Block& b = *blocks_[i];
-    MatView<T> dback = rows(b.dback), dtheta = rows(b.dtheta);
-    for (Index w = 0; w < B; ++w)
-      for (Index t = 0; t < L; ++t) dback(w, t) = -dr(w, t);
+  this->backward_blocks(ctx, in, [&](size_t, NBeatsxBlock<T>& b, ConstMat<T> dr, MatView<T> dr_in) {
+    MatView<T> dback = batch_rows(b.dback, B), dtheta = batch_rows(b.dtheta, B);
+    this->negate_into(dr, dback);
     if (b.exogenous) {
-      MatView<T> dbb = exog ? rows(dbasis_block_) : MatView<T>{};
-      b.exog_basis.backward(ctx, rows(b.theta), basis_x_.mat().rows_block(0, B), dback, dy_exog,
+      MatView<T> dbb = exog ? batch_rows(dbasis_block_, B) : MatView<T>{};
+      b.exog_basis.backward(ctx, batch_rows(b.theta, B), batch_rows(basis_x_, B), dback, dy_exog,
                             dtheta, dbb);
-      if (exog) add_into<T>(dbb, dbx);
+      if (exog) layers::add_into<T>(dbb, dbx);
     } else {
       b.basis.backward(ctx, dback, dy, dtheta);
     }
     // Only the residual's columns of the MLP's input gradient, none for the first block, whose
     // residual is the data; the exogenous ones only when asked for.
-    b.mlp.backward(ctx, rows(b.x), rows(b.theta), dtheta, dr_in, in.first_window);
+    b.mlp.backward(ctx, batch_rows(b.r, B), batch_rows(b.theta, B), dtheta, dr_in, in.first_window);
     if (exog && E > 0) b.mlp.input_grad_columns(L, dexog, true);
-  };
-  residual_stack_backward<T>(in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_,
-                             zone, block_backward);
+  });
   if (exog) scatter_exog_grads(in);
 }
 
@@ -272,20 +224,22 @@ void NBEATSx<T>::scatter_exog_grads(const ForecastInputs<T>& in) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, X = cfg_.hist_exog, F = cfg_.futr_exog,
               S = cfg_.stat_exog, C = F + S;
   const bool per_window = in.stat_window_stride > 0;
-  const ConstMat<T> dex = dexog_.mat().rows_block(0, B);
+  const ConstMat<T> dex = batch_rows(dexog_, B);
+  T *dhist = this->dhist_.view.data, *dfutr = this->dfutr_.view.data,
+    *dstat = this->dstat_.view.data;
   const bool basis = dbasis_x_.view.data != nullptr;
-  if (S > 0) std::fill_n(dstat_.view.data, per_window ? B * S : S, T(0));
+  if (S > 0) std::fill_n(dstat, per_window ? B * S : S, T(0));
   for (Index w = 0; w < B; ++w) {
     const T* e = dex.row(w);
     for (Index t = 0; t < L; ++t)
-      for (Index x = 0; x < X; ++x) dhist_.view.data[(w * X + x) * L + t] = e[t * X + x];
+      for (Index x = 0; x < X; ++x) dhist[(w * X + x) * L + t] = e[t * X + x];
     e += L * X;
     const T* bx = basis ? dbasis_x_.mat().row(w) : nullptr;
     for (Index t = 0; t < L + H; ++t)
       for (Index f = 0; f < F; ++f)
-        dfutr_.view.data[(w * F + f) * (L + H) + t] = e[t * F + f] + (basis ? bx[t * C + f] : 0);
+        dfutr[(w * F + f) * (L + H) + t] = e[t * F + f] + (basis ? bx[t * C + f] : 0);
     e += (L + H) * F;
-    T* ds = dstat_.view.data + (per_window ? w * S : 0);
+    T* ds = dstat + (per_window ? w * S : 0);
     for (Index s = 0; s < S; ++s) {
       T g = e[s];
       for (Index t = 0; t < L + H && basis; ++t) g += bx[t * C + F + s];
@@ -297,31 +251,27 @@ void NBEATSx<T>::scatter_exog_grads(const ForecastInputs<T>& in) {
 template <class T>
 void NBEATSx<T>::register_zones(profile::Recorder& rec, int model) {
   const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h),
-               M = double(cfg_.outputs), E = double(exog_width());
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    const Block& b = *blocks_[i];
-    // Per window: the exogenous copy, the MLP, the basis, the residual update, the forecast sum
-    // (H·M values; an exogenous block's H broadcast over them).
-    zones_[i] = cost_zones(
-        rec, model, "blocks." + std::to_string(i), 1,
-        [&](double rows) {
-          return profile::elementwise(rows, E, 0, 1, e) + b.mlp.forward_cost(rows) +
-                 (b.exogenous ? b.exog_basis.forward_cost(rows) : b.basis.forward_cost(rows)) +
-                 profile::elementwise(rows, L, 1, 2, e) +
-                 profile::elementwise(rows, H * M, 1, 2, e);
-        },
-        [&](double rows) {
-          const bool dx = cfg_.exog_grads;
-          profile::Cost c =
-              b.mlp.backward_cost(rows, i > 0) +
-              (b.exogenous ? b.exog_basis.backward_cost(rows, dx) : b.basis.backward_cost(rows)) +
-              profile::elementwise(rows, L, 1, 1, e);
-          if (i > 0) c += profile::elementwise(rows, L, 1, 2, e);
-          if (dx)
-            c += b.mlp.input_grad_columns_cost(rows, E) + profile::elementwise(rows, E, 1, 2, e);
-          return c;
-        });
-  }
+               M = double(cfg_.outputs), E = double(cfg_.exog_width());
+  const bool dx = cfg_.exog_grads;
+  // Per window: the exogenous copy, the MLP, the basis, the residual update, the forecast sum
+  // (H·M values; an exogenous block's H broadcast over them).
+  this->register_block_zones(
+      rec, model,
+      [&](size_t, const NBeatsxBlock<T>& b, double rows) {
+        return profile::elementwise(rows, E, 0, 1, e) + b.mlp.forward_cost(rows) +
+               (b.exogenous ? b.exog_basis.forward_cost(rows) : b.basis.forward_cost(rows)) +
+               profile::elementwise(rows, L, 1, 2, e) + profile::elementwise(rows, H * M, 1, 2, e);
+      },
+      [&](size_t i, const NBeatsxBlock<T>& b, double rows) {
+        profile::Cost c =
+            b.mlp.backward_cost(rows, i > 0) +
+            (b.exogenous ? b.exog_basis.backward_cost(rows, dx) : b.basis.backward_cost(rows)) +
+            profile::elementwise(rows, L, 1, 1, e);
+        if (i > 0) c += profile::elementwise(rows, L, 1, 2, e);
+        if (dx)
+          c += b.mlp.input_grad_columns_cost(rows, E) + profile::elementwise(rows, E, 1, 2, e);
+        return c;
+      });
 }
 
 template class NBEATSx<float>;

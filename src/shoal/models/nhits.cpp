@@ -18,7 +18,7 @@ constexpr std::string_view kInterpolation[] = {"linear", "nearest"};
 // [pooled residual (P) | pooled hist (p·X + x) | pooled futr (p·F + f) | stat], neuralforecast's
 // concatenation; the exogenous parts are data. θ's knots are M outputs of K each.
 template <class T>
-struct NHITS<T>::Block {
+struct NHitsBlock {
   Index L, H, K, M, P, Pf, X, F, S;
   layers::Pool1d<T> pool, pool_futr;  // over L and over L + H
   ThetaMLP<T> mlp;
@@ -30,7 +30,7 @@ struct NHITS<T>::Block {
 
   Index width() const { return P + P * X + Pf * F + S; }  // W
 
-  Block(const Config& c, Index k_pool, Index freq, size_t index)
+  NHitsBlock(const NHITSConfig& c, Index k_pool, Index freq, size_t index)
       : L(c.input_size),
         H(c.h),
         K(std::max<Index>(c.h / freq, 1)),
@@ -53,13 +53,12 @@ struct NHITS<T>::Block {
                 .mode = c.interpolation_mode == "linear" ? layers::InterpMode::kLinear
                                                          : layers::InterpMode::kNearest}) {}
 
-  static layers::PoolMode mode(const Config& c) {
+  static layers::PoolMode mode(const NHITSConfig& c) {
     return c.pooling_mode == "MaxPool1d" ? layers::PoolMode::kMax : layers::PoolMode::kAvg;
   }
 };
 
-template <class T>
-void NHITS<T>::Config::visit(OptionVisitor& v) {
+void NHITSConfig::visit(OptionVisitor& v) {
   v("stack_types", stack_types, "Stack types, one per stack (NHITS: identity)");
   v("n_blocks", n_blocks, "Blocks per stack");
   v("mlp_units", mlp_units, "Hidden layers as flattened [in, out] pairs, e.g. 512,512,512,512");
@@ -71,8 +70,7 @@ void NHITS<T>::Config::visit(OptionVisitor& v) {
   v.choice("activation", activation, kBlockActivations, "Hidden activation");
 }
 
-template <class T>
-void NHITS<T>::Config::validate() const {
+void NHITSConfig::validate_options() const {
   const size_t s = stack_types.size();
   SHOAL_CHECK(s > 0 && n_blocks.size() == s && n_pool_kernel_size.size() == s &&
                   n_freq_downsample.size() == s,
@@ -89,99 +87,66 @@ void NHITS<T>::Config::validate() const {
       option_out_of_range("n_freq_downsample", "integers ≥ 1", double(n_freq_downsample[i]));
   }
   validate_block_options("nhits", mlp_units, dropout_prob_theta, activation);
-  SHOAL_CHECK(outputs >= 1, "nhits: outputs per forecast value must be >= 1, got {}", outputs);
 }
 
 template <class T>
-void NHITS<T>::Config::set_shape(const WindowShape& s) {
-  SHOAL_CHECK(s.n_series == 1,
-              "nhits is a univariate model: fit it one series at a time, got {} series in one "
-              "panel",
-              s.n_series);
-  h = s.h;
-  input_size = s.input_size;
-  n_series = 1;
-  hist_exog = s.hist_exog;
-  futr_exog = s.futr_exog;
-  stat_exog = s.stat_exog;
-  outputs = s.outputs;
-  exog_grads = s.exog_grads;
-}
-
-template <class T>
-NHITS<T>::NHITS(Config cfg) : cfg_(std::move(cfg)) {
-  cfg_.validate();
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
-              "NHITS needs h, input_size > 0 and one series, got {} {} {}", cfg_.h, cfg_.input_size,
-              cfg_.n_series);
+NHITS<T>::NHITS(Config cfg) : Base(std::move(cfg)) {
   for (size_t s = 0; s < cfg_.stack_types.size(); ++s)
     for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b)
-      blocks_.push_back(std::make_unique<Block>(cfg_, cfg_.n_pool_kernel_size[s],
-                                                cfg_.n_freq_downsample[s], blocks_.size()));
-  zones_.resize(blocks_.size());
+      this->add_block(
+          std::make_unique<NHitsBlock<T>>(cfg_, cfg_.n_pool_kernel_size[s],
+                                          cfg_.n_freq_downsample[s], this->blocks_.size()),
+          false);
 }
 
 template <class T>
 NHITS<T>::~NHITS() = default;
 
 template <class T>
-void NHITS<T>::each_block_param(size_t i,
-                                const std::function<void(const std::string&, Param<T>&)>& f) {
-  const std::string prefix = "blocks." + std::to_string(i) + ".layers.";
-  blocks_[i]->mlp.for_each_param([&](const std::string& n, Param<T>& p) { f(prefix + n, p); });
-}
-
-template <class T>
 void NHITS<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(max_batch > 0, "NHITS max_batch must be > 0, got {}", max_batch);
   const Index B = max_batch, L = cfg_.input_size, HM = cfg_.h * cfg_.outputs;
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    Block& b = *blocks_[i];
-    planner.push_scope("blocks." + std::to_string(i) + ".");
-    b.pool.plan(planner, B);
-    planner.push_scope("layers.");
-    b.mlp.plan(planner, B);
-    planner.pop_scope();
-    b.interp.plan(planner, B);
-    planner.buffer(b.r, Region::kActivations, "r", {B, L});
-    planner.buffer(b.pooled, Region::kActivations, "pooled", {B, b.width()});
-    if (b.X > 0) planner.buffer(b.hx, Region::kScratch, "hist_pooled", {B * b.X, b.P});
-    if (b.F > 0) planner.buffer(b.fx, Region::kScratch, "futr_pooled", {B * b.F, b.Pf});
-    planner.buffer(b.theta, Region::kActivations, "theta", {B, L + b.M * b.K});
-    planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
-    planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.M * b.K});
-    planner.buffer(b.dpooled, Region::kActivationGrads, "dpooled", {B, b.P});
-    if (cfg_.exog_grads && b.width() > b.P)
-      planner.buffer(b.dexog, Region::kScratch, "dexog", {B, b.width() - b.P});
-    planner.pop_scope();
-  }
-  planner.buffer(out_, Region::kActivations, "out", {B, HM});
+  this->plan_blocks(
+      planner, max_batch,
+      [&](size_t, NHitsBlock<T>& b) {
+        b.pool.plan(planner, B);
+        b.interp.plan(planner, B);
+        planner.buffer(b.r, Region::kActivations, "r", {B, L});
+        planner.buffer(b.pooled, Region::kActivations, "pooled", {B, b.width()});
+        if (b.X > 0) planner.buffer(b.hx, Region::kScratch, "hist_pooled", {B * b.X, b.P});
+        if (b.F > 0) planner.buffer(b.fx, Region::kScratch, "futr_pooled", {B * b.F, b.Pf});
+        planner.buffer(b.theta, Region::kActivations, "theta", {B, L + b.M * b.K});
+        planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
+        planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, L + b.M * b.K});
+        planner.buffer(b.dpooled, Region::kActivationGrads, "dpooled", {B, b.P});
+        if (cfg_.exog_grads && b.width() > b.P)
+          planner.buffer(b.dexog, Region::kScratch, "dexog", {B, b.width() - b.P});
+      },
+      [] {});
   if (cfg_.outputs > 1) {
     planner.buffer(knots_out_, Region::kScratch, "knots_out", {B, HM});
     planner.buffer(dyq_, Region::kActivationGrads, "dyq", {B, HM});
   }
-  planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
-  planner.buffer(drb_, Region::kScratch, "drb", {B, L});
   if (!cfg_.exog_grads) return;
   const Index X = cfg_.hist_exog, F = cfg_.futr_exog, S = cfg_.stat_exog, LH = L + cfg_.h;
   if (X > 0) {
-    planner.buffer(dhist_, Region::kActivationGrads, "dhist_exog", {B * X, L});
+    planner.buffer(this->dhist_, Region::kActivationGrads, "dhist_exog", {B * X, L});
     planner.buffer(dhist_block_, Region::kScratch, "dhist_block", {B * X, L});
   }
   if (F > 0) {
-    planner.buffer(dfutr_, Region::kActivationGrads, "dfutr_exog", {B * F, LH});
+    planner.buffer(this->dfutr_, Region::kActivationGrads, "dfutr_exog", {B * F, LH});
     planner.buffer(dfutr_block_, Region::kScratch, "dfutr_block", {B * F, LH});
   }
-  if (S > 0) planner.buffer(dstat_, Region::kActivationGrads, "dstat_exog", {B, S});
+  if (S > 0) planner.buffer(this->dstat_, Region::kActivationGrads, "dstat_exog", {B, S});
 }
 
 template <class T>
 void NHITS<T>::init(RngStream& rng) {
-  for (auto& b : blocks_) b->mlp.init(rng);
+  for (auto& b : this->blocks_) b->mlp.init(rng);
 }
 
 template <class T>
-void NHITS<T>::pool_exog(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, MatView<T> x) {
+void NHITS<T>::pool_exog(const Ctx& ctx, NHitsBlock<T>& b, const ForecastInputs<T>& in,
+                         MatView<T> x) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, P = b.P, Pf = b.Pf, X = b.X, F = b.F;
   // shoal's windows are channel-major ([B, X, L] is [B·X, L] rows): pool the rows, then lay the
   // pooled steps out time-major as neuralforecast flattens its permuted [B, P, X].
@@ -205,7 +170,7 @@ void NHITS<T>::pool_exog(const Ctx& ctx, Block& b, const ForecastInputs<T>& in, 
 }
 
 template <class T>
-void NHITS<T>::add_exog_grads(const Ctx& ctx, Block& b, const ForecastInputs<T>& in,
+void NHITS<T>::add_exog_grads(const Ctx& ctx, NHitsBlock<T>& b, const ForecastInputs<T>& in,
                               ConstMat<T> dx) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, P = b.P, Pf = b.Pf, X = b.X, F = b.F;
   auto add = [](const Buffer<T>& from, const Buffer<T>& to, Index n) {
@@ -220,7 +185,7 @@ void NHITS<T>::add_exog_grads(const Ctx& ctx, Block& b, const ForecastInputs<T>&
         for (Index c = 0; c < X; ++c) hx(w * X + c, p) = dx(w, p * X + c);
     b.pool.backward(ctx, ConstMat<T>(in.hist_exog, B * X, L), hx, hx,
                     dhist_block_.mat().rows_block(0, B * X));
-    add(dhist_block_, dhist_, B * X * L);
+    add(dhist_block_, this->dhist_, B * X * L);
   }
   if (F > 0) {
     MatView<T> fx = b.fx.mat().rows_block(0, B * F);
@@ -229,48 +194,43 @@ void NHITS<T>::add_exog_grads(const Ctx& ctx, Block& b, const ForecastInputs<T>&
         for (Index c = 0; c < F; ++c) fx(w * F + c, p) = dx(w, P * X + p * F + c);
     b.pool_futr.backward(ctx, ConstMat<T>(in.futr_exog, B * F, L + H), fx, fx,
                          dfutr_block_.mat().rows_block(0, B * F));
-    add(dfutr_block_, dfutr_, B * F * (L + H));
+    add(dfutr_block_, this->dfutr_, B * F * (L + H));
   }
   for (Index w = 0; w < B; ++w)
     for (Index s = 0; s < b.S; ++s)
-      dstat_.view.data[(in.stat_window_stride > 0 ? w * b.S : 0) + s] += dx(w, P * X + Pf * F + s);
+      this->dstat_.view.data[(in.stat_window_stride > 0 ? w * b.S : 0) + s] +=
+          dx(w, P * X + Pf * F + s);
 }
 
 template <class T>
 MatView<T> NHITS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, M = cfg_.outputs;
-  profile::ZoneChain zone(ctx.profiler, B);
-  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
-  return residual_stack_forward<T>(
-      in, L, H, M, out_.mat().rows_block(0, B), zones_, zone,
-      [&](size_t i) { return rows(blocks_[i]->r); },
-      [&](size_t i, MatView<T> r) {
-        Block& b = *blocks_[i];
-        MatView<T> pooled = rows(b.pooled), theta = rows(b.theta), fore = rows(b.fore);
-        b.pool.forward(ctx, r, pooled.cols_block(0, b.P));
-        pool_exog(ctx, b, in, pooled);
-        b.mlp.forward(ctx, pooled, theta, in.first_window);
-        if (M == 1) {
-          b.interp.forward(ctx, theta.cols_block(L, b.K), fore);
-        } else {
-          // Each output's knots interpolated on their own, then the [M, H] result laid out
-          // step-major, [H, M], as neuralforecast permutes it.
-          MatView<T> kq = rows(knots_out_);
-          for (Index q = 0; q < M; ++q)
-            b.interp.forward(ctx, theta.cols_block(L + q * b.K, b.K), kq.cols_block(q * H, H));
-          for (Index w = 0; w < B; ++w)
-            for (Index t = 0; t < H; ++t)
-              for (Index q = 0; q < M; ++q) fore(w, t * M + q) = kq(w, q * H + t);
-        }
-        return std::pair(ConstMat<T>(theta.cols_block(0, L)), ConstMat<T>(fore));
-      });
+  auto rows = [B](Buffer<T>& buf) { return batch_rows(buf, B); };
+  return this->forward_blocks(ctx, in, [&](size_t, NHitsBlock<T>& b, MatView<T> r) {
+    MatView<T> pooled = rows(b.pooled), theta = rows(b.theta), fore = rows(b.fore);
+    b.pool.forward(ctx, r, pooled.cols_block(0, b.P));
+    pool_exog(ctx, b, in, pooled);
+    b.mlp.forward(ctx, pooled, theta, in.first_window);
+    if (M == 1) {
+      b.interp.forward(ctx, theta.cols_block(L, b.K), fore);
+    } else {
+      // Each output's knots interpolated on their own, then the [M, H] result laid out
+      // step-major, [H, M], as neuralforecast permutes it.
+      MatView<T> kq = rows(knots_out_);
+      for (Index q = 0; q < M; ++q)
+        b.interp.forward(ctx, theta.cols_block(L + q * b.K, b.K), kq.cols_block(q * H, H));
+      for (Index w = 0; w < B; ++w)
+        for (Index t = 0; t < H; ++t)
+          for (Index q = 0; q < M; ++q) fore(w, t * M + q) = kq(w, q * H + t);
+    }
+    return std::pair(ConstMat<T>(theta.cols_block(0, L)), ConstMat<T>(fore));
+  });
 }
 
 template <class T>
 void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
   const Index B = in.batch, L = cfg_.input_size, H = cfg_.h, M = cfg_.outputs;
-  profile::ZoneChain zone(ctx.profiler, B);
-  auto rows = [B](Buffer<T>& buf) { return buf.mat().rows_block(0, B); };
+  auto rows = [B](Buffer<T>& buf) { return batch_rows(buf, B); };
   // dout [B, H·M] output-major, [B, M·H], once for every block: output q's rows are then the
   // column block q·H of it (with M = 1, dout itself).
   ConstMat<T> dy(dout.data, B, H);
@@ -285,62 +245,54 @@ void NHITS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
   if (exog) {
     // Written as sums over the blocks.
     const Index S = cfg_.stat_exog;
-    std::fill_n(dhist_.view.data, B * cfg_.hist_exog * L, T(0));
-    std::fill_n(dfutr_.view.data, B * cfg_.futr_exog * (L + H), T(0));
-    std::fill_n(dstat_.view.data, in.stat_window_stride > 0 ? B * S : S, T(0));
+    std::fill_n(this->dhist_.view.data, B * cfg_.hist_exog * L, T(0));
+    std::fill_n(this->dfutr_.view.data, B * cfg_.futr_exog * (L + H), T(0));
+    std::fill_n(this->dstat_.view.data, in.stat_window_stride > 0 ? B * S : S, T(0));
   }
-  residual_stack_backward<T>(
-      in, L, dr_.mat().rows_block(0, B), drb_.mat().rows_block(0, B), zones_, zone,
-      [&](size_t i, ConstMat<T> dr, MatView<T> dr_in) {
-        Block& b = *blocks_[i];
-        MatView<T> theta = rows(b.theta), dtheta = rows(b.dtheta);
-        for (Index w = 0; w < B; ++w)
-          for (Index t = 0; t < L; ++t) dtheta(w, t) = -dr(w, t);
-        for (Index q = 0; q < M; ++q)
-          b.interp.backward(ctx, theta.cols_block(L + q * b.K, b.K), rows(b.fore),
-                            dy.cols_block(q * H, H), dtheta.cols_block(L + q * b.K, b.K));
-        // The first block's input is the data: no gradient past its MLP.
-        MatView<T> dp = i > 0 ? rows(b.dpooled) : MatView<T>{};
-        b.mlp.backward(ctx, rows(b.pooled), theta, dtheta, dp, in.first_window);
-        if (i > 0) b.pool.backward(ctx, rows(b.r), rows(b.pooled).cols_block(0, b.P), dp, dr_in);
-        if (exog && b.width() > b.P) {
-          MatView<T> de = rows(b.dexog);
-          b.mlp.input_grad_columns(b.P, de, false);
-          add_exog_grads(ctx, b, in, de);
-        }
-      });
+  this->backward_blocks(ctx, in, [&](size_t i, NHitsBlock<T>& b, ConstMat<T> dr, MatView<T> dr_in) {
+    MatView<T> theta = rows(b.theta), dtheta = rows(b.dtheta);
+    this->negate_into(dr, dtheta.cols_block(0, L));
+    for (Index q = 0; q < M; ++q)
+      b.interp.backward(ctx, theta.cols_block(L + q * b.K, b.K), rows(b.fore),
+                        dy.cols_block(q * H, H), dtheta.cols_block(L + q * b.K, b.K));
+    // The first block's input is the data: no gradient past its MLP.
+    MatView<T> dp = i > 0 ? rows(b.dpooled) : MatView<T>{};
+    b.mlp.backward(ctx, rows(b.pooled), theta, dtheta, dp, in.first_window);
+    if (i > 0) b.pool.backward(ctx, rows(b.r), rows(b.pooled).cols_block(0, b.P), dp, dr_in);
+    if (exog && b.width() > b.P) {
+      MatView<T> de = rows(b.dexog);
+      b.mlp.input_grad_columns(b.P, de, false);
+      add_exog_grads(ctx, b, in, de);
+    }
+  });
 }
 
 template <class T>
 void NHITS<T>::register_zones(profile::Recorder& rec, int model) {
   const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h),
                M = double(cfg_.outputs);
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    const Block& b = *blocks_[i];
-    // Per window: pooling, the MLP, the interpolation of each output's knots (and their
-    // reordering when M > 1), the residual update and forecast sum.
-    zones_[i] = cost_zones(
-        rec, model, "blocks." + std::to_string(i), 1,
-        [&](double rows) {
-          profile::Cost c = b.pool.forward_cost(rows) + b.mlp.forward_cost(rows) +
-                            b.interp.forward_cost(rows * M) +
-                            profile::elementwise(rows, L, 1, 2, e) +
-                            profile::elementwise(rows, H * M, 1, 2, e);
-          if (M > 1) c += profile::elementwise(rows, H * M, 0, 1, e);
-          return c;
-        },
-        [&](double rows) {
-          profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.interp.backward_cost(rows * M) +
-                            profile::elementwise(rows, L, 1, 1, e);
-          if (i > 0) c += b.pool.backward_cost(rows) + profile::elementwise(rows, L, 1, 2, e);
-          if (cfg_.exog_grads)
-            c += b.mlp.input_grad_columns_cost(rows, double(b.width() - b.P)) +
-                 b.pool.backward_cost(rows * double(b.X)) +
-                 b.pool_futr.backward_cost(rows * double(b.F)) +
-                 profile::elementwise(rows, double(b.width() - b.P), 1, 2, e);
-          return c;
-        });
-  }
+  // Per window: pooling, the MLP, the interpolation of each output's knots (and their
+  // reordering when M > 1), the residual update and forecast sum.
+  this->register_block_zones(
+      rec, model,
+      [&](size_t, const NHitsBlock<T>& b, double rows) {
+        profile::Cost c = b.pool.forward_cost(rows) + b.mlp.forward_cost(rows) +
+                          b.interp.forward_cost(rows * M) + profile::elementwise(rows, L, 1, 2, e) +
+                          profile::elementwise(rows, H * M, 1, 2, e);
+        if (M > 1) c += profile::elementwise(rows, H * M, 0, 1, e);
+        return c;
+      },
+      [&](size_t i, const NHitsBlock<T>& b, double rows) {
+        profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.interp.backward_cost(rows * M) +
+                          profile::elementwise(rows, L, 1, 1, e);
+        if (i > 0) c += b.pool.backward_cost(rows) + profile::elementwise(rows, L, 1, 2, e);
+        if (cfg_.exog_grads)
+          c += b.mlp.input_grad_columns_cost(rows, double(b.width() - b.P)) +
+               b.pool.backward_cost(rows * double(b.X)) +
+               b.pool_futr.backward_cost(rows * double(b.F)) +
+               profile::elementwise(rows, double(b.width() - b.P), 1, 2, e);
+        return c;
+      });
 }
 
 template class NHITS<float>;

@@ -6,31 +6,11 @@
 namespace shoal::models {
 
 template <class T>
-void NLinear<T>::Config::set_shape(const WindowShape& s) {
-  SHOAL_CHECK(s.hist_exog == 0 && s.futr_exog == 0 && s.stat_exog == 0,
-              "nlinear takes no exogenous inputs (got {} hist, {} futr, {} static)", s.hist_exog,
-              s.futr_exog, s.stat_exog);
-  SHOAL_CHECK(s.n_series == 1,
-              "nlinear is a univariate model: fit it one series at a time (--n-series 1, "
-              "series \"each\", per_series=True), got {} series in one panel",
-              s.n_series);
-  h = s.h;
-  input_size = s.input_size;
-  n_series = 1;
-  outputs = s.outputs;
-}
-
-template <class T>
 NLinear<T>::NLinear(Config cfg)
-    : cfg_(cfg), linear_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1 && cfg_.outputs > 0,
-              "NLinear needs h, input_size, outputs > 0 and one series, got {} {} {} {}", cfg_.h,
-              cfg_.input_size, cfg_.outputs, cfg_.n_series);
-}
+    : ForecastModel(cfg), linear_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {}
 
 template <class T>
 void NLinear<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(max_batch > 0, "NLinear max_batch must be > 0, got {}", max_batch);
   planner.push_scope("linear.");
   linear_.plan(planner, max_batch);
   planner.pop_scope();
@@ -48,8 +28,7 @@ MatView<T> NLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index b = in.batch, l = cfg_.input_size, h = cfg_.h * cfg_.outputs;
   profile::ZoneChain zone(ctx.profiler, b);
   zone.next(zones_.forward);
-  MatView<T> x = x_.mat().rows_block(0, b);
-  MatView<T> y = out_.mat().rows_block(0, b);
+  MatView<T> x = batch_rows(x_, b), y = batch_rows(out_, b);
   for (Index w = 0; w < b; ++w) {
     const T* src = in.insample_y + w * l;
     const T last = src[l - 1];
@@ -72,7 +51,7 @@ void NLinear<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<
   profile::ZoneChain zone(ctx.profiler, b);
   zone.next(zones_.backward);
   // The last value's path reaches only the input, which is data: the parameters see dŷ as is.
-  linear_.backward(ctx, x_.mat().rows_block(0, b), out_.mat().rows_block(0, b),
+  linear_.backward(ctx, batch_rows(x_, b), batch_rows(out_, b),
                    ConstMat<T>(dout.data, b, cfg_.h * cfg_.outputs), MatView<T>{});
 }
 

@@ -7,8 +7,7 @@
 
 namespace shoal::models {
 
-template <class T>
-void TiDE<T>::Config::visit(OptionVisitor& v) {
+void TiDEConfig::visit(OptionVisitor& v) {
   v("hidden_size", hidden_size, "Width of the dense encoder and decoder");
   v("decoder_output_dim", decoder_output_dim, "Features per horizon step out of the decoder");
   v("temporal_decoder_dim", temporal_decoder_dim, "Hidden width of the temporal decoder");
@@ -19,8 +18,7 @@ void TiDE<T>::Config::visit(OptionVisitor& v) {
   v("temporal_width", temporal_width, "Projected width of each exogenous step");
 }
 
-template <class T>
-void TiDE<T>::Config::validate() const {
+void TiDEConfig::validate_options() const {
   if (hidden_size < 1) option_out_of_range("hidden_size", "an integer ≥ 1", double(hidden_size));
   if (decoder_output_dim < 1)
     option_out_of_range("decoder_output_dim", "an integer ≥ 1", double(decoder_output_dim));
@@ -34,28 +32,11 @@ void TiDE<T>::Config::validate() const {
     option_out_of_range("num_decoder_layers", "an integer ≥ 1", double(num_decoder_layers));
   if (temporal_width < 1)
     option_out_of_range("temporal_width", "an integer ≥ 1", double(temporal_width));
-  SHOAL_CHECK(outputs >= 1, "tide: outputs per forecast value must be >= 1, got {}", outputs);
-}
-
-template <class T>
-void TiDE<T>::Config::set_shape(const WindowShape& s) {
-  SHOAL_CHECK(s.n_series == 1,
-              "tide is a univariate model: fit it one series at a time, got {} series in one "
-              "panel",
-              s.n_series);
-  h = s.h;
-  input_size = s.input_size;
-  n_series = 1;
-  outputs = s.outputs;
-  hist_exog = s.hist_exog;
-  futr_exog = s.futr_exog;
-  stat_exog = s.stat_exog;
-  exog_grads = s.exog_grads;
 }
 
 template <class T>
 TiDE<T>::TiDE(Config cfg)
-    : cfg_(cfg),
+    : ForecastModel(cfg),
       temporal_({.h = cfg.h,
                  .decoder_output_dim = cfg.decoder_output_dim,
                  .futr_dim = cfg.futr_exog > 0 ? cfg.temporal_width : 0,
@@ -65,12 +46,6 @@ TiDE<T>::TiDE(Config cfg)
                  .layernorm = cfg.layernorm,
                  .stream = 0x7164'0000 + 63}),
       skip_({.in = cfg.input_size, .out = cfg.h * cfg.outputs}) {
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series == 1,
-              "TiDE needs h, input_size > 0 and one series, got {} {} {}", cfg_.h, cfg_.input_size,
-              cfg_.n_series);
-  cfg_.validate();
-  SHOAL_CHECK(cfg_.hist_exog >= 0 && cfg_.futr_exog >= 0 && cfg_.stat_exog >= 0,
-              "TiDE exogenous sizes must be >= 0");
   const Index hid = cfg_.hidden_size;
   uint64_t stream = 0x7164'0000;
   auto projection = [&](Index in, uint64_t proj_stream) {
@@ -114,7 +89,7 @@ Index TiDE<T>::encoder_input() const {
 
 template <class T>
 void TiDE<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(max_batch > 0, "TiDE max_batch must be > 0, got {}", max_batch);
+  set_max_batch(max_batch);
   const Index B = max_batch;
   auto scoped = [&](const std::string& scope, auto& layer) {
     planner.push_scope(scope);

@@ -8,16 +8,9 @@ namespace shoal::models {
 
 template <class T>
 TSMixer<T>::TSMixer(Config cfg)
-    : cfg_(cfg),
+    : ForecastModel(cfg),
       revin_({.n_series = cfg.n_series, .input_size = cfg.input_size, .h = cfg.h * cfg.outputs}),
       out_({.in = cfg.input_size, .out = cfg.h * cfg.outputs, .cols = cfg.n_series}) {
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series > 0 && cfg_.ff_dim > 0,
-              "TSMixer needs h, input_size, n_series, ff_dim > 0, got {} {} {} {}", cfg_.h,
-              cfg_.input_size, cfg_.n_series, cfg_.ff_dim);
-  SHOAL_CHECK(cfg_.n_block >= 0, "TSMixer n_block must be >= 0, got {}", cfg_.n_block);
-  SHOAL_CHECK(cfg_.dropout >= 0 && cfg_.dropout < 1, "TSMixer dropout must be in [0, 1), got {}",
-              cfg_.dropout);
-  SHOAL_CHECK(cfg_.outputs >= 1, "TSMixer outputs must be >= 1, got {}", cfg_.outputs);
   const Index n = cfg_.n_series, l = cfg_.input_size;
   uint64_t s = cfg_.stream_base;
   blocks_.reserve(static_cast<size_t>(cfg_.n_block));
@@ -44,8 +37,7 @@ Index TSMixer<T>::num_params() {
 // The blocks plan by rows (layers/README.md): B·L rows in, B·H·M out of the head.
 template <class T>
 void TSMixer<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(max_batch > 0, "TSMixer max_batch must be > 0, got {}", max_batch);
-  max_batch_ = max_batch;
+  set_max_batch(max_batch);
   const Index n = cfg_.n_series, rl = max_batch * cfg_.input_size;
   auto scoped = [&](const std::string& prefix, auto& layer, Index rows) {
     planner.push_scope(prefix);
@@ -106,9 +98,7 @@ void TSMixer<T>::register_zones(profile::Recorder& rec, int model) {
 
 template <class T>
 MatView<T> TSMixer<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
-  SHOAL_CHECK(in.batch > 0 && in.batch <= max_batch_, "TSMixer: batch {} outside [1, {}]", in.batch,
-              max_batch_);
-  SHOAL_CHECK(in.insample_y != nullptr, "TSMixer: insample_y missing");
+  check_inputs(in);
   SHOAL_CHECK(in.hist_exog == nullptr && in.futr_exog == nullptr && in.stat_exog == nullptr,
               "TSMixer does not take exogenous inputs (use TSMixerx)");
   const Index bsz = in.batch, n = cfg_.n_series, m = cfg_.outputs, rl = bsz * cfg_.input_size,

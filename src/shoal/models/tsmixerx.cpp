@@ -8,19 +8,10 @@ namespace shoal::models {
 
 template <class T>
 TSMixerx<T>::TSMixerx(Config cfg)
-    : cfg_(cfg),
+    : ForecastModel(cfg),
       revin_({.n_series = cfg.n_series, .input_size = cfg.input_size, .h = cfg.h * cfg.outputs}),
       projection_({.in = cfg.input_size, .out = cfg.h, .cols = c0() * cfg.n_series}),
       out_({.in = cfg.ff_dim, .out = cfg.outputs * cfg.n_series}) {
-  SHOAL_CHECK(cfg_.h > 0 && cfg_.input_size > 0 && cfg_.n_series > 0 && cfg_.ff_dim > 0,
-              "TSMixerx needs h, input_size, n_series, ff_dim > 0, got {} {} {} {}", cfg_.h,
-              cfg_.input_size, cfg_.n_series, cfg_.ff_dim);
-  SHOAL_CHECK(cfg_.n_block >= 0 && cfg_.hist_exog_size >= 0 && cfg_.futr_exog_size >= 0 &&
-                  cfg_.stat_exog_size >= 0,
-              "TSMixerx: n_block and exogenous sizes must be >= 0");
-  SHOAL_CHECK(cfg_.dropout >= 0 && cfg_.dropout < 1, "TSMixerx dropout must be in [0, 1), got {}",
-              cfg_.dropout);
-  SHOAL_CHECK(cfg_.outputs >= 1, "TSMixerx outputs must be >= 1, got {}", cfg_.outputs);
   const Index n = cfg_.n_series, k = cfg_.ff_dim, h = cfg_.h;
   uint64_t stream = cfg_.stream_base;
   auto fm = [&](Index in, Index out) {
@@ -37,14 +28,14 @@ TSMixerx<T>::TSMixerx(Config cfg)
   };
   fm_hist_ = fm(n * c0(), k);
   Index m = 1;
-  if (cfg_.futr_exog_size > 0) fm_futr_ = fm(n * cfg_.futr_exog_size, k), ++m;
-  if (cfg_.stat_exog_size > 0) fm_stat_ = fm(n * cfg_.stat_exog_size, k), ++m;
-  const bool stat = cfg_.stat_exog_size > 0;
+  if (cfg_.futr_exog > 0) fm_futr_ = fm(n * cfg_.futr_exog, k), ++m;
+  if (cfg_.stat_exog > 0) fm_stat_ = fm(n * cfg_.stat_exog, k), ++m;
+  const bool stat = cfg_.stat_exog > 0;
   mixers_.resize(static_cast<size_t>(cfg_.n_block + 1));
   for (size_t j = 0; j < mixers_.size(); ++j) {
     Mixer& mx = mixers_[j];
     mx.cols = j == 0 ? m * k : (stat ? 2 * k : k);
-    if (j > 0 && stat) mx.stat = fm(n * cfg_.stat_exog_size, k);
+    if (j > 0 && stat) mx.stat = fm(n * cfg_.stat_exog, k);
     mx.temporal = tm(mx.cols);
     mx.feature = fm(mx.cols, k);
   }
@@ -65,8 +56,7 @@ Index TSMixerx<T>::num_params() {
 // through the mixers and the head.
 template <class T>
 void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
-  SHOAL_CHECK(max_batch > 0, "TSMixerx max_batch must be > 0, got {}", max_batch);
-  max_batch_ = max_batch;
+  set_max_batch(max_batch);
   const Index n = cfg_.n_series, k = cfg_.ff_dim, rl = max_batch * cfg_.input_size,
               rh = max_batch * cfg_.h;
   auto scoped = [&](const std::string& prefix, auto& layer, Index rows) {
@@ -93,12 +83,12 @@ void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
   planner.buffer(dxin_, Region::kActivationGrads, "dxin", {rl, c0() * n});
   planner.buffer(proj_, Region::kActivations, "proj", {rh, c0() * n});
   planner.buffer(dproj_, Region::kActivationGrads, "dproj", {rh, c0() * n});
-  if (cfg_.futr_exog_size > 0)
-    planner.buffer(xfutr_, Region::kActivations, "xfutr", {rh, cfg_.futr_exog_size * n});
-  if (cfg_.stat_exog_size > 0)
-    planner.buffer(xstat_, Region::kActivations, "xstat", {rh, cfg_.stat_exog_size * n});
+  if (cfg_.futr_exog > 0)
+    planner.buffer(xfutr_, Region::kActivations, "xfutr", {rh, cfg_.futr_exog * n});
+  if (cfg_.stat_exog > 0)
+    planner.buffer(xstat_, Region::kActivations, "xstat", {rh, cfg_.stat_exog * n});
   if (cfg_.exog_grads) {
-    const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size, ns = cfg_.stat_exog_size;
+    const Index nx = cfg_.hist_exog, nf = cfg_.futr_exog, ns = cfg_.stat_exog;
     if (nx > 0)
       planner.buffer(dhist_, Region::kActivationGrads, "dhist_exog",
                      {max_batch, nx, cfg_.input_size, n});
@@ -146,21 +136,19 @@ void TSMixerx<T>::init(RngStream& rng) {
 
 template <class T>
 void TSMixerx<T>::check_inputs(const ForecastInputs<T>& in) const {
-  SHOAL_CHECK(in.batch > 0 && in.batch <= max_batch_, "TSMixerx: batch {} outside [1, {}]",
-              in.batch, max_batch_);
-  SHOAL_CHECK(in.insample_y != nullptr, "TSMixerx: insample_y missing");
-  SHOAL_CHECK((cfg_.hist_exog_size > 0) == (in.hist_exog != nullptr),
-              "TSMixerx: hist_exog given iff hist_exog_size > 0 ({})", cfg_.hist_exog_size);
-  SHOAL_CHECK((cfg_.futr_exog_size > 0) == (in.futr_exog != nullptr),
-              "TSMixerx: futr_exog given iff futr_exog_size > 0 ({})", cfg_.futr_exog_size);
-  SHOAL_CHECK((cfg_.stat_exog_size > 0) == (in.stat_exog != nullptr),
-              "TSMixerx: stat_exog given iff stat_exog_size > 0 ({})", cfg_.stat_exog_size);
+  ForecastModel::check_inputs(in);
+  SHOAL_CHECK((cfg_.hist_exog > 0) == (in.hist_exog != nullptr),
+              "TSMixerx: hist_exog given iff hist_exog > 0 ({})", cfg_.hist_exog);
+  SHOAL_CHECK((cfg_.futr_exog > 0) == (in.futr_exog != nullptr),
+              "TSMixerx: futr_exog given iff futr_exog > 0 ({})", cfg_.futr_exog);
+  SHOAL_CHECK((cfg_.stat_exog > 0) == (in.stat_exog != nullptr),
+              "TSMixerx: stat_exog given iff stat_exog > 0 ({})", cfg_.stat_exog);
 }
 
 template <class T>
 void TSMixerx<T>::pack_inputs(const ForecastInputs<T>& in) {
   const Index bsz = in.batch, n = cfg_.n_series, l = cfg_.input_size, h = cfg_.h;
-  const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size, ns = cfg_.stat_exog_size;
+  const Index nx = cfg_.hist_exog, nf = cfg_.futr_exog, ns = cfg_.stat_exog;
   MatView<T> xin = rows(xin_, bsz * l);
   ConstMat<T> y(in.insample_y, bsz * l, n);
   if (cfg_.revin)
@@ -248,7 +236,7 @@ void TSMixerx<T>::stat_backward(const Ctx& ctx, FeatureMixingX<T>& fm, MatView<T
 template <class T>
 void TSMixerx<T>::unpack_exog_grads(Index bsz) {
   const Index n = cfg_.n_series, l = cfg_.input_size, h = cfg_.h;
-  const Index nx = cfg_.hist_exog_size, nf = cfg_.futr_exog_size;
+  const Index nx = cfg_.hist_exog, nf = cfg_.futr_exog;
   const ConstMat<T> dxin = rows(dxin_, bsz * l);
   T* dh = dhist_.view.data;
   T* df = dfutr_.view.data;
@@ -272,9 +260,9 @@ void TSMixerx<T>::unpack_exog_grads(Index bsz) {
 template <class T>
 ExogGrads<T> TSMixerx<T>::exog_grads() const {
   SHOAL_CHECK(cfg_.exog_grads, "TSMixerx: exog_grads() needs a model built with exog_grads");
-  return {.hist = cfg_.hist_exog_size > 0 ? dhist_.view.data : nullptr,
-          .futr = cfg_.futr_exog_size > 0 ? dfutr_.view.data : nullptr,
-          .stat = cfg_.stat_exog_size > 0 ? dstat_.view.data : nullptr};
+  return {.hist = cfg_.hist_exog > 0 ? dhist_.view.data : nullptr,
+          .futr = cfg_.futr_exog > 0 ? dfutr_.view.data : nullptr,
+          .stat = cfg_.stat_exog > 0 ? dstat_.view.data : nullptr};
 }
 
 template <class T>
@@ -322,8 +310,8 @@ void TSMixerx<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat
   ConstMat<T> dhead = dout;
   profile::ZoneChain zone(profiler(ctx), bsz);
   const auto stat_rows = static_cast<uint32_t>(stat_shared(ctx) ? 1 : bsz);  // as in forward
-  if (cfg_.exog_grads && cfg_.stat_exog_size > 0)  // the static mixers add into it
-    std::fill_n(dstat_.view.data, n * cfg_.stat_exog_size, T(0));
+  if (cfg_.exog_grads && cfg_.stat_exog > 0)  // the static mixers add into it
+    std::fill_n(dstat_.view.data, n * cfg_.stat_exog, T(0));
   if (cfg_.revin) {
     zone.next(zones_.norm_inverse.backward);
     revin_.denormalize_backward(by_series(head_, rh), ConstMat<T>(dout.data, rh * m, n),

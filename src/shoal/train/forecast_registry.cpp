@@ -67,45 +67,37 @@ const std::vector<ForecastModel>& registry() {
   static const std::vector<ForecastModel> models = {
       detail::windowed_model<models::TSMixerx<float>>("tsmixerx", "TSMixerx"),
       detail::windowed_model<models::TSMixer<float>>("tsmixer", "TSMixer"),
-      detail::windowed_model<models::NLinear<float>>(
-          "nlinear", "NLinear",
-          [](ForecastJob& j) {
-            j.train.max_steps = 5000;
-            j.train.learning_rate = 1e-4;
-            j.windows.windows_batch_size = 1024;
-            j.windows.inference_windows_batch_size = 1024;
-          },
-          /*multivariate=*/false),
-      detail::windowed_model<models::MlpForecast<float>>(
-          "mlp", "MLP",
-          [](ForecastJob& j) {
-            j.windows.windows_batch_size = 1024;
-            j.windows.inference_windows_batch_size = -1;
-          },
-          /*multivariate=*/false),
-      detail::windowed_model<models::DLinear<float>>(
-          "dlinear", "DLinear",
-          [](ForecastJob& j) {
-            j.train.max_steps = 5000;
-            j.train.learning_rate = 1e-4;
-            j.windows.windows_batch_size = 1024;
-            j.windows.inference_windows_batch_size = 1024;
-          },
-          /*multivariate=*/false),
+      detail::windowed_model<models::NLinear<float>>("nlinear", "NLinear",
+                                                     [](ForecastJob& j) {
+                                                       j.train.max_steps = 5000;
+                                                       j.train.learning_rate = 1e-4;
+                                                       j.windows.windows_batch_size = 1024;
+                                                       j.windows.inference_windows_batch_size =
+                                                           1024;
+                                                     }),
+      detail::windowed_model<models::MlpForecast<float>>("mlp", "MLP",
+                                                         [](ForecastJob& j) {
+                                                           j.windows.windows_batch_size = 1024;
+                                                           j.windows.inference_windows_batch_size =
+                                                               -1;
+                                                         }),
+      detail::windowed_model<models::DLinear<float>>("dlinear", "DLinear",
+                                                     [](ForecastJob& j) {
+                                                       j.train.max_steps = 5000;
+                                                       j.train.learning_rate = 1e-4;
+                                                       j.windows.windows_batch_size = 1024;
+                                                       j.windows.inference_windows_batch_size =
+                                                           1024;
+                                                     }),
       detail::windowed_model<models::MlpMultivariate<float>>("mlp_multivariate", "MLPMultivariate"),
-      detail::windowed_model<models::NHITS<float>>("nhits", "NHITS", &stacked_mlp_defaults,
-                                                   /*multivariate=*/false),
-      detail::windowed_model<models::NBEATS<float>>("nbeats", "NBEATS", &stacked_mlp_defaults,
-                                                    /*multivariate=*/false),
-      detail::windowed_model<models::NBEATSx<float>>("nbeatsx", "NBEATSx", &stacked_mlp_defaults,
-                                                     /*multivariate=*/false),
-      detail::windowed_model<models::TiDE<float>>(
-          "tide", "TiDE",
-          [](ForecastJob& j) {
-            j.windows.windows_batch_size = 1024;
-            j.windows.inference_windows_batch_size = 1024;
-          },
-          /*multivariate=*/false),
+      detail::windowed_model<models::NHITS<float>>("nhits", "NHITS", &stacked_mlp_defaults),
+      detail::windowed_model<models::NBEATS<float>>("nbeats", "NBEATS", &stacked_mlp_defaults),
+      detail::windowed_model<models::NBEATSx<float>>("nbeatsx", "NBEATSx", &stacked_mlp_defaults),
+      detail::windowed_model<models::TiDE<float>>("tide", "TiDE",
+                                                  [](ForecastJob& j) {
+                                                    j.windows.windows_batch_size = 1024;
+                                                    j.windows.inference_windows_batch_size = 1024;
+                                                  }),
       baseline("seasonal_naive", "SeasonalNaive",
                [](const data::Panel& p, const ForecastJob& j) {
                  return repeat_last_season(p, j, true);

@@ -6,11 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <limits>
 
 #include "shoal/data/global_windows.h"
-#include "shoal/optim/lr_schedule.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/forecast_parallel.h"
@@ -93,9 +90,6 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
     load_checkpoint_bytes(trainer.arena(), job.init_weights, "init weights", /*strict=*/false);
     gt.sync_state();
   }
-  optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
-                                                      job.train.num_lr_decays);
-  trainer.optimizer().set_lr(sched.lr());
   data::UnivariateAssembler eval(panel, wc, infer);
   const std::vector<data::SeriesWindow> val_windows = data::every_series(n, val_starts);
   const Index vend = validate ? data::val_end(panel, wc) : 0;
@@ -119,56 +113,14 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   };
 
   FitResult r;
-  r.train_losses.reserve(size_t(job.train.max_steps));
-  if (validate)
-    r.val_losses.reserve(
-        size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
-  const Index interval =
-      std::max<Index>(std::min(job.train.val_check_steps, job.train.max_steps), 1);
-  const Index patience = job.train.early_stop_patience_steps;
-  double best = std::numeric_limits<double>::infinity();
-  Index wait = 0;
-  zone.close();
-  if (fz.steps) fz.rec->step();
-  profile::ZoneChain step_zone(fz.rec, 0);
-  if (job.train.progress != nullptr)
-    job.train.progress->total.store(job.train.max_steps, std::memory_order_relaxed);
-  for (Index step = 1; step <= job.train.max_steps; ++step) {
-    if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
-      throw Error(fmt::format("training interrupted at step {}", step));
-    if (fz.steps && step > 1) fz.rec->step();
-    step_zone.next(fz.sample);
-    const data::WindowBatch& b = batcher.next();
-    step_zone.close();
-    const LossTarget lt = loss_target(b, raw_target, 1);
-    const double loss =
-        gt.train_step(univariate_inputs_of(b), lt.target, lt.mask, lt.loc, lt.scale);
-    if (!std::isfinite(loss) || gt.last_step_diverged()) [[unlikely]] {
-      const Arena* arena = &trainer.arena();
-      throw_non_finite_loss(step, {&arena, 1});
-    }
-    trainer.optimizer().set_lr(sched.step());
-    r.train_losses.push_back(loss);
-    r.steps = step;
-    if (job.train.progress != nullptr) job.train.progress->set(step, loss);
-    if (validate && step % interval == 0) {
-      step_zone.next(fz.validation);
-      const double v = validation_loss();
-      step_zone.close();
-      r.val_losses.push_back(v);
-      if (patience > 0) {
-        if (!std::isfinite(v)) break;
-        if (v < best) {
-          best = v;
-          wait = 0;
-        } else if (++wait >= patience) {
-          break;
-        }
-      }
-    }
-  }
+  train_steps(
+      job, fz, zone, trainer, r, [&]() -> const data::WindowBatch& { return batcher.next(); },
+      [&](const data::WindowBatch& b) {
+        const LossTarget lt = loss_target(b, raw_target, 1);
+        return gt.train_step(univariate_inputs_of(b), lt.target, lt.mask, lt.loc, lt.scale);
+      },
+      [&] { return gt.last_step_diverged(); }, validation_loss);
 
-  if (fz.steps) fz.rec->step();
   zone.next(fz.predict);
   const Index start = data::predict_window_start(panel, wc);
   const std::vector<data::SeriesWindow> pw = data::every_series(n, {&start, 1});
@@ -177,9 +129,7 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   predict_univariate(trainer, eval, values, pw, panel.length(), /*future=*/true, h, yhat.data());
   zone.close();
   r.forecasts.assign(yhat.begin(), yhat.end());
-  r.arena_bytes = trainer.arena().bytes();
-  if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
-  r.fit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  finish_fit(job, trainer, t0, r);
   return r;
 }
 
@@ -231,14 +181,15 @@ std::vector<double> predict_univariate_windows(const data::Panel& p, const Forec
                           : predict_windowed<Model>(p, job, weights, starts, end, future);
 }
 
-// The registry entry of a windowed model: its Config holds the options (train/forecast_registry.h).
-// `multivariate`: the model mixes the series of a panel (TSMixer); false: it sees one series per
-// window and trains over many series globally (NLinear).
+// The registry entry of a windowed model: its Config holds the options (train/forecast_registry.h)
+// and its kind (models/forecast_model.h): a multivariate model mixes the series of a panel
+// (TSMixer); a univariate one sees one series per window and trains over many series globally
+// (NLinear).
 template <class Model>
 ForecastModel windowed_model(std::string_view name, std::string_view class_name,
-                             void (*shared_defaults)(ForecastJob&) = nullptr,
-                             bool multivariate = true) {
+                             void (*shared_defaults)(ForecastJob&) = nullptr) {
   using Config = typename Model::Config;
+  constexpr bool multivariate = Config::kKind.multivariate;
   ForecastModel m{.name = name,
                   .class_name = class_name,
                   .neural = true,
@@ -251,12 +202,10 @@ ForecastModel windowed_model(std::string_view name, std::string_view class_name,
   .fit = &fit_windowed<Model>, .planned_bytes = &plan_windowed<Model>,
   .predict = &predict_windowed<Model>
 };  // namespace shoal::train::detail
-if constexpr (Model::kWindowsIndependent) {
-  if (!multivariate) {
-    m.fit = &fit_univariate<Model>;
-    m.planned_bytes = &plan_univariate<Model>;
-    m.predict = &predict_univariate_windows<Model>;
-  }
+if constexpr (Model::kWindowsIndependent && !multivariate) {
+  m.fit = &fit_univariate<Model>;
+  m.planned_bytes = &plan_univariate<Model>;
+  m.predict = &predict_univariate_windows<Model>;
 }
 return m;
 }

@@ -80,6 +80,81 @@ constexpr Index chunk_windows_of() {
     return typename ForecastTrainer<Model, float>::Config{}.chunk_windows;
 }
 
+// The training steps of a fit, whatever its batcher and step: sample a batch, take a step on
+// it, stop on a non-finite loss, step the learning rate (neuralforecast's StepLR), report
+// progress, and every val_check_steps steps validate, stopping early after
+// early_stop_patience_steps checks without improvement (Lightning's EarlyStopping; the last
+// weights stay, no checkpoint restore). `next()` samples a step's batch; `step(batch)` trains on
+// it and returns the loss before the update; `diverged()` says whether that step diverged;
+// `validation_loss()` scores the validation windows. `setup` is the fit's setup zone, closed here
+// as the steps begin.
+template <class Trainer, class Next, class Step, class Diverged, class Validate>
+void train_steps(const ForecastJob& job, const FitZones& fz, profile::ZoneChain& setup,
+                 Trainer& trainer, FitResult& r, Next&& next, Step&& step, Diverged&& diverged,
+                 Validate&& validation_loss) {
+  optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
+                                                      job.train.num_lr_decays);
+  trainer.optimizer().set_lr(sched.lr());
+  const bool validate = job.windows.val_size > 0;
+  r.train_losses.reserve(size_t(job.train.max_steps));
+  if (validate)
+    r.val_losses.reserve(
+        size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
+  const Index interval =
+      std::max<Index>(std::min(job.train.val_check_steps, job.train.max_steps), 1);
+  const Index patience = job.train.early_stop_patience_steps;
+  double best = std::numeric_limits<double>::infinity();
+  Index wait = 0;
+  setup.close();
+  if (fz.steps) fz.rec->step();  // profiler: setup is a step of its own
+  profile::ZoneChain step_zone(fz.rec, 0);
+  if (job.train.progress != nullptr)
+    job.train.progress->total.store(job.train.max_steps, std::memory_order_relaxed);
+  for (Index s = 1; s <= job.train.max_steps; ++s) {
+    if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
+      throw Error(fmt::format("training interrupted at step {}", s));
+    if (fz.steps && s > 1) fz.rec->step();
+    step_zone.next(fz.sample);
+    const data::WindowBatch& b = next();
+    step_zone.close();
+    const double loss = step(b);
+    if (!std::isfinite(loss) || diverged()) [[unlikely]] {
+      const Arena* arena = &trainer.arena();
+      throw_non_finite_loss(s, {&arena, 1});
+    }
+    trainer.optimizer().set_lr(sched.step());
+    r.train_losses.push_back(loss);
+    r.steps = s;
+    if (job.train.progress != nullptr) job.train.progress->set(s, loss);
+    if (validate && s % interval == 0) {
+      step_zone.next(fz.validation);
+      const double v = validation_loss();
+      step_zone.close();
+      r.val_losses.push_back(v);
+      if (patience > 0) {
+        if (!std::isfinite(v)) break;  // Lightning stops on a non-finite monitor
+        if (v < best) {
+          best = v;
+          wait = 0;
+        } else if (++wait >= patience) {
+          break;
+        }
+      }
+    }
+  }
+  if (fz.steps) fz.rec->step();
+}
+
+// What every fit reports once its forecasts are in: the arena's size, the weights when the job
+// keeps them, the fit's time since t0.
+template <class Trainer>
+void finish_fit(const ForecastJob& job, Trainer& trainer, std::chrono::steady_clock::time_point t0,
+                FitResult& r) {
+  r.arena_bytes = trainer.arena().bytes();
+  if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
+  r.fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // One model and its trainer, set up for a job on a panel.
 template <class Model>
 struct Fit {
@@ -122,9 +197,6 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
   if (!job.init_weights.empty())
     load_checkpoint_bytes(trainer.arena(), job.init_weights, "init weights", /*strict=*/false);
   if (fz.rec != nullptr) trainer.set_profiler(fz.rec, job.profile_model);
-  optim::StepLR sched = optim::StepLR::neuralforecast(job.train.learning_rate, job.train.max_steps,
-                                                      job.train.num_lr_decays);
-  trainer.optimizer().set_lr(sched.lr());
 
   // Validation (raw space, neuralforecast's valid_loss, by default the training loss) and
   // predict share one assembler, sized here.
@@ -136,10 +208,6 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
   ValidationScorer scorer(job.train, wc.scaler, max_batch, h, n, wc.input_size);
   const bool raw_target = trainer.loss().scores_raw_target();
   FitResult r;
-  r.train_losses.reserve(size_t(job.train.max_steps));
-  if (validate)
-    r.val_losses.reserve(
-        size_t(job.train.max_steps / std::max<Index>(job.train.val_check_steps, 1) + 1));
   auto validation_loss = [&] {
     double sum = 0;
     Index count = 0;
@@ -152,52 +220,14 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
     }
     return sum / double(std::max<Index>(count, 1));
   };
+  train_steps(
+      job, fz, zone, trainer, r, [&]() -> const data::WindowBatch& { return batcher.next(); },
+      [&](const data::WindowBatch& b) {
+        const LossTarget lt = loss_target(b, raw_target, n);
+        return trainer.train_step(inputs_of(b), lt.target, lt.mask, lt.loc, lt.scale);
+      },
+      [&] { return trainer.last_step_diverged(); }, validation_loss);
 
-  const Index interval =
-      std::max<Index>(std::min(job.train.val_check_steps, job.train.max_steps), 1);
-  const Index patience = job.train.early_stop_patience_steps;
-  double best = std::numeric_limits<double>::infinity();
-  Index wait = 0;
-  zone.close();
-  if (fz.steps) fz.rec->step();  // profiler: setup is a step of its own
-  profile::ZoneChain step_zone(fz.rec, 0);
-  if (job.train.progress != nullptr)
-    job.train.progress->total.store(job.train.max_steps, std::memory_order_relaxed);
-  for (Index step = 1; step <= job.train.max_steps; ++step) {
-    if (job.train.stop != nullptr && job.train.stop->load(std::memory_order_relaxed))
-      throw Error(fmt::format("training interrupted at step {}", step));
-    if (fz.steps && step > 1) fz.rec->step();
-    step_zone.next(fz.sample);
-    const data::WindowBatch& b = batcher.next();
-    step_zone.close();
-    const LossTarget lt = loss_target(b, raw_target, n);
-    const double loss = trainer.train_step(inputs_of(b), lt.target, lt.mask, lt.loc, lt.scale);
-    if (!std::isfinite(loss) || trainer.last_step_diverged()) [[unlikely]] {
-      const Arena* arena = &trainer.arena();
-      throw_non_finite_loss(step, {&arena, 1});
-    }
-    trainer.optimizer().set_lr(sched.step());
-    r.train_losses.push_back(loss);
-    r.steps = step;
-    if (job.train.progress != nullptr) job.train.progress->set(step, loss);
-    if (validate && step % interval == 0) {
-      step_zone.next(fz.validation);
-      const double v = validation_loss();
-      step_zone.close();
-      r.val_losses.push_back(v);
-      if (patience > 0) {
-        if (!std::isfinite(v)) break;  // Lightning stops on a non-finite monitor
-        if (v < best) {
-          best = v;
-          wait = 0;
-        } else if (++wait >= patience) {
-          break;  // the last weights stay (no checkpoint restore)
-        }
-      }
-    }
-  }
-
-  if (fz.steps) fz.rec->step();
   zone.next(fz.predict);
   const Index start = data::predict_window_start(panel, wc);
   const data::WindowBatch& b = eval.assemble({&start, 1}, panel.length(), /*future=*/true);
@@ -211,9 +241,7 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
       for (Index k = 0; k < c; ++k)
         r.forecasts[size_t((s * h + t) * c + k)] = double(yhat[size_t((t * n + s) * c + k)]);
   zone.close();
-  r.arena_bytes = trainer.arena().bytes();
-  if (job.keep_weights) r.weights = encode_checkpoint(trainer.arena());
-  r.fit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  finish_fit(job, trainer, t0, r);
   return r;
 }
 

@@ -1,0 +1,131 @@
+// What every windowed forecasting model has in common, stated once: its kind (neuralforecast's
+// class attributes), the Config fields the data and the loss set (the shape), the checks of that
+// shape against the kind, and the accessors the trainer's concept names
+// (train/forecast_trainer.h, WindowModel). A model's own header then states only what is its
+// own: its options, its blocks, forward and backward.
+//
+//   struct NLinearConfig : ForecastConfig<NLinearConfig> {
+//     static constexpr ForecastKind kKind{.name = "nlinear"};  // univariate, no exogenous
+//   };
+//   template <class T> class NLinear : public ForecastModel<NLinearConfig> { ... };
+//
+// The base is a plain class template (no virtual functions): the trainer calls the model's own
+// forward and backward directly.
+#pragma once
+
+#include <string_view>
+#include <utility>
+
+#include "shoal/core/error.h"
+#include "shoal/models/forecast.h"
+
+namespace shoal::models {
+
+// What a model takes, as neuralforecast's class attributes say (MULTIVARIATE, EXOGENOUS_HIST,
+// EXOGENOUS_FUTR, EXOGENOUS_STAT). The registry takes `multivariate` from here
+// (train/global_fit.h, windowed_model), and set_shape rejects what the model cannot take.
+struct ForecastKind {
+  std::string_view name;      // for messages: the registry's name
+  bool multivariate = false;  // mixes the N series of a panel; false: one series per window
+  bool hist_exog = false;
+  bool futr_exog = false;
+  bool stat_exog = false;
+};
+
+// The shape of a model's Config (WindowShape: the fields that come from the data and the job,
+// not from the user's options): takes `s`, rejecting what `kind` cannot take (exogenous inputs it
+// has no use for, more than one series per window for a univariate model).
+void take_shape(WindowShape& shape, const ForecastKind& kind, const WindowShape& s);
+// The shape a model is built with: positive sizes, and nothing `kind` cannot take.
+void check_shape(const WindowShape& shape, const ForecastKind& kind);
+
+// At least one output per forecast value (a loss's outputs, set by set_shape).
+void check_outputs(const WindowShape& shape, const ForecastKind& kind);
+
+// A model's Config derives from this (Derived: the Config itself, which names the model's kind
+// as `static constexpr ForecastKind kKind`): the shape fields, then the model's own options
+// (`visit`, `validate_options`). A Config without options of its own keeps the empty ones.
+template <class Derived>
+struct ForecastConfig : WindowShape {
+  void set_shape(const WindowShape& s) { take_shape(*this, Derived::kKind, s); }
+  // The options `c` shaped by `s` (designated initializers cannot name a base's fields).
+  static Derived shaped(const WindowShape& s, Derived c = {}) {
+    c.set_shape(s);
+    return c;
+  }
+  void visit(OptionVisitor&) {}
+  // Rejects bad options (the model's own validate_options) and a shape without outputs.
+  void validate() const {
+    check_outputs(*this, Derived::kKind);
+    static_cast<const Derived&>(*this).validate_options();
+  }
+  void validate_options() const {}
+};
+
+// The base of a windowed model (of any element type: a model over T derives from
+// ForecastModel<Config>, so its members need no this->): its Config (the shape checked and the
+// options validated when the model is built), the accessors the trainer reads, no copies (its
+// layers are bound to an arena by address). By default the windows of a batch are independent and
+// run whole (kChunkWindows 0: for most models the weights, not the windows, are the traffic); a
+// model says otherwise by declaring its own.
+template <class C>
+class ForecastModel {
+ public:
+  using Config = C;
+  static constexpr bool kWindowsIndependent = true;
+  static constexpr Index kChunkWindows = 0;
+
+  ForecastModel(const ForecastModel&) = delete;
+  ForecastModel& operator=(const ForecastModel&) = delete;
+
+  const Config& config() const { return cfg_; }
+  Index horizon() const { return cfg_.h; }
+  Index n_series() const { return cfg_.n_series; }
+
+ protected:
+  explicit ForecastModel(Config cfg) : cfg_(std::move(cfg)) {
+    check_shape(cfg_, Config::kKind);
+    cfg_.validate();
+  }
+  ~ForecastModel() = default;
+
+  // The first `b` rows of a model buffer (a batch's windows).
+  template <class T>
+  static MatView<T> batch_rows(const Buffer<T>& buf, Index b) {
+    return buf.mat().rows_block(0, b);
+  }
+  // The largest batch the model is planned for; forward checks its batches against it.
+  void set_max_batch(Index max_batch) {
+    SHOAL_CHECK(max_batch > 0, "{}: max_batch must be > 0, got {}", Config::kKind.name, max_batch);
+    max_batch_ = max_batch;
+  }
+  // A batch within the planned one, with the inputs the shape names.
+  template <class T>
+  void check_inputs(const ForecastInputs<T>& in) const {
+    SHOAL_CHECK(in.batch > 0 && in.batch <= max_batch_, "{}: batch {} outside [1, {}]",
+                Config::kKind.name, in.batch, max_batch_);
+    SHOAL_CHECK(in.insample_y != nullptr && (cfg_.hist_exog == 0 || in.hist_exog != nullptr) &&
+                    (cfg_.futr_exog == 0 || in.futr_exog != nullptr) &&
+                    (cfg_.stat_exog == 0 || in.stat_exog != nullptr),
+                "{}: inputs missing for its config ({} hist, {} futr, {} static exogenous)",
+                Config::kKind.name, cfg_.hist_exog, cfg_.futr_exog, cfg_.stat_exog);
+  }
+
+  Config cfg_;
+  Index max_batch_ = 0;
+};
+
+// The gradients of a model's exogenous inputs (models/forecast.h, ExogGrads), for a model that
+// returns them: it plans the buffers it uses (with Config::exog_grads) and writes them in its
+// backward. A model without exogenous gradients does not derive from this, and the registry
+// refuses categorical features for it.
+template <class T>
+class ExogGradBuffers {
+ public:
+  ExogGrads<T> exog_grads() const { return {dhist_.view.data, dfutr_.view.data, dstat_.view.data}; }
+
+ protected:
+  Buffer<T> dhist_, dfutr_, dstat_;
+};
+
+}  // namespace shoal::models
