@@ -12,6 +12,7 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -227,7 +228,7 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
   for (const JobRecord& r : records)
     if (r.from_journal && !r.ok) ++failed;
   const int workers =
-      std::max(1, std::min<int>(checked_thread_count(cfg.workers, "workers"),
+      std::max(1, std::min<int>(ThreadPool::resolve(cfg.workers),
                                 static_cast<int>(std::max<size_t>(todo.size(), 1))));
   const std::vector<int> cpus = allowed_cpus();
   // Profiler: scheduling zones (registered here, before the workers start).
@@ -285,14 +286,20 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
     }
   };
   std::vector<std::thread> threads;
-  for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
+  for (int w = 1; w < workers; ++w) {
+    try {
+      threads.emplace_back(work, w);
+    } catch (const std::system_error&) {
+      break;  // the system has no more threads to give: the workers started share the queue
+    }
+  }
   work(0);
   for (auto& t : threads) t.join();
 
   FleetSummary s;
   s.jobs = static_cast<int64_t>(jobs.size());
   s.skipped = skipped;
-  s.workers = workers;
+  s.workers = static_cast<int>(threads.size()) + 1;
   std::vector<double> fit_s, fit_cpu_s;
   std::vector<size_t> bytes;
   for (size_t i = 0; i < jobs.size(); ++i) {
