@@ -5,14 +5,16 @@
 // --val-size rows of each series. The best configuration of each search is then refitted on
 // all of its rows and forecasts the h steps after them.
 //   OUT/trials.csv     one row per trial: unique_id (or "all"), trial, val_loss, steps, fit_s,
-//                      status, error, config (JSON)
+//                      status (ok, pruned by --prune-factor, failed), error, config (JSON)
 //   OUT/best.json      the best configuration and validation loss of each search
 //   OUT/forecasts.csv  unique_id, ds, <model>: the refitted best configurations' forecasts
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,6 +35,7 @@
 #include "shoal/fleet/jobs.h"
 #include "shoal/train/forecast.h"
 #include "shoal/train/forecast_registry.h"
+#include "shoal/train/pruner.h"
 #include "shoal/train/search_space.h"
 
 namespace shoal::cli {
@@ -42,7 +45,7 @@ namespace fs = std::filesystem;
 
 struct TuneArgs {
   std::string data, model, out, n_series;
-  int64_t h = 0, samples = 10, val_size = 0;
+  int64_t h = 0, samples = 10, val_size = 0, prune_factor = 0;
   int threads = 0;
   uint64_t seed = 1;
   double memory_limit_mb = 0;
@@ -80,6 +83,7 @@ struct Trial {
   double val_loss = std::numeric_limits<double>::quiet_NaN();
   int64_t steps = 0;
   double fit_s = 0;
+  bool pruned = false;
 };
 
 std::string trials_csv(const std::vector<Trial>& trials, const std::vector<std::string>& labels) {
@@ -89,7 +93,10 @@ std::string trials_csv(const std::vector<Trial>& trials, const std::vector<std::
     const std::string index = std::to_string(t.index), steps = std::to_string(t.steps),
                       fit_s = fmt::format("{:.6f}", t.fit_s), config = t.config.dump();
     data::append_csv_row(out, {labels[t.search], index, loss, steps, fit_s,
-                               t.error.empty() ? "ok" : "failed", t.error, config});
+                               !t.error.empty() ? "failed"
+                               : t.pruned       ? "pruned"
+                                                : "ok",
+                               t.error, config});
   }
   return out;
 }
@@ -98,6 +105,8 @@ void run_tune(const TuneArgs& a) {
   const int threads = cap_threads(a.threads, "tune");
   SHOAL_CHECK(a.samples >= 1 && a.samples <= 1000000, "--samples must be in 1..1000000, got {}",
               a.samples);
+  SHOAL_CHECK(a.prune_factor == 0 || a.prune_factor >= 2,
+              "--prune-factor must be 0 (off) or ≥ 2, got {}", a.prune_factor);
   SHOAL_CHECK(a.memory_limit_mb >= 0 && std::isfinite(a.memory_limit_mb),
               "--memory-limit-mb must be a finite number ≥ 0 (0: none), got {}", a.memory_limit_mb);
   const Index val_size = a.val_size > 0 ? a.val_size : a.h;
@@ -153,6 +162,14 @@ void run_tune(const TuneArgs& a) {
   // The trials: every draw of every search, a fleet job each.
   std::vector<Trial> trials;
   std::vector<train::ForecastJob> jobs;
+  // --prune-factor: one successive-halving pruner per search, shared by its trials.
+  std::vector<std::unique_ptr<train::SuccessiveHalving>> pruners;
+  std::vector<std::function<bool(Index, double)>> keep;
+  if (a.prune_factor > 0)
+    for (size_t g = 0; g < groups.size(); ++g) {
+      pruners.push_back(std::make_unique<train::SuccessiveHalving>(1, a.prune_factor));
+      keep.push_back([p = pruners.back().get()](Index c, double v) { return p->keep(c, v); });
+    }
   std::vector<fleet::Job> fleet_jobs;
   std::vector<size_t> trial_of_job;
   const std::string data_key = fleet::content_digest(set);
@@ -170,6 +187,7 @@ void run_tune(const TuneArgs& a) {
     try {
       jobs[i] = train::forecast_job(a.model, options_of(t.config, val_size));
       jobs[i].train.threads = 1;
+      if (!keep.empty()) jobs[i].train.keep_training = &keep[t.search];
       const data::Panel panel(set, groups[t.search], jobs[i].exog, nullptr, nullptr, 0);
       const size_t bytes = train::planned_arena_bytes(panel, jobs[i]);
       fleet_jobs.push_back(
@@ -182,8 +200,11 @@ void run_tune(const TuneArgs& a) {
                  const train::FitResult r = train::fit_forecast(p, jobs[i]);
                  const double loss = r.val_losses.empty() ? std::numeric_limits<double>::quiet_NaN()
                                                           : r.val_losses.back();
-                 return fleet::JobOutput{
-                     "", {{"val_loss", loss}, {"steps", r.steps}, {"fit_s", r.fit_seconds}}};
+                 return fleet::JobOutput{"",
+                                         {{"val_loss", loss},
+                                          {"steps", r.steps},
+                                          {"fit_s", r.fit_seconds},
+                                          {"pruned", r.pruned}}};
                },
            .key = fleet::digest(options_of(t.config, val_size).dump() + data_key)});
       trial_of_job.push_back(i);
@@ -221,6 +242,7 @@ void run_tune(const TuneArgs& a) {
     const nlohmann::json& m = r.output.metrics;
     t.steps = m.value("steps", int64_t(0));
     t.fit_s = m.value("fit_s", 0.0);
+    t.pruned = m.value("pruned", false);
     t.val_loss = m["val_loss"].is_number() ? m["val_loss"].get<double>()
                                            : std::numeric_limits<double>::quiet_NaN();
     if (!std::isfinite(t.val_loss))
@@ -232,7 +254,8 @@ void run_tune(const TuneArgs& a) {
   // Each search's best trial, refitted on all of its series' rows.
   std::vector<const Trial*> best(groups.size(), nullptr);
   for (const Trial& t : trials)
-    if (t.error.empty() && (best[t.search] == nullptr || t.val_loss < best[t.search]->val_loss))
+    if (t.error.empty() && !t.pruned &&
+        (best[t.search] == nullptr || t.val_loss < best[t.search]->val_loss))
       best[t.search] = &t;
   nlohmann::json best_json = {{"model", a.model},
                               {"h", a.h},
@@ -312,6 +335,10 @@ void register_tune(CLI::App& app) {
   cmd->add_option("--set", a.sets,
                   "KEY=VALUE: an option fixed for every trial (taken out of the space), e.g. "
                   "--set max_steps=200");
+  cmd->add_option("--prune-factor", a.prune_factor,
+                  "Successive halving: at each rung (validation check 1, F, F², ...) only the "
+                  "best 1/F of a search's trials go on (0: every trial runs all its steps)")
+      ->capture_default_str();
   cmd->add_flag("--refit-with-val", a.refit_with_val,
                 "Refit the best configurations with the validation rows held out");
   cmd->add_option("--seed", a.seed, "Seed of the draws")->check(kUint64)->capture_default_str();

@@ -27,6 +27,11 @@ grep -q "3 from an earlier run" again.log || fail "rerun: the journal's trials w
 [ "$(wc -l < p/trials.csv)" -eq 9 ] || fail "per series: 4 series x 2 trials wanted"
 [ "$(cut -d, -f1 p/trials.csv | sort -u | wc -l)" -eq 5 ] || fail "per series: 4 ids wanted"
 [ "$(wc -l < p/forecasts.csv)" -eq 17 ] || fail "per series: 4 series x 4 steps wanted"
+# Successive halving: one worker, so the trials meet the rungs in turn; some stop early.
+"$shoal" tune --data series.csv --model mlp --h 4 --samples 8 --threads 1 --prune-factor 2 \
+  --set max_steps=40 --set val_check_steps=5 --set hidden_size=16 --out h > h.log
+grep -q ",pruned," h/trials.csv || fail "prune: no trial was pruned"
+grep -q ",40,[0-9.]*,ok," h/trials.csv || fail "prune: no trial ran its 40 steps"
 for bad in "--model naive" "--model mlp --set bogus=1" "--model mlp --out series.csv"; do
   status=0
   # shellcheck disable=SC2086

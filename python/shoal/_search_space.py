@@ -129,8 +129,9 @@ class MockTrial:
 
 def sampler(config, search_alg, seed=1):
     """(ask, tell, study) for one search drawing from `seed` (a search per series seeds each
-    series' own sequence): ask() gives (handle, config dict); tell(handle, loss) with loss None
-    for a failed trial; study is the Optuna study (None without Optuna)."""
+    series' own sequence): ask() gives (handle, config dict); tell(handle, loss, pruned_at) with
+    loss None for a failed trial and pruned_at the validation losses of a pruned one; study is
+    the Optuna study (None without Optuna)."""
     try:
         import optuna
     except ImportError:
@@ -141,7 +142,7 @@ def sampler(config, search_alg, seed=1):
         rng = np.random.default_rng(seed)
         return (lambda: (None, {k: v.sample(rng) if isinstance(v, Space) else v
                                 for k, v in config.items()}),
-                lambda handle, loss: None, None)
+                lambda handle, loss, pruned_at=None: None, None)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # Each search its own sampler: a per-series search's studies share no state.
     chosen = (copy.deepcopy(search_alg) if isinstance(search_alg, optuna.samplers.BaseSampler)
@@ -156,8 +157,12 @@ def sampler(config, search_alg, seed=1):
         return trial, {k: v for k, v in to_config(trial).items()
                        if k not in ("h", "loss", "valid_loss")}
 
-    def tell(trial, loss):
-        if loss is None:
+    def tell(trial, loss, pruned_at=None):
+        if pruned_at is not None:  # the validation losses up to where it stopped
+            for k, v in enumerate(pruned_at):
+                trial.report(v, k + 1)
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        elif loss is None:
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
         else:
             study.tell(trial, loss)

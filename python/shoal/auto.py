@@ -43,11 +43,14 @@ __all__ = ["tune", "BaseAuto"]
 # ---- the search ------------------------------------------------------------------------------
 class BaseAuto:
     """A hyper-parameter search over `cls_model`: neuralforecast's BaseAuto arguments. `cpus`:
-    trials run at once (0 or None: every CPU this process may use)."""
+    trials run at once (0 or None: every CPU this process may use). shoal's own: prune_factor
+    (≥ 2) stops trials whose validation loss falls behind, by successive halving on the
+    validation checks (Optuna's SuccessiveHalvingPruner rule; such trials are "pruned")."""
 
     def __init__(self, cls_model, h, loss, valid_loss, config, search_alg=None, num_samples=10,
                  time_budget=None, refit_with_val=False, cpus=None, gpus=None, verbose=False,
-                 alias=None, backend="optuna", callbacks=None, n_series=None):
+                 alias=None, backend="optuna", callbacks=None, n_series=None,
+                 prune_factor=None):
         if backend == "ray":
             raise NotImplementedError(
                 "backend='ray' needs Ray Tune, which shoal does not run: use backend='optuna' "
@@ -72,6 +75,10 @@ class BaseAuto:
                 raise ValueError(f"time_budget must be > 0 seconds, got {time_budget}")
         self.time_budget = time_budget
         self.refit_with_val = bool(refit_with_val)
+        # Successive halving of the trials on their validation checks (Optuna's
+        # SuccessiveHalvingPruner rule, reduction factor prune_factor); None: every trial runs.
+        self.prune_factor = (None if prune_factor is None
+                             else _arguments.count(prune_factor, "prune_factor", lo=2))
         self.cpus = (_arguments.thread_count(cpus or 0, "cpus")
                      or len(os.sched_getaffinity(0)))
         self.verbose = verbose
@@ -184,6 +191,9 @@ class BaseAuto:
         self.study = searches[0][2] if len(groups) == 1 else None
         rows, start, done = [], time.perf_counter(), 0
         trial_index = [0] * len(groups)
+        # One pruner per search, shared by its trials from batch to batch.
+        pruners = ([_core.SuccessiveHalving(1, self.prune_factor) for _ in groups]
+                   if self.prune_factor else None)
         per_round = max(1, -(-self.cpus // len(groups)))
         while done < self.num_samples:
             if self.time_budget is not None and time.perf_counter() - start > self.time_budget:
@@ -194,13 +204,17 @@ class BaseAuto:
             runnable = [t for t in trials if t["settings"] is not None]
             out = _core.fit_trials(data, [groups[t["group"]] for t in runnable],
                                    [t["settings"] for t in runnable], statics, self.cpus, pin, 0,
-                                   False) if runnable else []
+                                   False, [pruners[t["group"]] for t in runnable] if pruners
+                                   else []) if runnable else []
             for t, r in zip(runnable, out):
                 t["result"] = r
             for t in trials:
                 r = t.get("result")
                 error, loss = t["error"] or (r["error"] if r else ""), None
-                if not error:
+                pruned = bool(r and r["pruned"]) and not error
+                if pruned:
+                    searches[t["group"]][1](t["handle"], None, pruned_at=r["val_losses"])
+                elif not error:
                     last = r["val_losses"][-1] if r["val_losses"] else None
                     if last is None:
                         error = "no validation check ran (val_check_steps > max_steps)"
@@ -208,17 +222,20 @@ class BaseAuto:
                         error = f"validation loss {last}"
                     else:
                         loss = float(last)
-                searches[t["group"]][1](t["handle"], loss)
+                if not pruned:
+                    searches[t["group"]][1](t["handle"], loss)
                 trial_index[t["group"]] += 1
                 rows.append({**({"unique_id": labels[t["group"]]} if labels else {}),
                              "trial": trial_index[t["group"]] - 1,
                              **{f"config/{c}": v for c, v in t["config"].items()},
-                             "loss": np.nan if loss is None else loss,
+                             "loss": (r["val_losses"][-1] if pruned
+                                      else np.nan if loss is None else loss),
                              "train_loss": (r["train_losses"][-1] if r and r["train_losses"]
                                             else np.nan),
                              "steps": r["steps"] if r else 0,
                              "fit_s": r["fit_seconds"] if r else 0.0,
-                             "status": "failed" if error else "ok", "error": error,
+                             "status": "failed" if error else "pruned" if pruned else "ok",
+                             "error": error,
                              "_group": t["group"], "_config": t["config"]})
             done += k
             if self.verbose:
@@ -311,7 +328,7 @@ def _auto_class(cls_model):
 
     def __init__(self, h, *args, loss=None, valid_loss=None, config=None, search_alg=None,
                  num_samples=10, time_budget=None, refit_with_val=False, cpus=None, gpus=None,
-                 verbose=False, alias=None, backend="optuna", callbacks=None):
+                 verbose=False, alias=None, backend="optuna", callbacks=None, prune_factor=None):
         n_series = None
         if multivariate:
             if len(args) != 1:
@@ -323,7 +340,8 @@ def _auto_class(cls_model):
             config = _space_of(cls_model._model, _arguments.count(h, "h"))
         BaseAuto.__init__(self, cls_model, h, MAE() if loss is None else loss, valid_loss,
                           config, search_alg, num_samples, time_budget, refit_with_val, cpus,
-                          gpus, verbose, alias, backend, callbacks, n_series=n_series)
+                          gpus, verbose, alias, backend, callbacks, n_series=n_series,
+                          prune_factor=prune_factor)
 
     # neuralforecast's class attribute: the space with input_size as multiples of h.
     default = _space_of(cls_model._model, 1)

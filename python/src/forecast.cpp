@@ -32,6 +32,7 @@
 #include "shoal/fleet/forecast_jobs.h"
 #include "shoal/train/forecast.h"
 #include "shoal/train/forecast_registry.h"
+#include "shoal/train/pruner.h"
 #include "shoal/train/search_space.h"
 
 namespace nb = nanobind;
@@ -287,11 +288,15 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
 // the fleet, one trial per worker thread, pinned and under the memory
 // budget, so a search uses every core however small each fit is. A trial that fails (settings
 // the model refuses, a loss that diverged) comes back with its error and the others go on.
-// Returns per trial: val_losses, train_losses, steps, fit_seconds, error ("" when fine) and the
-// weights (safetensors bytes, when keep_weights: the refits of the best configurations).
+// With `pruners` (one per trial; a search's trials share its pruner), successive halving stops the
+// trials whose validation loss falls behind (train/pruner.h). Returns per trial: val_losses,
+// train_losses, steps, fit_seconds, error ("" when fine), pruned, and the weights (safetensors
+// bytes, when keep_weights: the refits of the best configurations).
 nb::list fit_trials(const SeriesData& d, const std::vector<std::vector<Index>>& series,
                     const std::vector<nb::dict>& settings, const StaticData* statics, int workers,
-                    bool pin, size_t memory_limit, bool keep_weights, const nb::object& progress) {
+                    bool pin, size_t memory_limit, bool keep_weights,
+                    const std::vector<train::SuccessiveHalving*>& pruners,
+                    const nb::object& progress) {
   SHOAL_CHECK(series.size() == settings.size(), "{} series lists for {} trials", series.size(),
               settings.size());
   const size_t n = settings.size();
@@ -305,6 +310,15 @@ nb::list fit_trials(const SeriesData& d, const std::vector<std::vector<Index>>& 
     } catch (const std::exception& e) {
       errors[i] = e.what();
     }
+  }
+  // Each trial's pruner (a search's, shared by its trials across calls), or none.
+  SHOAL_CHECK(pruners.empty() || pruners.size() == n, "{} pruners for {} trials", pruners.size(),
+              n);
+  std::vector<std::function<bool(Index, double)>> keep(pruners.size());
+  for (size_t i = 0; i < pruners.size(); ++i) {
+    train::SuccessiveHalving* p = pruners[i];
+    keep[i] = [p](Index check, double loss) { return p->keep(check, loss); };
+    jobs[i].train.keep_training = &keep[i];
   }
   std::vector<train::FitResult> results(n);
   train::FitProgress trials_done;  // step: trials finished, of total
@@ -358,6 +372,7 @@ nb::list fit_trials(const SeriesData& d, const std::vector<std::vector<Index>>& 
     t["fit_seconds"] = results[i].fit_seconds;
     t["error"] = errors[i];
     t["weights"] = to_bytes(results[i].weights);
+    t["pruned"] = results[i].pruned;
     out.append(t);
   }
   return out;
@@ -497,7 +512,10 @@ void bind_forecast(nb::module_& m) {
         nb::arg("init_weights").none() = nb::none(), nb::arg("progress").none() = nb::none());
   m.def("fit_trials", &fit_trials, nb::arg("data"), nb::arg("series"), nb::arg("settings"),
         nb::arg("statics").none(), nb::arg("workers"), nb::arg("pin"), nb::arg("memory_limit"),
-        nb::arg("keep_weights"), nb::arg("progress").none() = nb::none());
+        nb::arg("keep_weights"), nb::arg("pruners") = std::vector<train::SuccessiveHalving*>{},
+        nb::arg("progress").none() = nb::none());
+  nb::class_<train::SuccessiveHalving>(m, "SuccessiveHalving")
+      .def(nb::init<Index, Index>(), nb::arg("min_checks"), nb::arg("reduction_factor"));
   m.def("predict", &predict, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),
         nb::arg("weights"), nb::arg("statics").none(), nb::arg("futr").none(), nb::arg("h_future"),
         nb::arg("n_windows"), nb::arg("cv_step"));

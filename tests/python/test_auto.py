@@ -213,3 +213,24 @@ def test_select_refuses_what_it_cannot_compare(panel):
         auto.select(panel, [AutoMLP(h=H), AutoMLP(h=H + 1, alias="other")], freq=1)
     with pytest.raises(ValueError, match="distinct"):
         auto.select(panel, [AutoMLP(h=H), AutoMLP(h=H)], freq=1)
+
+
+def test_successive_halving_stops_trials_that_fall_behind(panel):
+    """prune_factor: at each rung only the best 1/factor of the losses seen there go on, so
+    some trials stop early ("pruned", fewer steps) and the best completed trial is kept."""
+    config = small(hidden_size=16, num_layers=2)
+    config["max_steps"], config["val_check_steps"] = 40, 5
+    config["learning_rate"] = tune.loguniform(1e-5, 1e-1)
+    model = AutoMLP(h=H, config=config, num_samples=8, cpus=1, prune_factor=2)
+    shoal.NeuralForecast([model], freq=1).fit(panel, val_size=H)
+    r = model.results
+    pruned = r[r["status"] == "pruned"]
+    assert len(pruned) >= 1 and (pruned["steps"] < 40).all()
+    assert (r.loc[r["status"] == "ok", "steps"] == 40).all()
+    done = r[r["status"] == "ok"]
+    assert model.best_config["learning_rate"] == done.loc[done["loss"].idxmin(),
+                                                          "config/learning_rate"]
+    pruned_states = [t for t in model.study.trials if t.state.name == "PRUNED"]
+    assert len(pruned_states) == len(pruned)
+    with pytest.raises(ValueError, match="prune_factor"):
+        AutoMLP(h=H, prune_factor=1)

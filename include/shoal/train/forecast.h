@@ -11,6 +11,7 @@
 
 #include <any>
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -73,6 +74,9 @@ struct TrainConfig {
   const std::atomic<bool>* stop = nullptr;
   // When set, the fit reports its steps and training loss there (one fit per FitProgress).
   FitProgress* progress = nullptr;
+  // When set, called with each validation check's number (1-based) and loss: false stops the
+  // fit there, as pruned (a search's successive halving, train/pruner.h).
+  const std::function<bool(Index check, double loss)>* keep_training = nullptr;
 };
 
 struct ForecastJob {
@@ -108,6 +112,7 @@ struct FitResult {
   std::vector<double> train_losses;  // one per step (scaled space): neuralforecast's
                                      // train_trajectories
   std::string weights;  // safetensors bytes (neuralforecast names), when job.keep_weights
+  bool pruned = false;  // stopped by TrainConfig::keep_training
 };
 
 // The options every forecaster shares, in the one key–value form (neuralforecast's names).

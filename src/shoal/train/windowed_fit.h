@@ -84,7 +84,8 @@ constexpr Index chunk_windows_of() {
 // it, stop on a non-finite loss, step the learning rate (neuralforecast's StepLR), report
 // progress, and every val_check_steps steps validate, stopping early after
 // early_stop_patience_steps checks without improvement (Lightning's EarlyStopping; the last
-// weights stay, no checkpoint restore). `next()` samples a step's batch; `step(batch)` trains on
+// weights stay, no checkpoint restore) or when the job's keep_training says so (a search's
+// pruner). `next()` samples a step's batch; `step(batch)` trains on
 // it and returns the loss before the update; `diverged()` says whether that step diverged;
 // `validation_loss()` scores the validation windows. `setup` is the fit's setup zone, closed here
 // as the steps begin.
@@ -131,6 +132,11 @@ void train_steps(const ForecastJob& job, const FitZones& fz, profile::ZoneChain&
       const double v = validation_loss();
       step_zone.close();
       r.val_losses.push_back(v);
+      if (job.train.keep_training != nullptr &&
+          !(*job.train.keep_training)(Index(r.val_losses.size()), v)) {
+        r.pruned = true;
+        break;
+      }
       if (patience > 0) {
         if (!std::isfinite(v)) break;  // Lightning stops on a non-finite monitor
         if (v < best) {
