@@ -10,6 +10,7 @@
 
 #include "../../src/shoal/kernels/linear_simd.h"
 #include "kernel_test_util.h"
+#include "shoal/kernels/elementwise.h"
 #include "shoal/kernels/gemm.h"
 #include "shoal/kernels/isa.h"
 #include "shoal/kernels/optim_update.h"
@@ -145,6 +146,31 @@ void optim_updates_match_ref(RngStream& rng) {
   }
 }
 
+// Adds and selects only: the same bits on every path.
+template <class T>
+void elementwise_matches_ref_bitwise(RngStream& rng) {
+  for (Index n : {0, 1, 3, 7, 8, 9, 16, 17, 31, 100}) {
+    std::vector<T> y(static_cast<size_t>(n) + 1), dy(y.size()), a(y.size()), b(y.size());
+    for (size_t i = 0; i < y.size(); ++i) {
+      y[i] = static_cast<T>(rng.uniform(-1, 1));
+      dy[i] = static_cast<T>(rng.uniform(-1, 1));
+    }
+    relu_mask<T>(n, y.data() + 1, dy.data() + 1, a.data() + 1);
+    relu_mask_ref<T>(n, y.data() + 1, dy.data() + 1, b.data() + 1);
+    for (Index i = 0; i < n; ++i) ASSERT_EQ(a[i + 1], b[i + 1]) << "relu_mask n=" << n;
+    ASSERT_EQ(sum_lanes<T>(n, dy.data() + 1), sum_lanes_ref<T>(n, dy.data() + 1)) << n;
+    for (bool relu : {false, true}) {
+      TestMat<T> m1(3, n, 2, 1);
+      m1.fill_random(rng);
+      TestMat<T> m2 = m1;
+      m2.view.data = m2.storage.data() + 1;
+      bias_act_rows<T>(m1.view, n % 2 ? y.data() : nullptr, relu);
+      bias_act_rows_ref<T>(m2.view, n % 2 ? y.data() : nullptr, relu);
+      ASSERT_EQ(m1.storage, m2.storage) << "bias_act_rows n=" << n << " relu=" << relu;
+    }
+  }
+}
+
 void check_path(Isa isa) {
   if (!isa_supported(isa)) GTEST_SKIP() << "skipped: this CPU does not run " << isa_name(isa);
   ScopedIsa path(isa);
@@ -155,6 +181,8 @@ void check_path(Isa isa) {
   select_matches_ref(rng);
   optim_updates_match_ref<float>(rng);
   optim_updates_match_ref<double>(rng);
+  elementwise_matches_ref_bitwise<float>(rng);
+  elementwise_matches_ref_bitwise<double>(rng);
 }
 
 TEST(KernelPaths, Sse4MatchesRef) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shoal/kernels/elementwise.h"
 #include "shoal/kernels/gemm.h"
 #include "shoal/kernels/reduce.h"
 #include "shoal/kernels/time_linear.h"
@@ -103,12 +104,7 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
   ConstMat<T> g = dy;
   if (cfg.act == Act::kRelu) {
     MatView<T> z = dz.mat().rows_block(0, batch * no);
-    for (Index r = 0; r < batch * no; ++r) {
-      const T* yr = y.row(r);
-      const T* dyr = dy.row(r);
-      T* zr = z.row(r);
-      for (Index j = 0; j < c; ++j) zr[j] = yr[j] > T(0) ? dyr[j] : T(0);
-    }
+    for (Index r = 0; r < batch * no; ++r) kernels::relu_mask<T>(c, y.row(r), dy.row(r), z.row(r));
     g = z;
   }
   // Wᵀ [I, O] once, so every window's dx_b = Wᵀ·g_b is a plain NN product.
@@ -122,7 +118,7 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
     const T* gb = g.row(b * no);
     for (Index o = 0; o < no; ++o) {
       const T* gr = gb + o * g.ld;
-      db[o] += static_cast<T>(lane_sum(c, [&](Index j) { return static_cast<double>(gr[j]); }));
+      db[o] += static_cast<T>(kernels::sum_lanes<T>(c, gr));
     }
     // dx_b (+)= Wᵀ · g_b   [I, O]·[O, C]
     if (dx.data != nullptr)
@@ -298,15 +294,8 @@ void linear_forward_packed(const layers::Linear<T>& lin, T* wt, bool repack, Con
   }
   kernels::gemm<T>(Trans::kNo, Trans::kNo, x.rows, out, in, T(1), x.data, x.ld, wt, out, T(0),
                    y.data, y.ld);
-  const T* __restrict bs = lin.cfg.bias ? lin.p.bias.value.data : nullptr;
-  const bool relu = lin.cfg.act == Act::kRelu;
-  for (Index r = 0; r < y.rows; ++r) {
-    T* __restrict yr = y.row(r);
-    if (bs != nullptr)
-      for (Index j = 0; j < out; ++j) yr[j] += bs[j];
-    if (relu)
-      for (Index j = 0; j < out; ++j) yr[j] = std::max(yr[j], T(0));
-  }
+  kernels::bias_act_rows<T>(y, lin.cfg.bias ? lin.p.bias.value.data : nullptr,
+                            lin.cfg.act == Act::kRelu);
 }
 
 }  // namespace
