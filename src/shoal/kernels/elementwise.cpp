@@ -16,7 +16,6 @@
 #include "dispatch.h"
 #include "shoal/kernels/activations.h"
 #include "shoal/kernels/elementwise.h"
-#include "shoal/kernels/reduce.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
@@ -79,9 +78,17 @@ void bias_act_rows_t(MatView<T> y, const T* bias, bool relu) {
   }
 }
 
+// lane_sum's loop spelled out here: reduce.h's template is compiled for the baseline target,
+// and it cannot inline a lambda compiled for a wider one.
 template <class T>
 double sum_lanes_t(Index n, const T* x) {
-  return lane_sum(n, [&](Index j) { return static_cast<double>(x[j]); });
+  double acc[8] = {};
+  Index j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += static_cast<double>(x[j + k]);
+  double tail = 0;
+  for (; j < n; ++j) tail += static_cast<double>(x[j]);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
 }
 
 // One exported function per kernel and type (Highway exports plain functions, not templates).
