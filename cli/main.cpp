@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "shoal/core/error.h"
 #include "shoal/kernels/blas.h"
+#include "shoal/kernels/isa.h"
 #include "shoal/profile/machine.h"
 
 namespace {
@@ -12,7 +13,8 @@ namespace {
 // What runs on this machine, for bug reports and for comparing figures between machines.
 std::string version_text() {
   return std::string("shoal ") + SHOAL_VERSION + "\ncpu: " + shoal::profile::cpu_model_name() +
-         "\n" + shoal::kernels::describe_blas(shoal::kernels::blas_info());
+         "\n" + shoal::kernels::describe_isa() + "\n" +
+         shoal::kernels::describe_blas(shoal::kernels::blas_info());
 }
 
 }  // namespace
@@ -31,6 +33,9 @@ int main(int argc, char** argv) {
   shoal::cli::register_bench(app);
 #endif
   try {
+    // SHOAL_ISA is settled before anything runs: a bad value stops here with its message, not
+    // inside the first kernel a worker thread calls.
+    shoal::kernels::active_isa();
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);

@@ -7,6 +7,9 @@ find_package(ZLIB REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XSMM REQUIRED IMPORTED_TARGET libxsmm)
 pkg_check_modules(OPENBLAS REQUIRED openblas)
+# Highway: the portable SIMD layer every hand-written kernel is written over, compiled per
+# target and dispatched at run time (src/shoal/kernels/dispatch.h, docs/kernels.md).
+pkg_check_modules(HWY REQUIRED IMPORTED_TARGET libhwy)
 
 # Random123 is header-only and ships no CMake or pkg-config file.
 find_path(RANDOM123_INCLUDE_DIR Random123/philox.h REQUIRED)

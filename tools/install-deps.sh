@@ -18,14 +18,16 @@ case "$mode" in
 esac
 
 # The build: compilers, CMake/Ninja, ccache (./dev.sh compiles through it when present) and the
-# libraries shoal links. GoogleTest and Google Benchmark are found when the build is configured.
+# libraries shoal links (Highway, libhwy-dev: the SIMD layer of the kernels). GoogleTest and
+# Google Benchmark are found when the build is configured.
 packages=(
   build-essential cmake ninja-build pkg-config git ccache python3
   libxsmm-dev libopenblas-dev librandom123-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libhwy-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
 case "$mode" in
-  test) packages+=(python3-h5py python3-venv python3-dev clang-format clang-tidy) ;;
+  # qemu-user: tests/cli_any_x86.sh runs the CLI on an emulated CPU without AVX.
+  test) packages+=(python3-h5py python3-venv python3-dev clang-format clang-tidy qemu-user) ;;
   # libFuzzer ships with clang's runtime libraries (Debian: libclang-rt-14-dev); gcc has none.
   fuzz) packages+=(clang libclang-rt-14-dev) ;;
 esac

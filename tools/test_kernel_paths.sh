@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs the release test suite (ctest, then pytest tests/python) once per GEMM kernel path:
+# Runs the release test suite (ctest, then pytest tests/python) once per kernel path:
 #   generic  OpenBLAS's generic SSE3 kernels (OPENBLAS_CORETYPE=Prescott) and libxsmm without
 #            its JIT (LIBXSMM_TARGET=generic), what a CPU the libraries do not know gets
 #   widest   the widest kernels this CPU runs, chosen from its features: AVX-512 (SkylakeX, skx)
 #            or AVX2 (Haswell, hsw)
-# No test may depend on the path a CPU gets (docs/kernels.md), so both must pass. Needs the
+#   sse4     SHOAL_ISA=sse4: shoal's kernels, libxsmm and OpenBLAS all on the x86-64-v2 path
+#   avx2     SHOAL_ISA=avx2: the AVX2 path of all three (on a CPU that has it)
+# No test may depend on the path a CPU gets (docs/kernels.md), so all must pass. Needs the
 # release build with the Python extension (./dev.sh test builds it).
-#   tools/test_kernel_paths.sh [generic|widest]...   (default: both)
+#   tools/test_kernel_paths.sh [generic|widest|sse4|avx2]...   (default: all four)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/release/shoal ] && [ -x build/pyenv/bin/python ] ||
@@ -20,13 +22,17 @@ if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
 fi
 
 paths=("$@")
-[ ${#paths[@]} -gt 0 ] || paths=(generic widest)
+[ ${#paths[@]} -gt 0 ] || paths=(generic widest sse4 avx2)
 failed=0
 for path in "${paths[@]}"; do
   case "$path" in
     generic) env=(OPENBLAS_CORETYPE=Prescott LIBXSMM_TARGET=generic) ;;
     widest) env=(OPENBLAS_CORETYPE=$widest_blas LIBXSMM_TARGET=$widest_xsmm) ;;
-    *) echo "usage: tools/test_kernel_paths.sh [generic|widest]..." >&2; exit 2 ;;
+    sse4) env=(SHOAL_ISA=sse4) ;;
+    avx2)
+      if ! has avx2; then echo "== avx2: skipped: this CPU has no AVX2"; continue; fi
+      env=(SHOAL_ISA=avx2) ;;
+    *) echo "usage: tools/test_kernel_paths.sh [generic|widest|sse4|avx2]..." >&2; exit 2 ;;
   esac
   echo "== $path: ${env[*]}"
   log=$(mktemp)

@@ -6,6 +6,8 @@
 #include "bench/drivers/profile_bench.h"
 #include "cli/commands.h"
 #include "shoal/kernels/blas.h"
+#include "shoal/kernels/isa.h"
+#include "shoal/kernels/peak.h"
 #include "shoal/profile/machine.h"
 
 namespace shoal::cli {
@@ -38,7 +40,18 @@ void register_bench(CLI::App& app) {
       "peak", "Measure this core's FP32 FMA peak (GFLOP/s) and triad bandwidth (GB/s); cached");
   peak->callback([] {
     const profile::Machine m = profile::measure_machine();
+    const kernels::Isa widest = kernels::widest_isa();
     std::printf("%.1f\n", m.peak_gflops);
+    std::printf(
+        "FP32 FMA peak per core at the widest vectors (%s, %d lanes); the roof of every "
+        "%% of peak\n",
+        kernels::isa_name(widest), kernels::isa_float_lanes(widest));
+    std::printf("%s\n", kernels::describe_isa().c_str());
+    // Each path's own peak: what the kernels can reach when SHOAL_ISA narrows them.
+    for (const kernels::Isa isa : {kernels::Isa::kAvx512, kernels::Isa::kAvx2, kernels::Isa::kSse4})
+      if (kernels::isa_supported(isa))
+        std::printf("  %-6s path: %.1f GFLOP/s (%d lanes)\n", kernels::isa_name(isa),
+                    kernels::measure_peak_gflops(isa), kernels::isa_float_lanes(isa));
     std::printf("bandwidth %.1f GB/s (single-core triad), ridge %.2f FLOP/B; cached in %s\n",
                 m.bandwidth_gbs, m.ridge(), profile::machine_cache_path().c_str());
     // The large GEMMs' speed depends on it as much as on the peak above.

@@ -1,17 +1,16 @@
-// The AVX2 broadcast kernel behind the float linear_backward (src/shoal/kernels/
-// bcast_gemm_avx2.h) against gemm_ref: both A layouts (row-major and transposed, as dx and dW
-// use it), every tile height and panel width around 8/16/24, masked column tails, long k,
-// load_c on and off, the bias/ReLU epilogues, and C's padding left untouched.
+// The broadcast kernel behind the float Linear (src/shoal/kernels/linear_simd.cpp, on the
+// path the process runs: see the kernels.isa_* ctest entries) against gemm_ref: both A layouts
+// (row-major and transposed, as dx and dW use it), every tile height and panel width around
+// 8/16/24, masked column tails, long k, load_c on and off, the bias/ReLU epilogues, and C's padding
+// left untouched.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "../../src/shoal/kernels/bcast_gemm_avx2.h"
+#include "../../src/shoal/kernels/linear_simd.h"
 #include "kernel_test_util.h"
 #include "shoal/kernels/gemm.h"
-
-#ifdef SHOAL_HAVE_BCAST_GEMM
 
 namespace shoal::kernels {
 namespace bcast_gemm_test {
@@ -115,5 +114,3 @@ TEST(BcastGemm, LongKAcrossPackChunks) {
 
 }  // namespace bcast_gemm_test
 }  // namespace shoal::kernels
-
-#endif  // SHOAL_HAVE_BCAST_GEMM

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shoal/core/rng.h"
+#include "shoal/kernels/isa.h"
 #include "shoal/kernels/ncf_rows.h"
 
 namespace shoal::kernels {
@@ -85,10 +86,9 @@ TEST(NcfRows, KernelsEqualTheirLoops) {
 }
 
 TEST(NcfRows, SupportedWidths) {
-#if defined(__AVX2__) && defined(__FMA__)
-  EXPECT_TRUE(rows_kernels_supported(32, 32));
-  EXPECT_TRUE(rows_kernels_supported(8, 16));
-#endif
+  // AVX2 code: the avx2 and avx512 paths have the kernels, sse4 does not.
+  EXPECT_EQ(rows_kernels_supported(32, 32), active_isa() >= Isa::kAvx2);
+  EXPECT_EQ(rows_kernels_supported(8, 16), active_isa() >= Isa::kAvx2);
   EXPECT_FALSE(rows_kernels_supported(4, 6));
   EXPECT_FALSE(rows_kernels_supported(32, 12));
   EXPECT_FALSE(rows_kernels_supported(0, 8));

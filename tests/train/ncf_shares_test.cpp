@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "shoal/kernels/isa.h"
 #include "shoal/models/ncf.h"
 #include "shoal/train/ncf_shares.h"
 #include "support/gradcheck.h"
@@ -117,9 +118,8 @@ void check_hand_over(bool fused, bool items_too) {
 }
 TEST(NcfShareRows, HandOverMovesTheRowGradientsUnchanged) {
   for (const bool fused : {true, false}) {
-#if !(defined(__AVX2__) && defined(__FMA__))
-    if (fused) continue;  // no fused NCF kernel in this build
-#endif
+    // The fused NCF kernel runs on the avx2 and avx512 paths only.
+    if (fused && kernels::active_isa() < kernels::Isa::kAvx2) continue;
     check_hand_over(fused, /*items_too=*/true);
     check_hand_over(fused, /*items_too=*/false);
   }
@@ -198,9 +198,8 @@ void check_abandoned_share(bool fused) {
 }
 TEST(NcfShareRows, AbandonedShareLeavesNoTrace) {
   for (const bool fused : {true, false}) {
-#if !(defined(__AVX2__) && defined(__FMA__))
-    if (fused) continue;  // no fused NCF kernel in this build
-#endif
+    // The fused NCF kernel runs on the avx2 and avx512 paths only.
+    if (fused && kernels::active_isa() < kernels::Isa::kAvx2) continue;
     check_abandoned_share(fused);
   }
 }

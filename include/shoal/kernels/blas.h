@@ -25,6 +25,10 @@ BlasCpuFeatures blas_cpu_features();
 // "SkylakeX" (AVX-512 F/BW/VL/DQ), "Haswell" (AVX2 + FMA), or null: nothing wider than what
 // OpenBLAS's own detection finds, so it is left to choose.
 const char* openblas_coretype_for(const BlasCpuFeatures& f);
+// The core type shoal asks for in this process: openblas_coretype_for(blas_cpu_features())
+// (whose features SHOAL_ISA narrows), or "Nehalem" when SHOAL_ISA=sse4 narrows a wider CPU
+// (OpenBLAS's own detection would pick the CPU's widest kernels). Null: OpenBLAS decides.
+const char* openblas_coretype_wanted();
 
 // Who decided the core type that runs.
 enum class BlasCoreSource : uint8_t {

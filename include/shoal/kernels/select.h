@@ -13,8 +13,8 @@ namespace shoal::kernels {
 // The instances k < n whose key lies in [lo, hi), in order: their four fields (key, other,
 // ctx_rows, labels; ctx_rows may be null, then out_ctx_rows is not written) copied to the out
 // arrays, which have room for n each. Returns their count. Elements past the count, up to n,
-// may be overwritten. With AVX2, eight instances at a time: the selected lanes packed to the
-// front by one permutation per field and stored (the stores past the count are overwritten by
+// may be overwritten. A vector of instances at a time: the selected lanes packed to the
+// front by one compress per field and stored (the stores past the count are overwritten by
 // the next ones), a third of the plain loop's time.
 Index select_range(Index n, int32_t lo, int32_t hi, const int32_t* keys, const int32_t* others,
                    const int32_t* ctx_rows, const float* labels, int32_t* out_keys,

@@ -7,8 +7,8 @@
 //   amsgrad: v̂ = max(v̂, v), used instead of v below
 //   p = p + (−lr / (1 − β1^t))·m / (√v / √(1 − β2^t) + eps)     (eps after bias correction)
 // Per-step scalars (bias corrections, step size) are computed in double as Python does, then
-// rounded to T; the division by √(1 − β2^t) is a multiply by its reciprocal (adam_math.h). State
-// slots: 0 = m, 1 = v, 2 = v̂ (amsgrad only). Padding stays zero.
+// rounded to T; the division by √(1 − β2^t) is a multiply by its reciprocal
+// (kernels/optim_update.h). State slots: 0 = m, 1 = v, 2 = v̂ (amsgrad only). Padding stays zero.
 #pragma once
 
 #include <cstdint>

@@ -1,13 +1,23 @@
-#include "shoal/kernels/bce.h"
+// The BCE-with-logits column pass (bce.h). The AVX2 and AVX-512 targets run bce_lanes.h's 8-lane
+// polynomials; SSE4 runs the reference loop.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "shoal/kernels/bce.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include "simd.h"  // per target, after foreach_target.h
 
 #include <algorithm>
 
 #include "bce_lanes.h"
+#include "dispatch.h"
+#include "shoal/kernels/bce.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
+namespace HWY_NAMESPACE {
 
-double bce_logits(const float* z, const float* y, float* dz, Index n, float scale) {
-#if SHOAL_BCE_LANES
+double bce_logits_impl(const float* z, const float* y, float* dz, Index n, float scale) {
+#if HWY_TARGET <= HWY_AVX2
   double sum = 0;
   alignas(32) float loss[8];
   const __m256 sv = _mm256_set1_ps(scale);
@@ -32,4 +42,18 @@ double bce_logits(const float* z, const float* y, float* dz, Index n, float scal
 #endif
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace shoal::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace shoal::kernels {
+
+HWY_EXPORT(bce_logits_impl);
+
+double bce_logits(const float* z, const float* y, float* dz, Index n, float scale) {
+  return SHOAL_DISPATCH(bce_logits_impl)(z, y, dz, n, scale);
+}
+
+}  // namespace shoal::kernels
+#endif  // HWY_ONCE

@@ -5,10 +5,7 @@
 
 #include "shoal/core/tensor.h"
 
-#if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
-#define SHOAL_BCE_LANES 1
-#endif
 
 namespace shoal::kernels::detail {
 
@@ -20,7 +17,10 @@ inline constexpr float kLog2e = 1.44269504088896341f;
 inline constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
 inline constexpr float kExpFloor = -87.0f;
 
-#if SHOAL_BCE_LANES
+// AVX2 code, for the AVX2 and AVX-512 targets of the files that include it (their target
+// options are a superset, so these inline into them).
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
 // Lanes [0, n) set (n ≤ 8): the mask of a column's tail, or of a tile's valid rows.
 inline __m256i lanes_below(Index n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
@@ -62,6 +62,6 @@ inline __m256 bce_logit8(__m256 z, __m256 y, __m256 scale, __m256& dz) {
   // max(0, z) is std::max(z, 0.0f), −0 and NaN included.
   return _mm256_add_ps(_mm256_fmadd_ps(_mm256_xor_ps(z, sign), y, _mm256_max_ps(zero, z)), log1p);
 }
-#endif
+#pragma GCC pop_options
 
 }  // namespace shoal::kernels::detail

@@ -9,6 +9,7 @@
 
 #include "shoal/core/error.h"
 #include "shoal/kernels/blas.h"
+#include "shoal/kernels/isa.h"
 
 namespace shoal::kernels {
 
@@ -24,6 +25,10 @@ BlasCpuFeatures blas_cpu_features() {
   f.avx512dq = __builtin_cpu_supports("avx512dq");
   f.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
 #endif
+  // SHOAL_ISA narrows OpenBLAS's kernels with shoal's own.
+  const Isa isa = active_isa();
+  if (isa < Isa::kAvx512) f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512_bf16 = false;
+  if (isa < Isa::kAvx2) f.avx2 = f.fma = false;
   return f;
 }
 
@@ -35,6 +40,18 @@ const char* openblas_coretype_for(const BlasCpuFeatures& f) {
   if (avx512) return f.avx512_bf16 ? "Cooperlake" : "SkylakeX";
   if (f.avx2 && f.fma) return "Haswell";
   return nullptr;
+}
+
+namespace {
+
+// SHOAL_ISA=sse4 on a wider CPU: OpenBLAS's SSE4.2-era kernels, not its own (wider) detection.
+constexpr const char* kSse4CoreType = "Nehalem";
+
+}  // namespace
+
+const char* openblas_coretype_wanted() {
+  if (isa_narrowed() && active_isa() == Isa::kSse4) return kSse4CoreType;
+  return openblas_coretype_for(blas_cpu_features());
 }
 
 namespace {
@@ -94,7 +111,7 @@ BlasLoaded load_openblas() {
     info.source = BlasCoreSource::kUser;
     info.requested = user;
     handle = dlopen(kOpenBlasSoname, RTLD_NOW | RTLD_LOCAL);
-  } else if (const char* want = openblas_coretype_for(blas_cpu_features())) {
+  } else if (const char* want = openblas_coretype_wanted()) {
     info.source = BlasCoreSource::kShoal;
     info.requested = want;
     ScopedCoreType scoped(want);

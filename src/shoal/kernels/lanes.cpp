@@ -6,19 +6,25 @@
 // (one vector each, i.e. one scalar of each of the 8 models) and per p step loads MR + NR
 // vectors for MR·NR FMAs: 4 × 3 normally (7 loads, 12 FMAs), 6 × 2 or 12 × 1 when the narrow
 // dimension is 2 or 1, so even a width-1 output layer keeps 12 independent FMA chains.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "shoal/kernels/lanes.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include "simd.h"  // per target, after foreach_target.h
+
+#include "dispatch.h"
 #include "shoal/kernels/lanes.h"
 
 #include <algorithm>
 #include <utility>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define SHOAL_LANES_AVX2 1
-#endif
+#include <immintrin.h>  // the AVX2 code of the AVX2 and AVX-512 targets
 
+// The AVX2 and AVX-512 targets run the AVX2 (ymm) code below; SSE4 runs the reference loops.
+HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
-
-#if SHOAL_LANES_AVX2
+namespace HWY_NAMESPACE {
+#if HWY_TARGET <= HWY_AVX2
 namespace {
 
 enum class Epi : uint8_t { kStore, kAccumulate, kBias, kBiasRelu, kRelu };
@@ -130,7 +136,7 @@ void lane_gemm(Operands op, Index m, Index n) {
 
 }  // namespace
 
-void lanes_pack(std::span<const ConstMat<float>> src, float* dst) {
+void lanes_pack_impl(std::span<const ConstMat<float>> src, float* dst) {
   lanes_check_pack(src);
   if (static_cast<Index>(src.size()) != kLanes) {
     lanes_pack_ref(src, dst);
@@ -166,8 +172,8 @@ void lanes_pack(std::span<const ConstMat<float>> src, float* dst) {
   }
 }
 
-void lanes_linear_forward(const float* x, const float* w, const float* b, Index n, Index i, Index o,
-                          bool relu, float* y) {
+void lanes_linear_forward_impl(const float* x, const float* w, const float* b, Index n, Index i,
+                               Index o, bool relu, float* y) {
   const Operands op{x, i, 1, w, i, 1, y, o, 1, b, i};
   if (b != nullptr)
     relu ? lane_gemm<Epi::kBiasRelu>(op, n, o) : lane_gemm<Epi::kBias>(op, n, o);
@@ -175,17 +181,17 @@ void lanes_linear_forward(const float* x, const float* w, const float* b, Index 
     relu ? lane_gemm<Epi::kRelu>(op, n, o) : lane_gemm<Epi::kStore>(op, n, o);
 }
 
-void lanes_linear_dx(const float* dz, const float* w, Index n, Index i, Index o, float* dx) {
+void lanes_linear_dx_impl(const float* dz, const float* w, Index n, Index i, Index o, float* dx) {
   lane_gemm<Epi::kStore>({dz, o, 1, w, 1, i, dx, i, 1, nullptr, o}, n, i);
 }
 
-void lanes_linear_dw(const float* dz, const float* x, Index n, Index i, Index o, float* dw,
-                     bool accumulate) {
+void lanes_linear_dw_impl(const float* dz, const float* x, Index n, Index i, Index o, float* dw,
+                          bool accumulate) {
   const Operands op{dz, 1, o, x, 1, i, dw, i, 1, nullptr, n};
   accumulate ? lane_gemm<Epi::kAccumulate>(op, o, i) : lane_gemm<Epi::kStore>(op, o, i);
 }
 
-void lanes_bias_grad(const float* dz, Index n, Index o, float* db, bool accumulate) {
+void lanes_bias_grad_impl(const float* dz, Index n, Index o, float* db, bool accumulate) {
   for (Index c = 0; c < o; ++c) {
     __m256 acc = accumulate ? _mm256_loadu_ps(db + c * kLanes) : _mm256_setzero_ps();
     for (Index r = 0; r < n; ++r) acc = _mm256_add_ps(acc, _mm256_loadu_ps(dz + (r * o + c) * 8));
@@ -193,9 +199,9 @@ void lanes_bias_grad(const float* dz, Index n, Index o, float* db, bool accumula
   }
 }
 
-void lanes_linear_backward(const float* x, const float* w, const float* y, bool relu,
-                           const float* dy, float* dz, float* dx, float* dw, float* db, Index n,
-                           Index i, Index o, bool accumulate) {
+void lanes_linear_backward_impl(const float* x, const float* w, const float* y, bool relu,
+                                const float* dy, float* dz, float* dx, float* dw, float* db,
+                                Index n, Index i, Index o, bool accumulate) {
   const float* g = dy;
   if (relu) {
     // dz = dy where y > 0, else +0 (an AND with the compare mask, no branch).
@@ -213,30 +219,74 @@ void lanes_linear_backward(const float* x, const float* w, const float* y, bool 
 
 #else  // no AVX2+FMA: the reference loops
 
-void lanes_pack(std::span<const ConstMat<float>> src, float* dst) {
+void lanes_pack_impl(std::span<const ConstMat<float>> src, float* dst) {
   lanes_pack_ref(src, dst);
 }
 
-void lanes_linear_forward(const float* x, const float* w, const float* b, Index n, Index i, Index o,
-                          bool relu, float* y) {
+void lanes_linear_forward_impl(const float* x, const float* w, const float* b, Index n, Index i,
+                               Index o, bool relu, float* y) {
   lanes_linear_forward_ref(x, w, b, n, i, o, relu, y);
 }
-void lanes_linear_dx(const float* dz, const float* w, Index n, Index i, Index o, float* dx) {
+void lanes_linear_dx_impl(const float* dz, const float* w, Index n, Index i, Index o, float* dx) {
   lanes_linear_dx_ref(dz, w, n, i, o, dx);
 }
-void lanes_linear_dw(const float* dz, const float* x, Index n, Index i, Index o, float* dw,
-                     bool accumulate) {
+void lanes_linear_dw_impl(const float* dz, const float* x, Index n, Index i, Index o, float* dw,
+                          bool accumulate) {
   lanes_linear_dw_ref(dz, x, n, i, o, dw, accumulate);
 }
-void lanes_bias_grad(const float* dz, Index n, Index o, float* db, bool accumulate) {
+void lanes_bias_grad_impl(const float* dz, Index n, Index o, float* db, bool accumulate) {
   lanes_bias_grad_ref(dz, n, o, db, accumulate);
 }
-void lanes_linear_backward(const float* x, const float* w, const float* y, bool relu,
-                           const float* dy, float* dz, float* dx, float* dw, float* db, Index n,
-                           Index i, Index o, bool accumulate) {
+void lanes_linear_backward_impl(const float* x, const float* w, const float* y, bool relu,
+                                const float* dy, float* dz, float* dx, float* dw, float* db,
+                                Index n, Index i, Index o, bool accumulate) {
   lanes_linear_backward_ref(x, w, y, relu, dy, dz, dx, dw, db, n, i, o, accumulate);
 }
 
 #endif
 
+}  // namespace HWY_NAMESPACE
 }  // namespace shoal::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace shoal::kernels {
+
+HWY_EXPORT(lanes_pack_impl);
+HWY_EXPORT(lanes_linear_forward_impl);
+HWY_EXPORT(lanes_linear_dx_impl);
+HWY_EXPORT(lanes_linear_dw_impl);
+HWY_EXPORT(lanes_bias_grad_impl);
+HWY_EXPORT(lanes_linear_backward_impl);
+
+void lanes_pack(std::span<const ConstMat<float>> src, float* dst) {
+  SHOAL_DISPATCH(lanes_pack_impl)(src, dst);
+}
+
+void lanes_linear_forward(const float* x, const float* w, const float* b, Index n, Index i, Index o,
+                          bool relu, float* y) {
+  SHOAL_DISPATCH(lanes_linear_forward_impl)(x, w, b, n, i, o, relu, y);
+}
+
+void lanes_linear_dx(const float* dz, const float* w, Index n, Index i, Index o, float* dx) {
+  SHOAL_DISPATCH(lanes_linear_dx_impl)(dz, w, n, i, o, dx);
+}
+
+void lanes_linear_dw(const float* dz, const float* x, Index n, Index i, Index o, float* dw,
+                     bool accumulate) {
+  SHOAL_DISPATCH(lanes_linear_dw_impl)(dz, x, n, i, o, dw, accumulate);
+}
+
+void lanes_bias_grad(const float* dz, Index n, Index o, float* db, bool accumulate) {
+  SHOAL_DISPATCH(lanes_bias_grad_impl)(dz, n, o, db, accumulate);
+}
+
+void lanes_linear_backward(const float* x, const float* w, const float* y, bool relu,
+                           const float* dy, float* dz, float* dx, float* dw, float* db, Index n,
+                           Index i, Index o, bool accumulate) {
+  SHOAL_DISPATCH(lanes_linear_backward_impl)
+  (x, w, y, relu, dy, dz, dx, dw, db, n, i, o, accumulate);
+}
+
+}  // namespace shoal::kernels
+#endif  // HWY_ONCE

@@ -1,19 +1,27 @@
-#include "shoal/kernels/layer_norm.h"
+// LayerNorm kernels (layer_norm.h). For float with C a multiple of 8 the AVX2 and AVX-512
+// targets run the AVX2 (ymm) code below; otherwise, and on SSE4, the loops after it.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "shoal/kernels/layer_norm.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include "simd.h"  // per target, after foreach_target.h
+
+#include <immintrin.h>
 
 #include <cmath>
 #include <type_traits>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define SHOAL_LAYER_NORM_AVX2 1
-#endif
-
+#include "dispatch.h"
+#include "shoal/kernels/layer_norm.h"
 #include "shoal/kernels/reduce.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
+namespace HWY_NAMESPACE {
+
+#if HWY_TARGET <= HWY_AVX2
 namespace {
 
-#ifdef SHOAL_LAYER_NORM_AVX2
 float hsum8(__m256 v) {
   const __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
@@ -123,19 +131,60 @@ void layer_norm_backward_avx2(Index nr, Index nc, const float* w, float* dw, flo
     }
   }
 }
+
+}  // namespace
+
+bool layer_norm_windows_f32(Index nr, Index nc, double eps, const float* w, const float* bs,
+                            ConstMat<float> a, const ConstMat<float>* res, MatView<float> s,
+                            MatView<float> y, Index batch, float* mean, float* rstd) {
+  layer_norm_windows_avx2(nr, nc, eps, w, bs, a, res, s, y, batch, mean, rstd);
+  return true;
+}
+
+bool layer_norm_backward_f32(Index nr, Index nc, const float* w, float* dw, float* db,
+                             const float* mean, const float* rstd, ConstMat<float> x,
+                             ConstMat<float> dy, MatView<float> dx, Index batch) {
+  layer_norm_backward_avx2(nr, nc, w, dw, db, mean, rstd, x, dy, dx, batch);
+  return true;
+}
+
+#else
+
+bool layer_norm_windows_f32(Index, Index, double, const float*, const float*, ConstMat<float>,
+                            const ConstMat<float>*, MatView<float>, MatView<float>, Index, float*,
+                            float*) {
+  return false;
+}
+
+bool layer_norm_backward_f32(Index, Index, const float*, float*, float*, const float*, const float*,
+                             ConstMat<float>, ConstMat<float>, MatView<float>, Index) {
+  return false;
+}
+
 #endif
+
+}  // namespace HWY_NAMESPACE
+}  // namespace shoal::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace shoal::kernels {
+
+HWY_EXPORT(layer_norm_windows_f32);
+HWY_EXPORT(layer_norm_backward_f32);
+
+namespace {
 
 // Sample b's statistics and y = (s − μ)·r·w + bias, where s is x, or a + res written to s.
 template <class T>
 void layer_norm_windows(Index nr, Index nc, double eps, const T* w, const T* bs, ConstMat<T> a,
                         const ConstMat<T>* res, MatView<T> s, MatView<T> y, Index batch, T* mean,
                         T* rstd) {
-#ifdef SHOAL_LAYER_NORM_AVX2
   if constexpr (std::is_same_v<T, float>) {
-    if (nc % 8 == 0 && w != nullptr && bs != nullptr)
-      return layer_norm_windows_avx2(nr, nc, eps, w, bs, a, res, s, y, batch, mean, rstd);
+    if (nc % 8 == 0 && w != nullptr && bs != nullptr &&
+        SHOAL_DISPATCH(layer_norm_windows_f32)(nr, nc, eps, w, bs, a, res, s, y, batch, mean, rstd))
+      return;
   }
-#endif
   const double inv_n = 1.0 / static_cast<double>(nr * nc);
   ConstMat<T> x = res != nullptr ? ConstMat<T>(s) : a;
   for (Index b = 0; b < batch; ++b) {
@@ -204,12 +253,11 @@ void layer_norm_backward(Index batch, Index nr, Index nc, const T* w, T* dw, T* 
                          const T* rstd, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx) {
   SHOAL_DCHECK(x.rows == batch * nr && dy.rows == x.rows && dx.rows == x.rows);
   const double inv_n = 1.0 / static_cast<double>(nr * nc);
-#ifdef SHOAL_LAYER_NORM_AVX2
   if constexpr (std::is_same_v<T, float>) {
-    if (nc % 8 == 0 && w != nullptr && dw != nullptr && db != nullptr)
-      return layer_norm_backward_avx2(nr, nc, w, dw, db, mean, rstd, x, dy, dx, batch);
+    if (nc % 8 == 0 && w != nullptr && dw != nullptr && db != nullptr &&
+        SHOAL_DISPATCH(layer_norm_backward_f32)(nr, nc, w, dw, db, mean, rstd, x, dy, dx, batch))
+      return;
   }
-#endif
   for (Index b = 0; b < batch; ++b) {
     const T m = mean[b];
     const T rs = rstd[b];
@@ -274,3 +322,4 @@ SHOAL_INSTANTIATE(double)
 #undef SHOAL_INSTANTIATE
 
 }  // namespace shoal::kernels
+#endif  // HWY_ONCE

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "bcast_gemm_avx2.h"
+#include "linear_simd.h"
 #include "shoal/kernels/activations.h"
 #include "shoal/kernels/gemm.h"
 #include "shoal/kernels/reduce.h"
@@ -102,40 +102,10 @@ void add_col_sums(ConstMat<T> m, T* __restrict acc) {
   }
 }
 
-#ifdef SHOAL_HAVE_BCAST_GEMM
 // Rows per backward block: the compact dz block (kBwdRowBlock × O) is produced and read by
 // both GEMMs while in L1. 96 measured 2–3% faster than 64 and no slower than 128
 // (docs/kernels.md).
 constexpr Index kBwdRowBlock = 96;
-
-// dz = dy ⊙ act'(saved) into a compact [rb, O] buffer, and col_sum (+)= column sums of dz.
-// ReLU is a compare and an AND per vector (dz = dy where y > 0, else +0, as PyTorch's
-// threshold_backward); GELU evaluates erf/exp per element and then joins the vector sums.
-void backward_prologue_f32(Act act, ConstMat<float> dy, ConstMat<float> saved, float* dz,
-                           float* __restrict col_sum) {
-  const Index rows = dy.rows, cols = dy.cols, cv = cols / 8 * 8;
-  const __m256 zero = _mm256_setzero_ps();
-  for (Index i = 0; i < rows; ++i) {
-    const float* __restrict dyi = dy.row(i);
-    float* __restrict dzi = dz + i * cols;
-    if (act == Act::kRelu) {
-      const float* __restrict si = saved.row(i);
-      Index j = 0;
-      for (; j < cv; j += 8) {
-        const __m256 keep = _mm256_cmp_ps(_mm256_loadu_ps(si + j), zero, _CMP_GT_OQ);
-        _mm256_storeu_ps(dzi + j, _mm256_and_ps(_mm256_loadu_ps(dyi + j), keep));
-      }
-      for (; j < cols; ++j) dzi[j] = si[j] > 0.0f ? dyi[j] : 0.0f;
-    } else if (act == Act::kGelu) {
-      const float* __restrict si = saved.row(i);
-      for (Index j = 0; j < cols; ++j) dzi[j] = dyi[j] * gelu_derivative(si[j]);
-    }
-    if (col_sum) {
-      const float* __restrict src = act == Act::kNone ? dyi : dzi;
-      for (Index j = 0; j < cols; ++j) col_sum[j] += src[j];
-    }
-  }
-}
 
 // The float backward: per row block, dz once into an L1 buffer (with the bias sums), then
 // dx = dz·W (libxsmm NN) and dW (+)= dzᵀ·x (broadcast kernel) on that hot block.
@@ -164,7 +134,8 @@ void linear_backward_f32(ConstMat<float> x, ConstMat<float> w, ConstMat<float> a
     const ConstMat<float> dyb = dy.rows_block(r0, rb);
     const ConstMat<float> saved =
         act == Act::kNone ? ConstMat<float>{} : act_saved.rows_block(r0, rb);
-    if (act != Act::kNone || col_sum) backward_prologue_f32(act, dyb, saved, dzb, col_sum);
+    if (act != Act::kNone || col_sum)
+      detail::linear_backward_prologue(act, dyb, saved, dzb, col_sum);
     const float* a = act == Act::kNone ? dyb.data : dzb;
     const Index lda = act == Act::kNone ? dyb.ld : out;
     if (dx.data && dx.cols > 0) {
@@ -215,7 +186,6 @@ void linear_backward_f32(ConstMat<float> x, ConstMat<float> w, ConstMat<float> a
   if (col_sum)
     for (Index o = 0; o < out; ++o) db[o] = accumulate ? db[o] + col_sum[o] : col_sum[o];
 }
-#endif
 
 }  // namespace
 
@@ -231,7 +201,6 @@ void linear_forward(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatView<T
   detail::transpose<T>(w.data, out, in, w.ld, wt, out);
   const bool has_pre = pre.data != nullptr;
   MatView<T> target = has_pre ? pre : y;
-#ifdef SHOAL_HAVE_BCAST_GEMM
   if constexpr (std::is_same_v<T, float>) {
     // The broadcast kernel on the packed Wᵀ beat libxsmm's NN kernel on every bench shape
     // (best of 400, pinned: [1280,85,32] 73 vs 80 µs, [1280,16,8] 7.1 vs 10–14 µs,
@@ -253,7 +222,6 @@ void linear_forward(ConstMat<T> x, ConstMat<T> w, const T* b, Act act, MatView<T
       return;
     }
   }
-#endif
   for (Index r0 = 0; r0 < n; r0 += kRowBlock) {
     const Index rb = std::min(kRowBlock, n - r0);
     T* c = target.row(r0);
@@ -278,12 +246,10 @@ void linear_backward(ConstMat<T> x, ConstMat<T> w, ConstMat<T> act_saved, Act ac
   SHOAL_DCHECK(!dx.data || (dx.cols <= x.cols && dx.rows == dy.rows));
   if (dy.rows > 0 && wide_layer(x.cols, dy.cols) && (act == Act::kNone || dz.data != nullptr))
     return wide_backward<T>(x, w, act_saved, act, dy, dz, dx, dw, db, accumulate);
-#ifdef SHOAL_HAVE_BCAST_GEMM
   if constexpr (std::is_same_v<T, float>) {
     linear_backward_f32(x, w, act_saved, act, dy, dx, dw, db, accumulate);
     return;
   }
-#endif
   const Index n = dy.rows, out = dy.cols, in = x.cols;
   T* col_sum = nullptr;
   if (db && out > 0) {

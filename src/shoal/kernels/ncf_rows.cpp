@@ -1,17 +1,23 @@
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "shoal/kernels/ncf_rows.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include "simd.h"  // per target, after foreach_target.h
+
+#include "dispatch.h"
 #include "shoal/kernels/ncf_rows.h"
 
 #include <algorithm>
 
 #include "shoal/core/error.h"
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define SHOAL_NCF_ROWS 1
-#endif
+#include <immintrin.h>  // the AVX2 code of the AVX2 and AVX-512 targets
 
+// The AVX2 and AVX-512 targets run the AVX2 (ymm) code below; SSE4 runs the reference loops.
+HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
-
-#if SHOAL_NCF_ROWS
+namespace HWY_NAMESPACE {
+#if HWY_TARGET <= HWY_AVX2
 namespace {
 
 // Every tile keeps 12 accumulators (or fewer in a tail): enough independent FMA chains for the
@@ -132,12 +138,12 @@ constexpr Index kGradRowBlock = 96;
 
 }  // namespace
 
-bool rows_kernels_supported(Index e, Index l1) {
+bool rows_kernels_supported_impl(Index e, Index l1) {
   return e > 0 && l1 > 0 && e % 8 == 0 && l1 % 8 == 0;
 }
 
-void project_rows(const float* table, Index ld, const int32_t* list, Index m, Index e,
-                  const float* wt, Index l1, float* proj, bool prefetch) {
+void project_rows_impl(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                       const float* wt, Index l1, float* proj, bool prefetch) {
   SHOAL_DCHECK(rows_kernels_supported(e, l1));
   Index j0 = 0;
   for (; j0 + 32 <= l1; j0 += 32)
@@ -149,8 +155,8 @@ void project_rows(const float* table, Index ld, const int32_t* list, Index m, In
   if (j0 < l1) project_panel<1>(table, ld, list, m, e, wt + j0, l1, proj + j0, prefetch);
 }
 
-void rows_weight_grad(const float* table, Index ld, const int32_t* list, Index m, Index e,
-                      const float* dz, Index l1, float* dw, Index ldw, bool prefetch) {
+void rows_weight_grad_impl(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                           const float* dz, Index l1, float* dw, Index ldw, bool prefetch) {
   SHOAL_DCHECK(rows_kernels_supported(e, l1));
   for (Index k0 = 0; k0 < m; k0 += kGradRowBlock) {
     const Index rows = std::min(kGradRowBlock, m - k0);
@@ -170,18 +176,44 @@ void rows_weight_grad(const float* table, Index ld, const int32_t* list, Index m
 
 #else
 
-bool rows_kernels_supported(Index, Index) {
+bool rows_kernels_supported_impl(Index, Index) {
   return false;
 }
-void project_rows(const float* table, Index ld, const int32_t* list, Index m, Index e,
-                  const float* wt, Index l1, float* proj, bool) {
+void project_rows_impl(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                       const float* wt, Index l1, float* proj, bool) {
   project_rows_ref<float>(table, ld, list, m, e, wt, l1, proj);
 }
-void rows_weight_grad(const float* table, Index ld, const int32_t* list, Index m, Index e,
-                      const float* dz, Index l1, float* dw, Index ldw, bool) {
+void rows_weight_grad_impl(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                           const float* dz, Index l1, float* dw, Index ldw, bool) {
   rows_weight_grad_ref<float>(table, ld, list, m, e, dz, l1, dw, ldw);
 }
 
 #endif
 
+}  // namespace HWY_NAMESPACE
 }  // namespace shoal::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace shoal::kernels {
+
+HWY_EXPORT(rows_kernels_supported_impl);
+HWY_EXPORT(project_rows_impl);
+HWY_EXPORT(rows_weight_grad_impl);
+
+bool rows_kernels_supported(Index e, Index l1) {
+  return SHOAL_DISPATCH(rows_kernels_supported_impl)(e, l1);
+}
+
+void project_rows(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                  const float* wt, Index l1, float* proj, bool prefetch) {
+  SHOAL_DISPATCH(project_rows_impl)(table, ld, list, m, e, wt, l1, proj, prefetch);
+}
+
+void rows_weight_grad(const float* table, Index ld, const int32_t* list, Index m, Index e,
+                      const float* dz, Index l1, float* dw, Index ldw, bool prefetch) {
+  SHOAL_DISPATCH(rows_weight_grad_impl)(table, ld, list, m, e, dz, l1, dw, ldw, prefetch);
+}
+
+}  // namespace shoal::kernels
+#endif  // HWY_ONCE

@@ -1,8 +1,20 @@
-#include "shoal/kernels/ncf_score.h"
+// The NCF scoring pass (ncf_score.h). The AVX2 and AVX-512 targets run the AVX2 (ymm) tiles
+// below; SSE4 runs the reference.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "shoal/kernels/ncf_score.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include "simd.h"  // per target, after foreach_target.h
 
 #include <immintrin.h>
 
+#include "dispatch.h"
+#include "shoal/kernels/ncf_score.h"
+
+HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
+namespace HWY_NAMESPACE {
+#if HWY_TARGET <= HWY_AVX2
 namespace {
 
 inline float hsum(__m256 v) {
@@ -70,12 +82,7 @@ void score_tiles(const NcfScoreRows& r) {
 
 }  // namespace
 
-bool ncf_score_supported(Index l1, Index l2, Index l3) {
-  return l1 % 8 == 0 && l1 <= 64 && l3 == 8 && (l2 == 8 || l2 == 16 || l2 == 24 || l2 == 32);
-}
-
-void ncf_score(const NcfScoreRows& r) {
-  if (!ncf_score_supported(r.l1, r.l2, r.l3)) return ncf_score_ref(r);
+void ncf_score_impl(const NcfScoreRows& r) {
   switch (r.l2) {
     case 8:
       return score_tiles<1, 8>(r);
@@ -87,5 +94,29 @@ void ncf_score(const NcfScoreRows& r) {
       return score_tiles<4, 3>(r);
   }
 }
+#else
+void ncf_score_impl(const NcfScoreRows& r) {
+  ncf_score_ref(r);
+}
+#endif
+
+}  // namespace HWY_NAMESPACE
+}  // namespace shoal::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace shoal::kernels {
+
+HWY_EXPORT(ncf_score_impl);
+
+bool ncf_score_supported(Index l1, Index l2, Index l3) {
+  return l1 % 8 == 0 && l1 <= 64 && l3 == 8 && (l2 == 8 || l2 == 16 || l2 == 24 || l2 == 32);
+}
+
+void ncf_score(const NcfScoreRows& r) {
+  if (!ncf_score_supported(r.l1, r.l2, r.l3)) return ncf_score_ref(r);
+  SHOAL_DISPATCH(ncf_score_impl)(r);
+}
 
 }  // namespace shoal::kernels
+#endif  // HWY_ONCE

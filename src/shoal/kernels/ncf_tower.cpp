@@ -1,3 +1,10 @@
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "shoal/kernels/ncf_tower.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include "simd.h"  // per target, after foreach_target.h
+
+#include "dispatch.h"
 #include "shoal/kernels/ncf_tower.h"
 
 #include <algorithm>
@@ -6,14 +13,13 @@
 #include "bce_lanes.h"
 #include "shoal/core/error.h"
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define SHOAL_NCF_FUSED 1
-#endif
+#include <immintrin.h>  // the AVX2 code of the AVX2 and AVX-512 targets
 
+// The AVX2 and AVX-512 targets run the AVX2 (ymm) code below; SSE4 runs the reference loops.
+HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
-
-#if SHOAL_NCF_FUSED
+namespace HWY_NAMESPACE {
+#if HWY_TARGET <= HWY_AVX2
 namespace {
 
 // Rows per tile: 6 rows × 2 vectors keep 12 independent FMA chains in registers against 2
@@ -317,12 +323,12 @@ double run_chunk(const NcfFusedChunk& a) {
 
 }  // namespace
 
-bool ncf_fused_supported(Index l1, Index l2, Index l3, Index f) {
+bool ncf_fused_supported_impl(Index l1, Index l2, Index l3, Index f) {
   return (l1 == 32 && l2 == 16 && l3 == 8 && f == 8) ||
          (l1 == 64 && l2 == 32 && l3 == 16 && f == 16);
 }
 
-double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a) {
+double ncf_fused_chunk_impl(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a) {
   if (l1 == 32 && l2 == 16 && l3 == 8 && f == 8) return run_chunk<32, 16, 8, 8>(a);
   if (l1 == 64 && l2 == 32 && l3 == 16 && f == 16) return run_chunk<64, 32, 16, 16>(a);
   SHOAL_CHECK(false, "no fused NCF kernel for widths {}, {}, {}, factors {}", l1, l2, l3, f);
@@ -331,10 +337,10 @@ double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChun
 
 #else
 
-bool ncf_fused_supported(Index, Index, Index, Index) {
+bool ncf_fused_supported_impl(Index, Index, Index, Index) {
   return false;
 }
-double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk&) {
+double ncf_fused_chunk_impl(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk&) {
   SHOAL_CHECK(false, "no fused NCF kernel in this build (needs AVX2 and FMA): {}, {}, {}, {}", l1,
               l2, l3, f);
   return 0;
@@ -342,4 +348,23 @@ double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChun
 
 #endif
 
+}  // namespace HWY_NAMESPACE
 }  // namespace shoal::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace shoal::kernels {
+
+HWY_EXPORT(ncf_fused_supported_impl);
+HWY_EXPORT(ncf_fused_chunk_impl);
+
+bool ncf_fused_supported(Index l1, Index l2, Index l3, Index f) {
+  return SHOAL_DISPATCH(ncf_fused_supported_impl)(l1, l2, l3, f);
+}
+
+double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a) {
+  return SHOAL_DISPATCH(ncf_fused_chunk_impl)(l1, l2, l3, f, a);
+}
+
+}  // namespace shoal::kernels
+#endif  // HWY_ONCE

@@ -1,6 +1,10 @@
-#include "shoal/kernels/peak.h"
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "shoal/kernels/peak.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
 
-#include <immintrin.h>
+#include "simd.h"  // per target, after foreach_target.h
+
+#include <immintrin.h>  // _mm_pause: SSE2, in every x86-64 baseline
 
 #include <algorithm>
 #include <atomic>
@@ -10,77 +14,82 @@
 
 #include "shoal/core/error.h"
 #include "shoal/core/thread_pool.h"
+#include "shoal/kernels/isa.h"
+#include "shoal/kernels/peak.h"
 
+// The FMA loop is compiled per target: xmm on SSE4 (which has no FMA: a multiply and an add,
+// counted as 2 FLOPs as an FMA is), ymm on AVX2, zmm on AVX-512.
+HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-volatile float g_sink;  // keeps the peak loop's results observable
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// The widest FMA the build targets: the peak of the code shoal compiles to (x86-64-v3: ymm;
-// a -march with AVX-512: zmm).
-#if defined(__AVX512F__)
-using PeakVec = __m512;
-inline PeakVec peak_set1(float x) {
-  return _mm512_set1_ps(x);
-}
-inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) {
-  return _mm512_fmadd_ps(a, b, c);
-}
-inline float peak_sum(PeakVec v) {
-  // Not _mm512_reduce_add_ps: GCC 12 reports its "undefined" temporaries as uninitialized
-  // (GCC bug 105593). The sum only keeps the loop observable.
-  alignas(64) float out[16];
-  _mm512_store_ps(out, v);
-  return out[0] + out[15];
-}
-#else
-using PeakVec = __m256;
-inline PeakVec peak_set1(float x) {
-  return _mm256_set1_ps(x);
-}
-inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) {
-  return _mm256_fmadd_ps(a, b, c);
-}
-inline float peak_sum(PeakVec v) {
-  alignas(32) float out[8];
-  _mm256_store_ps(out, v);
-  return out[0] + out[7];
-}
-#endif
-constexpr int kPeakLanes = sizeof(PeakVec) / sizeof(float);
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
 
 // 12 chains of dependent FMAs: with 4-cycle latency and 2 FMA pipes, 8 chains saturate the
 // core, 12 leave margin. The multiplier and addend come from memory at run time and the sums
 // are stored to a volatile, so the compiler can neither fold nor drop the loop. The rate is
 // taken per chunk of ~60 µs and the best chunk kept: on a shared machine a time slice lost to
 // another process must not read as a slower core.
-double fma_gflops_best_chunk(double seconds) {
+double fma_gflops_best_chunk_impl(double seconds) {
+  using Clock = std::chrono::steady_clock;
   static volatile float seed[2] = {0.999999f, 1e-7f};
-  const PeakVec mul = peak_set1(seed[0]), add = peak_set1(seed[1]);
-  PeakVec acc[12];
-  for (int c = 0; c < 12; ++c) acc[c] = peak_set1(static_cast<float>(c));
+  static volatile float sink;
+  const hn::ScalableTag<float> d;
+  const auto mul = hn::Set(d, seed[0]), add = hn::Set(d, seed[1]);
+  hn::Vec<decltype(d)> acc[12];
+  for (int c = 0; c < 12; ++c) acc[c] = hn::Set(d, static_cast<float>(c));
   constexpr long kInner = 1 << 15;
+  const double lanes = static_cast<double>(hn::Lanes(d));
+  const auto since = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
   double best = 0;
   const auto start = Clock::now();
   do {
     const auto t0 = Clock::now();
     for (long it = 0; it < kInner; ++it) {
-      for (int c = 0; c < 12; ++c) acc[c] = peak_fma(acc[c], mul, add);
+#pragma GCC unroll 12
+      for (int c = 0; c < 12; ++c) acc[c] = hn::MulAdd(acc[c], mul, add);
     }
-    best = std::max(best,
-                    static_cast<double>(kInner) * 12 * kPeakLanes * 2 / seconds_since(t0) * 1e-9);
-  } while (seconds_since(start) < seconds);
+    best = std::max(best, static_cast<double>(kInner) * 12 * lanes * 2 / since(t0) * 1e-9);
+  } while (since(start) < seconds);
   float sum = 0;
-  for (int c = 0; c < 12; ++c) sum += peak_sum(acc[c]);
-  g_sink = sum;
+  for (int c = 0; c < 12; ++c) sum += hn::GetLane(acc[c]);
+  sink = sum;
+  static_cast<void>(sink);  // a volatile read: the store above counts as used
   return best;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace shoal::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace shoal::kernels {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The loop of a given path, called directly (not through the dispatch table): the roof is the
+// widest path's whatever SHOAL_ISA narrowed the kernels to.
+double fma_gflops_best_chunk(Isa isa, double seconds) {
+  SHOAL_CHECK(isa_supported(isa), "this CPU does not run {}", isa_name(isa));
+  switch (isa) {
+#if HWY_TARGETS & HWY_AVX3
+    case Isa::kAvx512:
+      return N_AVX3::fma_gflops_best_chunk_impl(seconds);
+#endif
+#if HWY_TARGETS & HWY_AVX2
+    case Isa::kAvx2:
+      return N_AVX2::fma_gflops_best_chunk_impl(seconds);
+#endif
+    default:
+      return N_SSSE3::fma_gflops_best_chunk_impl(seconds);
+  }
 }
 
 }  // namespace
@@ -119,11 +128,16 @@ double measure_core_round_trip_ns(int cpu_a, int cpu_b, int round_trips) {
   return ns[ns.size() / 2];
 }
 
-double measure_peak_gflops() {
+double measure_peak_gflops(Isa isa) {
   double best = 0;
-  fma_gflops_best_chunk(0.05);  // let the clock ramp up
-  for (int t = 0; t < 5; ++t) best = std::max(best, fma_gflops_best_chunk(0.2));
+  fma_gflops_best_chunk(isa, 0.05);  // let the clock ramp up
+  for (int t = 0; t < 5; ++t) best = std::max(best, fma_gflops_best_chunk(isa, 0.2));
   return best;
 }
 
+double measure_peak_gflops() {
+  return measure_peak_gflops(widest_isa());
+}
+
 }  // namespace shoal::kernels
+#endif  // HWY_ONCE

@@ -1,12 +1,23 @@
 // Fast reductions. gcc does not vectorise a floating-point sum without -ffast-math (it would
 // reorder the additions), so the kernels keep kLanes independent partial sums explicitly: the
-// inner loop over lanes vectorises, and several vectors of lanes hide the add latency.
-#include <algorithm>
+// inner loop over lanes vectorises, and several vectors of lanes hide the add latency. Compiled
+// once per SIMD target; the lanes and their tree are fixed, so only the contraction of dot's
+// multiply-add into an FMA differs between targets.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "shoal/kernels/reduce.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
 
+#include "simd.h"  // per target, after foreach_target.h
+
+#include <algorithm>
+#include <type_traits>
+
+#include "dispatch.h"
 #include "shoal/kernels/reduce.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
-
+namespace HWY_NAMESPACE {
 namespace {
 
 constexpr Index kLanes = 32;  // 4 ymm of float, 8 of double
@@ -27,12 +38,12 @@ T lane_sum(Index n, const T* x) {
 }  // namespace
 
 template <class T>
-T sum(Index n, const T* x) {
+T sum_t(Index n, const T* x) {
   return lane_sum<T>(n, x);
 }
 
 template <class T>
-T dot(Index n, const T* a, const T* b) {
+T dot_t(Index n, const T* a, const T* b) {
   T acc[kLanes] = {};
   Index i = 0;
   for (; i + kLanes <= n; i += kLanes)
@@ -45,7 +56,7 @@ T dot(Index n, const T* a, const T* b) {
 }
 
 template <class T>
-void col_sums(ConstMat<T> x, T* s, bool accumulate) {
+void col_sums_t(ConstMat<T> x, T* s, bool accumulate) {
   if (!accumulate) std::fill(s, s + x.cols, T(0));
   // Row after row into s: unit-stride and vectorised over columns; s stays in L1 for the widths
   // this is used for (bias gradients).
@@ -57,7 +68,7 @@ void col_sums(ConstMat<T> x, T* s, bool accumulate) {
 }
 
 template <class T>
-void row_mean_var(ConstMat<T> x, T* mean, T* var) {
+void row_mean_var_t(ConstMat<T> x, T* mean, T* var) {
   for (Index r = 0; r < x.rows; ++r) {
     if (x.cols == 0) {
       mean[r] = var[r] = T(0);
@@ -82,6 +93,66 @@ void row_mean_var(ConstMat<T> x, T* mean, T* var) {
   }
 }
 
+#define SHOAL_PER_TYPE(T, S)                                \
+  T sum_##S(Index n, const T* x) {                          \
+    return sum_t<T>(n, x);                                  \
+  }                                                         \
+  T dot_##S(Index n, const T* a, const T* b) {              \
+    return dot_t<T>(n, a, b);                               \
+  }                                                         \
+  void col_sums_##S(ConstMat<T> x, T* s, bool accumulate) { \
+    col_sums_t<T>(x, s, accumulate);                        \
+  }                                                         \
+  void row_mean_var_##S(ConstMat<T> x, T* mean, T* var) {   \
+    row_mean_var_t<T>(x, mean, var);                        \
+  }
+SHOAL_PER_TYPE(float, f32)
+SHOAL_PER_TYPE(double, f64)
+#undef SHOAL_PER_TYPE
+
+}  // namespace HWY_NAMESPACE
+}  // namespace shoal::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace shoal::kernels {
+
+HWY_EXPORT(sum_f32);
+HWY_EXPORT(sum_f64);
+HWY_EXPORT(dot_f32);
+HWY_EXPORT(dot_f64);
+HWY_EXPORT(col_sums_f32);
+HWY_EXPORT(col_sums_f64);
+HWY_EXPORT(row_mean_var_f32);
+HWY_EXPORT(row_mean_var_f64);
+
+#define SHOAL_BY_TYPE(name, ...)                    \
+  if constexpr (std::is_same_v<T, float>)           \
+    return SHOAL_DISPATCH(name##_f32)(__VA_ARGS__); \
+  else                                              \
+    return SHOAL_DISPATCH(name##_f64)(__VA_ARGS__)
+
+template <class T>
+T sum(Index n, const T* x) {
+  SHOAL_BY_TYPE(sum, n, x);
+}
+
+template <class T>
+T dot(Index n, const T* a, const T* b) {
+  SHOAL_BY_TYPE(dot, n, a, b);
+}
+
+template <class T>
+void col_sums(ConstMat<T> x, T* s, bool accumulate) {
+  SHOAL_BY_TYPE(col_sums, x, s, accumulate);
+}
+
+template <class T>
+void row_mean_var(ConstMat<T> x, T* mean, T* var) {
+  SHOAL_BY_TYPE(row_mean_var, x, mean, var);
+}
+#undef SHOAL_BY_TYPE
+
 #define SHOAL_INSTANTIATE(T)                        \
   template T sum<T>(Index, const T*);               \
   template T dot<T>(Index, const T*, const T*);     \
@@ -92,3 +163,4 @@ SHOAL_INSTANTIATE(double)
 #undef SHOAL_INSTANTIATE
 
 }  // namespace shoal::kernels
+#endif  // HWY_ONCE

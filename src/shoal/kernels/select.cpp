@@ -1,55 +1,40 @@
+// Selection by a key range (select.h), compiled once per target: per vector of keys, the
+// selected lanes of every field compressed to the front and stored whole (the lanes past the
+// count are overwritten by the next store).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "shoal/kernels/select.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include "simd.h"  // per target, after foreach_target.h
+
+#include "dispatch.h"
 #include "shoal/kernels/select.h"
 
-#include <array>
-#include <bit>
-
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
-
+HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
 
-Index select_range(Index n, int32_t lo, int32_t hi, const int32_t* keys, const int32_t* others,
-                   const int32_t* ctx_rows, const float* labels, int32_t* out_keys,
-                   int32_t* out_others, int32_t* out_ctx_rows, float* out_labels) {
+Index select_range_impl(Index n, int32_t lo, int32_t hi, const int32_t* keys, const int32_t* others,
+                        const int32_t* ctx_rows, const float* labels, int32_t* out_keys,
+                        int32_t* out_others, int32_t* out_ctx_rows, float* out_labels) {
+  const hn::ScalableTag<int32_t> d;
+  const hn::RebindToFloat<decltype(d)> df;
+  constexpr Index kL = HWY_LANES(int32_t);
   Index m = 0, k = 0;
-#if defined(__AVX2__)
-  // Per 8-bit lane mask: the selected lanes' indices, in order, one per nibble.
-  static constexpr auto kPack = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t mask = 0; mask < 256; ++mask) {
-      uint32_t packed = 0, j = 0;
-      for (uint32_t l = 0; l < 8; ++l)
-        if ((mask >> l) & 1u) packed |= l << (4 * j++);
-      t[mask] = packed;
-    }
-    return t;
-  }();
-  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
-  const __m256i below = _mm256_set1_epi32(lo - 1), last = _mm256_set1_epi32(hi - 1);
-  for (; k + 8 <= n; k += 8) {
-    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + k));
-    const __m256i in =
-        _mm256_andnot_si256(_mm256_cmpgt_epi32(u, last), _mm256_cmpgt_epi32(u, below));
-    const auto mask = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(in)));
-    // permutevar8x32 reads only each lane's low three bits: no mask after the shift.
-    const __m256i perm =
-        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(kPack[mask])), shifts);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_keys + m),
-                        _mm256_permutevar8x32_epi32(u, perm));
-    _mm256_storeu_si256(
-        reinterpret_cast<__m256i*>(out_others + m),
-        _mm256_permutevar8x32_epi32(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(others + k)), perm));
+  const auto below = hn::Set(d, lo - 1), last = hn::Set(d, hi - 1);
+  for (; k + kL <= n; k += kL) {
+    const auto u = hn::LoadU(d, keys + k);
+    // Compress in registers, then a whole store: AVX-512's compress-to-memory form is
+    // microcoded on some cores.
+    const auto in = hn::AndNot(hn::Gt(u, last), hn::Gt(u, below));
+    hn::StoreU(hn::Compress(u, in), d, out_keys + m);
+    hn::StoreU(hn::Compress(hn::LoadU(d, others + k), in), d, out_others + m);
     if (ctx_rows != nullptr)
-      _mm256_storeu_si256(
-          reinterpret_cast<__m256i*>(out_ctx_rows + m),
-          _mm256_permutevar8x32_epi32(
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ctx_rows + k)), perm));
-    _mm256_storeu_ps(out_labels + m, _mm256_permutevar8x32_ps(_mm256_loadu_ps(labels + k), perm));
-    m += std::popcount(mask);
+      hn::StoreU(hn::Compress(hn::LoadU(d, ctx_rows + k), in), d, out_ctx_rows + m);
+    hn::StoreU(hn::Compress(hn::LoadU(df, labels + k), hn::RebindMask(df, in)), df, out_labels + m);
+    m += static_cast<Index>(hn::CountTrue(d, in));
   }
-#endif
   for (; k < n; ++k) {
     const int32_t u = keys[k];
     out_keys[m] = u;
@@ -61,4 +46,21 @@ Index select_range(Index n, int32_t lo, int32_t hi, const int32_t* keys, const i
   return m;
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace shoal::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace shoal::kernels {
+
+HWY_EXPORT(select_range_impl);
+
+Index select_range(Index n, int32_t lo, int32_t hi, const int32_t* keys, const int32_t* others,
+                   const int32_t* ctx_rows, const float* labels, int32_t* out_keys,
+                   int32_t* out_others, int32_t* out_ctx_rows, float* out_labels) {
+  return SHOAL_DISPATCH(select_range_impl)(n, lo, hi, keys, others, ctx_rows, labels, out_keys,
+                                           out_others, out_ctx_rows, out_labels);
+}
+
+}  // namespace shoal::kernels
+#endif  // HWY_ONCE

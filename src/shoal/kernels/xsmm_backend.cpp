@@ -11,6 +11,7 @@
 #include <string>
 
 #include "blas_loader.h"
+#include "shoal/kernels/isa.h"
 
 namespace shoal::kernels::detail {
 
@@ -36,6 +37,23 @@ void undo_libxsmm_autopin() {
   if (!in_initial_environment("OMP_PROC_BIND")) unsetenv("OMP_PROC_BIND");
 }
 
+// SHOAL_ISA narrows libxsmm's JIT with the kernels (unless the user chose LIBXSMM_TARGET):
+// "hsw" is its AVX2 code, "generic" no JIT at all (its JIT needs AVX), so shoal falls back to
+// OpenBLAS for those GEMMs. Without SHOAL_ISA libxsmm reads the CPU's features itself.
+void narrow_libxsmm_target() {
+  if (!isa_narrowed() || in_initial_environment("LIBXSMM_TARGET")) return;
+  switch (active_isa()) {
+    case Isa::kAvx2:
+      libxsmm_set_target_arch("hsw");
+      break;
+    case Isa::kSse4:
+      libxsmm_set_target_arch("generic");
+      break;
+    case Isa::kAvx512:
+      break;
+  }
+}
+
 }  // namespace
 
 void backend_init() {
@@ -43,6 +61,7 @@ void backend_init() {
   std::call_once(once, [] {
     libxsmm_init();
     undo_libxsmm_autopin();
+    narrow_libxsmm_target();
   });
 }
 

@@ -1,5 +1,6 @@
 #include "shoal/layers/time_linear.h"
 
+#include "shoal/kernels/elementwise.h"
 #include "shoal/kernels/gemm.h"
 #include "shoal/kernels/reduce.h"
 #include "shoal/kernels/time_linear.h"
@@ -9,7 +10,6 @@ namespace shoal::layers {
 namespace {
 
 using kernels::Act;
-using kernels::lane_sum;
 using kernels::Trans;
 
 }  // namespace
@@ -66,12 +66,7 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
   ConstMat<T> g = dy;
   if (cfg.act == Act::kRelu) {
     MatView<T> z = dz.mat().rows_block(0, batch * no);
-    for (Index r = 0; r < batch * no; ++r) {
-      const T* yr = y.row(r);
-      const T* dyr = dy.row(r);
-      T* zr = z.row(r);
-      for (Index j = 0; j < c; ++j) zr[j] = yr[j] > T(0) ? dyr[j] : T(0);
-    }
+    for (Index r = 0; r < batch * no; ++r) kernels::relu_mask<T>(c, y.row(r), dy.row(r), z.row(r));
     g = z;
   }
   // Wᵀ [I, O] once, so every window's dx_b = Wᵀ·g_b is a plain NN product.
@@ -85,7 +80,7 @@ void TimeLinear<T>::backward(const Ctx&, ConstMat<T> x, ConstMat<T> y, ConstMat<
     const T* gb = g.row(b * no);
     for (Index o = 0; o < no; ++o) {
       const T* gr = gb + o * g.ld;
-      db[o] += static_cast<T>(lane_sum(c, [&](Index j) { return static_cast<double>(gr[j]); }));
+      db[o] += static_cast<T>(kernels::sum_lanes<T>(c, gr));
     }
     // dx_b (+)= Wᵀ · g_b   [I, O]·[O, C]
     if (dx.data != nullptr)

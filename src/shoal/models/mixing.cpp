@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shoal/kernels/elementwise.h"
 #include "shoal/kernels/gemm.h"
 #include "shoal/kernels/reduce.h"
 #include "shoal/kernels/time_linear.h"
@@ -35,15 +36,8 @@ void linear_forward_packed(const layers::Linear<T>& lin, T* wt, bool repack, Con
   }
   kernels::gemm<T>(Trans::kNo, Trans::kNo, x.rows, out, in, T(1), x.data, x.ld, wt, out, T(0),
                    y.data, y.ld);
-  const T* __restrict bs = lin.cfg.bias ? lin.p.bias.value.data : nullptr;
-  const bool relu = lin.cfg.act == Act::kRelu;
-  for (Index r = 0; r < y.rows; ++r) {
-    T* __restrict yr = y.row(r);
-    if (bs != nullptr)
-      for (Index j = 0; j < out; ++j) yr[j] += bs[j];
-    if (relu)
-      for (Index j = 0; j < out; ++j) yr[j] = std::max(yr[j], T(0));
-  }
+  kernels::bias_act_rows<T>(y, lin.cfg.bias ? lin.p.bias.value.data : nullptr,
+                            lin.cfg.act == Act::kRelu);
 }
 
 }  // namespace

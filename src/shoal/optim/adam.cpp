@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "adam_math.h"
+#include "shoal/kernels/optim_update.h"
 
 namespace shoal::optim {
 
@@ -53,52 +53,6 @@ void Adam<T>::step(const Arena& arena) {
   update(arena, 0, arena.dense_param_elems());
 }
 
-namespace {
-
-enum class Decay { kNone, kL2, kDecoupled };
-
-template <class T, Decay kDecay, bool kAmsgrad, class S>
-void adam_pass(Index n, T* p, const T* g, T* m, T* v, T* vmax, const S& s) {
-  using V = detail::Vec<T>;
-  const auto moments = [&](V& pv, const V& gv, V& mv, V& vv) {
-    V gd = gv;
-    if constexpr (kDecay == Decay::kDecoupled) pv = pv * s.decay;       // param.mul_(1 - lr*wd)
-    if constexpr (kDecay == Decay::kL2) gd = gv + s.weight_decay * pv;  // grad.add(param, wd)
-    detail::adam_moments<T>(gd, mv, vv, s.lerp_w, s.beta2, s.one_minus_beta2);
-  };
-  const auto apply = [&](V& pv, const V& mv, const V& vv) {
-    detail::adam_apply<T>(pv, mv, vv, s.neg_step_size, s.inv_bias2_sqrt, s.eps);
-  };
-  if constexpr (kAmsgrad) {
-    detail::simd_map<T>(
-        n,
-        [&](V& pv, const V& gv, V& mv, V& vv, V& wv) {
-          moments(pv, gv, mv, vv);
-          wv = detail::stdx::max(wv, vv);
-          apply(pv, mv, wv);
-        },
-        p, g, m, v, vmax);
-  } else {
-    detail::simd_map<T>(
-        n,
-        [&](V& pv, const V& gv, V& mv, V& vv) {
-          moments(pv, gv, mv, vv);
-          apply(pv, mv, vv);
-        },
-        p, g, m, v);
-  }
-}
-
-template <class T, Decay kDecay, class S>
-void adam_dispatch(bool amsgrad, Index n, T* p, const T* g, T* m, T* v, T* vmax, const S& s) {
-  if (amsgrad)
-    adam_pass<T, kDecay, true>(n, p, g, m, v, vmax, s);
-  else
-    adam_pass<T, kDecay, false>(n, p, g, m, v, vmax, s);
-}
-
-}  // namespace
-
 template <class T>
 void Adam<T>::update(const Arena& arena, Index begin, Index end) const {
   SHOAL_CHECK(step_ > 0, "Adam: update() before begin_step()");
@@ -113,12 +67,18 @@ void Adam<T>::update(const Arena& arena, Index begin, Index end) const {
   T* m = arena.optim_state<T>(0) + begin;
   T* v = arena.optim_state<T>(1) + begin;
   T* vmax = cfg_.amsgrad ? arena.optim_state<T>(2) + begin : nullptr;
-  if (cfg_.weight_decay == 0.0)
-    adam_dispatch<T, Decay::kNone>(cfg_.amsgrad, n, p, g, m, v, vmax, s_);
-  else if (decoupled_)
-    adam_dispatch<T, Decay::kDecoupled>(cfg_.amsgrad, n, p, g, m, v, vmax, s_);
-  else
-    adam_dispatch<T, Decay::kL2>(cfg_.amsgrad, n, p, g, m, v, vmax, s_);
+  const kernels::AdamDecay decay = cfg_.weight_decay == 0.0 ? kernels::AdamDecay::kNone
+                                   : decoupled_             ? kernels::AdamDecay::kDecoupled
+                                                            : kernels::AdamDecay::kL2;
+  const kernels::AdamScalars<T> s{.lerp_w = s_.lerp_w,
+                                  .beta2 = s_.beta2,
+                                  .one_minus_beta2 = s_.one_minus_beta2,
+                                  .weight_decay = s_.weight_decay,
+                                  .decay = s_.decay,
+                                  .neg_step_size = s_.neg_step_size,
+                                  .inv_bias2_sqrt = s_.inv_bias2_sqrt,
+                                  .eps = s_.eps};
+  kernels::adam_update<T>(decay, cfg_.amsgrad, n, p, g, m, v, vmax, s);
 }
 
 template class Adam<float>;

@@ -1,6 +1,6 @@
 #include "shoal/optim/sgd.h"
 
-#include "simd_map.h"
+#include "shoal/kernels/optim_update.h"
 
 namespace shoal::optim {
 
@@ -31,49 +31,6 @@ void Sgd<T>::step(const Arena& arena) {
   update(arena, 0, arena.dense_param_elems());
 }
 
-namespace {
-
-template <class T, bool kDecay>
-void sgd_pass(Index n, T* p, const T* g, T* buf, bool first, T neg_lr, T wd, T momentum,
-              T one_minus_damp, bool nesterov) {
-  using V = detail::Vec<T>;
-  const auto grad = [=](const V& pv, const V& gv) {
-    if constexpr (kDecay)
-      return V(gv + wd * pv);  // grad.add(param, alpha=wd)
-    else
-      return gv;
-  };
-  if (buf == nullptr) {
-    detail::simd_map<T>(
-        n, [&](V& pv, const V& gv) { pv = pv + neg_lr * grad(pv, gv); }, p, g);
-    return;
-  }
-  const auto apply = [&](auto first_step, auto nest) {
-    detail::simd_map<T>(
-        n,
-        [&](V& pv, const V& gv, V& bv) {
-          const V gd = grad(pv, gv);
-          if constexpr (decltype(first_step)::value)
-            bv = gd;  // buf = clone(grad)
-          else
-            bv = bv * momentum + one_minus_damp * gd;
-          if constexpr (decltype(nest)::value)
-            pv = pv + neg_lr * V(gd + momentum * bv);
-          else
-            pv = pv + neg_lr * bv;
-        },
-        p, g, buf);
-  };
-  using Yes = std::true_type;
-  using No = std::false_type;
-  if (first)
-    nesterov ? apply(Yes{}, Yes{}) : apply(Yes{}, No{});
-  else
-    nesterov ? apply(No{}, Yes{}) : apply(No{}, No{});
-}
-
-}  // namespace
-
 template <class T>
 void Sgd<T>::update(const Arena& arena, Index begin, Index end) const {
   SHOAL_CHECK(step_ > 0, "SGD: update() before begin_step()");
@@ -86,15 +43,14 @@ void Sgd<T>::update(const Arena& arena, Index begin, Index end) const {
   const T* g = arena.grads<T>() + begin;
   T* buf = slots() > 0 ? arena.optim_state<T>(0) + begin : nullptr;
   const Index n = end - begin;
-  const T neg_lr = static_cast<T>(-cfg_.lr);
-  const T wd = static_cast<T>(cfg_.weight_decay);
-  const T mom = static_cast<T>(cfg_.momentum);
-  const T one_minus_damp = static_cast<T>(1.0 - cfg_.dampening);
-  const bool first = step_ == 1;
-  if (cfg_.weight_decay != 0.0)
-    sgd_pass<T, true>(n, p, g, buf, first, neg_lr, wd, mom, one_minus_damp, cfg_.nesterov);
-  else
-    sgd_pass<T, false>(n, p, g, buf, first, neg_lr, wd, mom, one_minus_damp, cfg_.nesterov);
+  const kernels::SgdScalars<T> s{.neg_lr = static_cast<T>(-cfg_.lr),
+                                 .weight_decay = static_cast<T>(cfg_.weight_decay),
+                                 .momentum = static_cast<T>(cfg_.momentum),
+                                 .one_minus_damp = static_cast<T>(1.0 - cfg_.dampening),
+                                 .decay = cfg_.weight_decay != 0.0,
+                                 .first = step_ == 1,
+                                 .nesterov = cfg_.nesterov};
+  kernels::sgd_update<T>(n, p, g, buf, s);
 }
 
 template class Sgd<float>;

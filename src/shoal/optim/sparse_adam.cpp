@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "adam_math.h"
 #include "shoal/core/prefetch.h"
+#include "shoal/kernels/optim_update.h"
 
 namespace shoal::optim {
 
@@ -67,26 +67,18 @@ Index SparseAdam<T>::checked_width(const Arena& arena, const Param<T>& table) co
 
 template <class T>
 void SparseAdam<T>::update_row(T* p, const T* g, T* m, T* v, Index width) const {
-  using V = detail::Vec<T>;
   if (cfg_.dense_eps) {
-    detail::simd_map<T>(
-        width,
-        [&](V& pv, const V& gv, V& mv, V& vv) {
-          detail::adam_moments<T>(gv, mv, vv, lerp_w1_, beta2_, lerp_w2_);
-          detail::adam_apply<T>(pv, mv, vv, neg_step_size_, inv_bias2_sqrt_, eps_);
-        },
-        p, g, m, v);
+    const kernels::AdamScalars<T> s{.lerp_w = lerp_w1_,
+                                    .beta2 = beta2_,
+                                    .one_minus_beta2 = lerp_w2_,
+                                    .neg_step_size = neg_step_size_,
+                                    .inv_bias2_sqrt = inv_bias2_sqrt_,
+                                    .eps = eps_};
+    kernels::adam_update<T>(kernels::AdamDecay::kNone, false, width, p, g, m, v, nullptr, s);
   } else {
     // torch.optim.SparseAdam: old += (1 - b)·(new - old) for both moments, then
     // p += (-step_size) · (m / (sqrt(v) + eps)).
-    detail::simd_map<T>(
-        width,
-        [&](V& pv, const V& gv, V& mv, V& vv) {
-          mv = mv + V((gv - mv) * lerp_w1_);
-          vv = vv + V((gv * gv - vv) * lerp_w2_);
-          pv = pv + neg_step_size_ * V(mv / (detail::stdx::sqrt(vv) + eps_));
-        },
-        p, g, m, v);
+    kernels::sparse_adam_update<T>(width, p, g, m, v, lerp_w1_, lerp_w2_, neg_step_size_, eps_);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,8 +38,13 @@ std::string machine_cache_path() {
 
 namespace {
 
-// Bumped whenever the measurement changes, so older caches are not trusted.
-constexpr const char* kMachineMethod = "fma-loop+triad-1core-p90-chunks";
+// Bumped whenever the measurement changes, so older caches are not trusted. The peak is the
+// widest vectors' (kernels::widest_isa()), named here so that a cache from a build that
+// measured narrower vectors is measured again.
+std::string machine_method() {
+  return std::string("fma-loop-") + kernels::isa_name(kernels::widest_isa()) +
+         "+triad-1core-p90-chunks";
+}
 
 // Keeps the triad's result observable so the compiler cannot drop it.
 volatile float g_sink = 0;
@@ -91,7 +97,7 @@ Machine measure_machine() {
   const nlohmann::json j = {{"cpu", m.cpu},
                             {"peak_gflops", m.peak_gflops},
                             {"bandwidth_gbs", m.bandwidth_gbs},
-                            {"method", kMachineMethod}};
+                            {"method", machine_method()}};
   try {
     write_file_atomic(path, j.dump(2) + "\n");
   } catch (const Error&) {
@@ -111,7 +117,7 @@ std::optional<Machine> load_cached_machine() {
     return std::nullopt;
   // A cache written by an older measurement (e.g. a whole-pass triad that a loaded machine
   // dragged down to a few GB/s) is measured again.
-  if (!j.contains("method") || j["method"] != kMachineMethod) return std::nullopt;
+  if (!j.contains("method") || j["method"] != machine_method()) return std::nullopt;
   Machine m;
   m.cpu = j["cpu"].is_string() ? j["cpu"].get<std::string>() : "";
   if (m.cpu != cpu_model_name()) return std::nullopt;
