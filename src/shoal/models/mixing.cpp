@@ -13,7 +13,6 @@ namespace shoal::models {
 namespace {
 
 using kernels::Act;
-using kernels::lane_sum;
 using kernels::Trans;
 
 }  // namespace
