@@ -68,6 +68,11 @@ double mae_of(std::span<const double> y, std::span<const double> f) {
 }
 
 TEST(ForecastFit, TsmixerxBeatsNaiveBaselinesOnSeasonalSeries) {
+#if defined(__SANITIZE_ADDRESS__)
+  // An accuracy test needs its full training: the release run holds it; the sanitizers check
+  // the same code's memory in the other fits of this suite.
+  GTEST_SKIP() << "accuracy: run in the release build";
+#endif
   const Index h = 12, L = 36, train_len = 156;
   // A trend of 0.15 per step costs seasonal naive 12 · 0.15 = 1.8 per point, which a model that
   // learned the series does not pay: the margin is wide enough to survive rounding changes.

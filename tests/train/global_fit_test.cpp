@@ -80,6 +80,11 @@ TEST(GlobalFit, NLinearIsUnivariateAndTrainsOneModelOverEverySeries) {
 }
 
 TEST(GlobalFit, BeatsOneModelPerSeriesOnShortSeries) {
+#if defined(__SANITIZE_ADDRESS__)
+  // An accuracy test needs its full training: the release run holds it; the sanitizers check
+  // the same code's memory in the other fits of this suite.
+  GTEST_SKIP() << "accuracy: run in the release build";
+#endif
   const Data d = make(12, 26, 6, 3);
   const nlohmann::json options = {{"h", 6},
                                   {"input_size", 12},
