@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from neuralforecast.losses.pytorch import MAE
-from neuralforecast.models import (MLP, NBEATS, NHITS, DLinear, MLPMultivariate, NBEATSx,
-                                   NLinear, TiDE)
+from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, DLinear,
+                                   MLPMultivariate, NBEATSx, NLinear, TiDE)
 
 sys.path.insert(0, os.path.dirname(__file__))
 from golden_models import written_by  # noqa: E402
@@ -61,7 +61,18 @@ CONFIGS = {
     # Dropout 0: a dropout mask is each tool's own draw.
     "tide": dict(h=4, input_size=8, n_series=1, hist=1, futr=1, stat=1, hidden_size=8,
                  decoder_output_dim=2, temporal_decoder_dim=4, dropout=0.0, grad=False),
+    # The recurrent models: the last H hidden states decoded (H < L, LSTM and RNN), or upsampled
+    # along time (H > L, GRU); one decoder layer (a plain Linear) for RNN, three for GRU.
+    "rnn": dict(h=4, input_size=6, n_series=1, hist=1, futr=1, stat=1, encoder_n_layers=2,
+                encoder_hidden_size=9, decoder_hidden_size=5, decoder_layers=1),
+    "gru": dict(h=5, input_size=3, n_series=1, hist=1, futr=2, stat=1, encoder_n_layers=2,
+                encoder_hidden_size=7, decoder_hidden_size=6, decoder_layers=3),
+    "lstm": dict(h=4, input_size=8, n_series=1, hist=2, futr=1, stat=2, encoder_n_layers=2,
+                 encoder_hidden_size=8, decoder_hidden_size=8, decoder_layers=2),
 }
+RECURRENT = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
+RECURRENT_ARGS = ("encoder_n_layers", "encoder_hidden_size", "decoder_hidden_size",
+                  "decoder_layers")
 STACKED = {"nhits": NHITS, "nbeats": NBEATS, "nbeatsx": NBEATSx, "tide": TiDE}
 STACKED_ARGS = ("mlp_units", "hidden_size", "decoder_output_dim", "temporal_decoder_dim",
                 "dropout")
@@ -102,6 +113,11 @@ def make(kind, loss=None):
         return NLinear(**common)
     if kind == "dlinear":
         return DLinear(moving_avg_window=c["moving_avg_window"], **common)
+    if kind in RECURRENT:
+        extra = {k: c[k] for k in RECURRENT_ARGS}
+        return RECURRENT[kind](**common, **extra, hist_exog_list=names("x", c["hist"]),
+                               futr_exog_list=names("f", c["futr"]),
+                               stat_exog_list=names("s", c["stat"]))
     if kind in STACKED:
         extra = {k: c[k] for k in STACKED_ARGS if k in c}
         if c["hist"] + c["futr"] + c["stat"]:

@@ -13,6 +13,9 @@ SCRIPTS = {
     "nbeats": "forecast_golden.py",
     "nbeatsx": "forecast_golden.py",
     "tide": "forecast_golden.py",
+    "rnn": "forecast_golden.py",
+    "gru": "forecast_golden.py",
+    "lstm": "forecast_golden.py",
     "tsmixer": "tsmixer_golden.py",
     "tsmixerx": "tsmixer_golden.py",
 }

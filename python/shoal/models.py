@@ -56,6 +56,11 @@ _PYTHON_SIDE = ("loss", "valid_loss", "alias", "n_series")
 _IGNORED_BY_NEURALFORECAST = {
     ("NBEATS", "n_polynomials"): "The parameter n_polynomials will be deprecated in favor of "
                                  "n_basis and basis and it is currently ignored.",
+    ("GRU", "encoder_activation"): "The 'encoder_activation' argument is deprecated and will be "
+                                   "removed in future versions. The activation function in GRU "
+                                   "is frozen in PyTorch and it cannot be modified.",
+    **{(m, "context_size"): "context_size is deprecated and will be removed in future versions."
+       for m in ("RNN", "GRU", "LSTM")},
 }
 # What None means for the arguments neuralforecast lets be None, as the C++ option's value
 # (given the model's other arguments): valid_batch_size None is batch_size (0),
@@ -66,6 +71,10 @@ _NONE_MEANS = {
     # neuralforecast's TemporalNorm takes None as the identity (its Auto spaces draw it).
     "scaler_type": lambda args: "identity",
     "valid_batch_size": lambda args: 0,
+    # The recurrent models: inference_input_size None is input_size (0), decoder_activation None
+    # is ReLU.
+    "inference_input_size": lambda args: 0,
+    "decoder_activation": lambda args: "ReLU",
     "windows_batch_size": lambda args: 0,
     "inference_windows_batch_size": lambda args: (-1 if args.get("windows_batch_size") is None
                                                   else args["windows_batch_size"]),
@@ -206,6 +215,12 @@ class _ForecastModel:
         for (model, arg), message in _IGNORED_BY_NEURALFORECAST.items():
             if model == name and args.get(arg) is not None:
                 warnings.warn(message, stacklevel=3)
+        if (isinstance(args["input_size"], int) and not isinstance(args["input_size"], bool)
+                and args["input_size"] < 1 and isinstance(args["h"], int)):
+            # neuralforecast's base model, for every model (the recurrent ones default to -1).
+            args["input_size"] = 3 * args["h"]
+            warnings.warn("Input size too small. Automatically setting input size to 3 * horizon "
+                          f"= {args['input_size']}", stacklevel=3)
         for arg in ("h", "input_size", "max_steps") + (("n_series",) if "n_series" in args
                                                        else ()):
             _positive_int(name, arg, args[arg])
@@ -387,6 +402,29 @@ class TiDE(_ForecastModel):
     decoder over projected future exogenous, and a linear skip. Univariate, trained globally."""
 
     _model = "tide"
+    _exogenous = "fhs"
+
+
+class RNN(_ForecastModel):
+    """neuralforecast.models.RNN: stacked Elman (tanh) layers over the window and its exogenous
+    inputs, an MLP decoding every horizon step from the last hidden states. Univariate, trained
+    globally; recurrent=False (neuralforecast's default) only."""
+
+    _model = "rnn"
+    _exogenous = "fhs"
+
+
+class GRU(_ForecastModel):
+    """neuralforecast.models.GRU: RNN with gated recurrent units."""
+
+    _model = "gru"
+    _exogenous = "fhs"
+
+
+class LSTM(_ForecastModel):
+    """neuralforecast.models.LSTM: RNN with long short-term memory cells."""
+
+    _model = "lstm"
     _exogenous = "fhs"
 
 

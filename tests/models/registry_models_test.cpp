@@ -19,11 +19,14 @@
 
 #include "shoal/core/rng.h"
 #include "shoal/models/dlinear.h"
+#include "shoal/models/gru.h"
+#include "shoal/models/lstm.h"
 #include "shoal/models/mlp_multivariate.h"
 #include "shoal/models/nbeats.h"
 #include "shoal/models/nbeatsx.h"
 #include "shoal/models/nhits.h"
 #include "shoal/models/nlinear.h"
+#include "shoal/models/rnn.h"
 #include "shoal/models/tide.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
@@ -43,9 +46,10 @@ struct TypeList {
     return {{M::Config::kKind.name, M::Config::kKind.multivariate}...};
   }
 };
-using ModelTypes = TypeList<NLinear<double>, DLinear<double>, MlpForecast<double>,
-                            MlpMultivariate<double>, NHITS<double>, NBEATS<double>, NBEATSx<double>,
-                            TiDE<double>, TSMixer<double>, TSMixerx<double>>;
+using ModelTypes =
+    TypeList<NLinear<double>, DLinear<double>, MlpForecast<double>, MlpMultivariate<double>,
+             NHITS<double>, NBEATS<double>, NBEATSx<double>, TiDE<double>, TSMixer<double>,
+             TSMixerx<double>, RNN<double>, GRU<double>, LSTM<double>>;
 
 TEST(RegistryModels, TheSuiteCoversEveryRegisteredModel) {
   std::set<std::pair<std::string, bool>> registered, listed;
@@ -81,6 +85,10 @@ typename Model::Config small_config() {
   if constexpr (requires { c.decoder_output_dim; }) {
     c.decoder_output_dim = 3;
     c.temporal_decoder_dim = 4;
+  }
+  if constexpr (requires { c.encoder_hidden_size; }) {
+    c.encoder_hidden_size = 5;
+    c.decoder_hidden_size = 6;
   }
   c.set_shape(small_shape<Model>());
   return c;

@@ -56,6 +56,8 @@ inline nlohmann::json small_widths(std::string_view model, nlohmann::json option
                                    int64_t width = 32) {
   const std::set<std::string> keys = option_keys(model);
   if (keys.contains("hidden_size")) options["hidden_size"] = width;
+  if (keys.contains("encoder_hidden_size")) options["encoder_hidden_size"] = width;
+  if (keys.contains("decoder_hidden_size")) options["decoder_hidden_size"] = width;
   if (keys.contains("ff_dim")) options["ff_dim"] = width;
   if (keys.contains("mlp_units")) options["mlp_units"] = std::vector<int64_t>(6, width);
   return options;

@@ -331,6 +331,9 @@ ForecastJob forecast_job(std::string_view model, const nlohmann::json& options) 
   OptionReader reader(options, fmt::format("model '{}'", model));
   visit_job_options(job, reader);
   reader.check_all_used();
+  // neuralforecast's base model reads a negative input_size (the recurrent models' default -1)
+  // as 3 × h.
+  if (is_neural(job) && job.windows.input_size < 0) job.windows.input_size = 3 * job.windows.h;
   check_loss_parameters_read(job, options);
   check_forecast_job(job, false);
   return job;

@@ -5,12 +5,15 @@
 
 #include "global_fit.h"
 #include "shoal/models/dlinear.h"
+#include "shoal/models/gru.h"
+#include "shoal/models/lstm.h"
 #include "shoal/models/mlp_forecast.h"
 #include "shoal/models/mlp_multivariate.h"
 #include "shoal/models/nbeats.h"
 #include "shoal/models/nbeatsx.h"
 #include "shoal/models/nhits.h"
 #include "shoal/models/nlinear.h"
+#include "shoal/models/rnn.h"
 #include "shoal/models/tide.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
@@ -63,6 +66,15 @@ void stacked_mlp_defaults(ForecastJob& j) {
   j.windows.inference_windows_batch_size = -1;
 }
 
+// neuralforecast's shared defaults for the recurrent models (RNN, GRU, LSTM): input_size -1
+// (3 × h), 128 training windows, 1,024 per inference pass, the robust scaler.
+void recurrent_defaults(ForecastJob& j) {
+  j.windows.input_size = -1;
+  j.windows.windows_batch_size = 128;
+  j.windows.inference_windows_batch_size = 1024;
+  j.windows.scaler = data::ScalerType::kRobust;
+}
+
 const std::vector<ForecastModel>& registry() {
   static const std::vector<ForecastModel> models = {
       detail::windowed_model<models::TSMixerx<float>>("tsmixerx", "TSMixerx"),
@@ -98,6 +110,9 @@ const std::vector<ForecastModel>& registry() {
                                                     j.windows.windows_batch_size = 1024;
                                                     j.windows.inference_windows_batch_size = 1024;
                                                   }),
+      detail::windowed_model<models::RNN<float>>("rnn", "RNN", &recurrent_defaults),
+      detail::windowed_model<models::GRU<float>>("gru", "GRU", &recurrent_defaults),
+      detail::windowed_model<models::LSTM<float>>("lstm", "LSTM", &recurrent_defaults),
       baseline("seasonal_naive", "SeasonalNaive",
                [](const data::Panel& p, const ForecastJob& j) {
                  return repeat_last_season(p, j, true);

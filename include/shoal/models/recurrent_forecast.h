@@ -1,0 +1,104 @@
+// What neuralforecast's RNN, GRU and LSTM share (models/rnn.h, gru.h, lstm.h name the three):
+// a stack of recurrent layers encodes the input window step by step, and an MLP decodes every
+// horizon step at once from the hidden states (neuralforecast's recurrent=False, its default):
+//   e_t = [y_t | hist_t | stat | futr_t]               t < L        (1 + X + S + F features)
+//   s = Recurrent(e) [L, B, Hd]                         (layers/recurrent.h, time-major)
+//   u = s's last H steps (H ≤ L), or Linear_{L→H}(s) along time (H > L: upsample_sequence)
+//   ŷ_j = MLP([u_j | futr_{L+j}])  [M] per horizon step j       ŷ [B, H, M]
+// MLP (neuralforecast's common MLP): decoder_layers Linears, in → decoder_hidden_size → … → M,
+// decoder_activation after each but the last (one layer: a single Linear, no activation).
+// Names: neuralforecast's state_dict keys: hist_encoder.weight_ih_l0, …, mlp_decoder.layers.<3k>
+// .weight/.bias (its nn.Sequential holds Linear, activation, dropout per hidden layer),
+// upsample_sequence.weight/.bias; init in that module order (torch's).
+// A univariate model (N = 1). Exogenous inputs in shoal's layout (models/forecast.h).
+// Legend: B windows, L input_size, H horizon, X/F/S hist/futr/stat exogenous sizes, Hd
+// encoder_hidden_size, M outputs per forecast value.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shoal/core/options.h"
+#include "shoal/layers/linear.h"
+#include "shoal/layers/recurrent.h"
+#include "shoal/models/forecast_model.h"
+#include "shoal/profile/recorder.h"
+
+namespace shoal::models {
+
+// The decoder activations shoal runs (neuralforecast takes more: the others are refused).
+inline constexpr std::string_view kDecoderActivations[] = {"ReLU", "GELU", "Identity"};
+
+// The options the three share, neuralforecast's names and defaults (GRU's Config sets its own
+// encoder_hidden_size default, 200). A model's Config derives from ForecastConfig<Config> and
+// from this, and names its kind and its cell (kCell).
+struct RecurrentOptions {
+  int64_t encoder_n_layers = 2;
+  int64_t encoder_hidden_size = 128;
+  bool encoder_bias = true;
+  double encoder_dropout = 0.0;
+  int64_t decoder_hidden_size = 128;
+  int64_t decoder_layers = 2;
+  std::string decoder_activation = "ReLU";
+  // Step-by-step decoding (neuralforecast's recurrent=True) is not implemented: its h_train and
+  // inference_input_size apply only to it.
+  bool recurrent = false;
+  int64_t h_train = 1;
+  int64_t inference_input_size = 0;  // 0: input_size (neuralforecast's None)
+
+  void visit_recurrent(OptionVisitor& v);
+  void validate_recurrent() const;
+};
+
+template <class T, class C>
+class RecurrentForecast : public ForecastModel<C> {
+  using Base = ForecastModel<C>;
+
+ public:
+  using Config = C;
+  explicit RecurrentForecast(Config cfg);
+
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng);
+  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Profiler zones "hist_encoder", "upsample_sequence" (H > L), "mlp_decoder".
+  void register_zones(profile::Recorder& rec, int model = 0);
+
+  template <class F>
+  void for_each_param(F&& f) {
+    encoder_.for_each_param([&](const std::string& n, Param<T>& p) { f("hist_encoder." + n, p); });
+    for (size_t k = 0; k < decoder_.size(); ++k)
+      decoder_[k].for_each_param([&](std::string_view n, Param<T>& p) {
+        f("mlp_decoder.layers." + std::to_string(3 * k) + "." + std::string(n), p);
+      });
+    if (upsample_)
+      upsample_->for_each_param(
+          [&](std::string_view n, Param<T>& p) { f("upsample_sequence." + std::string(n), p); });
+  }
+
+ private:
+  Index encoder_in() const { return 1 + cfg().hist_exog + cfg().stat_exog + cfg().futr_exog; }
+  Index decoder_in() const { return cfg().encoder_hidden_size + cfg().futr_exog; }
+  const Config& cfg() const { return Base::cfg_; }
+  // The decoder's input [H·B, Hd + F] (time-major) from the encoder's states.
+  ConstMat<T> decoder_input(const Ctx& ctx, const ForecastInputs<T>& in);
+
+  layers::Recurrent<T> encoder_;
+  std::vector<layers::Linear<T>> decoder_;
+  std::unique_ptr<layers::Linear<T>> upsample_;  // H > L only
+  Buffer<T> x_;                    // [L·B, 1 + X + S + F] the encoder's input, time-major
+  Buffer<T> s_, ds_;               // [L·B, Hd] its states and their gradient
+  Buffer<T> u_, du_;               // [H·B, Hd] upsampled states (H > L)
+  Buffer<T> d_, dd_;               // [H·B, Hd + F] the decoder's input (with future exogenous)
+  std::vector<Buffer<T>> a_, da_;  // [H·B, decoder_hidden_size] per hidden decoder layer
+  Buffer<T> o_, do_;               // [H·B, M] the decoder's output, time-major
+  Buffer<T> out_;                  // [B, H·M]
+  profile::LayerZones zenc_, zup_, zdec_;
+};
+
+}  // namespace shoal::models

@@ -1,0 +1,126 @@
+// Internal to src/shoal/kernels: the sequence loop of a recurrent layer (kernels/recurrent.h),
+// shared by the fast kernels and the reference, which differ in `Ops`: the GEMM and the
+// per-step gate passes (lstm/gru/tanh forward and backward over one step's [B, ·] blocks).
+#pragma once
+
+#include <algorithm>
+
+#include "shoal/kernels/gemm.h"
+#include "shoal/kernels/recurrent.h"
+
+namespace shoal::kernels::detail {
+
+// Forward scratch: a zero state [B·Hd], the summed biases [G·Hd], GRU's hidden product
+// [B·3Hd].
+inline Index rnn_forward_scratch_of(RnnCell cell, Index batch, Index hidden) {
+  const Index g = rnn_gates(cell) * hidden;
+  return batch * hidden + g + (cell == RnnCell::kGru ? batch * g : 0);
+}
+
+// Backward scratch: dG [T·B, G·Hd] (the pre-activations' gradients of the input side), GRU's
+// hidden-side dGh [T·B, 3Hd], and [B, Hd] blocks: ∂L/∂h through the next step, the step's
+// whole ∂L/∂h, ∂L/∂c, a zero state.
+inline Index rnn_backward_scratch_of(RnnCell cell, Index steps, Index batch, Index hidden) {
+  const Index g = rnn_gates(cell) * hidden;
+  return steps * batch * g * (cell == RnnCell::kGru ? 2 : 1) + 4 * batch * hidden;
+}
+
+template <class T, class Ops>
+void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& s, T* scratch) {
+  const Index tn = L.steps, b = L.batch, hd = L.hidden, gw = rnn_gates(L.cell) * hd;
+  const bool gru = L.cell == RnnCell::kGru, lstm = L.cell == RnnCell::kLstm;
+  T* zero = scratch;
+  T* bias = zero + b * hd;
+  T* gh = bias + gw;
+  std::fill_n(zero, b * hd, T(0));
+  // The input side of every step at once; RNN's pre-activations go straight into h.
+  T* g = lstm || gru ? s.gates : h;
+  Ops::gemm(Trans::kNo, Trans::kYes, tn * b, gw, L.in, T(1), x, L.in, L.w_ih, L.in, T(0), g, gw);
+  // Both biases of an RNN or LSTM add to the same pre-activation; a GRU's hidden bias stays with
+  // the hidden product, which r scales in the n gate.
+  for (Index k = 0; k < gw; ++k)
+    bias[k] =
+        (L.b_ih != nullptr ? L.b_ih[k] : T(0)) + (!gru && L.b_hh != nullptr ? L.b_hh[k] : T(0));
+  if (L.b_ih != nullptr || (!gru && L.b_hh != nullptr))
+    for (Index r = 0; r < tn * b; ++r) {
+      T* row = g + r * gw;
+      for (Index k = 0; k < gw; ++k) row[k] += bias[k];
+    }
+  for (Index t = 0; t < tn; ++t) {
+    T* gt = g + t * b * gw;
+    T* ht = h + t * b * hd;
+    const T* hp = t > 0 ? ht - b * hd : zero;
+    if (gru) {
+      if (t > 0)
+        Ops::gemm(Trans::kNo, Trans::kYes, b, gw, hd, T(1), hp, hd, L.w_hh, hd, T(0), gh, gw);
+      else
+        std::fill_n(gh, b * gw, T(0));
+      if (L.b_hh != nullptr)
+        for (Index r = 0; r < b; ++r)
+          for (Index k = 0; k < gw; ++k) gh[r * gw + k] += L.b_hh[k];
+      Ops::gru_step(b, hd, gt, gh, hp, s.hn + t * b * hd, ht);
+      continue;
+    }
+    if (t > 0)
+      Ops::gemm(Trans::kNo, Trans::kYes, b, gw, hd, T(1), hp, hd, L.w_hh, hd, T(1), gt, gw);
+    if (lstm)
+      Ops::lstm_step(b, hd, gt, t > 0 ? s.c + (t - 1) * b * hd : zero, s.c + t * b * hd, ht);
+    else
+      Ops::tanh_step(b * hd, ht);
+  }
+}
+
+template <class T>
+void add_column_sums(Index rows, Index cols, const T* a, T* sums) {
+  for (Index r = 0; r < rows; ++r)
+    for (Index k = 0; k < cols; ++k) sums[k] += a[r * cols + k];
+}
+
+template <class T, class Ops>
+void rnn_backward_seq(const RnnLayer<T>& L, const T* x, const T* h, const RnnSaved<T>& s,
+                      const T* dh, T* dx, const RnnGrads<T>& grads, T* scratch) {
+  const Index tn = L.steps, b = L.batch, hd = L.hidden, gw = rnn_gates(L.cell) * hd;
+  const bool gru = L.cell == RnnCell::kGru, lstm = L.cell == RnnCell::kLstm;
+  T* dg = scratch;
+  T* dgh = gru ? dg + tn * b * gw : dg;  // the hidden side's: the input side's but for a GRU
+  T* dnext = (gru ? dgh + tn * b * gw : dg + tn * b * gw);
+  T* dht = dnext + b * hd;
+  T* dc = dht + b * hd;
+  T* zero = dc + b * hd;
+  std::fill_n(dnext, b * hd, T(0));
+  std::fill_n(dc, b * hd, T(0));
+  std::fill_n(zero, b * hd, T(0));
+  for (Index t = tn; t-- > 0;) {
+    const Index o = t * b * hd;
+    for (Index k = 0; k < b * hd; ++k) dht[k] = dh[o + k] + dnext[k];
+    T* dgt = dg + t * b * gw;
+    if (gru) {
+      Ops::gru_step_back(b, hd, s.gates + t * b * gw, s.hn + o, t > 0 ? h + o - b * hd : zero, dht,
+                         dgt, dgh + t * b * gw, dnext);
+      if (t > 0)
+        Ops::gemm(Trans::kNo, Trans::kNo, b, hd, gw, T(1), dgh + t * b * gw, gw, L.w_hh, hd, T(1),
+                  dnext, hd);
+      continue;
+    }
+    if (lstm)
+      Ops::lstm_step_back(b, hd, s.gates + t * b * gw, t > 0 ? s.c + o - b * hd : zero, s.c + o,
+                          dht, dc, dgt);
+    else
+      Ops::tanh_step_back(b * hd, h + o, dht, dgt);
+    if (t > 0)
+      Ops::gemm(Trans::kNo, Trans::kNo, b, hd, gw, T(1), dgt, gw, L.w_hh, hd, T(0), dnext, hd);
+  }
+  // The weights' gradients over every step at once: the input side against x, the hidden side of
+  // steps 1.. against the states of steps ..T−2 (step 0's previous state is zero).
+  Ops::gemm(Trans::kYes, Trans::kNo, gw, L.in, tn * b, T(1), dg, gw, x, L.in, T(1), grads.dw_ih,
+            L.in);
+  if (tn > 1)
+    Ops::gemm(Trans::kYes, Trans::kNo, gw, hd, (tn - 1) * b, T(1), dgh + b * gw, gw, h, hd, T(1),
+              grads.dw_hh, hd);
+  if (grads.db_ih != nullptr) add_column_sums(tn * b, gw, dg, grads.db_ih);
+  if (grads.db_hh != nullptr) add_column_sums(tn * b, gw, dgh, grads.db_hh);
+  if (dx != nullptr)
+    Ops::gemm(Trans::kNo, Trans::kNo, tn * b, L.in, gw, T(1), dg, gw, L.w_ih, L.in, T(0), dx, L.in);
+}
+
+}  // namespace shoal::kernels::detail
