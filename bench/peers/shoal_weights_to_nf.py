@@ -1,7 +1,7 @@
-"""Loads shoal-trained TSMixerx weights into neuralforecast's PyTorch TSMixerx and checks that
-both forecast the same (not in CI: needs the peer environment).
+"""Loads shoal-trained TSMixerx (or RNN, GRU, LSTM) weights into neuralforecast's PyTorch model
+and checks that both forecast the same (not in CI: needs the peer environment).
 
-    PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py
+    PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py [MODEL]
 
 shoal trains a TSMixerx (future + historical + static exogenous) on a few series, saves the
 weights as safetensors, and forecasts; neuralforecast builds the same model, loads the file with
@@ -40,27 +40,36 @@ def make_data(n_series=3, length=60, seed=0):
     return pd.concat(frames, ignore_index=True), static
 
 
+# Each model's own arguments besides the shared ones (h, exogenous lists, scaler, seed).
+OWN_ARGS = {
+    "TSMixerx": dict(input_size=18, n_series=3, n_block=2, ff_dim=32),
+    "LSTM": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16),
+    "GRU": dict(input_size=4, encoder_hidden_size=12, decoder_layers=3),  # h > input_size
+    "RNN": dict(encoder_hidden_size=16, decoder_layers=1),  # input_size -1: 3 × h
+}
+
+
 def main():
+    import neuralforecast.models
     import shoal
     import torch
     from neuralforecast import NeuralForecast
-    from neuralforecast.models import TSMixerx
     from safetensors.torch import load_file
 
+    name = sys.argv[1] if len(sys.argv) > 1 else "TSMixerx"
     df, static = make_data()
-    args = dict(h=6, input_size=18, n_series=3, futr_exog_list=["promo"],
-                hist_exog_list=["temp"], stat_exog_list=["size"], n_block=2, ff_dim=32,
-                scaler_type="standard", random_seed=7)
+    args = dict(h=6, futr_exog_list=["promo"], hist_exog_list=["temp"], stat_exog_list=["size"],
+                scaler_type="standard", random_seed=7, **OWN_ARGS[name])
 
-    model = shoal.TSMixerx(max_steps=200, **args)
+    model = getattr(shoal, name)(max_steps=200, **args)
     nf = shoal.NeuralForecast([model], freq="ME").fit(df, static_df=static)
     futr = nf.make_future_dataframe()
     futr["promo"] = (np.arange(len(futr)) % 2).astype(float)
     ours = nf.predict(futr_df=futr)
-    path = os.path.join(tempfile.mkdtemp(), "tsmixerx.safetensors")
+    path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
     model.save_weights(path)
 
-    peer = TSMixerx(max_steps=1, enable_progress_bar=False, enable_model_summary=False,
+    peer = getattr(neuralforecast.models, name)(max_steps=1, enable_progress_bar=False, enable_model_summary=False,
                     logger=False, **args)
     pnf = NeuralForecast(models=[peer], freq="ME")
     pnf.fit(df, static_df=static)  # one step: builds the module and its scalers
@@ -70,8 +79,8 @@ def main():
     theirs = pnf.predict(futr_df=futr, static_df=static)
 
     merged = ours.merge(theirs, on=["unique_id", "ds"], suffixes=("_shoal", "_nf"))
-    a = merged["TSMixerx_shoal"].to_numpy(np.float64)
-    b = merged["TSMixerx_nf"].to_numpy(np.float64)
+    a = merged[f"{name}_shoal"].to_numpy(np.float64)
+    b = merged[f"{name}_nf"].to_numpy(np.float64)
     diff = np.abs(a - b)
     rel = diff.max() / max(np.abs(b).max(), 1e-9)
     print(merged.head(8).to_string(index=False))

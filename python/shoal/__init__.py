@@ -11,8 +11,9 @@ docs/python.md and docs/ncf.md.
 """
 
 from . import auto
-from .auto import (AutoDLinear, AutoMLP, AutoMLPMultivariate, AutoNBEATS, AutoNBEATSx, AutoNHITS,
-                   AutoNLinear, AutoTiDE, AutoTSMixer, AutoTSMixerx)
+from .auto import (AutoDLinear, AutoGRU, AutoLSTM, AutoMLP, AutoMLPMultivariate, AutoNBEATS,
+                   AutoNBEATSx, AutoNHITS, AutoNLinear, AutoRNN, AutoTiDE, AutoTSMixer,
+                   AutoTSMixerx)
 from .core import NeuralForecast
 from .losses import MAE, MAPE, MASE, MSE, RMSE, SMAPE, HuberLoss, QuantileLoss, loss_settings
 from .models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, DLinear, MLPMultivariate, NBEATSx,
@@ -32,4 +33,4 @@ __all__ = ["NeuralForecast", "TSMixer", "TSMixerx", "NLinear", "DLinear", "MLP",
            "profile", "metrics", "split_leave_last_out", "split_random_leave_one_out",
            "split_chrono", "IdMap", "ModelFileError", "auto", "AutoDLinear", "AutoMLP",
            "AutoMLPMultivariate", "AutoNBEATS", "AutoNBEATSx", "AutoNHITS", "AutoNLinear",
-           "AutoTiDE", "AutoTSMixer", "AutoTSMixerx"]
+           "AutoTiDE", "AutoTSMixer", "AutoTSMixerx", "AutoRNN", "AutoGRU", "AutoLSTM"]

@@ -346,7 +346,7 @@ def _auto_class(cls_model):
     # neuralforecast's class attribute: the space with input_size as multiples of h.
     default = _space_of(cls_model._model, 1)
     default["input_size_multiplier"] = default.pop("input_size").categories
-    del default["step_size"]
+    default.pop("step_size", None)  # the recurrent models' spaces have none
     doc = (f"neuralforecast.auto.Auto{name}: a search over {name}'s settings "
            f"({'h, n_series' if multivariate else 'h'}, then neuralforecast's Auto arguments).")
     return type(f"Auto{name}", (BaseAuto,), {

@@ -40,6 +40,7 @@ _REFUSED = {
                            "num_lr_decays",
     "val_monitor": "early stopping monitors the validation loss",
     "drop_last_loader": "every series batch of an epoch is trained on",
+    "recurrent": "RNN, GRU and LSTM forecast every horizon step at once (recurrent=False)",
 }
 # Accepted with no effect on the result: they tune PyTorch's data loading, which shoal does not
 # use (the series are read into C++ once).

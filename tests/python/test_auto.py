@@ -44,8 +44,9 @@ def test_default_spaces_build_their_model(class_name):
     """Every draw from neuralforecast's default space is a model shoal accepts."""
     cls = getattr(auto, f"Auto{class_name}")
     config = cls.get_default_config(h=12, backend="ray", n_series=3)
-    assert {"input_size", "step_size", "learning_rate", "max_steps",
-            "random_seed"} <= set(config)
+    assert {"input_size", "learning_rate", "max_steps", "random_seed"} <= set(config)
+    # input_size multiples of h; -1: 3 × h (neuralforecast's reading of input_size < 1)
+    sizes = [12 * (3 if m == -1 else m) for m in cls.default_config["input_size_multiplier"]]
     args = (3,) if "n_series" in config else ()
     searcher = cls(12, *args, num_samples=1)
     rng = np.random.default_rng(0)
@@ -53,7 +54,7 @@ def test_default_spaces_build_their_model(class_name):
         draw = {k: v.sample(rng) if isinstance(v, Space) else v
                 for k, v in config.items()}
         _, model = searcher._model_of({k: v for k, v in draw.items() if k != "n_series"})
-        assert model.h == 12 and model.input_size in [12 * m for m in range(1, 6)]
+        assert model.h == 12 and model.input_size in sizes
 
 
 def test_ray_is_refused_naming_optuna():

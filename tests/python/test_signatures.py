@@ -36,7 +36,11 @@ PROBES = {
     "dropout_prob_theta": 0.1, "activation": "Tanh", "n_harmonics": 3, "n_polynomials": 3,
     "n_basis": 3, "basis": "changepoint", "shared_weights": True, "decoder_output_dim": 8,
     "temporal_decoder_dim": 16, "layernorm": False, "num_encoder_layers": 2,
-    "num_decoder_layers": 2, "temporal_width": 2,
+    "num_decoder_layers": 2, "temporal_width": 2, "inference_input_size": 9, "h_train": 2,
+    "encoder_n_layers": 3, "encoder_hidden_size": 16, "encoder_activation": "relu",
+    "encoder_bias": False, "encoder_dropout": 0.1, "context_size": 10,
+    "decoder_hidden_size": 16, "decoder_layers": 3, "decoder_activation": "GELU",
+    "recurrent": True,
 }
 # Honoured on the Python side rather than as a job setting: how each shows.
 PYTHON_SIDE = {
@@ -52,7 +56,9 @@ _CATEGORICAL = {"hist_exog_list": ["c"], "cat_exog_list": ["c"],
 COMPANIONS = {"cat_exog_list": {"hist_exog_list": ["c"], "categorical_cardinalities": {"c": 3}},
               "categorical_cardinalities": _CATEGORICAL, "cat_emb_dim": _CATEGORICAL}
 # Arguments neuralforecast itself ignores with a warning; shoal does the same.
-IGNORED_AS_NEURALFORECAST = {("NBEATS", "n_polynomials")}
+IGNORED_AS_NEURALFORECAST = {("NBEATS", "n_polynomials"), ("GRU", "encoder_activation"),
+                             ("RNN", "context_size"), ("GRU", "context_size"),
+                             ("LSTM", "context_size")}
 
 
 def _cls(name):

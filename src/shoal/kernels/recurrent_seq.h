@@ -10,11 +10,11 @@
 
 namespace shoal::kernels::detail {
 
-// Forward scratch: a zero state [B·Hd], the summed biases [G·Hd], GRU's hidden product
-// [B·3Hd].
+// Forward scratch: a zero state [B·Hd], the summed biases [G·Hd], W_hhᵀ [Hd, G·Hd], GRU's hidden
+// product [B·3Hd].
 inline Index rnn_forward_scratch_of(RnnCell cell, Index batch, Index hidden) {
   const Index g = rnn_gates(cell) * hidden;
-  return batch * hidden + g + (cell == RnnCell::kGru ? batch * g : 0);
+  return batch * hidden + g + hidden * g + (cell == RnnCell::kGru ? batch * g : 0);
 }
 
 // Backward scratch: dG [T·B, G·Hd] (the pre-activations' gradients of the input side), GRU's
@@ -31,8 +31,13 @@ void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& 
   const bool gru = L.cell == RnnCell::kGru, lstm = L.cell == RnnCell::kLstm;
   T* zero = scratch;
   T* bias = zero + b * hd;
-  T* gh = bias + gw;
+  T* wt = bias + gw;
+  T* gh = wt + hd * gw;
   std::fill_n(zero, b * hd, T(0));
+  // W_hhᵀ once, so that every step's hidden product is a plain [B, Hd]·[Hd, G·Hd] GEMM (a
+  // transposed operand would be packed again at each step).
+  for (Index r = 0; r < gw; ++r)
+    for (Index k = 0; k < hd; ++k) wt[k * gw + r] = L.w_hh[r * hd + k];
   // The input side of every step at once; RNN's pre-activations go straight into h.
   T* g = lstm || gru ? s.gates : h;
   Ops::gemm(Trans::kNo, Trans::kYes, tn * b, gw, L.in, T(1), x, L.in, L.w_ih, L.in, T(0), g, gw);
@@ -52,7 +57,7 @@ void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& 
     const T* hp = t > 0 ? ht - b * hd : zero;
     if (gru) {
       if (t > 0)
-        Ops::gemm(Trans::kNo, Trans::kYes, b, gw, hd, T(1), hp, hd, L.w_hh, hd, T(0), gh, gw);
+        Ops::gemm(Trans::kNo, Trans::kNo, b, gw, hd, T(1), hp, hd, wt, gw, T(0), gh, gw);
       else
         std::fill_n(gh, b * gw, T(0));
       if (L.b_hh != nullptr)
@@ -61,8 +66,7 @@ void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& 
       Ops::gru_step(b, hd, gt, gh, hp, s.hn + t * b * hd, ht);
       continue;
     }
-    if (t > 0)
-      Ops::gemm(Trans::kNo, Trans::kYes, b, gw, hd, T(1), hp, hd, L.w_hh, hd, T(1), gt, gw);
+    if (t > 0) Ops::gemm(Trans::kNo, Trans::kNo, b, gw, hd, T(1), hp, hd, wt, gw, T(1), gt, gw);
     if (lstm)
       Ops::lstm_step(b, hd, gt, t > 0 ? s.c + (t - 1) * b * hd : zero, s.c + t * b * hd, ht);
     else

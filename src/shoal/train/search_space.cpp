@@ -46,8 +46,9 @@ SearchSpace join(SearchSpace a, const SearchSpace& b) {
 }
 
 struct ModelSpace {
-  std::vector<int> input_multiples;  // input_size = h × one of these
+  std::vector<int> input_multiples;  // input_size = h × one of these (-1: 3 × h)
   SearchSpace own;
+  bool step_size = true;  // searches step_size over {1, h}
 };
 
 const std::map<std::string, ModelSpace, std::less<>>& table() {
@@ -63,7 +64,19 @@ const std::map<std::string, ModelSpace, std::less<>>& table() {
                                uniform("dropout", 0.0, 0.99),
                                randint("random_seed", 1, 20)};
     const std::vector<int> five = {1, 2, 3, 4, 5};
+    // The recurrent models' (RNN, GRU, LSTM): no step_size; context_size, deprecated and without
+    // effect, and inference_input_size (-1 · h, input_size), which only step-by-step decoding
+    // reads, are left out.
+    const ModelSpace recurrent = {
+        {-1, 4, 16, 64},
+        {choice("encoder_hidden_size", {16, 32, 64, 128}), randint("encoder_n_layers", 1, 4),
+         choice("decoder_hidden_size", {16, 32, 64, 128}), loguniform("learning_rate", 1e-4, 1e-1),
+         steps_500_1000, choice("batch_size", {16, 32}), randint("random_seed", 1, 20)},
+        false};
     auto* m = new std::map<std::string, ModelSpace, std::less<>>{
+        {"rnn", recurrent},
+        {"gru", recurrent},
+        {"lstm", recurrent},
         {"mlp",
          {five, join({choice("hidden_size", {256, 512, 1024}), randint("num_layers", 2, 6)},
                      join(common(1e-4, 1e-1, true), {steps_500_1000}))}},
@@ -125,7 +138,8 @@ SearchSpace default_search_space(std::string_view model, Index h) {
   if (it == table().end()) return {};
   json sizes = json::array();
   for (const int k : it->second.input_multiples) sizes.push_back(h * k);
-  SearchSpace s = {choice("input_size", sizes), choice("step_size", {Index(1), h})};
+  SearchSpace s = {choice("input_size", sizes)};
+  if (it->second.step_size) s.push_back(choice("step_size", {Index(1), h}));
   return join(s, it->second.own);
 }
 
