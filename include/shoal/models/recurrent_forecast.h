@@ -59,6 +59,11 @@ class RecurrentForecast : public ForecastModel<C> {
 
  public:
   using Config = C;
+  // Windows per forward/backward chunk: the activations kept for the backward are
+  // T·B·(G + 2)·Hd values per layer (21 MB for an LSTM at its defaults, B = 128), so a predict
+  // pass of 1,024 windows runs in chunks rather than planning 8 times that; a training step of
+  // the default 128 windows runs whole (its per-step GEMMs want the rows).
+  static constexpr Index kChunkWindows = 128;
   explicit RecurrentForecast(Config cfg);
 
   void plan(Planner& planner, Index max_batch);
