@@ -224,6 +224,14 @@ struct FastOps {
                    const T* b, Index ldb, T beta, T* c, Index ldc) {
     kernels::gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
+  // A step's recurrent product [B, K]·[K, N] (K·N = G·Hd² weight values): libxsmm streams the
+  // rows past the weight as it lies, where the BLAS path kAuto picks above 2¹⁶ weight values
+  // would pack it again at every step.
+  static void step_gemm(Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b,
+                        Index ldb, T beta, T* c, Index ldc) {
+    kernels::gemm<T>(GemmBackend::kXsmm, Trans::kNo, Trans::kNo, m, n, k, alpha, a, lda, b, ldb,
+                     beta, c, ldc);
+  }
   static void lstm_step(Index b, Index hd, T* g, const T* cp, T* c, T* h) {
     SHOAL_BY_TYPE(lstm_step, b, hd, g, cp, c, h);
   }

@@ -11,6 +11,10 @@ struct RecurrentRefOps {
                    const T* b, Index ldb, T beta, T* c, Index ldc) {
     gemm_ref<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
+  static void step_gemm(Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b,
+                        Index ldb, T beta, T* c, Index ldc) {
+    gemm_ref<T>(Trans::kNo, Trans::kNo, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
   static void lstm_step(Index b, Index hd, T* g, const T* cp, T* c, T* h) {
     lstm_step_forward_ref<T>(b, hd, g, cp, c, h);
   }

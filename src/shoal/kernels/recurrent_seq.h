@@ -57,7 +57,7 @@ void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& 
     const T* hp = t > 0 ? ht - b * hd : zero;
     if (gru) {
       if (t > 0)
-        Ops::gemm(Trans::kNo, Trans::kNo, b, gw, hd, T(1), hp, hd, wt, gw, T(0), gh, gw);
+        Ops::step_gemm(b, gw, hd, T(1), hp, hd, wt, gw, T(0), gh, gw);
       else
         std::fill_n(gh, b * gw, T(0));
       if (L.b_hh != nullptr)
@@ -66,7 +66,7 @@ void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& 
       Ops::gru_step(b, hd, gt, gh, hp, s.hn + t * b * hd, ht);
       continue;
     }
-    if (t > 0) Ops::gemm(Trans::kNo, Trans::kNo, b, gw, hd, T(1), hp, hd, wt, gw, T(1), gt, gw);
+    if (t > 0) Ops::step_gemm(b, gw, hd, T(1), hp, hd, wt, gw, T(1), gt, gw);
     if (lstm)
       Ops::lstm_step(b, hd, gt, t > 0 ? s.c + (t - 1) * b * hd : zero, s.c + t * b * hd, ht);
     else
@@ -101,9 +101,7 @@ void rnn_backward_seq(const RnnLayer<T>& L, const T* x, const T* h, const RnnSav
     if (gru) {
       Ops::gru_step_back(b, hd, s.gates + t * b * gw, s.hn + o, t > 0 ? h + o - b * hd : zero, dht,
                          dgt, dgh + t * b * gw, dnext);
-      if (t > 0)
-        Ops::gemm(Trans::kNo, Trans::kNo, b, hd, gw, T(1), dgh + t * b * gw, gw, L.w_hh, hd, T(1),
-                  dnext, hd);
+      if (t > 0) Ops::step_gemm(b, hd, gw, T(1), dgh + t * b * gw, gw, L.w_hh, hd, T(1), dnext, hd);
       continue;
     }
     if (lstm)
@@ -111,8 +109,7 @@ void rnn_backward_seq(const RnnLayer<T>& L, const T* x, const T* h, const RnnSav
                           dht, dc, dgt);
     else
       Ops::tanh_step_back(b * hd, h + o, dht, dgt);
-    if (t > 0)
-      Ops::gemm(Trans::kNo, Trans::kNo, b, hd, gw, T(1), dgt, gw, L.w_hh, hd, T(0), dnext, hd);
+    if (t > 0) Ops::step_gemm(b, hd, gw, T(1), dgt, gw, L.w_hh, hd, T(0), dnext, hd);
   }
   // The weights' gradients over every step at once: the input side against x, the hidden side of
   // steps 1.. against the states of steps ..T−2 (step 0's previous state is zero).
