@@ -3,7 +3,8 @@
 // A jobs file is JSON lines (one object per line; blank lines and lines starting with # are
 // skipped) or CSV with a header. Each line names:
 //   data    path of the data set (relative paths are relative to the jobs file's folder)
-//   model   tsmixerx, tsmixer, seasonal_naive, naive (forecasting), mlp or ncf
+//   model   a forecaster of the registry (tsmixerx, nhits, mlp, naive, ...), mlp_regressor (the
+//           tabular regressor of `shoal mlp`) or ncf
 //   seed    random seed (default 1)
 //   config  overrides of the model's settings (JSON: an object; CSV: every other column, an
 //           empty cell meaning "default")

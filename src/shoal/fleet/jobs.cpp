@@ -328,11 +328,10 @@ bool is_forecaster(const std::string& model) {
   return false;
 }
 
-// "mlp" names two models in a jobs file: the tabular regressor of `shoal mlp`, which jobs
-// files had first, and the registry's forecaster (neuralforecast's MLP). A forecast needs a
-// horizon (config "h"), the regressor has none, so a line with "h" is the forecaster.
+// The tabular regressor of `shoal mlp` (the registry's "mlp" is neuralforecast's forecaster).
+constexpr std::string_view kMlpRegressor = "mlp_regressor";
+
 bool is_forecast_line(const JobSpec& s) {
-  if (s.model == "mlp") return s.config.contains("h");
   return is_forecaster(s.model);
 }
 
@@ -405,21 +404,20 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
       out.info.push_back({s.group, s.model, is_forecast_line(s)});
     } else if (is_forecast_line(s)) {
       add_forecast_jobs(s, *loaded, out);
-    } else if (s.model == "mlp") {
+    } else if (s.model == kMlpRegressor) {
       add_mlp_job(s, *loaded, out);
     } else if (s.model == "ncf") {
       add_ncf_job(s, *loaded, out);
     } else {
-      out.jobs.push_back(
-          failing_job(s.id, job_key(s, loaded->digests),
-                      format_error(fmt::format("unknown model '{}'", s.model),
-                                   {.file = s.source,
-                                    .line = s.line,
-                                    .field = "model",
-                                    .expected = train::forecast_model_names() +
-                                                " (forecasters; mlp without h: the tabular "
-                                                "regressor) or ncf",
-                                    .actual = s.model.empty() ? "(missing)" : s.model})));
+      out.jobs.push_back(failing_job(
+          s.id, job_key(s, loaded->digests),
+          format_error(
+              fmt::format("unknown model '{}'", s.model),
+              {.file = s.source,
+               .line = s.line,
+               .field = "model",
+               .expected = train::forecast_model_names() + " (forecasters), mlp_regressor or ncf",
+               .actual = s.model.empty() ? "(missing)" : s.model})));
       out.info.push_back({s.group, s.model, false});
     }
   }
