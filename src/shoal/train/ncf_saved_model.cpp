@@ -54,6 +54,23 @@ void seen_items_of(const data::NcfPositives& train, std::vector<int64_t>& offset
     items[static_cast<size_t>(next[static_cast<size_t>(train.users[r])]++)] = train.items[r];
 }
 
+nlohmann::ordered_json ncf_settings(const NcfSavedModel& m) {
+  const NcfOptions& o = m.options;
+  return {{"model", o.kind},
+          {"factors", o.factors},
+          {"layers", o.layers},
+          {"epochs", o.epochs},
+          {"batch_size", o.batch_size},
+          {"num_negatives", o.num_negatives},
+          {"learning_rate", o.learning_rate},
+          {"seed", m.seed},
+          {"threads", m.threads},
+          {"user_col", m.user_col},
+          {"item_col", m.item_col},
+          {"context_cols", m.context_cols},
+          {"on_unknown", m.on_unknown}};
+}
+
 void save_ncf_model(const std::string& dir, const NcfSavedModel& m, std::string_view what) {
   const Index u = m.num_users(), c = static_cast<Index>(m.context_cols.size());
   SHOAL_CHECK(static_cast<Index>(m.seen_offsets.size()) == u + 1, "seen offsets: {} for {} users",
@@ -69,21 +86,7 @@ void save_ncf_model(const std::string& dir, const NcfSavedModel& m, std::string_
     state.push_back({.name = "user_context", .shape = {u, c}, .data = m.user_context.data()});
   const std::string files[] = {m.weights, encode_safetensors(state), ids_json(m.users),
                                ids_json(m.items)};
-  const NcfOptions& o = m.options;
-  const nlohmann::ordered_json fields = {{"settings",
-                                          {{"model", o.kind},
-                                           {"factors", o.factors},
-                                           {"layers", o.layers},
-                                           {"epochs", o.epochs},
-                                           {"batch_size", o.batch_size},
-                                           {"num_negatives", o.num_negatives},
-                                           {"learning_rate", o.learning_rate},
-                                           {"seed", m.seed},
-                                           {"threads", 0},
-                                           {"user_col", "user"},
-                                           {"item_col", "item"},
-                                           {"context_cols", m.context_cols},
-                                           {"on_unknown", "raise"}}},
+  const nlohmann::ordered_json fields = {{"settings", ncf_settings(m)},
                                          {"num_users", u},
                                          {"num_items", m.num_items()},
                                          {"losses", m.losses}};
@@ -111,6 +114,10 @@ NcfSavedModel load_ncf_model(const std::string& dir) {
     m.options.validate();
     m.seed = s.value("seed", uint64_t{1});
     m.context_cols = s.value("context_cols", std::vector<std::string>{});
+    m.threads = s.value("threads", 0);
+    m.user_col = s.value("user_col", m.user_col);
+    m.item_col = s.value("item_col", m.item_col);
+    m.on_unknown = s.value("on_unknown", m.on_unknown);
     m.losses = meta.value("losses", std::vector<double>{});
     m.weights = std::move(bytes[0]);
     m.users = ids_from_json(bytes[2]);
