@@ -57,7 +57,7 @@ expect_error ncf_short_line '`shoal ncf train --train short.rating`' \
 
 printf 'user\n0\n' > users.csv
 expect_error ncf_recommend_no_model '`shoal ncf recommend --model nope`' \
-  "shoal: error: cannot load the model at nope: it is not a saved shoal model (no model.json) (expected a directory written by NCF save)" \
+  "shoal: error: cannot load the model at nope: it is not a saved shoal model (no model.json) (expected a folder written by a shoal save)" \
   "$shoal" ncf recommend --model nope --users users.csv --out out.csv
 
 expect_error fleet_missing_jobs_file '`shoal fleet --jobs nope.jsonl`' \

@@ -177,7 +177,7 @@ expect stale_temp_cleaned 'a `done.csv.tmp.PID` left by a killed run, then a run
 cat > jobs.jsonl <<JOBS
 {"id": "n", "data": "$train", "model": "naive", "config": {"h": 6}}
 JOBS
-printf '{"id": "m", "data": "%s/../mlp/sample.csv", "model": "mlp", "config": {"epochs": 1}}\n' \
+printf '{"id": "m", "data": "%s/../mlp/sample.csv", "model": "mlp_regressor", "config": {"epochs": 1}}\n' \
   "$examples" > mlp_jobs.jsonl
 mkdir -p fl
 flock fl/.lock sleep 3 &

@@ -6,7 +6,11 @@
 #    process may use), and prints fits/s, the speed-up over 1 worker and the efficiency.
 # 2. ISA paths: `shoal bench peak`, `bench kernels` and `bench tsmixerx --steps-only` on each
 #    SIMD path the CPU has (SHOAL_ISA=sse4, avx2, avx512), so the widest path's gain over AVX2 is
-#    measured by the same binary in the same run.
+#    measured by the same binary in the same run. TSMIXERX_DATA names the M4 hourly training file
+#    when ../shared/data is not beside the checkout.
+# 3. NCF thread scaling: `shoal bench ncf` (one epoch of the contextual recommender's shape) at
+#    1, 2, 4, 8 and 16 threads, against PyTorch at 1, 2 and every thread when PEER_PYTHON (default
+#    python3) imports torch.
 # Everything it prints is also kept under OUT_DIR (default: bench-many-cores), with the CPU's
 # model name, so a figure always says where it comes from.
 set -eu
@@ -25,6 +29,7 @@ cpus=$(nproc)
 
 # 1. Fleet scaling.
 data="$here/examples/forecast/m3_monthly_200_train.csv.gz"
+tsmixerx_data=${TSMIXERX_DATA:-$here/../shared/data/ts/m4_hourly_train.csv.gz}
 echo "fleet: TSMixerx per series, M3 monthly sample, 200 steps, 8 series per worker" | tee -a "$log"
 printf '%8s %8s %10s %9s %11s\n' workers fits fits/s speed-up efficiency | tee -a "$log"
 base=""
@@ -54,7 +59,23 @@ for isa in sse4 avx2 avx512; do
   echo "isa $isa:" | tee -a "$log"
   SHOAL_ISA=$isa "$shoal" bench peak 2>&1 | tee -a "$log"
   SHOAL_ISA=$isa "$shoal" bench kernels --json "$out/kernels_$isa.json" 2>&1 | tee -a "$log"
-  SHOAL_ISA=$isa "$shoal" bench tsmixerx --steps-only --json "$out/tsmixerx_$isa.json" 2>&1 |
+  SHOAL_ISA=$isa "$shoal" bench tsmixerx --steps-only --data "$tsmixerx_data" \
+    --json "$out/tsmixerx_$isa.json" 2>&1 |
     tee -a "$log"
 done
+# 3. NCF thread scaling, with the PyTorch peer where one is at hand.
+threads=""
+for t in 1 2 4 8 16; do [ "$t" -le "$cpus" ] && threads="$threads${threads:+,}$t"; done
+peer_python=${PEER_PYTHON:-python3}
+if "$peer_python" -c "import torch" > /dev/null 2>&1; then
+  peer_threads=1
+  [ "$cpus" -ge 2 ] && peer_threads="1,2"
+  [ "$cpus" -gt 2 ] && peer_threads="$peer_threads,$cpus"
+  set -- --peer-python "$peer_python" --peer-script "$here/bench/peers/ncf_torch.py" \
+    --peer-threads-list "$peer_threads"
+else
+  echo "ncf: no PyTorch peer ($peer_python does not import torch)" | tee -a "$log"
+  set --
+fi
+"$shoal" bench ncf --threads-list "$threads" --json "$out/ncf.json" "$@" 2>&1 | tee -a "$log"
 echo "bench-many-cores: figures in $log"

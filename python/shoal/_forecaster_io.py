@@ -43,14 +43,9 @@ from . import _categorical, _savedir, _weights, _workflow
 from . import _scalers as _scalers_mod
 from ._frames import AVAILABLE
 from . import losses as _losses
-from .auto import BaseAuto
+from ._auto import BaseAuto
 from .models import _rebuild
-
-
-def _column_names(models):
-    from .core import _column_names as names  # core imports this module
-
-    return names(models)
+from .models import column_names as _column_names
 
 
 FORMAT, VERSION, VERSIONS = "shoal.forecaster", 1, (1, 2)

@@ -1,15 +1,14 @@
 """A saved model directory: model.json (format, version, settings, the other files' sizes and
-sha256) beside the files it lists. Written by the C++ I/O layer (core/file_io.h,
-write_save_folder) whole into a sibling temporary directory, then swapped in with one atomic
-exchange, so a reader sees the old model or the new one, never a mix; it replaces only an
-earlier save of the same format (or an empty folder), never `.`, the current directory or a
-folder holding other files. Read back with every file checked against model.json, any damage
-raising one ModelFileError. write_file is the same layer for single files."""
+sha256) beside the files it lists, written and read by the C++ implementation
+(core/model_folder.h): written whole into a sibling temporary directory, then swapped in with
+one atomic exchange, so a reader sees the old model or the new one, never a mix; it replaces
+only an earlier save of the same format (or an empty folder), never `.`, the current directory
+or a folder holding other files. Read back with every file checked against model.json, any
+damage raising one ModelFileError. write_file is the same layer for single files."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 
@@ -39,11 +38,10 @@ def check(path, fmt=FORMAT, what="path"):
 
 
 def write(path, meta, files, fmt=FORMAT, version=VERSION, what="path"):
-    meta = {"format": fmt, "version": version, **meta, "files": {
-        name: {"bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()}
-        for name, b in files.items()}}
-    entries = list(files.items()) + [("model.json", json.dumps(meta, indent=1).encode())]
-    _core.write_save_folder(os.fspath(path), fmt, entries, what)
+    """model.json ({"format", "version", **meta, "files": each file's bytes and sha256}) and
+    `files` ({name: bytes}) into the folder `path` (core/model_folder.h)."""
+    _core.write_model_folder(os.fspath(path), fmt, version, json.dumps(meta),
+                             [(name, bytes(b)) for name, b in files.items()], what)
 
 
 def write_file(path, data, what="path"):
@@ -59,37 +57,23 @@ def reading(path):
     except ModelFileError:
         raise
     except Exception as e:  # noqa: BLE001 - the one error a damaged model gives
+        if str(e).startswith("cannot load the model at"):  # the C++ reader's, already located
+            raise ModelFileError(str(e)) from e
         raise ModelFileError(f"cannot load the model at {os.fspath(path)}: {e}") from e
 
 
 def read(path, names, fmt=FORMAT, version=VERSION):
-    """(model.json's dict, {name: bytes}) with each file's size and sha256 checked; names may
-    be a function of model.json's dict (the files it lists); version may be a tuple of the
-    versions read."""
+    """(model.json's dict, {name: bytes}) with every file model.json lists checked against its
+    size and sha256 (core/model_folder.h); names (or a function of model.json's dict giving
+    them) must be among them; version may be a tuple of the versions read."""
     versions = version if isinstance(version, tuple) else (version,)
     with reading(path):
-        try:
-            with open(os.path.join(path, "model.json"), "rb") as f:
-                meta = json.loads(f.read())
-        except FileNotFoundError:
-            raise ModelFileError(f"{os.fspath(path)} is not a saved shoal model (no model.json)")
-        if not isinstance(meta, dict) or meta.get("format") != fmt:
-            raise ModelFileError(f"{os.fspath(path)}/model.json is not a {fmt} model")
-        if meta.get("version") not in versions:
-            raise ModelFileError(f"{os.fspath(path)} is {fmt} version {meta.get('version')}; "
-                                 f"this shoal reads version "
-                                 f"{' or '.join(str(v) for v in versions)}")
+        manifest, listed = _core.read_model_folder(os.fspath(path), fmt, list(versions))
+        meta, files = json.loads(manifest), dict(listed)
         out = {}
         for name in (names(meta) if callable(names) else names):
-            want = meta["files"].get(name)
-            if want is None:
-                raise ModelFileError(f"{os.fspath(path)}/model.json does not list {name}")
-            if not os.path.exists(os.path.join(path, name)):
-                raise ModelFileError(f"{os.fspath(path)}/{name} is missing")
-            with open(os.path.join(path, name), "rb") as f:
-                b = f.read()
-            if len(b) != want["bytes"] or hashlib.sha256(b).hexdigest() != want["sha256"]:
-                raise ModelFileError(f"{os.fspath(path)}/{name} is damaged: its size or "
-                                     f"checksum differs from model.json's")
-            out[name] = b
+            if name not in files:
+                raise ModelFileError(f"cannot load the model at {os.fspath(path)}: model.json "
+                                     f"does not list {name}")
+            out[name] = files[name]
         return meta, out

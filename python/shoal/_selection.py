@@ -11,7 +11,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from .auto import BaseAuto
+from ._auto import BaseAuto
+from .core import NeuralForecast
 
 SEASONAL_NAIVE = "SeasonalNaive"
 ENSEMBLE = "Ensemble"
@@ -60,8 +61,6 @@ def _split(df, h, cols):
 def _refit(auto, df, freq, static_df, per_series, workers, cols):
     """The Auto model's best configuration(s) fitted on df: the forecasts after df, per series
     in a column named after the Auto model."""
-    from .core import NeuralForecast
-
     name = repr(auto)
     ids = df[cols["id_col"]].unique()
     configs = auto.best_config if per_series else {u: auto.best_config for u in ids}
@@ -89,8 +88,6 @@ def select(df, models, freq, static_df=None, per_series=True, search_per_series=
     from freq when None) and, with ensemble=True, the mean of the models' forecasts. The lowest
     score wins, per series (per_series=True) or summed over all series; the winners are then
     refitted on all of df with their best configurations. Returns a Selection."""
-    from .core import NeuralForecast
-
     models = list(models)
     if not models or not all(isinstance(m, BaseAuto) for m in models):
         raise ValueError("models must be Auto models (shoal.auto.AutoNHITS(...), ...)")

@@ -27,8 +27,8 @@ from ._frames import (Series, Statics, category_codes, future_ds, is_polars, lon
 from ._progress import ProgressBar
 from .utils import conformal_intervals
 from ._progress import wanted as progress_wanted
-from .auto import BaseAuto
-from .models import _ForecastModel, _is_default
+from ._auto import BaseAuto
+from .models import _ForecastModel, _is_default, column_names as _column_names
 
 
 _FRAME_ARGS = ("df", "static_df", "futr_df", "val_df")
@@ -56,16 +56,6 @@ def _frames_in_and_out(method):
         return to_polars(out) if polars and isinstance(out, pd.DataFrame) else out
 
     return wrapper
-
-
-def _column_names(models):
-    names, seen = [], {}
-    for m in models:
-        base = repr(m)
-        k = seen.get(base, 0)
-        names.append(base if k == 0 else f"{base}{k}")
-        seen[base] = k + 1
-    return names
 
 
 class NeuralForecast:

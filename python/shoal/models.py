@@ -320,6 +320,18 @@ class _ForecastModel:
         return self._weights
 
 
+def column_names(models):
+    """The forecast columns of `models`, as neuralforecast names them: each model's repr (its
+    alias or class name), a second model of the same name suffixed 1, a third 2, ..."""
+    names, seen = [], {}
+    for m in models:
+        base = repr(m)
+        k = seen.get(base, 0)
+        names.append(base if k == 0 else f"{base}{k}")
+        seen[base] = k + 1
+    return names
+
+
 def _is_default(value, default):
     if value is default:
         return True

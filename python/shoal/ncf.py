@@ -320,28 +320,13 @@ class NCF:
         temporary directory, then swapped in: an interrupted save leaves the old model. Replaces
         only an earlier NCF save (or an empty folder): a folder holding anything else, `.` or
         the current directory raise ValueError and are left as they are."""
-        from . import _savedir
-
         t = self._fitted()
-        _savedir.check(path)
-        state = {"seen_offsets": self._seen[0], "seen_items": self._seen[1]}
-        if self.context_cols:
-            state["user_context"] = t.user_context()
-        meta = {"settings": {"model": self.model, "factors": self.factors,
-                             "layers": self.layers, "epochs": self.epochs,
-                             "batch_size": self.batch_size, "num_negatives": self.num_negatives,
-                             "learning_rate": self.learning_rate, "seed": self.seed,
-                             "threads": self.threads, "user_col": self.user_col,
-                             "item_col": self.item_col, "context_cols": self.context_cols,
-                             "on_unknown": self.on_unknown},
-                "num_users": self.num_users, "num_items": self.num_items,
-                "losses": list(map(float, self.losses))}
-        _savedir.write(path, meta, {
-            "weights.safetensors": t.weights(),
-            "state.safetensors": _weights.encode(state),
-            "users.json": _savedir.ids_json(self.user_map.to_list()),
-            "items.json": _savedir.ids_json(self.item_map.to_list()),
-        })
+        _core.save_ncf_model(os.fspath(path), t, self._settings(), self.seed, self.threads,
+                             self.user_col, self.item_col, list(self.context_cols),
+                             self.on_unknown, self.user_map.to_list(), self.item_map.to_list(),
+                             np.ascontiguousarray(self._seen[0], dtype=np.int64),
+                             np.ascontiguousarray(self._seen[1], dtype=np.int32),
+                             list(map(float, self.losses)), "path")
         return path
 
     @classmethod
@@ -351,28 +336,22 @@ class NCF:
         the saved count, or every CPU where this process may use fewer than were saved."""
         from . import _savedir
 
-        meta, files = _savedir.read(path, ["weights.safetensors", "state.safetensors",
-                                           "users.json", "items.json"])
         with _savedir.reading(path):
-            st = dict(meta["settings"])
+            saved = _core.load_ncf_model(os.fspath(path))
+            st = dict(saved["settings"])
             if threads is not None:
                 st["threads"] = threads
             elif st.get("threads", 0) > len(os.sched_getaffinity(0)):
                 st["threads"] = 0
             m = cls(**st)
-            m.losses = meta.get("losses", [])
-            m.user_map = IdMap(_savedir.ids_from_json(files["users.json"]))
-            m.item_map = IdMap(_savedir.ids_from_json(files["items.json"]))
-            m.num_users, m.num_items = int(meta["num_users"]), int(meta["num_items"])
-            if (len(m.user_map), len(m.item_map)) != (m.num_users, m.num_items):
-                raise ValueError("the id maps disagree with model.json's counts")
-            state = _weights.decode(files["state.safetensors"])
-            m._seen = (np.ascontiguousarray(state["seen_offsets"], dtype=np.int64),
-                       np.ascontiguousarray(state["seen_items"], dtype=np.int32))
+            m.losses = saved["losses"]
+            m.user_map = IdMap(saved["users"])
+            m.item_map = IdMap(saved["items"])
+            m.num_users, m.num_items = len(m.user_map), len(m.item_map)
+            m._seen = (saved["seen_offsets"], saved["seen_items"])
             m._trainer = _core.NcfTrainer.for_inference(m._settings(), m.num_users, m.num_items,
                                                         len(m.context_cols), m.threads)
-            m._trainer.load_weights(files["weights.safetensors"])
+            m._trainer.load_weights(saved["weights"])
             if m.context_cols:
-                m._trainer.set_user_context(np.ascontiguousarray(state["user_context"],
-                                                                 dtype=np.float32))
+                m._trainer.set_user_context(saved["user_context"])
         return m

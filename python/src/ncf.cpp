@@ -10,6 +10,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -19,6 +20,7 @@
 #include "profile.h"
 #include "shoal/data/interaction_split.h"
 #include "shoal/train/checkpoint.h"
+#include "shoal/train/ncf_saved_model.h"
 #include "shoal/train/ncf_trainer.h"
 #include "shoal/train/ranking.h"
 
@@ -291,6 +293,29 @@ std::vector<std::tuple<std::string, std::string, std::string>> ncf_options() {
   return out;
 }
 
+// An id map from Python's list of ids (all ints or all strings: shoal.recsys.IdMap's to_list).
+data::IdMap id_map(const nb::list& ids) {
+  bool integers = true;
+  for (nb::handle v : ids) integers = integers && nb::isinstance<nb::int_>(v);
+  if (integers) {
+    std::vector<int64_t> out;
+    for (nb::handle v : ids) out.push_back(nb::cast<int64_t>(v));
+    return data::IdMap::of_integers(std::move(out));
+  }
+  std::vector<std::string> out;
+  for (nb::handle v : ids) out.push_back(nb::cast<std::string>(nb::str(v)));
+  return data::IdMap::of_strings(std::move(out));
+}
+
+nb::list id_list(const data::IdMap& m) {
+  nb::list out;
+  if (m.integers())
+    for (int64_t v : m.integer_ids()) out.append(v);
+  else
+    for (const std::string& v : m.string_ids()) out.append(v);
+  return out;
+}
+
 void bind_ncf(nb::module_& m) {
   m.def("ncf_options", &ncf_options);
   m.def("split_interactions", &split_interactions, nb::arg("users"), nb::arg("items"),
@@ -298,6 +323,62 @@ void bind_ncf(nb::module_& m) {
         nb::arg("random_ties"));
   m.def("ranking_metrics", &ranking_metrics, nb::arg("rec_offsets"), nb::arg("rec_items"),
         nb::arg("truth_offsets"), nb::arg("truth_items"), nb::arg("k"));
+  m.def(
+      "save_ncf_model",
+      [](const std::string& path, const NcfHandle& trainer, const nb::dict& options, uint64_t seed,
+         int threads, const std::string& user_col, const std::string& item_col,
+         const std::vector<std::string>& context_cols, const std::string& on_unknown,
+         const nb::list& users, const nb::list& items, I64 seen_offsets, I32 seen_items,
+         const std::vector<double>& losses, const std::string& what) {
+        train::NcfSavedModel s;
+        OptionReader reader(to_json_object(options), "NCF");
+        s.options.visit(reader);
+        reader.check_all_used();
+        s.seed = seed;
+        s.threads = threads;
+        s.user_col = user_col;
+        s.item_col = item_col;
+        s.context_cols = context_cols;
+        s.on_unknown = on_unknown;
+        s.users = id_map(users);
+        s.items = id_map(items);
+        s.seen_offsets.assign(seen_offsets.data(), seen_offsets.data() + seen_offsets.shape(0));
+        s.seen_items.assign(seen_items.data(), seen_items.data() + seen_items.shape(0));
+        s.user_context = trainer.user_context();
+        s.weights = train::encode_checkpoint(trainer.arena());
+        s.losses = losses;
+        nb::gil_scoped_release release;
+        train::save_ncf_model(path, s, what);
+      },
+      nb::arg("path"), nb::arg("trainer"), nb::arg("options"), nb::arg("seed"), nb::arg("threads"),
+      nb::arg("user_col"), nb::arg("item_col"), nb::arg("context_cols"), nb::arg("on_unknown"),
+      nb::arg("users"), nb::arg("items"), nb::arg("seen_offsets"), nb::arg("seen_items"),
+      nb::arg("losses"), nb::arg("what"),
+      "Saves a fitted NCF into the folder `path` (train/ncf_saved_model.h, the CLI's layout).");
+  m.def(
+      "load_ncf_model",
+      [](const std::string& path) {
+        train::NcfSavedModel s;
+        {
+          nb::gil_scoped_release release;
+          s = train::load_ncf_model(path);
+        }
+        nb::dict out;
+        out["settings"] = nb::module_::import_("json").attr("loads")(train::ncf_settings(s).dump());
+        out["losses"] = s.losses;
+        out["users"] = id_list(s.users);
+        out["items"] = id_list(s.items);
+        const size_t u = size_t(s.num_users()), c = s.context_cols.size();
+        out["seen_offsets"] = to_numpy(std::move(s.seen_offsets), {u + 1});
+        const size_t n = s.seen_items.size();
+        out["seen_items"] = to_numpy(std::move(s.seen_items), {n});
+        out["user_context"] = to_numpy(std::move(s.user_context), {c > 0 ? u : 0, c});
+        out["weights"] = nb::bytes(s.weights.data(), s.weights.size());
+        return out;
+      },
+      nb::arg("path"),
+      "The NCF saved at `path`, every file checked: {settings, losses, users, items, "
+      "seen_offsets, seen_items, user_context, weights}.");
   nb::class_<NcfHandle>(m, "NcfTrainer")
       .def(nb::init<I32, I32, F32Mat, const std::vector<std::string>&, Index, Index,
                     const nb::dict&, uint64_t, int>(),

@@ -70,7 +70,7 @@ TEST(FleetJobs, IntegerConfigsBeyondInt64FailTheirJob) {
 
 TEST(FleetJobs, SeedAndMaxSeriesMustBeIntegers) {
   const auto specs = parse_jobs(
-      "{\"data\": \"a.csv\", \"model\": \"mlp\", \"seed\": 7.8e100}\n"
+      "{\"data\": \"a.csv\", \"model\": \"mlp_regressor\", \"seed\": 7.8e100}\n"
       "{\"data\": \"a.csv\", \"model\": \"naive\", \"max_series\": 1.5}\n",
       "jobs.jsonl", "/base");
   ASSERT_EQ(specs.size(), 2u);
@@ -78,7 +78,7 @@ TEST(FleetJobs, SeedAndMaxSeriesMustBeIntegers) {
   EXPECT_NE(specs[1].error.find("'max_series' must be an integer"), std::string::npos)
       << specs[1].error;
   EXPECT_NO_THROW((void)build_jobs(specs));
-  const auto csv = parse_jobs("data,model,seed\na.csv,mlp,1e300\n", "jobs.csv", "/base");
+  const auto csv = parse_jobs("data,model,seed\na.csv,mlp_regressor,1e300\n", "jobs.csv", "/base");
   ASSERT_EQ(csv.size(), 1u);
   EXPECT_NE(csv[0].error.find("'seed' must be an integer"), std::string::npos) << csv[0].error;
 }

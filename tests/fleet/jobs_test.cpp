@@ -26,7 +26,7 @@ TEST(FleetJobs, JsonLinesWithASweepExpandToOneJobPerCombination) {
       "# a comment\n"
       R"({"id": "a", "data": "d.csv", "model": "tsmixerx", "seed": 3, "config": {"h": 6}})"
       "\n\n"
-      R"({"id": "s", "data": "/abs/d.csv", "model": "mlp", "sweep": {"seed": [1, 2], "learning_rate": [0.1, 0.01, 0.001]}})"
+      R"({"id": "s", "data": "/abs/d.csv", "model": "mlp_regressor", "sweep": {"seed": [1, 2], "learning_rate": [0.1, 0.01, 0.001]}})"
       "\n",
       "jobs.jsonl", "/base");
   ASSERT_EQ(specs.size(), 7u);
@@ -133,9 +133,10 @@ TEST(FleetJobs, ForecastLinesRunOneJobPerSeriesAndBadConfigFailsAlone) {
   fs::remove_all(dir);
 }
 
-// "mlp" is the tabular regressor in a jobs file unless the line sets a horizon: then it is the
-// forecaster of the registry (neuralforecast's MLP).
-TEST(FleetJobs, MlpLinesWithAHorizonAreTheForecaster) {
+// "mlp" is the registry's forecaster (neuralforecast's MLP); the tabular regressor of `shoal mlp`
+// is "mlp_regressor". A regressor's table under "mlp" is read as series and fails naming the
+// missing column.
+TEST(FleetJobs, MlpIsTheForecasterAndMlpRegressorTheRegressor) {
   const fs::path dir = fs::temp_directory_path() / ("shoal_jobs_mlp_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   {
@@ -151,18 +152,28 @@ TEST(FleetJobs, MlpLinesWithAHorizonAreTheForecaster) {
   const BuiltJobs built = build_from(
       R"({"id": "f", "data": "series.csv", "model": "mlp", "config": {"h": 3, "input_size": 6, "hidden_size": 8, "max_steps": 2}})"
       "\n"
-      R"({"id": "t", "data": "table.csv", "model": "mlp", "config": {"epochs": 1}})"
+      R"({"id": "t", "data": "table.csv", "model": "mlp_regressor", "config": {"epochs": 1}})"
+      "\n"
+      R"({"id": "n", "data": "table.csv", "model": "mlp", "config": {"epochs": 1}})"
       "\n",
       dir.string());
-  ASSERT_EQ(built.info.size(), 2u);
+  ASSERT_EQ(built.info.size(), 3u);
   EXPECT_TRUE(built.info[0].forecast);
   EXPECT_FALSE(built.info[1].forecast);
-  ASSERT_EQ(built.jobs.size(), 2u);
+  EXPECT_TRUE(built.info[2].forecast);
+  ASSERT_EQ(built.jobs.size(), 3u);
   EXPECT_EQ(built.jobs[0].id, "f/A");
   const JobOutput f = built.jobs[0].run();
   EXPECT_EQ(std::count(f.rows.begin(), f.rows.end(), '\n'), 3) << f.rows;
   const JobOutput t = built.jobs[1].run();
   EXPECT_FALSE(t.metrics.empty());
+  try {
+    built.jobs[2].run();
+    ADD_FAILURE() << "a forecaster ran on a table without series";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("missing column 'unique_id'"), std::string::npos)
+        << e.what();
+  }
   fs::remove_all(dir);
 }
 

@@ -58,11 +58,11 @@ TEST(FleetLanes, TinyMlpSeedSweepTrainsFusedWithSeparateResults) {
   TempCsv csv;
   const auto specs = parse_jobs(
       R"({"id": "tiny", "data": ")" + csv.path.string() +
-          R"(", "model": "mlp", "config": {"hidden": [6, 6], "epochs": 6, "batch_size": 16, "learning_rate": 0.01}, "sweep": {"seed": [1, 2, 3]}})"
+          R"(", "model": "mlp_regressor", "config": {"hidden": [6, 6], "epochs": 6, "batch_size": 16, "learning_rate": 0.01}, "sweep": {"seed": [1, 2, 3]}})"
           "\n"
           R"({"id": "wide", "data": ")" +
           csv.path.string() +
-          R"(", "model": "mlp", "config": {"hidden": [64], "epochs": 1}, "sweep": {"seed": [1, 2]}})"
+          R"(", "model": "mlp_regressor", "config": {"hidden": [64], "epochs": 1}, "sweep": {"seed": [1, 2]}})"
           "\n",
       "jobs.jsonl", "/");
   ASSERT_EQ(specs.size(), 5u);
@@ -89,7 +89,7 @@ TEST(FleetLanes, LearningRateSweepTrainsFusedWithSeparateResults) {
   TempCsv csv;
   const auto specs = parse_jobs(
       R"({"id": "lr", "data": ")" + csv.path.string() +
-          R"(", "model": "mlp", "config": {"hidden": [5], "epochs": 5, "batch_size": 16}, "sweep": {"learning_rate": [0.003, 0.01, 0.03], "seed": [1, 2]}})"
+          R"(", "model": "mlp_regressor", "config": {"hidden": [5], "epochs": 5, "batch_size": 16}, "sweep": {"learning_rate": [0.003, 0.01, 0.03], "seed": [1, 2]}})"
           "\n",
       "jobs.jsonl", "/");
   const BuiltJobs built = build_jobs(specs);
@@ -111,7 +111,7 @@ TEST(FleetLanes, TwoWorkersGiveTheResultsOfOne) {
   TempCsv csv;
   const auto specs = parse_jobs(
       R"({"id": "s", "data": ")" + csv.path.string() +
-          R"(", "model": "mlp", "config": {"hidden": [4, 4], "epochs": 3}, "sweep": {"seed": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}})"
+          R"(", "model": "mlp_regressor", "config": {"hidden": [4, 4], "epochs": 3}, "sweep": {"seed": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}})"
           "\n",
       "jobs.jsonl", "/");
   std::vector<std::vector<JobRecord>> runs;
@@ -135,7 +135,7 @@ TEST(FleetLanes, ConfigFusionFalseTrainsEachSeedAlone) {
   TempCsv csv;
   const auto specs = parse_jobs(
       R"({"id": "tiny", "data": ")" + csv.path.string() +
-          R"(", "model": "mlp", "config": {"hidden": [4], "epochs": 2, "fusion": false}, "sweep": {"seed": [1, 2]}})"
+          R"(", "model": "mlp_regressor", "config": {"hidden": [4], "epochs": 2, "fusion": false}, "sweep": {"seed": [1, 2]}})"
           "\n",
       "jobs.jsonl", "/");
   const BuiltJobs built = build_jobs(specs);

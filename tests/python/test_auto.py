@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import shoal
-from shoal import _core, auto
+from shoal import _auto, _core, auto
 from shoal._search_space import Space
 from shoal.auto import AutoMLP, AutoNHITS, AutoTSMixer, tune
 
@@ -39,7 +39,7 @@ def test_every_registered_model_has_an_auto_class():
             assert cls.__name__ == f"Auto{class_name}"
 
 
-@pytest.mark.parametrize("class_name", sorted(c.__name__ for c in auto._AUTO_MODELS))
+@pytest.mark.parametrize("class_name", sorted(c.__name__ for c in _auto._AUTO_MODELS))
 def test_default_spaces_build_their_model(class_name):
     """Every draw from neuralforecast's default space is a model shoal accepts."""
     cls = getattr(auto, f"Auto{class_name}")

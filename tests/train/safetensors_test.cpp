@@ -48,6 +48,26 @@ TEST(Safetensors, RoundTrip) {
 
 // I32 / I64 tensors (a saved model's id offsets) round-trip exactly, beside F32 ones; a float
 // checkpoint tensor given as integers is refused.
+// The index is what Python views the tensors through: each tensor's dtype, shape and byte range
+// after the header, in data order, without copying the data.
+TEST(Safetensors, IndexGivesEachTensorsDtypeShapeAndBytes) {
+  const std::string s = sample();
+  const train::SafetensorsIndex index = train::index_safetensors(s, "sample");
+  EXPECT_EQ(index.data_start, 8 + header_len(s));
+  ASSERT_EQ(index.entries.size(), 2u);
+  EXPECT_EQ(index.entries[0].name, "w");
+  EXPECT_EQ(index.entries[0].dtype, "F32");
+  EXPECT_EQ(index.entries[0].shape, (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(index.entries[0].begin, 0u);
+  EXPECT_EQ(index.entries[0].end, 24u);
+  EXPECT_EQ(index.entries[1].name, "b");
+  EXPECT_EQ(index.entries[1].begin, 24u);
+  float b = 0;
+  std::memcpy(&b, s.data() + index.data_start + index.entries[1].begin, 4);
+  EXPECT_EQ(b, -1.5f);
+  EXPECT_EQ(index.metadata.at("format"), "pt");
+}
+
 TEST(Safetensors, IntegerTensors) {
   const std::vector<int32_t> a = {-7, 0, 2147483647};
   const std::vector<int64_t> b = {int64_t{1} << 40, -1};

@@ -3,7 +3,8 @@
 // A jobs file is JSON lines (one object per line; blank lines and lines starting with # are
 // skipped) or CSV with a header. Each line names:
 //   data    path of the data set (relative paths are relative to the jobs file's folder)
-//   model   tsmixerx, tsmixer, seasonal_naive, naive (forecasting), mlp or ncf
+//   model   a forecaster of the registry (tsmixerx, nhits, mlp, naive, ...), mlp_regressor (the
+//           tabular regressor of `shoal mlp`) or ncf
 //   seed    random seed (default 1)
 //   config  overrides of the model's settings (JSON: an object; CSV: every other column, an
 //           empty cell meaning "default")
@@ -29,32 +30,9 @@
 #include <nlohmann/json.hpp>
 
 #include "shoal/fleet/fleet.h"
+#include "shoal/fleet/job_specs.h"
 
 namespace shoal::fleet {
-
-// One line of a jobs file after sweep expansion.
-struct JobSpec {
-  std::string id;
-  std::string group;   // the line's id (sweep members and per-series jobs share it)
-  int line = 0;        // 1-based line in the jobs file
-  std::string source;  // the jobs file (for messages)
-  std::string model;
-  std::string data;       // resolved path
-  std::string test;       // resolved path, may be empty
-  std::string static_df;  // forecasters: resolved path of the static table, may be empty
-  std::string futr_df;    // forecasters: resolved path of the future exogenous frame, may be empty
-  std::string base_dir;   // the jobs file's folder (resolves paths inside config)
-  uint64_t seed = 1;
-  std::string series = "each";
-  int64_t max_series = 0;
-  nlohmann::json config = nlohmann::json::object();
-  std::string error;  // non-empty: the line is bad, its job fails with this
-};
-
-// Parses a jobs file (JSON lines or CSV, told apart by the first non-blank character).
-std::vector<JobSpec> read_jobs_file(const std::string& path);
-std::vector<JobSpec> parse_jobs(const std::string& text, const std::string& source,
-                                const std::string& base_dir);
 
 // What the runnable jobs of a jobs file need besides the fleet::Job list: the per-job facts
 // that the CLI prints and writes (group, model) in the same order.
@@ -82,19 +60,5 @@ struct ScoreSums {
   int64_t n = 0, n_mase = 0;
   void add(const nlohmann::json& metrics);
 };
-
-// 64-bit FNV-1a, fed in pieces (a large table need not be copied into one string first), as
-// 16 hex digits.
-class Digest {
- public:
-  void add(const void* bytes, size_t n);
-  std::string hex() const;
-
- private:
-  uint64_t h_ = 1469598103934665603ULL;
-};
-
-// The Digest of `text`.
-std::string digest(const std::string& text);
 
 }  // namespace shoal::fleet

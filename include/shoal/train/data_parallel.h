@@ -16,16 +16,19 @@ namespace shoal::train {
 inline constexpr Index kParamGrain = 1024;
 
 // For thread `tid`: grads[source] += Σ_{r ≥ 1} grads[r] over this thread's chunk, in order r =
-// 1, 2, ..., then zeroes the replicas' chunk. replicas[0] is the source.
-template <class T>
+// 1, 2, ..., then zeroes the replicas' chunk (unless kClearReplicas is false: a trainer whose
+// replicas clear their own grads, so that no core writes another's lines). replicas[0] is the
+// source.
+template <class T, bool kClearReplicas = true>
 Range reduce_grads_chunk(std::span<const Arena* const> replicas, int tid, int nthreads) {
   const Arena& source = *replicas[0];
   const Range r = split_range(source.dense_param_elems(), tid, nthreads, kParamGrain);
-  T* dst = source.grads<T>();
+  T* __restrict dst = source.grads<T>();
   for (size_t k = 1; k < replicas.size(); ++k) {
-    T* src = replicas[k]->grads<T>();
+    T* __restrict src = replicas[k]->grads<T>();
     for (Index i = r.begin; i < r.end; ++i) dst[i] += src[i];
-    for (Index i = r.begin; i < r.end; ++i) src[i] = T(0);
+    if constexpr (kClearReplicas)
+      for (Index i = r.begin; i < r.end; ++i) src[i] = T(0);
   }
   return r;
 }

@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "shoal/data/ids.h"
 #include "shoal/train/ncf_trainer.h"
 
@@ -40,6 +42,9 @@ struct NcfSavedModel {
   std::vector<float> user_context;        // [U, C]
   std::string weights;                    // safetensors bytes (encode_checkpoint)
   std::vector<double> losses;             // per epoch
+  // The Python NCF's own arguments, kept for its load (the CLI saves their defaults).
+  int threads = 0;
+  std::string user_col = "user", item_col = "item", on_unknown = "raise";
 
   Index num_users() const { return users.size(); }
   Index num_items() const { return items.size(); }
@@ -50,6 +55,9 @@ struct NcfSavedModel {
 // Each user row's training items (CSR over user rows, items in input order).
 void seen_items_of(const data::NcfPositives& train, std::vector<int64_t>& offsets,
                    std::vector<int32_t>& items);
+
+// model.json's "settings": the arguments of Python's NCF(...) that made the model.
+nlohmann::ordered_json ncf_settings(const NcfSavedModel& model);
 
 // `what` names the flag or argument in errors ("--save").
 void save_ncf_model(const std::string& dir, const NcfSavedModel& model,

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "shoal/core/options.h"
+#include "shoal/core/spin_barrier.h"
 #include "shoal/core/thread_pool.h"
 #include "shoal/data/ncf.h"
 #include "shoal/data/ncf_sampler.h"
@@ -207,6 +208,12 @@ class NcfTrainer {
   void update_shared_rows(int tid);
   // The index in the model's tables of side s's MLP or GMF table.
   int table_index(int s, bool gmf) const;
+  // The phases of step(), each for pool thread tid inside its parallel region.
+  void project_owned_rows(int tid, Index begin, Index n, const Ctx& base);
+  void wait_for_owned_sums(uint64_t seq);
+  NcfShareRows<float>::RowGrads backward_owned_rows(int tid, const Ctx& base);
+  void update_dense(int tid);
+  void update_row_tables(int tid, const NcfShareRows<float>::RowGrads& owned_rows);
   void barrier();  // all pool threads, inside step()'s parallel region
 
   profile::Recorder* prof_ = nullptr;
@@ -245,8 +252,7 @@ class NcfTrainer {
   int owned_side_ = -1;
   std::vector<Index> owned_first_row_;
   int epoch_ = 0;
-  alignas(64) std::atomic<int> barrier_count_{0};
-  alignas(64) std::atomic<uint32_t> barrier_phase_{0};
+  SpinBarrier barrier_;
   std::atomic<bool> share_failed_{false};
   uint64_t step_seq_ = 0;  // step() calls so far (the replicas' owned_sums_step)
 };

@@ -42,6 +42,26 @@ struct SafetensorsFile {
   const LoadedTensor* find(std::string_view name) const;
 };
 
+// One tensor of a safetensors header, checked: dtype F32, F64, I32 or I64, a shape whose size
+// agrees with the byte range [begin, end) of the data (which starts data_start bytes into the
+// file), and no overlap with another tensor.
+struct SafetensorsEntry {
+  std::string name;
+  std::string dtype;
+  std::vector<uint64_t> shape;
+  uint64_t begin = 0, end = 0;
+};
+
+struct SafetensorsIndex {
+  uint64_t data_start = 0;
+  std::vector<SafetensorsEntry> entries;  // in data-offset order
+  std::map<std::string, std::string> metadata;
+};
+
+// The checked header of safetensors `bytes` (the tensors are not copied; `source` names them in
+// errors). decode_safetensors reads the tensors through it; Python views them in place.
+SafetensorsIndex index_safetensors(std::string_view bytes, const std::string& source);
+
 // Written atomically (core/file_io.h), so a crash never leaves a half-written file.
 void write_safetensors(const std::string& path, std::span<const TensorRef> tensors,
                        const std::map<std::string, std::string>& metadata = {});

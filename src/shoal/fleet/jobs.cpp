@@ -1,14 +1,11 @@
 #include "shoal/fleet/jobs.h"
 
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <numeric>
-#include <set>
-#include <sstream>
+#include <span>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -33,24 +30,6 @@
 
 namespace shoal::fleet {
 
-void Digest::add(const void* bytes, size_t n) {
-  const auto* b = static_cast<const unsigned char*>(bytes);
-  for (size_t i = 0; i < n; ++i) {
-    h_ ^= b[i];
-    h_ *= 1099511628211ULL;
-  }
-}
-
-std::string Digest::hex() const {
-  return fmt::format("{:016x}", h_);
-}
-
-std::string digest(const std::string& text) {
-  Digest d;
-  d.add(text.data(), text.size());
-  return d.hex();
-}
-
 void ScoreSums::add(const nlohmann::json& m) {
   if (!m.contains("scores")) return;
   const nlohmann::json& s = m.at("scores");
@@ -65,237 +44,6 @@ void ScoreSums::add(const nlohmann::json& m) {
 }
 
 namespace {
-
-namespace fs = std::filesystem;
-
-const std::set<std::string> kLineKeys = {"id",     "data",    "model",     "seed",
-                                         "config", "test",    "series",    "sweep",
-                                         "static", "futr_df", "max_series"};
-
-std::string resolve(const std::string& path, const std::string& base_dir) {
-  if (path.empty() || fs::path(path).is_absolute() || base_dir.empty()) return path;
-  return (fs::path(base_dir) / path).lexically_normal().string();
-}
-
-// One CSV record's fields, by the one CSV reader (data/text.h).
-std::vector<std::string> split_csv_line(std::string_view line) {
-  std::vector<std::string_view> fields;
-  data::split_csv(line, fields);
-  return {fields.begin(), fields.end()};
-}
-
-// A CSV cell as JSON: a number when it reads as one, else the text.
-nlohmann::json cell_value(const std::string& s) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(v)) {
-    if (v == std::floor(v) && std::abs(v) < 9e15 && s.find_first_of(".eE") == std::string::npos)
-      return static_cast<int64_t>(v);
-    return v;
-  }
-  return s;
-}
-
-// Keys and digests dump a line as JSON, which must be UTF-8 (JSON lines are checked when
-// parsed; CSV cells are not).
-bool is_utf8(const std::string& s) {
-  try {
-    (void)nlohmann::json(s).dump();
-    return true;
-  } catch (const nlohmann::json::type_error&) {
-    return false;
-  }
-}
-
-std::string value_text(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-// Fills a spec from one parsed JSON object; sweeps expand into `out`.
-bool univariate(const std::string& model) {
-  for (const train::ForecastModel& m : train::forecast_models())
-    if (m.name == model) return m.neural && !m.multivariate;
-  return false;
-}
-
-void add_json_line(const nlohmann::json& j, JobSpec base, const std::string& base_dir,
-                   std::vector<JobSpec>& out) {
-  SHOAL_CHECK(j.is_object(), "a jobs line must be a JSON object, got {}", j.type_name());
-  for (const auto& [k, v] : j.items()) {
-    (void)v;
-    SHOAL_CHECK(kLineKeys.count(k) > 0,
-                "unknown field '{}' (expected id, data, model, seed, config, test, static, "
-                "futr_df, series, max_series, sweep)",
-                k);
-  }
-  if (j.contains("id")) base.id = base.group = value_text(j.at("id"));
-  base.model = j.value("model", std::string());
-  base.data = resolve(j.value("data", std::string()), base_dir);
-  base.test = resolve(j.value("test", std::string()), base_dir);
-  base.static_df = resolve(j.value("static", std::string()), base_dir);
-  base.futr_df = resolve(j.value("futr_df", std::string()), base_dir);
-  // nlohmann converts a float to an integer type unchecked (undefined past its range;
-  // UBSan, fuzz/jobs_fuzz).
-  for (const char* k : {"seed", "max_series"})
-    SHOAL_CHECK(!j.contains(k) || j.at(k).is_number_integer(), "'{}' must be an integer, got {}", k,
-                j.at(k).dump());
-  base.seed = j.value("seed", uint64_t{1});
-  // A univariate model trains globally over the line's series by default, as neuralforecast.
-  base.series = j.value("series", univariate(base.model) ? std::string("all") : "each");
-  base.max_series = j.value("max_series", int64_t{0});
-  if (j.contains("config")) {
-    SHOAL_CHECK(j.at("config").is_object(), "'config' must be an object of overrides");
-    base.config = j.at("config");
-  }
-  if (!j.contains("sweep")) {
-    out.push_back(std::move(base));
-    return;
-  }
-  const nlohmann::json& sweep = j.at("sweep");
-  SHOAL_CHECK(sweep.is_object() && !sweep.empty(),
-              "'sweep' must be an object of lists, e.g. {{\"seed\": [1, 2, 3]}}");
-  std::vector<std::pair<std::string, std::vector<nlohmann::json>>> axes;
-  for (const auto& [k, v] : sweep.items()) {
-    SHOAL_CHECK(v.is_array() && !v.empty(), "sweep '{}' must be a non-empty list", k);
-    axes.push_back({k, std::vector<nlohmann::json>(v.begin(), v.end())});
-  }
-  std::vector<size_t> at(axes.size(), 0);
-  for (;;) {
-    JobSpec s = base;
-    std::string tag;
-    for (size_t a = 0; a < axes.size(); ++a) {
-      const auto& [k, values] = axes[a];
-      const nlohmann::json& v = values[at[a]];
-      if (k == "seed") {
-        SHOAL_CHECK(v.is_number_unsigned(), "sweep seeds must be non-negative integers");
-        s.seed = v.get<uint64_t>();
-      } else {
-        s.config[k] = v;
-      }
-      tag += fmt::format("{}{}={}", a ? "," : "", k, value_text(v));
-    }
-    s.id = base.id + "[" + tag + "]";
-    out.push_back(std::move(s));
-    size_t a = 0;
-    while (a < axes.size() && ++at[a] == axes[a].second.size()) at[a++] = 0;
-    if (a == axes.size()) break;
-  }
-}
-
-}  // namespace
-
-std::vector<JobSpec> parse_jobs(const std::string& text, const std::string& source,
-                                const std::string& base_dir) {
-  std::vector<std::string> lines;
-  {
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-  }
-  std::vector<JobSpec> out;
-  bool csv = false;
-  std::vector<std::string> header;
-  size_t first = 0;
-  while (first < lines.size() &&
-         (data::trim(lines[first]).empty() || data::trim(lines[first]).front() == '#'))
-    ++first;
-  if (first < lines.size() && data::trim(lines[first]).front() != '{') {
-    csv = true;
-    header = split_csv_line(lines[first]);
-    for (const char* need : {"data", "model"})
-      if (std::find(header.begin(), header.end(), need) == header.end())
-        throw Error("a CSV jobs file needs columns data and model",
-                    ErrorContext{.file = source,
-                                 .line = static_cast<int64_t>(first) + 1,
-                                 .field = need,
-                                 .expected = "a header naming data, model [, id, seed, test, "
-                                             "static, futr_df, series, max_series, config "
-                                             "keys...]",
-                                 .actual = fmt::format("'{}'", data::trim(lines[first]))});
-    ++first;
-  }
-  for (size_t i = first; i < lines.size(); ++i) {
-    const std::string_view t = data::trim(lines[i]);
-    if (t.empty() || t.front() == '#') continue;
-    JobSpec base;
-    base.base_dir = base_dir;
-    base.line = static_cast<int>(i) + 1;
-    base.source = source;
-    base.id = base.group = fmt::format("line{}", base.line);
-    try {
-      nlohmann::json j;
-      if (csv) {
-        const std::vector<std::string> cells = split_csv_line(t);
-        SHOAL_CHECK(cells.size() == header.size(), "{} fields where the header has {}",
-                    cells.size(), header.size());
-        j = nlohmann::json::object();
-        for (size_t c = 0; c < cells.size(); ++c) {
-          if (cells[c].empty()) continue;
-          SHOAL_CHECK(is_utf8(cells[c]) && is_utf8(header[c]),
-                      "field {} (column '{}') is not valid UTF-8 text", c + 1,
-                      is_utf8(header[c]) ? header[c] : "?");
-          if (kLineKeys.count(header[c]) && header[c] != "config" && header[c] != "sweep")
-            j[header[c]] = header[c] == "seed" || header[c] == "max_series"
-                               ? cell_value(cells[c])
-                               : nlohmann::json(cells[c]);
-          else
-            j["config"][header[c]] = cell_value(cells[c]);
-        }
-      } else {
-        j = nlohmann::json::parse(t);
-      }
-      add_json_line(j, base, base_dir, out);
-    } catch (const std::exception& e) {
-      base.error = format_error(e.what(), {.file = source, .line = base.line});
-      out.push_back(std::move(base));
-    }
-  }
-  std::set<std::string> seen;
-  for (JobSpec& s : out)
-    if (!seen.insert(s.id).second && s.error.empty())
-      s.error = fmt::format("{}:{}: duplicate job id '{}'", source, s.line, s.id);
-  return out;
-}
-
-std::vector<JobSpec> read_jobs_file(const std::string& path) {
-  const std::string text = data::read_text_file(path);
-  return parse_jobs(text, path, fs::path(path).parent_path().string());
-}
-
-namespace {
-
-// A digest of a file's bytes: a journal is reused only for the same contents, whatever the
-// file's name or time stamp (a file rewritten with other data within the clock's resolution, or
-// copied back with its old time, must not pass for the old one).
-std::string file_digest(const std::string& path, std::map<std::string, std::string>& cache) {
-  if (path.empty()) return "";
-  auto it = cache.find(path);
-  if (it != cache.end()) return it->second;
-  std::string d;
-  try {
-    d = digest(read_input_file(path));
-  } catch (const std::exception&) {
-    d = "missing";  // the line's job reports why it cannot be read
-  }
-  return cache.emplace(path, d).first->second;
-}
-
-std::string spec_key(const JobSpec& s, std::map<std::string, std::string>& digests) {
-  nlohmann::json j = {{"model", s.model},
-                      {"data", file_digest(s.data, digests)},
-                      {"test", file_digest(s.test, digests)},
-                      {"seed", s.seed},
-                      {"series", s.series},
-                      {"max_series", s.max_series},
-                      {"config", s.config}};
-  if (!s.static_df.empty()) j["static"] = file_digest(s.static_df, digests);
-  if (!s.futr_df.empty()) j["futr_df"] = file_digest(s.futr_df, digests);
-  // Files a config names (NCF test negatives) are inputs too.
-  if (s.config.is_object() && s.config.contains("test_negatives") &&
-      s.config["test_negatives"].is_string())
-    j["test_negatives"] =
-        file_digest(resolve(s.config["test_negatives"].get<std::string>(), s.base_dir), digests);
-  return digest(j.dump());
-}
 
 // A field by the one CSV writer (data/text.h).
 std::string csv_field(const std::string& s) {
@@ -408,7 +156,7 @@ nlohmann::json score_series(const data::SeriesSet& set, Index s, const data::Ser
 }
 
 void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
-  const std::string key = spec_key(s, loaded.digests);
+  const std::string key = job_key(s, loaded.digests);
   std::shared_ptr<const data::SeriesSet> set, test, futr;
   std::shared_ptr<const data::StaticTable> statics;
   train::ForecastJob job;
@@ -492,7 +240,7 @@ struct MlpSettings {
 };
 
 void add_mlp_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
-  const std::string key = spec_key(s, loaded.digests);
+  const std::string key = job_key(s, loaded.digests);
   try {
     SHOAL_CHECK(!s.data.empty(), "'data' (a numeric CSV) is required");
     SHOAL_CHECK(s.test.empty(), "'test' is not used by model mlp (it holds out val_fraction)");
@@ -580,11 +328,10 @@ bool is_forecaster(const std::string& model) {
   return false;
 }
 
-// "mlp" names two models in a jobs file: the tabular regressor of `shoal mlp`, which jobs
-// files had first, and the registry's forecaster (neuralforecast's MLP). A forecast needs a
-// horizon (config "h"), the regressor has none, so a line with "h" is the forecaster.
+// The tabular regressor of `shoal mlp` (the registry's "mlp" is neuralforecast's forecaster).
+constexpr std::string_view kMlpRegressor = "mlp_regressor";
+
 bool is_forecast_line(const JobSpec& s) {
-  if (s.model == "mlp") return s.config.contains("h");
   return is_forecaster(s.model);
 }
 
@@ -593,7 +340,7 @@ bool ends_with_csv(const std::string& p) {
 }
 
 void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
-  const std::string key = spec_key(s, loaded.digests);
+  const std::string key = job_key(s, loaded.digests);
   try {
     SHOAL_CHECK(!s.data.empty(), "'data' (a *.train.rating file or a CSV) is required");
     train::NcfOptions opts;
@@ -603,7 +350,7 @@ void add_ncf_job(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     c("test_negatives", negatives, "");
     c.check_all_used();
     opts.validate();
-    negatives = resolve(negatives, s.base_dir);
+    negatives = resolve_job_path(negatives, s.base_dir);
     SHOAL_CHECK(s.test.empty() == negatives.empty(),
                 "'test' and config 'test_negatives' go together");
     auto tr = loaded.get(loaded.ncf_train, s.data, [&] {
@@ -653,25 +400,24 @@ BuiltJobs build_jobs(const std::vector<JobSpec>& specs) {
   BuiltJobs out;
   for (const JobSpec& s : specs) {
     if (!s.error.empty()) {
-      out.jobs.push_back(failing_job(s.id, spec_key(s, loaded->digests), s.error));
+      out.jobs.push_back(failing_job(s.id, job_key(s, loaded->digests), s.error));
       out.info.push_back({s.group, s.model, is_forecast_line(s)});
     } else if (is_forecast_line(s)) {
       add_forecast_jobs(s, *loaded, out);
-    } else if (s.model == "mlp") {
+    } else if (s.model == kMlpRegressor) {
       add_mlp_job(s, *loaded, out);
     } else if (s.model == "ncf") {
       add_ncf_job(s, *loaded, out);
     } else {
-      out.jobs.push_back(
-          failing_job(s.id, spec_key(s, loaded->digests),
-                      format_error(fmt::format("unknown model '{}'", s.model),
-                                   {.file = s.source,
-                                    .line = s.line,
-                                    .field = "model",
-                                    .expected = train::forecast_model_names() +
-                                                " (forecasters; mlp without h: the tabular "
-                                                "regressor) or ncf",
-                                    .actual = s.model.empty() ? "(missing)" : s.model})));
+      out.jobs.push_back(failing_job(
+          s.id, job_key(s, loaded->digests),
+          format_error(
+              fmt::format("unknown model '{}'", s.model),
+              {.file = s.source,
+               .line = s.line,
+               .field = "model",
+               .expected = train::forecast_model_names() + " (forecasters), mlp_regressor or ncf",
+               .actual = s.model.empty() ? "(missing)" : s.model})));
       out.info.push_back({s.group, s.model, false});
     }
   }

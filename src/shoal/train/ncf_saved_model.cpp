@@ -1,17 +1,13 @@
 #include "shoal/train/ncf_saved_model.h"
 
-#include <filesystem>
-
 #include <nlohmann/json.hpp>
 
-#include "shoal/core/file_io.h"
-#include "shoal/core/sha256.h"
+#include "shoal/core/model_folder.h"
 #include "shoal/train/safetensors.h"
 
 namespace shoal::train {
 namespace {
 
-namespace fs = std::filesystem;
 constexpr const char* kFormat = kNcfFormat;
 constexpr int kVersion = 1;
 const char* const kFiles[] = {"weights.safetensors", "state.safetensors", "users.json",
@@ -41,16 +37,6 @@ data::IdMap ids_from_json(const std::string& text) {
   return data::IdMap::of_strings(std::move(s));
 }
 
-std::string read_bytes(const fs::path& path) {
-  SHOAL_CHECK(fs::exists(path), "{} is missing", path.filename().string());
-  return read_input_file(path.string());
-}
-
-[[noreturn]] void damaged(const std::string& dir, const std::string& why) {
-  throw Error(fmt::format("cannot load the model at {}: {}", dir, why),
-              ErrorContext{.expected = "a directory written by NCF save"});
-}
-
 }  // namespace
 
 models::Ncf<float>::Config NcfSavedModel::model_config() const {
@@ -68,6 +54,23 @@ void seen_items_of(const data::NcfPositives& train, std::vector<int64_t>& offset
     items[static_cast<size_t>(next[static_cast<size_t>(train.users[r])]++)] = train.items[r];
 }
 
+nlohmann::ordered_json ncf_settings(const NcfSavedModel& m) {
+  const NcfOptions& o = m.options;
+  return {{"model", o.kind},
+          {"factors", o.factors},
+          {"layers", o.layers},
+          {"epochs", o.epochs},
+          {"batch_size", o.batch_size},
+          {"num_negatives", o.num_negatives},
+          {"learning_rate", o.learning_rate},
+          {"seed", m.seed},
+          {"threads", m.threads},
+          {"user_col", m.user_col},
+          {"item_col", m.item_col},
+          {"context_cols", m.context_cols},
+          {"on_unknown", m.on_unknown}};
+}
+
 void save_ncf_model(const std::string& dir, const NcfSavedModel& m, std::string_view what) {
   const Index u = m.num_users(), c = static_cast<Index>(m.context_cols.size());
   SHOAL_CHECK(static_cast<Index>(m.seen_offsets.size()) == u + 1, "seen offsets: {} for {} users",
@@ -83,55 +86,22 @@ void save_ncf_model(const std::string& dir, const NcfSavedModel& m, std::string_
     state.push_back({.name = "user_context", .shape = {u, c}, .data = m.user_context.data()});
   const std::string files[] = {m.weights, encode_safetensors(state), ids_json(m.users),
                                ids_json(m.items)};
-  const NcfOptions& o = m.options;
-  nlohmann::ordered_json meta = {{"format", kFormat},
-                                 {"version", kVersion},
-                                 {"settings",
-                                  {{"model", o.kind},
-                                   {"factors", o.factors},
-                                   {"layers", o.layers},
-                                   {"epochs", o.epochs},
-                                   {"batch_size", o.batch_size},
-                                   {"num_negatives", o.num_negatives},
-                                   {"learning_rate", o.learning_rate},
-                                   {"seed", m.seed},
-                                   {"threads", 0},
-                                   {"user_col", "user"},
-                                   {"item_col", "item"},
-                                   {"context_cols", m.context_cols},
-                                   {"on_unknown", "raise"}}},
-                                 {"num_users", u},
-                                 {"num_items", m.num_items()},
-                                 {"losses", m.losses}};
-  for (size_t i = 0; i < std::size(kFiles); ++i)
-    meta["files"][kFiles[i]] = {{"bytes", files[i].size()}, {"sha256", sha256_hex(files[i])}};
-
+  const nlohmann::ordered_json fields = {{"settings", ncf_settings(m)},
+                                         {"num_users", u},
+                                         {"num_items", m.num_items()},
+                                         {"losses", m.losses}};
   FolderFiles out;
   for (size_t i = 0; i < std::size(kFiles); ++i) out.emplace_back(kFiles[i], files[i]);
-  out.emplace_back("model.json", meta.dump(1));
-  write_save_folder(dir, kFormat, out, what);
+  write_model_folder(dir, kFormat, kVersion, fields, out, what);
 }
 
 NcfSavedModel load_ncf_model(const std::string& dir) {
-  const fs::path path = dir;
-  if (!fs::is_regular_file(path / "model.json"))
-    damaged(dir, "it is not a saved shoal model (no model.json)");
+  const int versions[] = {kVersion};
+  const ModelFolder folder = read_model_folder(dir, kFormat, versions);
+  const nlohmann::json& meta = folder.manifest;
   try {
-    const nlohmann::json meta = nlohmann::json::parse(read_bytes(path / "model.json"));
-    if (!meta.is_object() || meta.value("format", "") != kFormat)
-      damaged(dir, fmt::format("model.json is not a {} model", kFormat));
-    if (meta.value("version", 0) != kVersion)
-      damaged(dir, fmt::format("it is {} version {}; this shoal reads version {}", kFormat,
-                               meta.value("version", 0), kVersion));
     std::string bytes[std::size(kFiles)];
-    for (size_t i = 0; i < std::size(kFiles); ++i) {
-      const nlohmann::json& want = meta.at("files").at(kFiles[i]);
-      bytes[i] = read_bytes(path / kFiles[i]);
-      if (bytes[i].size() != want.at("bytes").get<size_t>() ||
-          sha256_hex(bytes[i]) != want.at("sha256").get<std::string>())
-        damaged(dir, fmt::format("{} is damaged: its size or checksum differs from model.json's",
-                                 kFiles[i]));
-    }
+    for (size_t i = 0; i < std::size(kFiles); ++i) bytes[i] = model_file(folder, dir, kFiles[i]);
     NcfSavedModel m;
     const nlohmann::json& s = meta.at("settings");
     m.options.kind = s.at("model").get<std::string>();
@@ -144,18 +114,22 @@ NcfSavedModel load_ncf_model(const std::string& dir) {
     m.options.validate();
     m.seed = s.value("seed", uint64_t{1});
     m.context_cols = s.value("context_cols", std::vector<std::string>{});
+    m.threads = s.value("threads", 0);
+    m.user_col = s.value("user_col", m.user_col);
+    m.item_col = s.value("item_col", m.item_col);
+    m.on_unknown = s.value("on_unknown", m.on_unknown);
     m.losses = meta.value("losses", std::vector<double>{});
     m.weights = std::move(bytes[0]);
     m.users = ids_from_json(bytes[2]);
     m.items = ids_from_json(bytes[3]);
     if (m.num_users() != meta.at("num_users").get<Index>() ||
         m.num_items() != meta.at("num_items").get<Index>())
-      damaged(dir, "the id maps disagree with model.json's counts");
+      model_folder_damaged(dir, "the id maps disagree with model.json's counts");
     const SafetensorsFile st = decode_safetensors(bytes[1], "state.safetensors");
     const LoadedTensor* off = st.find("seen_offsets");
     const LoadedTensor* items = st.find("seen_items");
     if (off == nullptr || items == nullptr || !off->integer || !items->integer)
-      damaged(dir, "state.safetensors lacks the integer seen_offsets / seen_items");
+      model_folder_damaged(dir, "state.safetensors lacks the integer seen_offsets / seen_items");
     m.seen_offsets = off->ints;
     m.seen_items.assign(items->ints.begin(), items->ints.end());
     const auto n_items = static_cast<int64_t>(m.seen_items.size());
@@ -164,21 +138,22 @@ NcfSavedModel load_ncf_model(const std::string& dir) {
     for (size_t i = 1; ok && i < m.seen_offsets.size(); ++i)
       ok = m.seen_offsets[i - 1] <= m.seen_offsets[i];
     for (int32_t it : m.seen_items) ok = ok && it >= 0 && it < m.num_items();
-    if (!ok) damaged(dir, "the users' training items (state.safetensors) are inconsistent");
+    if (!ok)
+      model_folder_damaged(dir, "the users' training items (state.safetensors) are inconsistent");
     const auto c = static_cast<Index>(m.context_cols.size());
     if (c > 0) {
       const LoadedTensor* ctx = st.find("user_context");
       if (ctx == nullptr || ctx->integer || !(ctx->shape == Shape{m.num_users(), c}))
-        damaged(dir,
-                fmt::format("state.safetensors lacks user_context [{}, {}]", m.num_users(), c));
+        model_folder_damaged(
+            dir, fmt::format("state.safetensors lacks user_context [{}, {}]", m.num_users(), c));
       m.user_context = ctx->data;
     }
     return m;
   } catch (const nlohmann::json::exception& e) {
-    damaged(dir, fmt::format("model.json: {}", e.what()));
+    model_folder_damaged(dir, fmt::format("model.json: {}", e.what()));
   } catch (const Error& e) {
     if (std::string_view(e.what()).starts_with("cannot load the model at")) throw;
-    damaged(dir, e.what());
+    model_folder_damaged(dir, e.what());
   }
 }
 

@@ -11,6 +11,7 @@
 #include "ncf_replica.h"
 #include "shoal/core/copy_row.h"
 #include "shoal/core/prefetch.h"
+#include "shoal/core/spin_barrier.h"
 #include "shoal/kernels/select.h"
 #include "shoal/profile/memory.h"
 #include "shoal/train/checks.h"
@@ -21,21 +22,6 @@ namespace shoal::train {
 namespace {
 // Rows per forward/backward chunk of a thread's share (see train_chunks).
 constexpr Index kComputeChunkRows = 256;
-
-// Waits for done(): spins first (the other threads are normally a few µs behind), then yields
-// the core: on a loaded machine the thread waited for may be waiting for this very core.
-template <class Done>
-void spin_until(Done done) {
-  for (int spin = 0; !done(); ++spin) {
-    if (spin < 4096) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } else {
-      std::this_thread::yield();
-    }
-  }
-}
 
 }  // namespace
 
@@ -233,15 +219,8 @@ void NcfTrainer::set_profiler(profile::Recorder* rec, int model) {
 }
 
 void NcfTrainer::barrier() {
-  const int n = pool_.size();
-  if (n == 1) return;
-  const uint32_t phase = barrier_phase_.load(std::memory_order_acquire);
-  if (barrier_count_.fetch_add(1, std::memory_order_acq_rel) == n - 1) {
-    barrier_count_.store(0, std::memory_order_relaxed);
-    barrier_phase_.store(phase + 1, std::memory_order_release);
-    return;
-  }
-  spin_until([&] { return barrier_phase_.load(std::memory_order_acquire) != phase; });
+  profile::Zone zone(prof_, zones_.barrier);
+  barrier_.arrive_and_wait(pool_.size());
 }
 
 void NcfTrainer::wait_for(const std::atomic<uint64_t>& flag, uint64_t value) {
@@ -399,17 +378,93 @@ void NcfTrainer::close_share(int tid, const Ctx& base, double sum) {
   }
 }
 
-// One parallel region per step: the shares are opened and trained, one barrier (every share's
-// loss and gradients are written), then the update. With rows by owner
-// (NcfShareRows::share_owned_rows)
-// the owners project the batch's rows of the owned side before the shares train, behind one
-// more barrier; each replica marks its owned sums final after its chunks, and each owner runs
-// its rows' backward once every replica's are, before the step's barrier (so its dW is in the
-// grads the dense reduction reads after it). Every thread
-// sums the shares' losses in the same order, so all agree whether the step is finite; a
-// non-finite step skips the update and throws after the region, before it could poison the
-// weights. A thread whose work throws still passes every barrier (and marks its owned sums), so
-// the others never wait for it; the exception is rethrown after the region.
+namespace {
+
+// One thread's failure in a step: its work after a failure is skipped, but the thread still
+// passes every barrier (so the others never wait for it), and the error is rethrown after the
+// last one. `any` tells every thread that some share failed.
+struct StepFailure {
+  std::atomic<bool>& any;
+  std::exception_ptr error;
+
+  template <class Work>
+  void guard(Work&& work) {
+    if (error) return;
+    try {
+      work();
+    } catch (...) {
+      error = std::current_exception();
+      any.store(true, std::memory_order_relaxed);
+    }
+  }
+};
+
+}  // namespace
+
+// Rows by owner: the owner's projection of the batch's rows of its owned side.
+void NcfTrainer::project_owned_rows(int tid, Index begin, Index n, const Ctx& base) {
+  Ctx ctx = base;
+  ctx.thread = tid;
+  const std::span<const int32_t> ids = owned_side_ == 0 ? sampler_.users() : sampler_.items();
+  replicas_[static_cast<size_t>(tid)]->rows.project_owned_rows(
+      ctx, ids.subspan(static_cast<size_t>(begin), static_cast<size_t>(n)),
+      owned_[owned_side_][static_cast<size_t>(tid)], owned_first_row_[static_cast<size_t>(tid)]);
+}
+
+// Rows by owner: the owned rows' backward, once every replica's owned sums of step `seq` are
+// final; their dW lands in this replica's grads, which the dense update reads after the step's
+// barrier.
+NcfShareRows<float>::RowGrads NcfTrainer::backward_owned_rows(int tid, const Ctx& base) {
+  constexpr int kMaxReplicas = 256;
+  SHOAL_DCHECK(pool_.size() <= kMaxReplicas);
+  NcfShareRows<float>* sharers[kMaxReplicas];
+  size_t n_sharers = 0;
+  for (const auto& r : replicas_)
+    if (r->share.count > 0) sharers[n_sharers++] = &r->rows;
+  Ctx ctx = base;
+  ctx.thread = tid;
+  return replicas_[static_cast<size_t>(tid)]->rows.backward_owned_rows(
+      ctx, std::span(sharers, n_sharers));
+}
+
+void NcfTrainer::wait_for_owned_sums(uint64_t seq) {
+  profile::Zone zone(prof_, zones_.barrier);
+  for (const auto& r : replicas_) wait_for(r->owned_sums_step, seq);
+}
+
+// The replicas' dense grads summed into replica 0's over this thread's chunk, in replica order
+// (a replica k >= 1 is only read: it clears its own grads at the start of its next share, so no
+// core writes another replica's lines), Adam, and the chunk's grads cleared.
+void NcfTrainer::update_dense(int tid) {
+  profile::Zone zone(
+      prof_, zones_.dense,
+      split_range(arenas_[0]->dense_param_elems(), tid, pool_.size(), kParamGrain).size());
+  const Range r =
+      reduce_grads_chunk<float, false>(std::span<const Arena* const>(arenas_), tid, pool_.size());
+  adam_.update(*arenas_[0], r.begin, r.end);
+  zero_grads<float>(*arenas_[0], r);
+}
+
+// The embedding rows the step touched: the owned rows, the rows several replicas share, then the
+// tables (those of the split side already, when they were updated before the barrier).
+void NcfTrainer::update_row_tables(int tid, const NcfShareRows<float>::RowGrads& owned_rows) {
+  profile::Zone zone(prof_, zones_.tables);
+  if (!owned_rows.rows.empty()) update_rows(owned_side_, owned_rows);
+  update_shared_rows(tid);
+  update_tables(tid, early_split_updates() ? TableSet::kOtherSide : TableSet::kAll);
+  // Every owner has read this replica's owned sums (before the last barrier).
+  if (owned_side_ >= 0) replicas_[static_cast<size_t>(tid)]->rows.clear_owned_sums(share_rows_);
+}
+
+// One parallel region per step, in phases: each thread opens its share of the batch (with rows
+// by owner, NcfShareRows::share_owned_rows, the owners first project the batch's rows of the
+// owned side, behind one barrier), trains it and closes it (its split-side rows updated at
+// once, while the others finish); with rows by owner it then marks its owned sums final and
+// runs the backward of the rows it owns once every replica's are. One barrier: every share's
+// loss and gradients are written. Every thread sums the shares' losses in the same order, so
+// all agree whether the step is finite; a non-finite step skips the update and throws after the
+// region, before it could poison the weights. Then the update: the dense parameters by chunk,
+// then the touched embedding rows.
 void NcfTrainer::step(Index begin, Index end) {
   const Index n = end - begin;
   Ctx base;
@@ -427,77 +482,36 @@ void NcfTrainer::step(Index begin, Index end) {
   {
     profile::Zone wait(prof_, zones_.wait);
     pool_.run([&](int tid) {
-      std::exception_ptr error;
-      auto guarded = [&](auto&& work) {
-        if (error) return;
-        try {
-          work();
-        } catch (...) {
-          error = std::current_exception();
-          share_failed_.store(true, std::memory_order_relaxed);
-        }
-      };
-      auto sync = [&] {
-        profile::Zone zone(prof_, zones_.barrier);
-        barrier();
-      };
-      guarded([&] { open_share(tid, begin, n, base); });
+      const auto failed = [&] { return share_failed_.load(std::memory_order_relaxed); };
+      StepFailure f{share_failed_, nullptr};
+      f.guard([&] { open_share(tid, begin, n, base); });
       if (owned_side_ >= 0) {
-        guarded([&] {
-          Ctx ctx = base;
-          ctx.thread = tid;
-          const std::span<const int32_t> ids =
-              owned_side_ == 0 ? sampler_.users() : sampler_.items();
-          replicas_[static_cast<size_t>(tid)]->rows.project_owned_rows(
-              ctx, ids.subspan(static_cast<size_t>(begin), static_cast<size_t>(n)),
-              owned_[owned_side_][static_cast<size_t>(tid)],
-              owned_first_row_[static_cast<size_t>(tid)]);
-        });
-        sync();
+        f.guard([&] { project_owned_rows(tid, begin, n, base); });
+        barrier();
       }
       // Not after a failure before: rows by owner, its share's rows may be unprojected.
       double sum = 0;
-      if (!share_failed_.load(std::memory_order_relaxed))
-        guarded([&] { sum = train_chunks(tid, base); });
-      // Rows by owner: this replica's owned sums are final (whatever happened: the owners
-      // wait for it).
+      if (!failed()) f.guard([&] { sum = train_chunks(tid, base); });
+      // Rows by owner: this replica's owned sums are final, whatever happened (the owners wait
+      // for it).
       if (owned_side_ >= 0)
         replicas_[static_cast<size_t>(tid)]->owned_sums_step.store(seq, std::memory_order_release);
-      if (!error) guarded([&] { close_share(tid, base, sum); });
-      // The split side's rows of a share are this thread's alone: it updates them while the
-      // others finish their shares. Not when its own loss is not finite; if another share's is
-      // not, the step throws after the barrier with these rows already updated.
-      if (!error && early_split_updates() &&
+      if (!f.error) f.guard([&] { close_share(tid, base, sum); });
+      // If another share's loss is not finite, the step throws after the barrier with these
+      // rows already updated.
+      if (!f.error && early_split_updates() &&
           std::isfinite(thread_loss_[static_cast<size_t>(tid)])) {
         profile::Zone zone(prof_, zones_.split_tables);
         update_tables(tid, TableSet::kSplitSide);
       }
       NcfShareRows<float>::RowGrads owned_rows;
       if (owned_side_ >= 0) {
-        // The owned rows' backward as soon as every replica's owned sums are final, before the
-        // barrier; their dW lands in this replica's grads, which the dense reduction reads
-        // after it.
-        {
-          profile::Zone zone(prof_, zones_.barrier);
-          for (const auto& r : replicas_) wait_for(r->owned_sums_step, seq);
-        }
-        constexpr int kMaxReplicas = 256;
-        SHOAL_DCHECK(pool_.size() <= kMaxReplicas);
-        NcfShareRows<float>* sharers[kMaxReplicas];
-        size_t n_sharers = 0;
-        for (const auto& r : replicas_)
-          if (r->share.count > 0) sharers[n_sharers++] = &r->rows;
-        if (!share_failed_.load(std::memory_order_relaxed))
-          guarded([&] {
-            Ctx ctx = base;
-            ctx.thread = tid;
-            owned_rows = replicas_[static_cast<size_t>(tid)]->rows.backward_owned_rows(
-                ctx, std::span(sharers, n_sharers));
-          });
+        wait_for_owned_sums(seq);
+        if (!failed()) f.guard([&] { owned_rows = backward_owned_rows(tid, base); });
       }
-      sync();
-      if (error) std::rethrow_exception(error);
-      if (share_failed_.load(std::memory_order_relaxed)) return;
+      barrier();
+      if (f.error) std::rethrow_exception(f.error);
+      if (failed()) return;
       double loss = 0;
       for (const double l : thread_loss_) loss += l;
       if (tid == 0) {
@@ -505,29 +519,8 @@ void NcfTrainer::step(Index begin, Index end) {
         finite = std::isfinite(loss);
       }
       if (!std::isfinite(loss)) return;
-      {
-        profile::Zone zone(
-            prof_, zones_.dense,
-            split_range(arenas_[0]->dense_param_elems(), tid, pool_.size(), kParamGrain).size());
-        // The replicas' grads summed into replica 0's over this thread's chunk, in replica
-        // order; a replica k >= 1 is only read here (it clears its own grads at the start of
-        // its next share, so no core writes another replica's lines).
-        const Range r =
-            split_range(arenas_[0]->dense_param_elems(), tid, pool_.size(), kParamGrain);
-        float* __restrict dst = arenas_[0]->grads<float>();
-        for (size_t k = 1; k < arenas_.size(); ++k) {
-          const float* __restrict g = arenas_[k]->grads<float>();
-          for (Index i = r.begin; i < r.end; ++i) dst[i] += g[i];
-        }
-        adam_.update(*arenas_[0], r.begin, r.end);
-        zero_grads<float>(*arenas_[0], r);
-      }
-      profile::Zone zone(prof_, zones_.tables);
-      if (!owned_rows.rows.empty()) update_rows(owned_side_, owned_rows);
-      update_shared_rows(tid);
-      update_tables(tid, early_split_updates() ? TableSet::kOtherSide : TableSet::kAll);
-      // Every owner has read this replica's owned sums (before the last barrier).
-      if (owned_side_ >= 0) replicas_[static_cast<size_t>(tid)]->rows.clear_owned_sums(share_rows_);
+      update_dense(tid);
+      update_row_tables(tid, owned_rows);
     });
   }
   if (!finite) throw_non_finite_loss(adam_.step_count(), arenas_);

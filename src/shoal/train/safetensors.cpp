@@ -78,7 +78,7 @@ void write_safetensors(const std::string& path, std::span<const TensorRef> tenso
   write_file_atomic(path, encode_safetensors(tensors, metadata));
 }
 
-SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& source) {
+SafetensorsIndex index_safetensors(std::string_view bytes, const std::string& source) {
   if (bytes.size() < 8)
     bad(source, "truncated safetensors file", "", "at least 8 bytes",
         std::to_string(bytes.size()) + " bytes");
@@ -96,18 +96,15 @@ SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& so
     bad(source, "header is not valid JSON", "header", "a JSON object", e.what());
   }
   if (!header.is_object()) bad(source, "header is not a JSON object", "header");
-  const std::string_view data = bytes.substr(8 + n);
-  SafetensorsFile f;
-  struct Span {
-    uint64_t begin, end;
-  };
-  std::vector<Span> spans;
+  const uint64_t data_size = bytes.size() - 8 - n;
+  SafetensorsIndex index;
+  index.data_start = 8 + n;
   for (const auto& [name, v] : header.items()) {
     if (name == "__metadata__") {
       if (!v.is_object()) bad(source, "__metadata__ is not an object", name);
       for (const auto& [k, mv] : v.items()) {
         if (!mv.is_string()) bad(source, "metadata values must be strings", k);
-        f.metadata[k] = mv.get<std::string>();
+        index.metadata[k] = mv.get<std::string>();
       }
       continue;
     }
@@ -120,20 +117,16 @@ SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& so
     if (!dt.is_string() || !sh.is_array() || !off.is_array() || off.size() != 2 ||
         !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
       bad(source, "malformed tensor entry", name, "dtype string, shape list, 2 offsets", v.dump());
-    const std::string dtype = dt.get<std::string>();
-    size_t esize = 0;
-    const bool integer = dtype == "I32" || dtype == "I64";
-    if (dtype == "F32" || dtype == "I32")
+    SafetensorsEntry t;
+    t.name = name;
+    t.dtype = dt.get<std::string>();
+    uint64_t esize = 0;
+    if (t.dtype == "F32" || t.dtype == "I32")
       esize = 4;
-    else if (dtype == "F64" || dtype == "I64")
+    else if (t.dtype == "F64" || t.dtype == "I64")
       esize = 8;
     else
-      bad(source, "unsupported dtype", name, "F32, F64, I32 or I64", dtype);
-    if (sh.size() > static_cast<size_t>(Shape::kMaxRank))
-      bad(source, "tensor rank too high", name, fmt::format("<= {}", Shape::kMaxRank),
-          std::to_string(sh.size()));
-    LoadedTensor t;
-    t.name = name;
+      bad(source, "unsupported dtype", name, "F32, F64, I32 or I64", t.dtype);
     uint64_t numel = 1;
     for (const auto& d : sh) {
       if (!d.is_number_unsigned()) bad(source, "shape entries must be non-negative", name);
@@ -141,54 +134,69 @@ SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& so
       if (dim > (uint64_t{1} << 40) || (dim != 0 && numel > (uint64_t{1} << 40) / dim))
         bad(source, "tensor too large", name);
       numel *= dim;
-      t.shape.dims[static_cast<size_t>(t.shape.rank++)] = static_cast<Index>(dim);
+      t.shape.push_back(dim);
     }
-    const uint64_t b = off[0].get<uint64_t>(), e = off[1].get<uint64_t>();
-    if (b > e || e > data.size())
+    t.begin = off[0].get<uint64_t>();
+    t.end = off[1].get<uint64_t>();
+    if (t.begin > t.end || t.end > data_size)
       bad(source, "data offsets out of range (truncated file?)", name,
-          fmt::format("0 <= begin <= end <= {}", data.size()), fmt::format("[{}, {}]", b, e));
-    if (e - b != numel * esize)
+          fmt::format("0 <= begin <= end <= {}", data_size),
+          fmt::format("[{}, {}]", t.begin, t.end));
+    if (t.end - t.begin != numel * esize)
       bad(source, "data size does not match shape and dtype", name,
-          fmt::format("{} bytes", numel * esize), fmt::format("{} bytes", e - b));
-    spans.push_back({b, e});
-    t.integer = integer;
-    if (integer) {
-      t.ints.resize(static_cast<size_t>(numel));
-      for (uint64_t i = 0; i < numel; ++i) {
-        if (esize == 4) {
-          int32_t x = 0;
-          std::memcpy(&x, data.data() + b + i * 4, 4);
-          t.ints[static_cast<size_t>(i)] = x;
-        } else {
-          std::memcpy(&t.ints[static_cast<size_t>(i)], data.data() + b + i * 8, 8);
-        }
+          fmt::format("{} bytes", numel * esize), fmt::format("{} bytes", t.end - t.begin));
+    index.entries.push_back(std::move(t));
+  }
+  // Overlapping tensors mean a lying header.
+  std::stable_sort(
+      index.entries.begin(), index.entries.end(),
+      [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < index.entries.size(); ++i) {
+    const SafetensorsEntry& prev = index.entries[i - 1];
+    const SafetensorsEntry& t = index.entries[i];
+    if (t.begin < prev.end && t.end > t.begin) bad(source, "tensors overlap", t.name);
+  }
+  return index;
+}
+
+SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& source) {
+  const SafetensorsIndex index = index_safetensors(bytes, source);
+  const char* data = bytes.data() + index.data_start;
+  SafetensorsFile f;
+  f.metadata = index.metadata;
+  for (const SafetensorsEntry& e : index.entries) {
+    if (e.shape.size() > static_cast<size_t>(Shape::kMaxRank))
+      bad(source, "tensor rank too high", e.name, fmt::format("<= {}", Shape::kMaxRank),
+          std::to_string(e.shape.size()));
+    LoadedTensor t;
+    t.name = e.name;
+    for (uint64_t d : e.shape) t.shape.dims[static_cast<size_t>(t.shape.rank++)] = Index(d);
+    const auto numel = static_cast<size_t>(t.shape.numel());
+    const char* p = data + e.begin;
+    t.integer = e.dtype == "I32" || e.dtype == "I64";
+    if (e.dtype == "I32") {
+      t.ints.resize(numel);
+      for (size_t i = 0; i < numel; ++i) {
+        int32_t x = 0;
+        std::memcpy(&x, p + i * 4, 4);
+        t.ints[i] = x;
       }
-    } else if (t.data.resize(static_cast<size_t>(numel)); esize == 4) {
+    } else if (e.dtype == "I64") {
+      t.ints.resize(numel);
+      if (numel > 0) std::memcpy(t.ints.data(), p, numel * 8);
+    } else if (t.data.resize(numel); e.dtype == "F32") {
       // An empty tensor has no buffer, and memcpy with a null pointer is undefined even for 0
       // bytes (UBSan, fuzz/safetensors_fuzz).
-      if (numel > 0) std::memcpy(t.data.data(), data.data() + b, static_cast<size_t>(numel) * 4);
+      if (numel > 0) std::memcpy(t.data.data(), p, numel * 4);
     } else {
-      for (uint64_t i = 0; i < numel; ++i) {
+      for (size_t i = 0; i < numel; ++i) {
         double x = 0;
-        std::memcpy(&x, data.data() + b + i * 8, 8);
-        t.data[static_cast<size_t>(i)] = static_cast<float>(x);
+        std::memcpy(&x, p + i * 8, 8);
+        t.data[i] = static_cast<float>(x);
       }
     }
     f.tensors.push_back(std::move(t));
   }
-  // Overlapping tensors mean a lying header.
-  std::vector<size_t> order(spans.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return spans[a].begin < spans[b].begin; });
-  for (size_t i = 1; i < order.size(); ++i)
-    if (spans[order[i]].begin < spans[order[i - 1]].end &&
-        spans[order[i]].end > spans[order[i]].begin)
-      bad(source, "tensors overlap", f.tensors[order[i]].name);
-  std::vector<LoadedTensor> sorted;
-  sorted.reserve(order.size());
-  for (size_t i : order) sorted.push_back(std::move(f.tensors[i]));
-  f.tensors = std::move(sorted);
   return f;
 }
 
