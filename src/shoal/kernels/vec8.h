@@ -33,6 +33,9 @@ inline constexpr int kParts = 8 / kPart;
 static_assert(kPart * kParts == 8, "a group is 8 floats in 1 or 2 vectors");
 
 struct F8 {
+  // Declared, so that it is compiled with the target's options (HWY_INLINE under
+  // HWY_BEFORE_NAMESPACE); the implicit one is not, and cannot inline Highway's.
+  HWY_INLINE F8() {}
   V p[kParts];
 };
 
@@ -128,7 +131,9 @@ HWY_INLINE void pin(F8& v) {
 // Lanes [0, n) of x, the others 0 (n ≤ 8); reads nothing past x + n.
 HWY_INLINE F8 load_first(const float* x, Index n) {
 #if HWY_TARGET <= HWY_AVX2  // masked loads that fault only on the lanes they read
-  return F8{{hn::MaskedLoad(hn::FirstN(D(), static_cast<size_t>(n)), D(), x)}};
+  F8 r;
+  r.p[0] = hn::MaskedLoad(hn::FirstN(D(), static_cast<size_t>(n)), D(), x);
+  return r;
 #else
   alignas(32) float t[8] = {};
   for (Index i = 0; i < n; ++i) t[i] = x[i];
