@@ -5,7 +5,16 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(XSMM REQUIRED IMPORTED_TARGET libxsmm)
+# libxsmm: JIT GEMM kernels for x86 only (Debian packages it for amd64 alone). On x86 it is
+# required unless SHOAL_XSMM is switched off; elsewhere it is not looked for.
+if(SHOAL_X86)
+  option(SHOAL_XSMM "Use libxsmm's JIT GEMM kernels (x86)" ON)
+else()
+  set(SHOAL_XSMM OFF)
+endif()
+if(SHOAL_XSMM)
+  pkg_check_modules(XSMM REQUIRED IMPORTED_TARGET libxsmm)
+endif()
 pkg_check_modules(OPENBLAS REQUIRED openblas)
 # Highway: the portable SIMD layer every hand-written kernel is written over, compiled per
 # target and dispatched at run time (src/shoal/kernels/dispatch.h, docs/kernels.md).
@@ -17,9 +26,11 @@ find_path(RANDOM123_INCLUDE_DIR Random123/philox.h REQUIRED)
 # libxsmm's GEMM fallback refers to the Fortran BLAS (sgemm_, dgemm_, ...). shoal only asks it
 # for JIT kernels, never for that fallback, so libxsmm's own stubs stand in for them (after
 # libxsmm on the link line, as both are static).
-find_library(XSMM_NOBLAS_LIBRARY xsmmnoblas HINTS ${XSMM_LIBRARY_DIRS} REQUIRED)
 add_library(shoal::xsmm INTERFACE IMPORTED)
-target_link_libraries(shoal::xsmm INTERFACE PkgConfig::XSMM ${XSMM_NOBLAS_LIBRARY})
+if(SHOAL_XSMM)
+  find_library(XSMM_NOBLAS_LIBRARY xsmmnoblas HINTS ${XSMM_LIBRARY_DIRS} REQUIRED)
+  target_link_libraries(shoal::xsmm INTERFACE PkgConfig::XSMM ${XSMM_NOBLAS_LIBRARY})
+endif()
 # OpenBLAS is not linked: src/shoal/kernels/blas_loader.cpp loads it on first use, after
 # choosing its core type from the CPU's features (OpenBLAS fixes that choice as it is loaded).
 # Only its cblas.h is needed at build time.

@@ -1,7 +1,7 @@
 // Every SIMD path against the plain twins, in one process: the SSE4, AVX2 and AVX-512 builds of
-// the kernels (Highway's per-target code) forced in turn with ScopedIsa, each compared with its
-// _ref twin. A path this CPU cannot run is reported as skipped, not passed. (The kernels.isa_*
-// ctest entries run the whole kernel suite once per path through SHOAL_ISA as well.)
+// the kernels (Highway's per-target code; NEON on aarch64) forced in turn with ScopedIsa, each
+// compared with its _ref twin. A path this CPU cannot run is reported as skipped, not passed. (The
+// kernels.isa_* ctest entries run the whole kernel suite once per path through SHOAL_ISA as well.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -144,6 +144,43 @@ void optim_updates_match_ref(RngStream& rng) {
                               T(-0.01), T(1e-8));
     for (Index i = 0; i < n; ++i) ASSERT_NEAR(p1[i], p2[i], tol) << "sparse adam n=" << n;
   }
+  // A whole sparse step: two tables of rows 9 and 3 wide, rows out of order, one table's
+  // gradients by pointer; both formulas.
+  const std::vector<int32_t> rows = {4, 0, 6, 2, 5, 1, 3};
+  for (const bool dense : {false, true}) {
+    std::vector<T> tabs[2][3], grads[2];
+    const Index widths[2] = {9, 3};
+    for (int j = 0; j < 2; ++j) {
+      for (auto& t : tabs[j]) {
+        t.resize(static_cast<size_t>(7 * widths[j]));
+        for (auto& x : t) x = static_cast<T>(rng.uniform(0.001f, 0.1f));
+      }
+      grads[j].resize(static_cast<size_t>(7 * widths[j]));
+      for (auto& x : grads[j]) x = static_cast<T>(rng.uniform(-1, 1));
+    }
+    std::vector<const T*> ptrs;
+    for (Index k = 0; k < 7; ++k) ptrs.push_back(grads[1].data() + k * widths[1]);
+    std::vector<T> want[2][3] = {{tabs[0][0], tabs[0][1], tabs[0][2]},
+                                 {tabs[1][0], tabs[1][1], tabs[1][2]}};
+    const auto tables = [&](std::vector<T>(&t)[2][3]) {
+      return std::vector<SparseTable<T>>{
+          {t[0][0].data(), t[0][1].data(), t[0][2].data(), grads[0].data(), nullptr, widths[0],
+           widths[0]},
+          {t[1][0].data(), t[1][1].data(), t[1][2].data(), nullptr, ptrs.data(), widths[1], 0}};
+    };
+    SparseStep<T> step;
+    step.dense_eps = dense;
+    step.adam = {T(0.1), T(0.999), T(0.001), T(0), T(1), T(-0.01), T(1.2), T(1e-8)};
+    step.sparse = {T(0.1), T(0.001), T(-0.01), T(1e-8)};
+    step.prefetch = !dense;
+    const auto got_t = tables(tabs), want_t = tables(want);
+    sparse_rows_update<T>(rows, got_t, step);
+    sparse_rows_update_ref<T>(rows, want_t, step);
+    for (int j = 0; j < 2; ++j)
+      for (int q = 0; q < 3; ++q)
+        for (size_t i = 0; i < tabs[j][q].size(); ++i)
+          ASSERT_NEAR(tabs[j][q][i], want[j][q][i], tol) << "sparse rows " << j << " " << q;
+  }
 }
 
 // Adds and selects only: the same bits on every path.
@@ -195,6 +232,10 @@ TEST(KernelPaths, Avx2MatchesRef) {
 
 TEST(KernelPaths, Avx512MatchesRef) {
   check_path(Isa::kAvx512);
+}
+
+TEST(KernelPaths, NeonMatchesRef) {
+  check_path(Isa::kNeon);
 }
 
 }  // namespace isa_paths_test

@@ -387,8 +387,6 @@ void check_fused_chunk(std::vector<Index> layers, Index factors, Index c) {
   EXPECT_DOUBLE_EQ(a.executed_flops(), b.executed_flops());
 }
 TEST(Ncf, FusedChunkEqualsLayerByLayer) {
-  if (kernels::active_isa() < kernels::Isa::kAvx2)
-    GTEST_SKIP() << "no fused NCF kernel on the sse4 path (it is AVX2 code)";
   // Context widths 5, 6, 3: every tail (1, 2, 3 rows) of the context weight gradient's
   // 4-row blocks.
   check_fused_chunk({64, 32, 16, 8}, 8, 5);

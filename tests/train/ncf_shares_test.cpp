@@ -118,8 +118,6 @@ void check_hand_over(bool fused, bool items_too) {
 }
 TEST(NcfShareRows, HandOverMovesTheRowGradientsUnchanged) {
   for (const bool fused : {true, false}) {
-    // The fused NCF kernel runs on the avx2 and avx512 paths only.
-    if (fused && kernels::active_isa() < kernels::Isa::kAvx2) continue;
     check_hand_over(fused, /*items_too=*/true);
     check_hand_over(fused, /*items_too=*/false);
   }
@@ -198,8 +196,6 @@ void check_abandoned_share(bool fused) {
 }
 TEST(NcfShareRows, AbandonedShareLeavesNoTrace) {
   for (const bool fused : {true, false}) {
-    // The fused NCF kernel runs on the avx2 and avx512 paths only.
-    if (fused && kernels::active_isa() < kernels::Isa::kAvx2) continue;
     check_abandoned_share(fused);
   }
 }

@@ -4,7 +4,7 @@
 // Lane-interleaved layout: a [R, C] matrix of 8 models is stored as R·C groups of 8 floats,
 // group (r, c) at element (r·C + c)·8 and model k's element in lane k of the group:
 //   model k's M[r, c]  =  buf[(r·C + c)·8 + k]
-// So one AVX2 register holds the same element of all 8 models, every product of the Linear
+// So one 8-float vector holds the same element of all 8 models, every product of the Linear
 // layer is a plain scalar loop nest whose scalar ops are vector ops across models, and no
 // dimension needs padding: a width of 1 or 3 vectorises as well as 64. A group of fewer than 8
 // models leaves the unused lanes zero (they train a zero model: harmless, wasted).

@@ -8,9 +8,9 @@
 // of the user's model) and no buffer for it.
 // Legend: M listed rows, E row elements read (the table's row stride ld ≥ E), L1 outputs.
 //
-// The float kernels are AVX2/FMA register-blocked loops (widths multiples of 8); the _ref twins
-// are plain loops for any T, which the double model and builds without AVX2 run, and which the
-// tests compare the float kernels against.
+// The float kernels are register-blocked loops over 8-float groups, compiled for every SIMD
+// target (widths multiples of 8); the _ref twins are plain loops for any T, which the double
+// model runs, and which the tests compare the float kernels against.
 #pragma once
 
 #include <cstdint>

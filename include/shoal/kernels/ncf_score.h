@@ -1,6 +1,6 @@
 // Recommendation scoring of NeuMF (models/ncf.h, score_user): one user against a list of items,
-// forward only, in one pass per tile of rows with every activation in registers. AVX2/FMA,
-// float; the _ref twin runs the same rows in plain loops, for any widths.
+// forward only, in one pass per tile of rows with every activation in registers. Every
+// SIMD target, float; the _ref twin runs the same rows in plain loops, for any widths.
 //
 // With the first layer factored, the user's part a = b1 + P_m[u]·W_uᵀ + c·W_cᵀ is formed once
 // per user and each item's part proj_i[i] = Q_m[i]·W_iᵀ once per request, so a pair costs

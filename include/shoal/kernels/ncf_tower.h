@@ -1,6 +1,6 @@
 // One training chunk of NeuMF with the factored first layer (models/ncf.h) in a single pass
-// over tiles of rows (forward, BCE-with-logits as bce.h, backward), AVX2/FMA, float; the _ref
-// twin runs the same chunk row by row in plain loops, for any widths.
+// over tiles of rows (forward, BCE-with-logits as bce.h, backward), every SIMD target, float; the
+// _ref twin runs the same chunk row by row in plain loops, for any widths.
 //
 // Layer by layer, a chunk's tower made some twenty kernel calls and as many passes over its
 // activations (GEMMs through libxsmm, then the bias/ReLU, the proj adds, the masks, the GMF
@@ -86,7 +86,7 @@ struct NcfFusedChunk {
   float* d3 = nullptr;
 };
 
-// Whether ncf_fused_chunk has a kernel for these widths on this build (AVX2/FMA).
+// Whether ncf_fused_chunk has a kernel for these widths.
 bool ncf_fused_supported(Index l1, Index l2, Index l3, Index f);
 // Runs the chunk; returns Σ_n loss_n (in double, in row order). Requires ncf_fused_supported.
 double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "shoal/core/tensor.h"
 
@@ -55,5 +56,40 @@ void sparse_adam_update(Index n, T* p, const T* g, T* m, T* v, T lerp_w1, T lerp
 template <class T>
 void sparse_adam_update_ref(Index n, T* p, const T* g, T* m, T* v, T lerp_w1, T lerp_w2,
                             T neg_step_size, T eps);
+
+// A sparse step over the touched rows of up to kSparseMaxTables tables, one dispatched call per
+// step: for k in order, every table's row rows[k] (value, m and v at rows[k]·width) is updated
+// from its gradient row k (ptrs[k], or g + k·ldg without ptrs). dense_eps: Adam's update
+// (adam_update with `adam`, no decay, no amsgrad), else SparseAdam's (sparse_adam_update with
+// `sparse`). prefetch: the rows kRowsAhead ahead are prefetched (rows that sweep a table
+// forward are better left to the hardware).
+inline constexpr size_t kSparseMaxTables = 4;
+template <class T>
+struct SparseTable {
+  T* value = nullptr;
+  T* m = nullptr;
+  T* v = nullptr;
+  const T* g = nullptr;
+  const T* const* ptrs = nullptr;
+  Index width = 0, ldg = 0;
+  const T* grad(Index k) const { return ptrs != nullptr ? ptrs[k] : g + k * ldg; }
+};
+template <class T>
+struct SparseScalars {
+  T lerp_w1 = 0, lerp_w2 = 0, neg_step_size = 0, eps = 0;
+};
+template <class T>
+struct SparseStep {
+  bool dense_eps = false;
+  AdamScalars<T> adam;
+  SparseScalars<T> sparse;
+  bool prefetch = false;
+};
+template <class T>
+void sparse_rows_update(std::span<const int32_t> rows, std::span<const SparseTable<T>> tables,
+                        const SparseStep<T>& s);
+template <class T>
+void sparse_rows_update_ref(std::span<const int32_t> rows, std::span<const SparseTable<T>> tables,
+                            const SparseStep<T>& s);
 
 }  // namespace shoal::kernels

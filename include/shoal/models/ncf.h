@@ -51,8 +51,8 @@ class Ncf {
     // reference the tests compare with).
     bool factored_first_layer = true;
     // train_chunk runs NeuMF's tower, predict layer and loss in one fused pass over tiles of
-    // rows (kernels/ncf_tower.h) where there is a kernel for the widths (float, AVX2, first
-    // layer factored); false always runs forward, the loss and backward layer by layer.
+    // rows (kernels/ncf_tower.h) where there is a kernel for the widths (float, first layer
+    // factored); false always runs forward, the loss and backward layer by layer.
     bool fused_tower = true;
   };
 

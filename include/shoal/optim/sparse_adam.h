@@ -76,7 +76,6 @@ class SparseAdam {
  private:
   // Checks the table and returns its row width.
   Index checked_width(const Arena& arena, const Param<T>& table) const;
-  void update_row(T* p, const T* g, T* m, T* v, Index width) const;
 
   Config cfg_;
   int64_t step_ = 0;

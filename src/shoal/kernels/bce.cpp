@@ -1,45 +1,47 @@
-// The BCE-with-logits column pass (bce.h). The AVX2 and AVX-512 targets run bce_lanes.h's 8-lane
-// polynomials; SSE4 runs the reference loop.
+// The BCE-with-logits column pass (bce.h): vec8.h's bce_logit on full vectors of the target
+// (16 floats on AVX-512), the tail through the same lanes from a zero-padded copy.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "shoal/kernels/bce.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include "simd.h"  // per target, after foreach_target.h
+#include "vec8.h"  // per target
 
-#include <algorithm>
-
-#include "bce_lanes.h"
 #include "dispatch.h"
 #include "shoal/kernels/bce.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
 namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
 
 double bce_logits_impl(const float* z, const float* y, float* dz, Index n, float scale) {
-#if HWY_TARGET <= HWY_AVX2
+  const hn::ScalableTag<float> d;
+  constexpr Index kW = static_cast<Index>(hn::MaxLanes(hn::ScalableTag<float>()));
+  using VF = hn::Vec<decltype(d)>;
   double sum = 0;
-  alignas(32) float loss[8];
-  const __m256 sv = _mm256_set1_ps(scale);
-  for (Index i = 0; i < n; i += 8) {
-    const Index m = std::min<Index>(8, n - i);
-    __m256 d;
-    if (m == 8) {
-      _mm256_store_ps(loss,
-                      detail::bce_logit8(_mm256_loadu_ps(z + i), _mm256_loadu_ps(y + i), sv, d));
-      _mm256_storeu_ps(dz + i, d);
-    } else {  // the tail through the same lanes, the missing rows masked (read as 0)
-      const __m256i live = detail::lanes_below(m);
-      _mm256_store_ps(loss, detail::bce_logit8(_mm256_maskload_ps(z + i, live),
-                                               _mm256_maskload_ps(y + i, live), sv, d));
-      _mm256_maskstore_ps(dz + i, live, d);
+  alignas(64) float loss[kW];
+  const VF sv = hn::Set(d, scale);
+  Index i = 0;
+  for (; i + kW <= n; i += kW) {
+    VF dv;
+    hn::Store(v8::bce_logit(d, hn::LoadU(d, z + i), hn::LoadU(d, y + i), sv, dv), d, loss);
+    hn::StoreU(dv, d, dz + i);
+    for (Index l = 0; l < kW; ++l) sum += static_cast<double>(loss[l]);
+  }
+  if (i < n) {  // the tail through the same lanes, the missing rows read as 0
+    const Index m = n - i;
+    alignas(64) float zt[kW] = {}, yt[kW] = {}, dt[kW];
+    for (Index l = 0; l < m; ++l) zt[l] = z[i + l], yt[l] = y[i + l];
+    VF dv;
+    hn::Store(v8::bce_logit(d, hn::Load(d, zt), hn::Load(d, yt), sv, dv), d, loss);
+    hn::Store(dv, d, dt);
+    for (Index l = 0; l < m; ++l) {
+      dz[i + l] = dt[l];
+      sum += static_cast<double>(loss[l]);
     }
-    for (Index l = 0; l < m; ++l) sum += static_cast<double>(loss[l]);
   }
   return sum;
-#else
-  return bce_logits_ref(z, y, dz, n, scale);
-#endif
 }
 
 }  // namespace HWY_NAMESPACE

@@ -49,9 +49,15 @@ constexpr const char* kSse4CoreType = "Nehalem";
 
 }  // namespace
 
+// OpenBLAS's core types are chosen by shoal on x86 only: its Arm builds detect their cores
+// themselves, and shoal has no narrower Arm path to match.
 const char* openblas_coretype_wanted() {
+#if defined(__x86_64__) || defined(__i386__)
   if (isa_narrowed() && active_isa() == Isa::kSse4) return kSse4CoreType;
   return openblas_coretype_for(blas_cpu_features());
+#else
+  return nullptr;
+#endif
 }
 
 namespace {
@@ -184,7 +190,11 @@ std::string describe_blas(const BlasInfo& info) {
       line += "OPENBLAS_CORETYPE=" + info.requested + ", set by the user";
       break;
     case BlasCoreSource::kOpenBlas:
+#if defined(__x86_64__) || defined(__i386__)
       line += "OpenBLAS's own choice: the CPU has neither AVX2+FMA nor AVX-512";
+#else
+      line += "OpenBLAS's own choice";
+#endif
       break;
     case BlasCoreSource::kPreloaded:
       line += "loaded before shoal, its core type already fixed; used as it is";

@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
+#include <string>
 
 #include "shoal/core/error.h"
 
@@ -24,8 +26,10 @@ int64_t hwy_target(Isa isa) {
       return HWY_AVX2;
     case Isa::kAvx512:
       return HWY_AVX3;
+    case Isa::kNeon:
+      return HWY_NEON;
   }
-  return HWY_SSSE3;
+  return HWY_STATIC_TARGET;
 }
 
 // Every target wider than `isa`'s (the ones to switch off to narrow the path to it).
@@ -34,12 +38,25 @@ int64_t wider_than(Isa isa) {
   return t - 1;  // Highway numbers better targets lower
 }
 
+// This architecture's paths, narrowest first.
+#if HWY_ARCH_X86
 constexpr Isa kAll[] = {Isa::kSse4, Isa::kAvx2, Isa::kAvx512};
+#elif HWY_ARCH_ARM_A64
+constexpr Isa kAll[] = {Isa::kNeon};
+#else
+#error "shoal's kernels have paths for x86-64 and aarch64"
+#endif
 
 struct State {
-  Isa active = Isa::kSse4;
+  Isa active = kAll[0];
   bool narrowed = false;
 };
+
+std::string all_names() {
+  std::string s;
+  for (Isa isa : kAll) s += (s.empty() ? "" : ", ") + std::string(isa_name(isa));
+  return s;
+}
 
 State& state() {
   static State s;
@@ -50,9 +67,7 @@ Isa parse_isa(const char* v) {
   for (Isa isa : kAll)
     if (std::strcmp(v, isa_name(isa)) == 0) return isa;
   throw Error(
-      fmt::format("SHOAL_ISA={}: unknown instruction set (expected one of: sse4, avx2, "
-                  "avx512)",
-                  v));
+      fmt::format("SHOAL_ISA={}: unknown instruction set (expected one of: {})", v, all_names()));
 }
 
 void settle() {
@@ -79,6 +94,8 @@ const char* isa_name(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kNeon:
+      return "neon";
   }
   return "?";
 }
@@ -97,7 +114,7 @@ bool isa_supported(Isa isa) {
 }
 
 Isa widest_isa() {
-  Isa best = Isa::kSse4;
+  Isa best = kAll[0];
   for (Isa isa : kAll)
     if (isa_supported(isa)) best = isa;
   return best;
@@ -120,6 +137,7 @@ std::string describe_isa() {
       fmt::format("isa: {}, {} float lanes", isa_name(isa), isa_float_lanes(isa));
   if (isa_narrowed())
     return head + fmt::format(" (SHOAL_ISA; this CPU runs up to {})", isa_name(widest_isa()));
+  if (std::size(kAll) == 1) return head + " (the only path of this architecture)";
   return head + " (the widest this CPU runs; SHOAL_ISA=sse4|avx2|avx512 narrows it)";
 }
 

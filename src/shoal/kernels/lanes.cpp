@@ -11,6 +11,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include "simd.h"  // per target, after foreach_target.h
+#include "vec8.h"  // per target
 
 #include "dispatch.h"
 #include "shoal/kernels/lanes.h"
@@ -18,14 +19,14 @@
 #include <algorithm>
 #include <utility>
 
-#include <immintrin.h>  // the AVX2 code of the AVX2 and AVX-512 targets
-
-// The AVX2 and AVX-512 targets run the AVX2 (ymm) code below; SSE4 runs the reference loops.
+// A group of 8 models is one 8-float group of vec8.h: one vector on AVX2 and AVX-512 (its
+// 256-bit form: the layout has no 16-float unit), two on SSE4 and NEON.
 HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
 namespace HWY_NAMESPACE {
-#if HWY_TARGET <= HWY_AVX2
 namespace {
+
+using v8::F8;
 
 enum class Epi : uint8_t { kStore, kAccumulate, kBias, kBiasRelu, kRelu };
 
@@ -44,18 +45,18 @@ struct Operands {
 // accumulators in registers (see docs/kernels.md, Codegen, for what a runtime flag costs).
 template <int MR, int NR, Epi kEpi>
 __attribute__((always_inline)) inline void tile(const Operands& op, Index r0, Index c0) {
-  __m256 acc[MR][NR];
+  F8 acc[MR][NR];
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 3
     for (int c = 0; c < NR; ++c) {
       float* cp = op.c + ((r0 + r) * op.c_rs + (c0 + c) * op.c_cs) * kLanes;
       if constexpr (kEpi == Epi::kAccumulate)
-        acc[r][c] = _mm256_loadu_ps(cp);
+        acc[r][c] = v8::load(cp);
       else if constexpr (kEpi == Epi::kBias || kEpi == Epi::kBiasRelu)
-        acc[r][c] = _mm256_loadu_ps(op.bias + (c0 + c) * kLanes);
+        acc[r][c] = v8::load(op.bias + (c0 + c) * kLanes);
       else
-        acc[r][c] = _mm256_setzero_ps();
+        acc[r][c] = v8::zero();
     }
   }
   const float* a = op.a + r0 * op.a_rs * kLanes;
@@ -63,20 +64,20 @@ __attribute__((always_inline)) inline void tile(const Operands& op, Index r0, In
   const Index a_rs = op.a_rs * kLanes, a_ps = op.a_ps * kLanes;
   const Index b_cs = op.b_cs * kLanes, b_ps = op.b_ps * kLanes;
   for (Index p = 0; p < op.k; ++p) {
-    __m256 bv[NR];
+    F8 bv[NR];
 #pragma GCC unroll 3
     for (int c = 0; c < NR; ++c) {
-      bv[c] = _mm256_loadu_ps(b + c * b_cs);
-      // Pins the vector in a register: otherwise gcc folds a load of B into every FMA (MR
-      // loads per vector instead of one) and the tile runs at the load ports' pace.
-      asm("" : "+x"(bv[c]));
+      bv[c] = v8::load(b + c * b_cs);
+      // Pinned in a register: otherwise gcc folds a load of B into every FMA (MR loads per
+      // vector instead of one) and the tile runs at the load ports' pace.
+      v8::pin(bv[c]);
     }
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      __m256 av = _mm256_loadu_ps(a + r * a_rs);
-      if constexpr (NR > 1) asm("" : "+x"(av));
+      F8 av = v8::load(a + r * a_rs);
+      if constexpr (NR > 1) v8::pin(av);
 #pragma GCC unroll 3
-      for (int c = 0; c < NR; ++c) acc[r][c] = _mm256_fmadd_ps(av, bv[c], acc[r][c]);
+      for (int c = 0; c < NR; ++c) acc[r][c] = v8::mul_add(av, bv[c], acc[r][c]);
     }
     a += a_ps;
     b += b_ps;
@@ -85,10 +86,9 @@ __attribute__((always_inline)) inline void tile(const Operands& op, Index r0, In
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 3
     for (int c = 0; c < NR; ++c) {
-      __m256 v = acc[r][c];
-      if constexpr (kEpi == Epi::kBiasRelu || kEpi == Epi::kRelu)
-        v = _mm256_max_ps(v, _mm256_setzero_ps());
-      _mm256_storeu_ps(op.c + ((r0 + r) * op.c_rs + (c0 + c) * op.c_cs) * kLanes, v);
+      F8 v = acc[r][c];
+      if constexpr (kEpi == Epi::kBiasRelu || kEpi == Epi::kRelu) v = v8::relu(v);
+      v8::store(v, op.c + ((r0 + r) * op.c_rs + (c0 + c) * op.c_cs) * kLanes);
     }
   }
 }
@@ -104,6 +104,10 @@ void panel(const Operands& op, Index m, Index c0) {
     for (; r + 2 <= m; r += 2) tile<2, NR, kEpi>(op, r, c0);
   for (; r < m; ++r) tile<1, NR, kEpi>(op, r, c0);
 }
+
+// Tile rows for 3, 2 and 1 columns: 12 accumulator vectors, half as many groups where a group
+// takes two vectors (SSE4's 16 registers would spill 24).
+constexpr int kMr3 = 4 / v8::kParts, kMr2 = 6 / v8::kParts, kMr1 = 12 / v8::kParts;
 
 template <Epi kEpi>
 void lane_gemm(Operands op, Index m, Index n) {
@@ -121,17 +125,17 @@ void lane_gemm(Operands op, Index m, Index n) {
     }
   }
   if (n == 1) {
-    panel<12, 1, kEpi>(op, m, 0);
+    panel<kMr1, 1, kEpi>(op, m, 0);
     return;
   }
   if (n == 2) {
-    panel<6, 2, kEpi>(op, m, 0);
+    panel<kMr2, 2, kEpi>(op, m, 0);
     return;
   }
   Index c = 0;
-  for (; c + 3 <= n; c += 3) panel<4, 3, kEpi>(op, m, c);
-  if (n - c == 2) panel<6, 2, kEpi>(op, m, c);
-  if (n - c == 1) panel<12, 1, kEpi>(op, m, c);
+  for (; c + 3 <= n; c += 3) panel<kMr3, 3, kEpi>(op, m, c);
+  if (n - c == 2) panel<kMr2, 2, kEpi>(op, m, c);
+  if (n - c == 1) panel<kMr1, 1, kEpi>(op, m, c);
 }
 
 }  // namespace
@@ -147,24 +151,11 @@ void lanes_pack_impl(std::span<const ConstMat<float>> src, float* dst) {
     Index c = 0;
     // 8 consecutive columns of the 8 sources are an 8 × 8 block; its transpose is 8 groups.
     for (; c + 8 <= cols; c += 8) {
-      __m256 v[8];
-      for (int l = 0; l < 8; ++l) v[l] = _mm256_loadu_ps(src[static_cast<size_t>(l)].row(r) + c);
-      __m256 t[8], u[8];
-      for (int l = 0; l < 8; l += 2) {
-        t[l] = _mm256_unpacklo_ps(v[l], v[l + 1]);
-        t[l + 1] = _mm256_unpackhi_ps(v[l], v[l + 1]);
-      }
-      for (int l = 0; l < 8; l += 4) {
-        u[l] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        u[l + 1] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        u[l + 2] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        u[l + 3] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(3, 2, 3, 2));
-      }
+      F8 v[8], t[8];
+      for (int l = 0; l < 8; ++l) v[l] = v8::load(src[static_cast<size_t>(l)].row(r) + c);
+      v8::transpose8(v, t);
       float* g = dst + (r * cols + c) * kLanes;
-      for (int j = 0; j < 4; ++j) {
-        _mm256_storeu_ps(g + j * kLanes, _mm256_permute2f128_ps(u[j], u[j + 4], 0x20));
-        _mm256_storeu_ps(g + (j + 4) * kLanes, _mm256_permute2f128_ps(u[j], u[j + 4], 0x31));
-      }
+      for (int j = 0; j < 8; ++j) v8::store(t[j], g + j * kLanes);
     }
     for (; c < cols; ++c)
       for (Index l = 0; l < kLanes; ++l)
@@ -193,9 +184,9 @@ void lanes_linear_dw_impl(const float* dz, const float* x, Index n, Index i, Ind
 
 void lanes_bias_grad_impl(const float* dz, Index n, Index o, float* db, bool accumulate) {
   for (Index c = 0; c < o; ++c) {
-    __m256 acc = accumulate ? _mm256_loadu_ps(db + c * kLanes) : _mm256_setzero_ps();
-    for (Index r = 0; r < n; ++r) acc = _mm256_add_ps(acc, _mm256_loadu_ps(dz + (r * o + c) * 8));
-    _mm256_storeu_ps(db + c * kLanes, acc);
+    F8 acc = accumulate ? v8::load(db + c * kLanes) : v8::zero();
+    for (Index r = 0; r < n; ++r) acc = v8::add(acc, v8::load(dz + (r * o + c) * kLanes));
+    v8::store(acc, db + c * kLanes);
   }
 }
 
@@ -205,45 +196,14 @@ void lanes_linear_backward_impl(const float* x, const float* w, const float* y, 
   const float* g = dy;
   if (relu) {
     // dz = dy where y > 0, else +0 (an AND with the compare mask, no branch).
-    const __m256 zero = _mm256_setzero_ps();
-    for (Index e = 0; e < lanes_size(n, o); e += kLanes) {
-      const __m256 keep = _mm256_cmp_ps(_mm256_loadu_ps(y + e), zero, _CMP_GT_OQ);
-      _mm256_storeu_ps(dz + e, _mm256_and_ps(_mm256_loadu_ps(dy + e), keep));
-    }
+    for (Index e = 0; e < lanes_size(n, o); e += kLanes)
+      v8::store(v8::relu_mask(v8::load(y + e), v8::load(dy + e)), dz + e);
     g = dz;
   }
   if (db != nullptr) lanes_bias_grad(g, n, o, db, accumulate);
   if (dx != nullptr) lanes_linear_dx(g, w, n, i, o, dx);
   lanes_linear_dw(g, x, n, i, o, dw, accumulate);
 }
-
-#else  // no AVX2+FMA: the reference loops
-
-void lanes_pack_impl(std::span<const ConstMat<float>> src, float* dst) {
-  lanes_pack_ref(src, dst);
-}
-
-void lanes_linear_forward_impl(const float* x, const float* w, const float* b, Index n, Index i,
-                               Index o, bool relu, float* y) {
-  lanes_linear_forward_ref(x, w, b, n, i, o, relu, y);
-}
-void lanes_linear_dx_impl(const float* dz, const float* w, Index n, Index i, Index o, float* dx) {
-  lanes_linear_dx_ref(dz, w, n, i, o, dx);
-}
-void lanes_linear_dw_impl(const float* dz, const float* x, Index n, Index i, Index o, float* dw,
-                          bool accumulate) {
-  lanes_linear_dw_ref(dz, x, n, i, o, dw, accumulate);
-}
-void lanes_bias_grad_impl(const float* dz, Index n, Index o, float* db, bool accumulate) {
-  lanes_bias_grad_ref(dz, n, o, db, accumulate);
-}
-void lanes_linear_backward_impl(const float* x, const float* w, const float* y, bool relu,
-                                const float* dy, float* dz, float* dx, float* dw, float* db,
-                                Index n, Index i, Index o, bool accumulate) {
-  lanes_linear_backward_ref(x, w, y, relu, dy, dz, dx, dw, db, n, i, o, accumulate);
-}
-
-#endif
 
 }  // namespace HWY_NAMESPACE
 }  // namespace shoal::kernels

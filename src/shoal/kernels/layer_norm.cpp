@@ -1,12 +1,12 @@
-// LayerNorm kernels (layer_norm.h). For float with C a multiple of 8 the AVX2 and AVX-512
-// targets run the AVX2 (ymm) code below; otherwise, and on SSE4, the loops after it.
+// LayerNorm kernels (layer_norm.h). For float with C a multiple of 8 every target runs the
+// vector code below (full vectors of the target, 16 floats on AVX-512, then an 8-float step);
+// otherwise, and for double, the loops after it.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "shoal/kernels/layer_norm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include "simd.h"  // per target, after foreach_target.h
-
-#include <immintrin.h>
+#include "vec8.h"  // per target
 
 #include <cmath>
 #include <type_traits>
@@ -18,81 +18,99 @@
 HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
 namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET <= HWY_AVX2
 namespace {
 
-float hsum8(__m256 v) {
-  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+constexpr Index kN = static_cast<Index>(hn::MaxLanes(DF()));
+
+// Walks a row of nc floats (a multiple of 8): f(d, j) for full vectors of the target, then one
+// 8-float step (tag v8::D) where the vectors are wider than 8.
+template <class F>
+HWY_INLINE void row_steps(Index nc, F&& f) {
+  Index j = 0;
+  for (; j + kN <= nc; j += kN) f(DF(), j);
+  if constexpr (kN > 8)
+    if (j < nc) f(v8::D(), j);
 }
 
-// The float forward with 8-wide vectors when C is a multiple of 8: each row's sums in one
-// vector, joined across rows in double.
-void layer_norm_windows_avx2(Index nr, Index nc, double eps, const float* w, const float* bs,
-                             ConstMat<float> a, const ConstMat<float>* res, MatView<float> s,
-                             MatView<float> y, Index batch, float* mean, float* rstd) {
+// The sum over a row of what f(d, j, acc) accumulates, per lane then across lanes.
+template <class F>
+HWY_INLINE float row_sum(Index nc, F&& f) {
+  const DF d;
+  VF acc = hn::Zero(d);
+  Index j = 0;
+  for (; j + kN <= nc; j += kN) acc = f(d, j, acc);
+  if constexpr (kN > 8) {
+    v8::V a8 = v8::fold8(d, acc);
+    if (j < nc) a8 = f(v8::D(), j, a8);
+    return hn::GetLane(hn::SumOfLanes(v8::D(), a8));
+  } else {
+    return hn::GetLane(hn::SumOfLanes(d, acc));
+  }
+}
+
+// The float forward when C is a multiple of 8: each row's sums in vectors, joined across rows
+// in double.
+void layer_norm_windows_vec(Index nr, Index nc, double eps, const float* w, const float* bs,
+                            ConstMat<float> a, const ConstMat<float>* res, MatView<float> s,
+                            MatView<float> y, Index batch, float* mean, float* rstd) {
   const double inv_n = 1.0 / static_cast<double>(nr * nc);
   ConstMat<float> x = res != nullptr ? ConstMat<float>(s) : a;
   for (Index b = 0; b < batch; ++b) {
     double sum = 0;
     for (Index r = 0; r < nr; ++r) {
       const Index row = b * nr + r;
-      __m256 acc = _mm256_setzero_ps();
       if (res != nullptr) {
         const float* ar = a.row(row);
         const float* rr = res->row(row);
         float* sr = s.row(row);
-        for (Index j = 0; j < nc; j += 8) {
-          const __m256 v = _mm256_add_ps(_mm256_loadu_ps(ar + j), _mm256_loadu_ps(rr + j));
-          _mm256_storeu_ps(sr + j, v);
-          acc = _mm256_add_ps(acc, v);
-        }
+        sum += static_cast<double>(row_sum(nc, [&](auto d, Index j, auto acc) {
+          const auto v = hn::Add(hn::LoadU(d, ar + j), hn::LoadU(d, rr + j));
+          hn::StoreU(v, d, sr + j);
+          return hn::Add(acc, v);
+        }));
       } else {
         const float* xr = x.row(row);
-        for (Index j = 0; j < nc; j += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(xr + j));
+        sum += static_cast<double>(row_sum(
+            nc, [&](auto d, Index j, auto acc) { return hn::Add(acc, hn::LoadU(d, xr + j)); }));
       }
-      sum += static_cast<double>(hsum8(acc));
     }
     const float m = static_cast<float>(sum * inv_n);
-    const __m256 mv = _mm256_set1_ps(m);
     double q = 0;
     for (Index r = 0; r < nr; ++r) {
       const float* xr = x.row(b * nr + r);
-      __m256 acc = _mm256_setzero_ps();
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(xr + j), mv);
-        acc = _mm256_fmadd_ps(d, d, acc);
-      }
-      q += static_cast<double>(hsum8(acc));
+      q += static_cast<double>(row_sum(nc, [&](auto d, Index j, auto acc) {
+        const auto dv = hn::Sub(hn::LoadU(d, xr + j), hn::Set(d, m));
+        return hn::MulAdd(dv, dv, acc);
+      }));
     }
     const float rs = static_cast<float>(1.0 / std::sqrt(q * inv_n + eps));
     mean[b] = m;
     rstd[b] = rs;
-    const __m256 rv = _mm256_set1_ps(rs);
     for (Index r = 0; r < nr; ++r) {
       const float* xr = x.row(b * nr + r);
       float* yr = y.row(b * nr + r);
       const float* wr = w + r * nc;
       const float* br = bs + r * nc;
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + j), mv), rv);
-        _mm256_storeu_ps(yr + j,
-                         _mm256_fmadd_ps(xh, _mm256_loadu_ps(wr + j), _mm256_loadu_ps(br + j)));
-      }
+      row_steps(nc, [&](auto d, Index j) {
+        const auto xh = hn::Mul(hn::Sub(hn::LoadU(d, xr + j), hn::Set(d, m)), hn::Set(d, rs));
+        hn::StoreU(hn::MulAdd(xh, hn::LoadU(d, wr + j), hn::LoadU(d, br + j)), d, yr + j);
+      });
     }
   }
 }
 
 // The float backward, C a multiple of 8: one pass for the two sums and the affine grads, one
 // for dx.
-void layer_norm_backward_avx2(Index nr, Index nc, const float* w, float* dw, float* db,
-                              const float* mean, const float* rstd, ConstMat<float> x,
-                              ConstMat<float> dy, MatView<float> dx, Index batch) {
+void layer_norm_backward_vec(Index nr, Index nc, const float* w, float* dw, float* db,
+                             const float* mean, const float* rstd, ConstMat<float> x,
+                             ConstMat<float> dy, MatView<float> dx, Index batch) {
   const double inv_n = 1.0 / static_cast<double>(nr * nc);
   for (Index b = 0; b < batch; ++b) {
-    const __m256 mv = _mm256_set1_ps(mean[b]), rv = _mm256_set1_ps(rstd[b]);
+    const float m = mean[b], rs = rstd[b];
     double sg = 0, sgx = 0;
     for (Index r = 0; r < nr; ++r) {
       const float* xr = x.row(b * nr + r);
@@ -100,34 +118,47 @@ void layer_norm_backward_avx2(Index nr, Index nc, const float* w, float* dw, flo
       const float* wr = w + r * nc;
       float* dwr = dw + r * nc;
       float* dbr = db + r * nc;
-      __m256 ag = _mm256_setzero_ps(), agx = ag;
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 d = _mm256_loadu_ps(dyr + j);
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + j), mv), rv);
-        const __m256 g = _mm256_mul_ps(d, _mm256_loadu_ps(wr + j));
-        ag = _mm256_add_ps(ag, g);
-        agx = _mm256_fmadd_ps(g, xh, agx);
-        _mm256_storeu_ps(dwr + j, _mm256_fmadd_ps(d, xh, _mm256_loadu_ps(dwr + j)));
-        _mm256_storeu_ps(dbr + j, _mm256_add_ps(d, _mm256_loadu_ps(dbr + j)));
+      // Both sums in one pass: the first in lanes of ag, the second of agx.
+      const DF d;
+      VF ag = hn::Zero(d), agx = ag;
+      v8::V ag8 = hn::Zero(v8::D()), agx8 = ag8;
+      const auto step = [&](auto dd, Index j, auto& g_acc, auto& gx_acc) {
+        const auto dv = hn::LoadU(dd, dyr + j);
+        const auto xh = hn::Mul(hn::Sub(hn::LoadU(dd, xr + j), hn::Set(dd, m)), hn::Set(dd, rs));
+        const auto g = hn::Mul(dv, hn::LoadU(dd, wr + j));
+        g_acc = hn::Add(g_acc, g);
+        gx_acc = hn::MulAdd(g, xh, gx_acc);
+        hn::StoreU(hn::MulAdd(dv, xh, hn::LoadU(dd, dwr + j)), dd, dwr + j);
+        hn::StoreU(hn::Add(dv, hn::LoadU(dd, dbr + j)), dd, dbr + j);
+      };
+      Index j = 0;
+      for (; j + kN <= nc; j += kN) step(d, j, ag, agx);
+      if constexpr (kN > 8) {
+        if (j < nc) step(v8::D(), j, ag8, agx8);
+        ag8 = hn::Add(ag8, v8::fold8(d, ag));
+        agx8 = hn::Add(agx8, v8::fold8(d, agx));
+        sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(v8::D(), ag8)));
+        sgx += static_cast<double>(hn::GetLane(hn::SumOfLanes(v8::D(), agx8)));
+      } else {
+        sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, ag)));
+        sgx += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, agx)));
       }
-      sg += static_cast<double>(hsum8(ag));
-      sgx += static_cast<double>(hsum8(agx));
     }
     // dx = r·(g − a − x̂·c) = r·g − r·a − x̂·(r·c)
-    const float rs = rstd[b];
-    const __m256 ra = _mm256_set1_ps(rs * static_cast<float>(sg * inv_n));
-    const __m256 rc = _mm256_set1_ps(rs * static_cast<float>(sgx * inv_n));
+    const float ra = rs * static_cast<float>(sg * inv_n);
+    const float rc = rs * static_cast<float>(sgx * inv_n);
     for (Index r = 0; r < nr; ++r) {
       const float* xr = x.row(b * nr + r);
       const float* dyr = dy.row(b * nr + r);
       float* dxr = dx.row(b * nr + r);
       const float* wr = w + r * nc;
-      for (Index j = 0; j < nc; j += 8) {
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + j), mv), rv);
-        const __m256 g = _mm256_mul_ps(_mm256_loadu_ps(dyr + j), _mm256_loadu_ps(wr + j));
-        const __m256 v = _mm256_fmsub_ps(rv, g, ra);
-        _mm256_storeu_ps(dxr + j, _mm256_fnmadd_ps(xh, rc, v));
-      }
+      row_steps(nc, [&](auto d, Index j) {
+        const auto rv = hn::Set(d, rs);
+        const auto xh = hn::Mul(hn::Sub(hn::LoadU(d, xr + j), hn::Set(d, m)), rv);
+        const auto g = hn::Mul(hn::LoadU(d, dyr + j), hn::LoadU(d, wr + j));
+        const auto v = hn::MulSub(rv, g, hn::Set(d, ra));
+        hn::StoreU(hn::NegMulAdd(xh, hn::Set(d, rc), v), d, dxr + j);
+      });
     }
   }
 }
@@ -137,31 +168,16 @@ void layer_norm_backward_avx2(Index nr, Index nc, const float* w, float* dw, flo
 bool layer_norm_windows_f32(Index nr, Index nc, double eps, const float* w, const float* bs,
                             ConstMat<float> a, const ConstMat<float>* res, MatView<float> s,
                             MatView<float> y, Index batch, float* mean, float* rstd) {
-  layer_norm_windows_avx2(nr, nc, eps, w, bs, a, res, s, y, batch, mean, rstd);
+  layer_norm_windows_vec(nr, nc, eps, w, bs, a, res, s, y, batch, mean, rstd);
   return true;
 }
 
 bool layer_norm_backward_f32(Index nr, Index nc, const float* w, float* dw, float* db,
                              const float* mean, const float* rstd, ConstMat<float> x,
                              ConstMat<float> dy, MatView<float> dx, Index batch) {
-  layer_norm_backward_avx2(nr, nc, w, dw, db, mean, rstd, x, dy, dx, batch);
+  layer_norm_backward_vec(nr, nc, w, dw, db, mean, rstd, x, dy, dx, batch);
   return true;
 }
-
-#else
-
-bool layer_norm_windows_f32(Index, Index, double, const float*, const float*, ConstMat<float>,
-                            const ConstMat<float>*, MatView<float>, MatView<float>, Index, float*,
-                            float*) {
-  return false;
-}
-
-bool layer_norm_backward_f32(Index, Index, const float*, float*, float*, const float*, const float*,
-                             ConstMat<float>, ConstMat<float>, MatView<float>, Index) {
-  return false;
-}
-
-#endif
 
 }  // namespace HWY_NAMESPACE
 }  // namespace shoal::kernels

@@ -3,6 +3,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include "simd.h"  // per target, after foreach_target.h
+#include "vec8.h"  // per target
 
 #include "dispatch.h"
 #include "shoal/kernels/ncf_rows.h"
@@ -11,20 +12,20 @@
 
 #include "shoal/core/error.h"
 
-#include <immintrin.h>  // the AVX2 code of the AVX2 and AVX-512 targets
-
-// The AVX2 and AVX-512 targets run the AVX2 (ymm) code below; SSE4 runs the reference loops.
+// Panels of 8-float groups (vec8.h) on every target: one vector each on AVX2 and AVX-512 (its
+// 256-bit form), two on SSE4 and NEON.
 HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
 namespace HWY_NAMESPACE {
-#if HWY_TARGET <= HWY_AVX2
 namespace {
+
+using v8::F8;
 
 // Every tile keeps 12 accumulators (or fewer in a tail): enough independent FMA chains for the
 // 4-cycle latency on two pipes. NV vectors of outputs per row, MR rows.
 template <int NV>
 constexpr int tile_rows() {
-  return NV == 4 ? 3 : NV == 2 ? 6 : 12;
+  return (NV == 4 ? 3 : NV == 2 ? 6 : 12) / (v8::kParts == 2 && NV < 4 ? 2 : 1);
 }
 
 // Calls f.template operator()<R>(i0) for tiles [i0, i0 + R) covering [0, count), at most MR rows
@@ -55,26 +56,26 @@ inline void for_even_tiles(Index count, F&& f) {
 template <int MR, int NV>
 __attribute__((always_inline)) inline void project_tile(const float* const (&x)[MR], Index e,
                                                         const float* wt, Index l1, float* y) {
-  __m256 acc[MR][NV];
+  F8 acc[MR][NV];
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+    for (int v = 0; v < NV; ++v) acc[r][v] = v8::zero();
   for (Index p = 0; p < e; ++p) {
-    __m256 b[NV];
+    F8 b[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b[v] = _mm256_loadu_ps(wt + p * l1 + 8 * v);
+    for (int v = 0; v < NV; ++v) b[v] = v8::load(wt + p * l1 + 8 * v);
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const __m256 a = _mm256_broadcast_ss(x[r] + p);
+      const F8 a = v8::set(x[r][p]);
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = v8::mul_add(a, b[v], acc[r][v]);
     }
   }
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(y + r * l1 + 8 * v, acc[r][v]);
+    for (int v = 0; v < NV; ++v) v8::store(acc[r][v], y + r * l1 + 8 * v);
 }
 
 template <int NV>
@@ -99,27 +100,27 @@ __attribute__((always_inline)) inline void grad_tile(const float* table, Index l
                                                      const int32_t* list, Index rows,
                                                      const float* dz, Index l1, float* dw,
                                                      Index ldw) {
-  __m256 acc[MR][NV];
+  F8 acc[MR][NV];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_loadu_ps(dw + i * ldw + 8 * v);
+    for (int v = 0; v < NV; ++v) acc[i][v] = v8::load(dw + i * ldw + 8 * v);
   for (Index k = 0; k < rows; ++k) {
     const float* x = table + static_cast<Index>(list[k]) * ld;
-    __m256 b[NV];
+    F8 b[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b[v] = _mm256_loadu_ps(x + 8 * v);
+    for (int v = 0; v < NV; ++v) b[v] = v8::load(x + 8 * v);
 #pragma GCC unroll 12
     for (int i = 0; i < MR; ++i) {
-      const __m256 a = _mm256_broadcast_ss(dz + k * l1 + i);
+      const F8 a = v8::set(dz[k * l1 + i]);
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(a, b[v], acc[i][v]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = v8::mul_add(a, b[v], acc[i][v]);
     }
   }
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(dw + i * ldw + 8 * v, acc[i][v]);
+    for (int v = 0; v < NV; ++v) v8::store(acc[i][v], dw + i * ldw + 8 * v);
 }
 
 // One panel of NV vectors of the rows' elements (offset p0) over all l1 rows of dw, for the
@@ -173,22 +174,6 @@ void rows_weight_grad_impl(const float* table, Index ld, const int32_t* list, In
     if (p0 < e) grad_panel<1>(table, ld, lb, rows, p0, db, l1, dw, ldw);
   }
 }
-
-#else
-
-bool rows_kernels_supported_impl(Index, Index) {
-  return false;
-}
-void project_rows_impl(const float* table, Index ld, const int32_t* list, Index m, Index e,
-                       const float* wt, Index l1, float* proj, bool) {
-  project_rows_ref<float>(table, ld, list, m, e, wt, l1, proj);
-}
-void rows_weight_grad_impl(const float* table, Index ld, const int32_t* list, Index m, Index e,
-                           const float* dz, Index l1, float* dw, Index ldw, bool) {
-  rows_weight_grad_ref<float>(table, ld, list, m, e, dz, l1, dw, ldw);
-}
-
-#endif
 
 }  // namespace HWY_NAMESPACE
 }  // namespace shoal::kernels

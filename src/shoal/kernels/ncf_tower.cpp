@@ -3,6 +3,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include "simd.h"  // per target, after foreach_target.h
+#include "vec8.h"  // per target
 
 #include "dispatch.h"
 #include "shoal/kernels/ncf_tower.h"
@@ -10,17 +11,17 @@
 #include <algorithm>
 #include <cmath>
 
-#include "bce_lanes.h"
 #include "shoal/core/error.h"
 
-#include <immintrin.h>  // the AVX2 code of the AVX2 and AVX-512 targets
-
-// The AVX2 and AVX-512 targets run the AVX2 (ymm) code below; SSE4 runs the reference loops.
+// Tiles of 8-float groups (vec8.h) on every target: one vector each on AVX2 and AVX-512 (its
+// 256-bit form: the tower's widths are multiples of 8, and its logits 8 lanes), two on SSE4
+// and NEON.
 HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
 namespace HWY_NAMESPACE {
-#if HWY_TARGET <= HWY_AVX2
 namespace {
+
+using v8::F8;
 
 // Rows per tile: 6 rows × 2 vectors keep 12 independent FMA chains in registers against 2
 // loads and 6 broadcasts per step (8 rows × 1 vector: 8 chains against 9 loads; 6–8% slower
@@ -30,13 +31,8 @@ constexpr int kRows = static_cast<int>(kNcfFusedTileRows);
 constexpr int kLanes = 8;
 static_assert(kRows <= kLanes);
 
-inline __m256 relu(__m256 x) {
-  return _mm256_max_ps(x, _mm256_setzero_ps());
-}
-// d where y > 0, else 0 (ReLU's backward from its output).
-inline __m256 relu_mask(__m256 y, __m256 d) {
-  return _mm256_and_ps(_mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_GT_OQ), d);
-}
+using v8::relu;
+using v8::relu_mask;
 
 // acc[i][v] += Σ_{p<k} A(i, p)·B[p, 8v..8v+8) for i < MR, A(i, p) = a[i·a_rs + p·a_ks]: per p,
 // one scalar broadcast per row of acc against NV loaded vectors of B. The tiles' products
@@ -44,13 +40,13 @@ inline __m256 relu_mask(__m256 y, __m256 d) {
 // row stride of dz, B = the layer's input, k = the chunk's rows) are both this loop.
 template <int MR, int NV>
 inline void bcast_fma(const float* a, Index a_rs, Index a_ks, const float* b, Index ldb, Index k,
-                      __m256 (&acc)[MR][NV]) {
+                      F8 (&acc)[MR][NV]) {
   for (Index p = 0; p < k; ++p) {
-    __m256 bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = _mm256_loadu_ps(b + p * ldb + 8 * v);
+    F8 bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = v8::load(b + p * ldb + 8 * v);
     for (int i = 0; i < MR; ++i) {
-      const __m256 x = _mm256_broadcast_ss(a + i * a_rs + p * a_ks);
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(x, bv[v], acc[i][v]);
+      const F8 x = v8::set(a[i * a_rs + p * a_ks]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = v8::mul_add(x, bv[v], acc[i][v]);
     }
   }
 }
@@ -67,14 +63,14 @@ inline void layer_forward(const float* x, Index ldx, Index k, const float* wt, c
                           float* y) {
   constexpr int NV = vecs_per_pass<L>();
   for (int v0 = 0; v0 < L / 8; v0 += NV) {
-    __m256 acc[kRows][NV];
+    F8 acc[kRows][NV];
     for (int v = 0; v < NV; ++v) {
-      const __m256 b = _mm256_loadu_ps(bias + 8 * (v0 + v));
+      const F8 b = v8::load(bias + 8 * (v0 + v));
       for (int r = 0; r < kRows; ++r) acc[r][v] = b;
     }
     bcast_fma<kRows, NV>(x, ldx, 1, wt + 8 * v0, L, k, acc);
     for (int r = 0; r < kRows; ++r)
-      for (int v = 0; v < NV; ++v) _mm256_store_ps(y + r * L + 8 * (v0 + v), relu(acc[r][v]));
+      for (int v = 0; v < NV; ++v) v8::store_aligned(relu(acc[r][v]), y + r * L + 8 * (v0 + v));
   }
 }
 // d_in[r, :] = mask(y_in > 0, d_out[r, :]·W) for L inputs, W [k, L] (k outputs); [kRows, L].
@@ -83,14 +79,14 @@ inline void layer_input_grad(const float* d_out, Index k, const float* w, const 
                              float* d_in) {
   constexpr int NV = vecs_per_pass<L>();
   for (int v0 = 0; v0 < L / 8; v0 += NV) {
-    __m256 acc[kRows][NV];
+    F8 acc[kRows][NV];
     for (auto& row : acc)
-      for (auto& x : row) x = _mm256_setzero_ps();
+      for (auto& x : row) x = v8::zero();
     bcast_fma<kRows, NV>(d_out, k, 1, w + 8 * v0, L, k, acc);
     for (int r = 0; r < kRows; ++r)
       for (int v = 0; v < NV; ++v) {
         const Index o = r * L + 8 * (v0 + v);
-        _mm256_store_ps(d_in + o, relu_mask(_mm256_load_ps(y_in + o), acc[r][v]));
+        v8::store_aligned(relu_mask(v8::load_aligned(y_in + o), acc[r][v]), d_in + o);
       }
   }
 }
@@ -99,12 +95,12 @@ inline void layer_input_grad(const float* d_out, Index k, const float* w, const 
 template <int MR, int NV>
 inline void grad_block(const float* a, Index a_rs, Index a_ks, const float* x, Index ldx, Index k,
                        float* dw, Index ldw) {
-  __m256 acc[MR][NV];
+  F8 acc[MR][NV];
   for (int i = 0; i < MR; ++i)
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_loadu_ps(dw + i * ldw + 8 * v);
+    for (int v = 0; v < NV; ++v) acc[i][v] = v8::load(dw + i * ldw + 8 * v);
   bcast_fma<MR, NV>(a, a_rs, a_ks, x, ldx, k, acc);
   for (int i = 0; i < MR; ++i)
-    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(dw + i * ldw + 8 * v, acc[i][v]);
+    for (int v = 0; v < NV; ++v) v8::store(acc[i][v], dw + i * ldw + 8 * v);
 }
 
 // The weight gradient of a chunk, dw[o, :] += Σ_r D(r, o)·X[r, :] for o < m, D(r, o) =
@@ -132,21 +128,10 @@ inline void chunk_weight_grad(const float* d, Index ldd, const float* x, Index n
 template <int L>
 inline void bias_grad(const float* d, float* db) {
   for (int v = 0; v < L / 8; ++v) {
-    __m256 s = _mm256_loadu_ps(db + 8 * v);
-    for (int r = 0; r < kRows; ++r) s = _mm256_add_ps(s, _mm256_load_ps(d + r * L + 8 * v));
-    _mm256_storeu_ps(db + 8 * v, s);
+    F8 s = v8::load(db + 8 * v);
+    for (int r = 0; r < kRows; ++r) s = v8::add(s, v8::load_aligned(d + r * L + 8 * v));
+    v8::store(s, db + 8 * v);
   }
-}
-
-// Lane r of the result = the sum of the 8 lanes of s[r].
-inline __m256 lane_sums(const __m256 (&s)[kLanes]) {
-  const __m256 t0 = _mm256_hadd_ps(s[0], s[1]);
-  const __m256 t1 = _mm256_hadd_ps(s[2], s[3]);
-  const __m256 t2 = _mm256_hadd_ps(s[4], s[5]);
-  const __m256 t3 = _mm256_hadd_ps(s[6], s[7]);
-  const __m256 u0 = _mm256_hadd_ps(t0, t1);  // per 128-bit half: rows 0..3
-  const __m256 u1 = _mm256_hadd_ps(t2, t3);  // rows 4..7
-  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
 }
 
 // One tile: rows [t0, t0 + valid) of the chunk (valid ≤ kRows; the padding rows repeat the
@@ -174,59 +159,57 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
 
   // Forward: the first layer from the rows' projections and the context, then the tower.
   for (int v0 = 0; v0 < L1 / 8; v0 += 2) {
-    __m256 acc[kRows][2];
+    F8 acc[kRows][2];
     for (int v = 0; v < 2; ++v) {
-      const __m256 b = _mm256_loadu_ps(a.b1 + 8 * (v0 + v));
+      const F8 b = v8::load(a.b1 + 8 * (v0 + v));
       for (int r = 0; r < kRows; ++r)
-        acc[r][v] = _mm256_add_ps(_mm256_add_ps(b, _mm256_loadu_ps(pu[r] + 8 * (v0 + v))),
-                                  _mm256_loadu_ps(qi[r] + 8 * (v0 + v)));
+        acc[r][v] =
+            v8::add(v8::add(b, v8::load(pu[r] + 8 * (v0 + v))), v8::load(qi[r] + 8 * (v0 + v)));
     }
     bcast_fma<kRows, 2>(ctx, a.ld_ctx, 1, a.wc_t + 8 * v0, L1, a.c, acc);
     for (int r = 0; r < kRows; ++r)
-      for (int v = 0; v < 2; ++v) _mm256_store_ps(h1 + r * L1 + 8 * (v0 + v), relu(acc[r][v]));
+      for (int v = 0; v < 2; ++v) v8::store_aligned(relu(acc[r][v]), h1 + r * L1 + 8 * (v0 + v));
   }
   layer_forward<L2>(h1, L1, L1, a.w2_t, a.b2, h2);
   layer_forward<L3>(h2, L2, L2, a.w3_t, a.b3, h3);
   // GMF product and the predict layer: z[r] = b_p + w_p · [g[r], h3[r]].
-  __m256 zv;
+  F8 zv;
   {
-    __m256 s[kLanes];
-    for (int r = kRows; r < kLanes; ++r) s[r] = _mm256_setzero_ps();
+    F8 s[kLanes];
+    for (int r = kRows; r < kLanes; ++r) s[r] = v8::zero();
     for (int r = 0; r < kRows; ++r) {
       const float* pg = a.pg + static_cast<Index>(u[r]) * F;
       const float* qg = a.qg + static_cast<Index>(it[r]) * F;
-      __m256 acc = _mm256_setzero_ps();
+      F8 acc = v8::zero();
       for (int v = 0; v < F / 8; ++v) {
-        const __m256 gv = _mm256_mul_ps(_mm256_loadu_ps(pg + 8 * v), _mm256_loadu_ps(qg + 8 * v));
-        _mm256_store_ps(g + r * F + 8 * v, gv);
-        acc = _mm256_fmadd_ps(gv, _mm256_loadu_ps(a.wp + 8 * v), acc);
+        const F8 gv = v8::mul(v8::load(pg + 8 * v), v8::load(qg + 8 * v));
+        v8::store_aligned(gv, g + r * F + 8 * v);
+        acc = v8::mul_add(gv, v8::load(a.wp + 8 * v), acc);
       }
       for (int v = 0; v < L3 / 8; ++v)
-        acc = _mm256_fmadd_ps(_mm256_load_ps(h3 + r * L3 + 8 * v),
-                              _mm256_loadu_ps(a.wp + F + 8 * v), acc);
+        acc = v8::mul_add(v8::load_aligned(h3 + r * L3 + 8 * v), v8::load(a.wp + F + 8 * v), acc);
       s[r] = acc;
     }
-    zv = _mm256_add_ps(lane_sums(s), _mm256_set1_ps(a.bp));
+    zv = v8::add(v8::lane_sums(s), v8::set(a.bp));
   }
   // BCE-with-logits on the logits' lanes by bce.h's lanes, as the layer-by-layer path
   // (bitwise the same per row); the padding rows' labels and dz are 0. The logits stay in a
-  // register and the labels are a masked load: through bce_logits, the padded copies
-  // (scalar stores read back as a vector, which the store buffer cannot forward) cost about 3%
-  // of the pass.
+  // register and the labels are a masked load where the target has one: through bce_logits,
+  // the padded copies (scalar stores read back as a vector, which the store buffer cannot
+  // forward) cost about 3% of the pass.
   {
-    const __m256i live = detail::lanes_below(valid);
-    __m256 d;
+    F8 d;
     alignas(32) float l[kLanes];
-    _mm256_store_ps(l, detail::bce_logit8(zv, _mm256_maskload_ps(a.labels + t0, live),
-                                          _mm256_set1_ps(a.scale), d));
-    _mm256_store_ps(dz, _mm256_and_ps(d, _mm256_castsi256_ps(live)));
+    v8::store_aligned(v8::bce_logit(zv, v8::load_first(a.labels + t0, valid), v8::set(a.scale), d),
+                      l);
+    v8::store_aligned(v8::first(d, valid), dz);
     double sum = 0;  // in row order, as bce_logits
     for (Index r = 0; r < valid; ++r) sum += static_cast<double>(l[r]);
     loss += sum;
   }
   if (a.logits != nullptr) {
     alignas(32) float z[kLanes];
-    _mm256_store_ps(z, zv);
+    v8::store_aligned(zv, z);
     std::copy_n(z, valid, a.logits + t0);
   }
 
@@ -238,27 +221,25 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
   grad_block<1, L3 / 8>(dz, 0, 1, h3, L3, kRows, a.dwp + F, 0);
   // GMF: d(P_g[u]) += dg ⊙ Q_g[i], d(Q_g[i]) += dg ⊙ P_g[u], dg = dz·w_p[:F], in row order.
   for (int r = 0; r < valid; ++r) {
-    const __m256 d = _mm256_set1_ps(dz[r]);
+    const F8 d = v8::set(dz[r]);
     const float* pg = a.pg + static_cast<Index>(u[r]) * F;
     const float* qg = a.qg + static_cast<Index>(it[r]) * F;
     float* gp = a.gpg + static_cast<Index>(a.slot_u[u[r]]) * F;
     float* gq = a.gqg + static_cast<Index>(a.slot_i[it[r]]) * F;
     for (int v = 0; v < F / 8; ++v) {
-      const __m256 dg = _mm256_mul_ps(d, _mm256_loadu_ps(a.wp + 8 * v));
-      _mm256_storeu_ps(gp + 8 * v, _mm256_fmadd_ps(dg, _mm256_loadu_ps(qg + 8 * v),
-                                                   _mm256_loadu_ps(gp + 8 * v)));
-      _mm256_storeu_ps(gq + 8 * v, _mm256_fmadd_ps(dg, _mm256_loadu_ps(pg + 8 * v),
-                                                   _mm256_loadu_ps(gq + 8 * v)));
+      const F8 dg = v8::mul(d, v8::load(a.wp + 8 * v));
+      v8::store(v8::mul_add(dg, v8::load(qg + 8 * v), v8::load(gp + 8 * v)), gp + 8 * v);
+      v8::store(v8::mul_add(dg, v8::load(pg + 8 * v), v8::load(gq + 8 * v)), gq + 8 * v);
     }
   }
   // The tower, top down: d3 = mask(dz·w_p[F:]), then each layer's db and input gradient
   // (the weight gradients run once per chunk, run_chunk).
   for (int r = 0; r < kRows; ++r) {
-    const __m256 d = _mm256_set1_ps(dz[r]);
+    const F8 d = v8::set(dz[r]);
     for (int v = 0; v < L3 / 8; ++v) {
       const Index o = r * L3 + 8 * v;
-      _mm256_store_ps(d3 + o, relu_mask(_mm256_load_ps(h3 + o),
-                                        _mm256_mul_ps(d, _mm256_loadu_ps(a.wp + F + 8 * v))));
+      v8::store_aligned(relu_mask(v8::load_aligned(h3 + o), v8::mul(d, v8::load(a.wp + F + 8 * v))),
+                        d3 + o);
     }
   }
   bias_grad<L3>(d3, a.db3);
@@ -272,9 +253,9 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
     float* au = a.dz_u + static_cast<Index>(a.slot_u[u[r]]) * L1;
     float* ai = a.dz_i + static_cast<Index>(a.slot_i[it[r]]) * L1;
     for (int v = 0; v < L1 / 8; ++v) {
-      const __m256 d = _mm256_load_ps(d1 + r * L1 + 8 * v);
-      _mm256_storeu_ps(au + 8 * v, _mm256_add_ps(_mm256_loadu_ps(au + 8 * v), d));
-      _mm256_storeu_ps(ai + 8 * v, _mm256_add_ps(_mm256_loadu_ps(ai + 8 * v), d));
+      const F8 d = v8::load_aligned(d1 + r * L1 + 8 * v);
+      v8::store(v8::add(v8::load(au + 8 * v), d), au + 8 * v);
+      v8::store(v8::add(v8::load(ai + 8 * v), d), ai + 8 * v);
     }
   }
 }
@@ -334,19 +315,6 @@ double ncf_fused_chunk_impl(Index l1, Index l2, Index l3, Index f, const NcfFuse
   SHOAL_CHECK(false, "no fused NCF kernel for widths {}, {}, {}, factors {}", l1, l2, l3, f);
   return 0;
 }
-
-#else
-
-bool ncf_fused_supported_impl(Index, Index, Index, Index) {
-  return false;
-}
-double ncf_fused_chunk_impl(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk&) {
-  SHOAL_CHECK(false, "no fused NCF kernel in this build (needs AVX2 and FMA): {}, {}, {}, {}", l1,
-              l2, l3, f);
-  return 0;
-}
-
-#endif
 
 }  // namespace HWY_NAMESPACE
 }  // namespace shoal::kernels

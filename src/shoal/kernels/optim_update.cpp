@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "dispatch.h"
+#include "shoal/core/prefetch.h"
 #include "shoal/kernels/optim_update.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -197,6 +198,53 @@ void sparse_adam_any(Index n, T* p, const T* g, T* m, T* v, T lerp_w1, T lerp_w2
       p, g, m, v);
 }
 
+// Rows ahead whose lines are prefetched: a touched row's value, moments and gradient are
+// random lines of tables that outgrow L1 (and, with several trainer threads, often lines
+// another core wrote last).
+constexpr size_t kRowsAhead = 4;
+
+template <class T, bool kDense>
+void sparse_rows_pass(std::span<const int32_t> rows, std::span<const SparseTable<T>> tables,
+                      const SparseStep<T>& s) {
+  for (size_t k = 0; k < rows.size(); ++k) {
+    for (const SparseTable<T>& t : tables) {
+      if (s.prefetch && k + kRowsAhead < rows.size()) {
+        const Index o = static_cast<Index>(rows[k + kRowsAhead]) * t.width;
+        prefetch_span<true>(t.value + o, t.width);
+        prefetch_span<true>(t.m + o, t.width);
+        prefetch_span<true>(t.v + o, t.width);
+        prefetch_span(t.grad(static_cast<Index>(k + kRowsAhead)), t.width);
+      }
+      const Index o = static_cast<Index>(rows[k]) * t.width;
+      const T* g = t.grad(static_cast<Index>(k));
+      if constexpr (kDense)
+        adam_pass<T, AdamDecay::kNone, false>(t.width, t.value + o, g, t.m + o, t.v + o, nullptr,
+                                              s.adam);
+      else
+        sparse_adam_any<T>(t.width, t.value + o, g, t.m + o, t.v + o, s.sparse.lerp_w1,
+                           s.sparse.lerp_w2, s.sparse.neg_step_size, s.sparse.eps);
+    }
+  }
+}
+
+template <class T>
+void sparse_rows_any(std::span<const int32_t> rows, std::span<const SparseTable<T>> tables,
+                     const SparseStep<T>& s) {
+  if (s.dense_eps)
+    sparse_rows_pass<T, true>(rows, tables, s);
+  else
+    sparse_rows_pass<T, false>(rows, tables, s);
+}
+
+void sparse_rows_f32(std::span<const int32_t> rows, std::span<const SparseTable<float>> tables,
+                     const SparseStep<float>& s) {
+  sparse_rows_any<float>(rows, tables, s);
+}
+void sparse_rows_f64(std::span<const int32_t> rows, std::span<const SparseTable<double>> tables,
+                     const SparseStep<double>& s) {
+  sparse_rows_any<double>(rows, tables, s);
+}
+
 void adam_f32(AdamDecay decay, bool amsgrad, Index n, float* p, const float* g, float* m, float* v,
               float* vmax, const AdamScalars<float>& s) {
   adam_any<float>(decay, amsgrad, n, p, g, m, v, vmax, s);
@@ -233,6 +281,17 @@ HWY_EXPORT(sgd_f32);
 HWY_EXPORT(sgd_f64);
 HWY_EXPORT(sparse_adam_f32);
 HWY_EXPORT(sparse_adam_f64);
+HWY_EXPORT(sparse_rows_f32);
+HWY_EXPORT(sparse_rows_f64);
+
+template <class T>
+void sparse_rows_update(std::span<const int32_t> rows, std::span<const SparseTable<T>> tables,
+                        const SparseStep<T>& s) {
+  if constexpr (std::is_same_v<T, float>)
+    SHOAL_DISPATCH(sparse_rows_f32)(rows, tables, s);
+  else
+    SHOAL_DISPATCH(sparse_rows_f64)(rows, tables, s);
+}
 
 template <class T>
 void adam_update(AdamDecay decay, bool amsgrad, Index n, T* p, const T* g, T* m, T* v, T* vmax,
@@ -260,11 +319,13 @@ void sparse_adam_update(Index n, T* p, const T* g, T* m, T* v, T lerp_w1, T lerp
     SHOAL_DISPATCH(sparse_adam_f64)(n, p, g, m, v, lerp_w1, lerp_w2, neg_step_size, eps);
 }
 
-#define SHOAL_INSTANTIATE(T)                                                     \
-  template void adam_update<T>(AdamDecay, bool, Index, T*, const T*, T*, T*, T*, \
-                               const AdamScalars<T>&);                           \
-  template void sgd_update<T>(Index, T*, const T*, T*, const SgdScalars<T>&);    \
-  template void sparse_adam_update<T>(Index, T*, const T*, T*, T*, T, T, T, T);
+#define SHOAL_INSTANTIATE(T)                                                                     \
+  template void adam_update<T>(AdamDecay, bool, Index, T*, const T*, T*, T*, T*,                 \
+                               const AdamScalars<T>&);                                           \
+  template void sgd_update<T>(Index, T*, const T*, T*, const SgdScalars<T>&);                    \
+  template void sparse_adam_update<T>(Index, T*, const T*, T*, T*, T, T, T, T);                  \
+  template void sparse_rows_update<T>(std::span<const int32_t>, std::span<const SparseTable<T>>, \
+                                      const SparseStep<T>&);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)
 #undef SHOAL_INSTANTIATE

@@ -46,10 +46,28 @@ void sparse_adam_update_ref(Index n, T* p, const T* g, T* m, T* v, T lerp_w1, T 
   }
 }
 
-#define SHOAL_INSTANTIATE(T)                                                         \
-  template void adam_update_ref<T>(AdamDecay, bool, Index, T*, const T*, T*, T*, T*, \
-                                   const AdamScalars<T>&);                           \
-  template void sgd_update_ref<T>(Index, T*, const T*, T*, const SgdScalars<T>&);    \
+template <class T>
+void sparse_rows_update_ref(std::span<const int32_t> rows, std::span<const SparseTable<T>> tables,
+                            const SparseStep<T>& s) {
+  for (size_t k = 0; k < rows.size(); ++k)
+    for (const SparseTable<T>& t : tables) {
+      const Index o = static_cast<Index>(rows[k]) * t.width;
+      const T* g = t.grad(static_cast<Index>(k));
+      if (s.dense_eps)
+        adam_update_ref<T>(AdamDecay::kNone, false, t.width, t.value + o, g, t.m + o, t.v + o,
+                           nullptr, s.adam);
+      else
+        sparse_adam_update_ref<T>(t.width, t.value + o, g, t.m + o, t.v + o, s.sparse.lerp_w1,
+                                  s.sparse.lerp_w2, s.sparse.neg_step_size, s.sparse.eps);
+    }
+}
+
+#define SHOAL_INSTANTIATE(T)                                                                      \
+  template void sparse_rows_update_ref<T>(std::span<const int32_t>,                               \
+                                          std::span<const SparseTable<T>>, const SparseStep<T>&); \
+  template void adam_update_ref<T>(AdamDecay, bool, Index, T*, const T*, T*, T*, T*,              \
+                                   const AdamScalars<T>&);                                        \
+  template void sgd_update_ref<T>(Index, T*, const T*, T*, const SgdScalars<T>&);                 \
   template void sparse_adam_update_ref<T>(Index, T*, const T*, T*, T*, T, T, T, T);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)

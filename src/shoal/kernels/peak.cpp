@@ -4,8 +4,6 @@
 
 #include "simd.h"  // per target, after foreach_target.h
 
-#include <immintrin.h>  // _mm_pause: SSE2, in every x86-64 baseline
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,6 +14,23 @@
 #include "shoal/core/thread_pool.h"
 #include "shoal/kernels/isa.h"
 #include "shoal/kernels/peak.h"
+
+#if HWY_ONCE
+namespace shoal::kernels {
+namespace {
+
+// The spin-wait hint: PAUSE (SSE2, in every x86-64 baseline) or Arm's YIELD.
+inline void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+}  // namespace shoal::kernels
+#endif  // HWY_ONCE
 
 // The FMA loop is compiled per target: xmm on SSE4 (which has no FMA: a multiply and an add,
 // counted as 2 FLOPs as an FMA is), ymm on AVX2, zmm on AVX-512.
@@ -87,8 +102,16 @@ double fma_gflops_best_chunk(Isa isa, double seconds) {
     case Isa::kAvx2:
       return N_AVX2::fma_gflops_best_chunk_impl(seconds);
 #endif
+#if HWY_TARGETS & HWY_NEON
+    case Isa::kNeon:
+      return N_NEON::fma_gflops_best_chunk_impl(seconds);
+#endif
     default:
+#if HWY_TARGETS & HWY_SSSE3
       return N_SSSE3::fma_gflops_best_chunk_impl(seconds);
+#else
+      return HWY_STATIC_DISPATCH(fma_gflops_best_chunk_impl)(seconds);
+#endif
   }
 }
 
@@ -105,7 +128,7 @@ double measure_core_round_trip_ns(int cpu_a, int cpu_b, int round_trips) {
   std::thread partner([&] {
     if (!pin_current_thread(cpu_b)) pinned_b.store(false);
     for (int k = 1; k <= kRounds * round_trips; ++k) {
-      while (ping.v.load(std::memory_order_acquire) != k) _mm_pause();
+      while (ping.v.load(std::memory_order_acquire) != k) spin_pause();
       pong.v.store(k, std::memory_order_release);
     }
   });
@@ -117,7 +140,7 @@ double measure_core_round_trip_ns(int cpu_a, int cpu_b, int round_trips) {
       const auto t0 = Clock::now();
       for (int i = 0; i < round_trips; ++i) {
         ping.v.store(++k, std::memory_order_release);
-        while (pong.v.load(std::memory_order_acquire) != k) _mm_pause();
+        while (pong.v.load(std::memory_order_acquire) != k) spin_pause();
       }
       ns.push_back(seconds_since(t0) * 1e9 / round_trips);
     }

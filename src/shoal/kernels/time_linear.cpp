@@ -1,13 +1,12 @@
-// The time-Linear weight gradient (time_linear.h): for float with AVX2 four rows of g against
-// one row of x per step, the partial sums kept as 8-lane vectors across windows and reduced
-// once at the end; otherwise 8 lanes of T per (o, i) row pair.
+// The time-Linear weight gradient (time_linear.h): four rows of g against one row of x per
+// step, full vectors of the target (16 floats on AVX-512), the partial sums folded to 8 lanes
+// and kept across windows in `acc`, reduced once at the end.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "shoal/kernels/time_linear.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include "simd.h"  // per target, after foreach_target.h
-
-#include <immintrin.h>
+#include "vec8.h"  // per target
 
 #include <algorithm>
 #include <type_traits>
@@ -16,18 +15,52 @@
 #include "shoal/kernels/reduce.h"
 #include "shoal/kernels/time_linear.h"
 
-// The float kernel is AVX2 (ymm) code on the AVX2 and AVX-512 targets; SSE4 takes the loops
-// below (returns false).
 HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
 namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+namespace {
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+constexpr Index kN = static_cast<Index>(hn::MaxLanes(DF()));
+
+// acc[q·ni·8 ..] += Σ_j g_q[j]·x[j] for the R rows g_q, lanes kept apart: full vectors, then
+// one 8-lane step where the vectors are wider, the last elements into lane 0.
+template <int R>
+HWY_INLINE void dot_rows(const float* const (&g)[R], const float* x, Index c, float* acc,
+                         Index stride) {
+  const DF d;
+  const v8::D d8;
+  VF a[R];
+  for (int q = 0; q < R; ++q) a[q] = hn::Zero(d);
+  Index j = 0;
+  for (; j + kN <= c; j += kN) {
+    const VF xv = hn::LoadU(d, x + j);
+    for (int q = 0; q < R; ++q) a[q] = hn::MulAdd(hn::LoadU(d, g[q] + j), xv, a[q]);
+  }
+  v8::V f[R];
+  for (int q = 0; q < R; ++q) f[q] = v8::fold8(d, a[q]);
+  if constexpr (kN > 8) {
+    if (j + 8 <= c) {
+      const v8::V xv = hn::LoadU(d8, x + j);
+      for (int q = 0; q < R; ++q) f[q] = hn::MulAdd(hn::LoadU(d8, g[q] + j), xv, f[q]);
+      j += 8;
+    }
+  }
+  for (int q = 0; q < R; ++q) {
+    float* p = acc + q * stride;
+    hn::StoreU(hn::Add(hn::LoadU(d8, p), f[q]), d8, p);
+    for (Index t = j; t < c; ++t) p[0] += g[q][t] * x[t];
+  }
+}
+
+}  // namespace
 
 bool time_weight_grad_f32(Index no, Index ni, Index c, Index batch, const float* g, Index ldg,
                           const float* x, Index ldx, float* dw, float* acc) {
-#if HWY_TARGET <= HWY_AVX2
-  // Four rows of g against one row of x per step: 5 loads per 4 FMAs, the partial sums kept
-  // as 8-lane vectors across windows and reduced once at the end.
-  const Index cv = c / 8 * 8;
+  // Four rows of g against one row of x per step: 5 loads per 4 FMAs.
   std::fill(acc, acc + no * ni * 8, 0.0f);
   for (Index b = 0; b < batch; ++b) {
     const float* gb = g + b * no * ldg;
@@ -35,37 +68,14 @@ bool time_weight_grad_f32(Index no, Index ni, Index c, Index batch, const float*
     Index o = 0;
     for (; o + 4 <= no; o += 4)
       for (Index i = 0; i < ni; ++i) {
-        const float* xr = xb + i * ldx;
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        for (Index j = 0; j < cv; j += 8) {
-          const __m256 xv = _mm256_loadu_ps(xr + j);
-          a0 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + o * ldg + j), xv, a0);
-          a1 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + (o + 1) * ldg + j), xv, a1);
-          a2 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + (o + 2) * ldg + j), xv, a2);
-          a3 = _mm256_fmadd_ps(_mm256_loadu_ps(gb + (o + 3) * ldg + j), xv, a3);
-        }
-        float* p = acc + (o * ni + i) * 8;
-        _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a0));
-        p += ni * 8;
-        _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a1));
-        p += ni * 8;
-        _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a2));
-        p += ni * 8;
-        _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a3));
-        for (Index j = cv; j < c; ++j)
-          for (Index q = 0; q < 4; ++q)
-            acc[((o + q) * ni + i) * 8] += gb[(o + q) * ldg + j] * xr[j];
+        const float* rows[4] = {gb + o * ldg, gb + (o + 1) * ldg, gb + (o + 2) * ldg,
+                                gb + (o + 3) * ldg};
+        dot_rows<4>(rows, xb + i * ldx, c, acc + (o * ni + i) * 8, ni * 8);
       }
     for (; o < no; ++o)
       for (Index i = 0; i < ni; ++i) {
-        const float* xr = xb + i * ldx;
-        const float* gr = gb + o * ldg;
-        __m256 a0 = _mm256_setzero_ps();
-        for (Index j = 0; j < cv; j += 8)
-          a0 = _mm256_fmadd_ps(_mm256_loadu_ps(gr + j), _mm256_loadu_ps(xr + j), a0);
-        float* p = acc + (o * ni + i) * 8;
-        _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), a0));
-        for (Index j = cv; j < c; ++j) p[0] += gr[j] * xr[j];
+        const float* rows[1] = {gb + o * ldg};
+        dot_rows<1>(rows, xb + i * ldx, c, acc + (o * ni + i) * 8, ni * 8);
       }
   }
   for (Index k = 0; k < no * ni; ++k) {
@@ -73,12 +83,6 @@ bool time_weight_grad_f32(Index no, Index ni, Index c, Index batch, const float*
     dw[k] += ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
   }
   return true;
-#else
-  static_cast<void>(no), static_cast<void>(ni), static_cast<void>(c), static_cast<void>(batch);
-  static_cast<void>(g), static_cast<void>(ldg), static_cast<void>(x), static_cast<void>(ldx);
-  static_cast<void>(dw), static_cast<void>(acc);
-  return false;
-#endif
 }
 
 }  // namespace HWY_NAMESPACE

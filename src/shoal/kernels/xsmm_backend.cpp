@@ -1,6 +1,10 @@
 #include "xsmm_backend.h"
 
+// SHOAL_HAVE_XSMM (CMakeLists.txt): libxsmm's JIT kernels where it is built (x86); elsewhere
+// xsmm_kernel answers "no kernel" and every caller takes its OpenBLAS or own-kernel path.
+#if SHOAL_HAVE_XSMM
 #include <libxsmm.h>
+#endif
 
 #include <array>
 #include <cstdlib>
@@ -15,6 +19,7 @@
 
 namespace shoal::kernels::detail {
 
+#if SHOAL_HAVE_XSMM
 namespace {
 
 // Whether the process started with `name` in its environment (/proc/self/environ is the
@@ -50,6 +55,7 @@ void narrow_libxsmm_target() {
       libxsmm_set_target_arch("generic");
       break;
     case Isa::kAvx512:
+    case Isa::kNeon:
       break;
   }
 }
@@ -64,6 +70,9 @@ void backend_init() {
     narrow_libxsmm_target();
   });
 }
+#else
+void backend_init() {}
+#endif
 
 namespace {
 
@@ -90,18 +99,23 @@ uint32_t hash_key(const XsmmKey& k) {
 template <class T>
 XsmmFn<T> dispatch_uncached(const XsmmKey& key) {
   backend_init();
+#if !SHOAL_HAVE_XSMM
+  static_cast<void>(key);
+  return nullptr;
+#else
   const libxsmm_blasint m = key.m, n = key.n, k = key.k;
   const libxsmm_blasint lda = key.lda, ldb = key.ldb, ldc = key.ldc;
   const int flags = key.trans_b ? LIBXSMM_GEMM_FLAG_TRANS_B : 0;
   const int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
   const T alpha = 1, beta = key.beta_one ? 1 : 0;
   if constexpr (sizeof(T) == 4) {
-    return reinterpret_cast<XsmmFn<T>>(
+    return reinterpret_cast<XsmmFn<T> >(
         libxsmm_smmdispatch(m, n, k, &lda, &ldb, &ldc, &alpha, &beta, &flags, &prefetch));
   } else {
-    return reinterpret_cast<XsmmFn<T>>(
+    return reinterpret_cast<XsmmFn<T> >(
         libxsmm_dmmdispatch(m, n, k, &lda, &ldb, &ldc, &alpha, &beta, &flags, &prefetch));
   }
+#endif
 }
 
 }  // namespace

@@ -43,15 +43,6 @@ void SparseAdam<T>::begin_step() {
   }
 }
 
-namespace {
-
-// Rows ahead whose lines are prefetched: a touched row's value, moments and gradient are
-// random lines of tables that outgrow L1 (and, with several trainer threads, often lines
-// another core wrote last).
-constexpr size_t kRowsAhead = 4;
-
-}  // namespace
-
 template <class T>
 Index SparseAdam<T>::checked_width(const Arena& arena, const Param<T>& table) const {
   SHOAL_CHECK(step_ > 0, "SparseAdam: update_rows() before begin_step()");
@@ -63,23 +54,6 @@ Index SparseAdam<T>::checked_width(const Arena& arena, const Param<T>& table) co
               "SparseAdam: the table does not belong to this arena");
   const Index n_rows = table.shape.rank == 0 ? 1 : table.shape[0];
   return table.value.numel() / n_rows;
-}
-
-template <class T>
-void SparseAdam<T>::update_row(T* p, const T* g, T* m, T* v, Index width) const {
-  if (cfg_.dense_eps) {
-    const kernels::AdamScalars<T> s{.lerp_w = lerp_w1_,
-                                    .beta2 = beta2_,
-                                    .one_minus_beta2 = lerp_w2_,
-                                    .neg_step_size = neg_step_size_,
-                                    .inv_bias2_sqrt = inv_bias2_sqrt_,
-                                    .eps = eps_};
-    kernels::adam_update<T>(kernels::AdamDecay::kNone, false, width, p, g, m, v, nullptr, s);
-  } else {
-    // torch.optim.SparseAdam: old += (1 - b)·(new - old) for both moments, then
-    // p += (-step_size) · (m / (sqrt(v) + eps)).
-    kernels::sparse_adam_update<T>(width, p, g, m, v, lerp_w1_, lerp_w2_, neg_step_size_, eps_);
-  }
 }
 
 // The single-table forms are the one-pass update with one table.
@@ -101,17 +75,10 @@ void SparseAdam<T>::update_rows(const Arena& arena, const Param<T>& table,
 template <class T>
 void SparseAdam<T>::update_rows(const Arena& arena, std::span<const int32_t> rows,
                                 std::span<const TableRows> tables) const {
-  struct Table {
-    T *value, *m, *v;
-    const T* g;
-    const T* const* ptrs;
-    Index width, ldg, rows = 0;
-    const T* grad(size_t k) const { return ptrs ? ptrs[k] : g + static_cast<Index>(k) * ldg; }
-  };
-  constexpr size_t kMaxTables = 4;
-  SHOAL_CHECK(tables.size() <= kMaxTables, "SparseAdam: {} tables in one pass, at most {}",
-              tables.size(), kMaxTables);
-  Table t[kMaxTables];
+  SHOAL_CHECK(tables.size() <= kernels::kSparseMaxTables,
+              "SparseAdam: {} tables in one pass, at most {}", tables.size(),
+              kernels::kSparseMaxTables);
+  kernels::SparseTable<T> t[kernels::kSparseMaxTables];
   // Rows that sweep every table forward are left to the hardware prefetchers.
   const bool ascending = std::is_sorted(rows.begin(), rows.end());
   bool prefetch = false;
@@ -128,32 +95,33 @@ void SparseAdam<T>::update_rows(const Arena& arena, std::span<const int32_t> row
       SHOAL_CHECK(ptrs.size() == rows.size(),
                   "SparseAdam: {} row gradients of table {} for {} rows", ptrs.size(), j,
                   rows.size());
-    t[j] = {table.value.data,
-            arena.optim_state<T>(0) + table.offset,
-            arena.optim_state<T>(1) + table.offset,
-            grads.data,
-            ptrs.empty() ? nullptr : ptrs.data(),
-            width,
-            grads.ld};
-    t[j].rows = table.shape.rank == 0 ? 1 : table.shape[0];
-    prefetch = prefetch || !ascending || !dense_rows(static_cast<Index>(rows.size()), t[j].rows);
+    t[j] = {.value = table.value.data,
+            .m = arena.optim_state<T>(0) + table.offset,
+            .v = arena.optim_state<T>(1) + table.offset,
+            .g = grads.data,
+            .ptrs = ptrs.empty() ? nullptr : ptrs.data(),
+            .width = width,
+            .ldg = grads.ld};
+    const Index n_rows = table.shape.rank == 0 ? 1 : table.shape[0];
+#ifndef NDEBUG
+    for (const int32_t r : rows) SHOAL_DCHECK(r >= 0 && r < n_rows);
+#endif
+    prefetch = prefetch || !ascending || !dense_rows(static_cast<Index>(rows.size()), n_rows);
   }
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const Index r = rows[k];
-    for (size_t j = 0; j < tables.size(); ++j) {
-      const Table& tj = t[j];
-      if (prefetch && k + kRowsAhead < rows.size()) {
-        const Index o = static_cast<Index>(rows[k + kRowsAhead]) * tj.width;
-        prefetch_span<true>(tj.value + o, tj.width);
-        prefetch_span<true>(tj.m + o, tj.width);
-        prefetch_span<true>(tj.v + o, tj.width);
-        prefetch_span(tj.grad(k + kRowsAhead), tj.width);
-      }
-      SHOAL_DCHECK(r >= 0 && r < tj.rows);
-      const Index o = r * tj.width;
-      update_row(tj.value + o, tj.grad(k), tj.m + o, tj.v + o, tj.width);
-    }
-  }
+  // The whole step in one dispatched call: per row, the call was a visible share of an
+  // 8-float row's update.
+  kernels::SparseStep<T> s;
+  s.dense_eps = cfg_.dense_eps;
+  s.adam = {.lerp_w = lerp_w1_,
+            .beta2 = beta2_,
+            .one_minus_beta2 = lerp_w2_,
+            .neg_step_size = neg_step_size_,
+            .inv_bias2_sqrt = inv_bias2_sqrt_,
+            .eps = eps_};
+  s.sparse = {lerp_w1_, lerp_w2_, neg_step_size_, eps_};
+  s.prefetch = prefetch;
+  kernels::sparse_rows_update<T>(rows, std::span<const kernels::SparseTable<T>>(t, tables.size()),
+                                 s);
 }
 
 template class SparseAdam<float>;
