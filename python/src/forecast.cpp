@@ -30,7 +30,7 @@
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
 #include "shoal/fleet/forecast_jobs.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/pruner.h"
 #include "shoal/train/search_space.h"

@@ -11,7 +11,7 @@
 
 #include "shoal/data/timeseries.h"
 #include "shoal/fleet/fleet.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 
 namespace shoal::fleet {
 

@@ -19,7 +19,7 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/forecast_jobs.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/lanes_mlp_trainer.h"
 #include "shoal/train/metrics.h"
@@ -93,7 +93,7 @@ Job failing_job(const std::string& id, const std::string& key, const std::string
 
 // ---- forecasting ----
 
-// The line's forecasting job: its config (the one key–value form of train/forecast.h) with the
+// The line's forecasting job: its config (the one key–value form of train/forecast_job.h) with the
 // line's seed; a stated n_series must agree with the panels the line makes.
 train::ForecastJob forecast_job(const JobSpec& s, const data::SeriesSet& set) {
   nlohmann::json options = s.config;
