@@ -235,3 +235,50 @@ def test_successive_halving_stops_trials_that_fall_behind(panel):
     assert len(pruned_states) == len(pruned)
     with pytest.raises(ValueError, match="prune_factor"):
         AutoMLP(h=H, prune_factor=1)
+
+
+def test_a_journal_resumes_and_extends_a_search(panel, tmp_path):
+    """journal=: the finished trials are kept there; a search started again with it takes them
+    from it (they are not run again) and its results equal one uninterrupted search's."""
+    journal = tmp_path / "search.jsonl"
+    config = small(hidden_size=16, num_layers=2)
+    whole = AutoMLP(h=H, config=config, num_samples=4, cpus=2)
+    shoal.NeuralForecast([whole], freq=1).fit(panel, val_size=H)
+    first = AutoMLP(h=H, config=config, num_samples=2, cpus=2, journal=journal)
+    shoal.NeuralForecast([first], freq=1).fit(panel, val_size=H)
+    assert len(journal.read_text().splitlines()) == 2
+    resumed = AutoMLP(h=H, config=config, num_samples=4, cpus=2, journal=journal)
+    shoal.NeuralForecast([resumed], freq=1).fit(panel, val_size=H)
+    assert len(journal.read_text().splitlines()) == 4  # two taken from it, two run
+    columns = ["trial", "config/input_size", "config/learning_rate", "loss", "train_loss",
+               "steps", "status"]
+    pd.testing.assert_frame_equal(resumed.results[columns], whole.results[columns])
+    pd.testing.assert_series_equal(resumed.results["fit_s"].iloc[:2],
+                                   first.results["fit_s"])  # the journalled trials' own times
+    assert resumed.best_config == whole.best_config
+    # Another search on the same journal is refused, naming what to do.
+    other = AutoMLP(h=H, config=small(hidden_size=32, num_layers=2), num_samples=2,
+                    journal=journal)
+    with pytest.raises(Exception, match="other settings or data.*delete the journal file"):
+        shoal.NeuralForecast([other], freq=1).fit(panel, val_size=H)
+    # ... and so is the same search on other data.
+    changed = panel.assign(y=panel["y"] + 1.0)
+    again = AutoMLP(h=H, config=config, num_samples=2, cpus=2, journal=journal)
+    with pytest.raises(Exception, match="other settings or data"):
+        shoal.NeuralForecast([again], freq=1).fit(changed, val_size=H)
+
+
+def test_a_journal_resumes_a_search_per_series(panel, tmp_path):
+    journal = tmp_path / "per_series.jsonl"
+    config = small(hidden_size=16, num_layers=2)
+    first = AutoMLP(h=H, config=config, num_samples=2, journal=journal)
+    shoal.NeuralForecast([first], freq=1, per_series=True).fit(panel, val_size=H)
+    assert len(journal.read_text().splitlines()) == 6 * 2
+    resumed = AutoMLP(h=H, config=config, num_samples=2, journal=journal)
+    nf = shoal.NeuralForecast([resumed], freq=1, per_series=True)
+    nf.fit(panel, val_size=H)
+    assert len(journal.read_text().splitlines()) == 6 * 2  # nothing run again
+    columns = ["unique_id", "trial", "config/input_size", "loss", "status"]
+    pd.testing.assert_frame_equal(resumed.results[columns], first.results[columns])
+    assert resumed.best_config == first.best_config
+    assert np.isfinite(nf.predict()["AutoMLP"]).all()
