@@ -1,6 +1,7 @@
 """The Auto models: one per registered model with neuralforecast's default search spaces, a
 search whose trials run side by side in the fleet, failed trials recorded, the best refitted."""
 
+import copy
 import sys
 
 import numpy as np
@@ -205,6 +206,27 @@ def test_select_is_never_worse_than_seasonal_naive_on_validation(panel):
     overall = auto.select(seasonal, cands[:1], freq=1, season_length=12, per_series=False)
     means = overall.scores.set_index("unique_id").mean()
     assert (overall.choice["model"] == means.idxmin()).all()
+
+
+def test_select_scores_several_validation_windows(panel):
+    """n_windows=2: every candidate is scored on two windows of h rows, step_size apart, the
+    last ending at each series' end; seasonal naive from each window's own cutoff."""
+    cand = AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=2)
+    sel = auto.select(panel, [cand], freq=1, season_length=12, n_windows=2, step_size=2)
+    scores = sel.scores.set_index("unique_id")
+    for uid, g in panel.groupby("unique_id"):
+        y = g["y"].to_numpy()
+        n = len(y)
+        errors = [np.abs(np.resize(y[c - 12:c], H) - y[c:c + H]) for c in (n - 6, n - 4)]
+        assert scores.loc[uid, "SeasonalNaive"] == pytest.approx(np.mean(errors), rel=1e-12)
+    # The model's score is the MAE of its cross-validation forecasts of the same windows.
+    nf = shoal.NeuralForecast([copy.deepcopy(cand)], freq=1)
+    cv = nf.cross_validation(panel, n_windows=2, step_size=2)
+    mae = (cv["AutoMLP"] - cv["y"]).abs().groupby(cv["unique_id"]).mean()
+    np.testing.assert_allclose(scores["AutoMLP"].to_numpy(), mae[scores.index].to_numpy(),
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match="too few rows.*n_windows = 30"):
+        auto.select(panel, [cand], freq=1, n_windows=30)
 
 
 def test_select_refuses_what_it_cannot_compare(panel):
