@@ -84,7 +84,8 @@ const std::vector<Case> kCases = {
     {2, 3, 7, 7, 8, 8, true, false},      {1, 4, 16, 16, 16, 16, true, true},
     {3, 2, 42, 42, 16, 24, false, true},  {2, 2, 5, 19, 12, 4, false, false},
     {2, 2, 19, 5, 12, 4, true, false},  // lk < lq, causal: the first rows see no key
-    {1, 8, 64, 64, 64, 64, false, false}, {2, 16, 33, 33, 8, 8, true, true}};
+    {1, 8, 64, 64, 64, 64, false, false}, {2, 16, 33, 33, 8, 8, true, true},
+    {2, 2, 9, 70, 16, 8, true, true}};  // more keys than the register path takes
 
 TEST(Attention, FloatEqualsTheReference) {
   for (const Case& c : kCases) {
