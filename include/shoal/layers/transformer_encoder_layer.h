@@ -1,4 +1,4 @@
-// A post-norm transformer encoder layer as neuralforecast's EncoderLayer (common/_modules.py),
+// A post-norm transformer encoder layer as neuralforecast's TransEncoderLayer (common/_modules.py),
 // the block iTransformer, VanillaTransformer and TimeXer stack:
 //   a  = AttentionLayer(x, x)                      (self-attention, layers/attention_layer.h)
 //   x1 = norm1(x + dropout(a))
