@@ -11,8 +11,6 @@
 // M outputs per forecast value (models/forecast.h).
 #pragma once
 
-#include <string>
-
 #include "shoal/layers/linear.h"
 #include "shoal/models/forecast_model.h"
 #include "shoal/profile/recorder.h"
@@ -37,12 +35,11 @@ struct DLinearConfig : ForecastConfig<DLinearConfig> {
 // per fit (whole | chunks of 8): L 24 H 6 0.155 | 0.163, L 96 H 24 0.43 | 0.56, L 336 H 96
 // 2.03 | 4.37.
 template <class T>
-class DLinear : public ForecastModel<DLinearConfig> {
+class DLinear : public ForecastModel<DLinearConfig>, public NamedLayers<DLinear<T>> {
  public:
   explicit DLinear(Config cfg);
 
   void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
   // The forecasts [B·H, M] (a view of the model's output buffer).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
@@ -50,11 +47,9 @@ class DLinear : public ForecastModel<DLinearConfig> {
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
-  void for_each_param(F&& f) {
-    trend_.for_each_param(
-        [&](std::string_view n, Param<T>& p) { f("linear_trend." + std::string(n), p); });
-    season_.for_each_param(
-        [&](std::string_view n, Param<T>& p) { f("linear_season." + std::string(n), p); });
+  void for_each_layer(F&& f) {
+    f("linear_trend.", trend_);
+    f("linear_season.", season_);
   }
 
  private:

@@ -13,6 +13,7 @@
 // forward and backward directly.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -113,6 +114,37 @@ class ForecastModel {
 
   Config cfg_;
   Index max_batch_ = 0;
+};
+
+// What a model that names its layers gets from that list: its parameters, their count and
+// PyTorch's default init, each walked in the list's order. Model (the model itself) declares
+//   template <class F> void for_each_layer(F&& f);
+// calling f(prefix, layer) for each of its layers in torch's module order, prefix the layer's
+// state_dict name ("linear.", "mixing_layers.0.temporal_mixer."). That one order is the
+// parameters' order and the init's, so neuralforecast's seed draws the same weights; a model whose
+// init draws otherwise (or skips a layer) declares its own init.
+template <class Model>
+class NamedLayers {
+ public:
+  // f(name, param) for every parameter, named as neuralforecast's state_dict keys.
+  template <class F>
+  void for_each_param(F&& f) {
+    self().for_each_layer([&](const std::string& prefix, auto& layer) {
+      layer.for_each_param([&](const auto& name, auto& p) { f(prefix + std::string(name), p); });
+    });
+  }
+  void init(RngStream& rng) {
+    self().for_each_layer([&](const std::string&, auto& layer) { layer.init(rng); });
+  }
+  // Σ numel of the trainable parameters (neuralforecast's count).
+  Index num_params() {
+    Index total = 0;
+    for_each_param([&](const std::string&, auto& p) { total += p.shape.numel(); });
+    return total;
+  }
+
+ private:
+  Model& self() { return static_cast<Model&>(*this); }
 };
 
 // The gradients of a model's exogenous inputs (models/forecast.h, ExogGrads), for a model that

@@ -54,7 +54,7 @@ struct RecurrentOptions {
 };
 
 template <class T, class C>
-class RecurrentForecast : public ForecastModel<C> {
+class RecurrentForecast : public ForecastModel<C>, public NamedLayers<RecurrentForecast<T, C>> {
   using Base = ForecastModel<C>;
 
  public:
@@ -67,7 +67,6 @@ class RecurrentForecast : public ForecastModel<C> {
   explicit RecurrentForecast(Config cfg);
 
   void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
   // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
@@ -75,15 +74,11 @@ class RecurrentForecast : public ForecastModel<C> {
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
-  void for_each_param(F&& f) {
-    encoder_.for_each_param([&](const std::string& n, Param<T>& p) { f("hist_encoder." + n, p); });
+  void for_each_layer(F&& f) {
+    f("hist_encoder.", encoder_);
     for (size_t k = 0; k < decoder_.size(); ++k)
-      decoder_[k].for_each_param([&](std::string_view n, Param<T>& p) {
-        f("mlp_decoder.layers." + std::to_string(3 * k) + "." + std::string(n), p);
-      });
-    if (upsample_)
-      upsample_->for_each_param(
-          [&](std::string_view n, Param<T>& p) { f("upsample_sequence." + std::string(n), p); });
+      f("mlp_decoder.layers." + std::to_string(3 * k) + ".", decoder_[k]);
+    if (upsample_) f("upsample_sequence.", *upsample_);
   }
 
  private:
