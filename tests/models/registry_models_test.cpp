@@ -2,8 +2,8 @@
 // its list equals the registry's neural models, gradients match central differences in double,
 // a batch run in chunks of windows gives the whole batch's forecasts and gradients, and where
 // bench/peers/forecast_golden.py wrote its goldens, its initial weights, forward, gradients and
-// first 20 training losses match neuralforecast's (tests/support/forecast_golden.h). A model
-// added to the registry joins ModelTypes below (the first test fails until it does) and needs
+// first 20 training losses match neuralforecast's (tests/support/forecast_golden.h). The
+// models are the registry's own list (models/forecast_models.h): a model added there needs
 // nothing else here but its golden files. The fits through the registry run every registered model
 // too (its names from tests/support/registry_models.h): predict from saved weights (tests/train/
 // forecast_weights_test.cpp) and 1 against 2 threads (tests/train/global_fit_test.cpp).
@@ -15,22 +15,17 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "shoal/core/options.h"
 #include "shoal/core/rng.h"
-#include "shoal/models/dlinear.h"
-#include "shoal/models/gru.h"
-#include "shoal/models/lstm.h"
-#include "shoal/models/mlp_multivariate.h"
-#include "shoal/models/nbeats.h"
-#include "shoal/models/nbeatsx.h"
-#include "shoal/models/nhits.h"
-#include "shoal/models/nlinear.h"
-#include "shoal/models/rnn.h"
-#include "shoal/models/tide.h"
-#include "shoal/models/tsmixer.h"
-#include "shoal/models/tsmixerx.h"
+#include "shoal/models/forecast_models.h"
 #include "shoal/train/forecast_registry.h"
+#include "shoal/train/forecast_trainer.h"
+#include "support/blocks_golden.h"
 #include "support/forecast_golden.h"
 #include "support/gradcheck.h"
 
@@ -42,24 +37,28 @@ using namespace models;
 template <class... M>
 struct TypeList {
   using Gtest = ::testing::Types<M...>;
-  static std::vector<std::pair<std::string_view, bool>> kinds() {
-    return {{M::Config::kKind.name, M::Config::kKind.multivariate}...};
+  static std::vector<std::tuple<std::string_view, std::string_view, bool>> kinds() {
+    return {{M::Config::kKind.name, M::Config::kKind.class_name, M::Config::kKind.multivariate}...};
   }
 };
-using ModelTypes =
-    TypeList<NLinear<double>, DLinear<double>, MlpForecast<double>, MlpMultivariate<double>,
-             NHITS<double>, NBEATS<double>, NBEATSx<double>, TiDE<double>, TSMixer<double>,
-             TSMixerx<double>, RNN<double>, GRU<double>, LSTM<double>>;
+// The registry's own list (models/forecast_models.h).
+using ModelTypes = ForecastModels<TypeList, double>;
 
 TEST(RegistryModels, TheSuiteCoversEveryRegisteredModel) {
-  std::set<std::pair<std::string, bool>> registered, listed;
+  std::set<std::tuple<std::string, std::string, bool>> registered, listed;
   for (const train::ForecastModel& m : train::forecast_models())
-    if (m.neural) registered.insert({std::string(m.name), m.multivariate});
-  for (const auto& [name, multivariate] : ModelTypes::kinds())
-    listed.insert({std::string(name), multivariate});
-  EXPECT_EQ(listed, registered) << "ModelTypes must list every neural model of the registry, "
-                                   "with the registry's kind";
+    if (m.neural)
+      registered.insert({std::string(m.name), std::string(m.class_name), m.multivariate});
+  for (const auto& [name, class_name, multivariate] : ModelTypes::kinds())
+    listed.insert({std::string(name), std::string(class_name), multivariate});
+  EXPECT_EQ(listed, registered) << "the registry serves models/forecast_models.h's list, with "
+                                   "each model's kind";
 }
+
+// The trainer's concept holds for every model (train/forecast_trainer.h).
+template <class... M>
+struct AllWindowModels : std::bool_constant<(train::WindowModel<M, float> && ...)> {};
+static_assert(ForecastModels<AllWindowModels, float>::value);
 
 // A small shape every model takes: odd sizes, every exogenous kind its kind names, two series
 // for a multivariate model.
@@ -148,23 +147,125 @@ class RegistryModel : public ::testing::Test {
 };
 TYPED_TEST_SUITE(RegistryModel, ModelTypes::Gtest);
 
-TYPED_TEST(RegistryModel, GradientsMatchCentralDifferences) {
-  auto& m = this->model;
-  const Index b = this->kBatch, rows = b * m.horizon();
+// The variants the gradient check runs besides a model's small defaults: the paths those leave
+// out (activations, poolings, interpolations, bases, shared weights, dropout, stacks, shapes and
+// exogenous inputs), as option overrides in neuralforecast's names (shape keys: h, input_size,
+// hist_exog, futr_exog, stat_exog; "batch": windows; "perturb": parameters moved off their
+// init, so that a LayerNorm or RevIN at 1/0 exercises every term).
+const nlohmann::json& grad_variants(std::string_view kind) {
+  static const nlohmann::json all = nlohmann::json::parse(R"({
+    "nlinear": [{"h": 1, "input_size": 2, "batch": 1}, {"h": 7, "input_size": 9, "batch": 2},
+                {"h": 9, "input_size": 7}, {"h": 8, "input_size": 16, "batch": 5}],
+    "dlinear": [{"h": 1, "input_size": 2, "moving_avg_window": 1, "batch": 1},
+                {"h": 7, "input_size": 9, "moving_avg_window": 25, "batch": 2},
+                {"h": 9, "input_size": 7, "moving_avg_window": 5},
+                {"h": 8, "input_size": 16, "moving_avg_window": 7, "batch": 5}],
+    "nhits": [{"h": 5, "input_size": 9, "n_blocks": [1, 2, 1], "n_pool_kernel_size": [2, 4, 1],
+               "n_freq_downsample": [3, 2, 1], "dropout_prob_theta": 0.3},
+              {"activation": "Sigmoid", "pooling_mode": "AvgPool1d",
+               "interpolation_mode": "nearest", "dropout_prob_theta": 0.2},
+              {"activation": "PReLU", "perturb": true},
+              {"activation": "LeakyReLU", "pooling_mode": "AvgPool1d", "dropout_prob_theta": 0.25,
+               "hist_exog": 0, "futr_exog": 0, "stat_exog": 0},
+              {"activation": "Softplus", "interpolation_mode": "nearest"}],
+    "nbeats": [{"h": 5, "input_size": 9, "n_blocks": [1, 2, 1], "activation": "Tanh"},
+               {"n_blocks": [1, 2, 1], "activation": "PReLU", "shared_weights": true,
+                "perturb": true},
+               {"activation": "SELU"}],
+    "nbeatsx": [{"stack_types": ["exogenous", "identity", "trend", "seasonality", "exogenous"],
+                 "n_blocks": [1, 1, 1, 1, 1], "activation": "Tanh", "dropout_prob_theta": 0.3},
+                {"stack_types": ["exogenous", "identity"], "n_blocks": [1, 1],
+                 "hist_exog": 0, "stat_exog": 0}],
+    "tide": [{"layernorm": true, "num_encoder_layers": 2, "num_decoder_layers": 2, "dropout": 0.25,
+              "temporal_width": 2, "perturb": true},
+             {"layernorm": false, "num_encoder_layers": 2, "num_decoder_layers": 2,
+              "dropout": 0.25, "temporal_width": 2, "perturb": true},
+             {"layernorm": true, "num_encoder_layers": 2, "hist_exog": 0, "futr_exog": 0,
+              "stat_exog": 0, "perturb": true},
+             {"layernorm": false, "hist_exog": 0, "futr_exog": 0, "stat_exog": 0,
+              "perturb": true}]
+  })");
+  static const nlohmann::json none = nlohmann::json::array();
+  return all.contains(kind) ? all.at(std::string(kind)) : none;
+}
+
+// The model's small config with a variant's overrides.
+template <class Model>
+typename Model::Config variant_config(nlohmann::json v) {
+  typename Model::Config c = small_config<Model>();
+  WindowShape s = c;
+  for (auto [key, field] : {std::pair{"h", &s.h},
+                            {"input_size", &s.input_size},
+                            {"hist_exog", &s.hist_exog},
+                            {"futr_exog", &s.futr_exog},
+                            {"stat_exog", &s.stat_exog}})
+    if (v.contains(key)) *field = v[key].template get<Index>(), v.erase(key);
+  c.set_shape(s);
+  v.erase("batch");
+  v.erase("perturb");
+  OptionReader reader(v, std::string(Model::Config::kKind.name));
+  c.visit(reader);
+  reader.check_all_used();
+  return c;
+}
+
+// The largest relative error of the model's parameter gradients against central differences,
+// on `b` random windows, in training mode (dropout masks fixed by the seed and step, batch
+// statistics included).
+template <class Model>
+testing::GradcheckResult gradient_error(Model& m, Index b, bool perturb) {
+  const Index rows = b * m.horizon(), out_size = rows * m.n_series();
   const Windows data(m.config(), b, 5);
   const ForecastInputs<double> in = data.inputs(b);
+  RngStream noise(7, 3);
   std::vector<testing::GradVar> vars;
   m.for_each_param([&](const std::string& name, Param<double>& p) {
+    if (perturb)
+      for (double& v : p.value) v += 0.1 * double(noise.uniform(-1.f, 1.f));
     vars.push_back({name, p.value.data, p.grad.data, p.value.numel(), true});
   });
-  // Training mode: dropout masks (fixed by the seed and step) and batch statistics included.
   const Ctx ctx{.training = true, .seed = 9, .step = 2};
-  std::vector<double> dy(size_t(this->out_size(b)));
+  std::vector<double> dy(static_cast<size_t>(out_size));
   double* out = m.forward(ctx, in).data;
-  const auto res = testing::gradcheck(
-      vars, {{out, dy.data(), this->out_size(b)}}, [&] { m.forward(ctx, in); },
+  return testing::gradcheck(
+      vars, {{out, dy.data(), out_size}}, [&] { m.forward(ctx, in); },
       [&] { m.backward(ctx, in, ConstMat<double>(dy.data(), rows, m.n_series())); });
+}
+
+TYPED_TEST(RegistryModel, GradientsMatchCentralDifferences) {
+  const auto res = gradient_error(this->model, this->kBatch, false);
   EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
+  for (const nlohmann::json& v : grad_variants(TypeParam::Config::kKind.name)) {
+    SCOPED_TRACE(v.dump());
+    TypeParam m(variant_config<TypeParam>(v));
+    const Index b = v.value("batch", this->kBatch);
+    Planner planner;
+    m.plan(planner, b);
+    Arena variant_arena(std::move(planner));
+    RngStream rng(3, kInitStream);
+    m.init(rng);
+    const auto r = gradient_error(m, b, v.value("perturb", false));
+    EXPECT_LE(r.max_rel_error, 1e-6) << r.worst;
+  }
+}
+
+// A univariate model refuses a panel of series, and every model the exogenous kinds it has no
+// use for.
+TYPED_TEST(RegistryModel, RejectsWhatItsKindCannotTake) {
+  constexpr ForecastKind kind = TypeParam::Config::kKind;
+  typename TypeParam::Config c;
+  const WindowShape s = small_shape<TypeParam>();
+  auto refused = [&](Index WindowShape::*field, bool takes) {
+    WindowShape b = s;
+    b.*field += 1;
+    if (!takes) {
+      EXPECT_THROW(c.set_shape(b), Error);
+    }
+  };
+  refused(&WindowShape::n_series, kind.multivariate);
+  refused(&WindowShape::hist_exog, kind.hist_exog);
+  refused(&WindowShape::futr_exog, kind.futr_exog);
+  refused(&WindowShape::stat_exog, kind.stat_exog);
 }
 
 TYPED_TEST(RegistryModel, ChunksOfWindowsGiveTheWholeBatch) {
@@ -218,9 +319,32 @@ TYPED_TEST(RegistryModel, GoldenInitForwardAndGradientsMatchNeuralforecast) {
   const std::string kind(TypeParam::Config::kKind.name);
   if (!golden::has_forecast_golden(kind + "_grad"))
     GTEST_SKIP() << "no forecast_golden.py gradient golden for " << kind
-                 << " (the stacked models' are blocks_golden.py's, TSMixer(x)'s "
-                    "tsmixer_golden.py's: their own tests)";
+                 << " (the stacked models' and TiDE's are blocks_golden.py's, checked above; "
+                    "TSMixer(x)'s tsmixer_golden.py's: tsmixer_golden_test.cpp)";
   golden::check_gradients<TypeParam>(kind);
+}
+
+// Model's template: NHITS<double> → NHITS, RecurrentForecast<double, C> → RecurrentForecast<·, C>.
+template <class Model>
+struct TemplateOf;
+template <template <class> class M, class U>
+struct TemplateOf<M<U>> {
+  template <class T>
+  using type = M<T>;
+};
+template <template <class, class> class M, class U, class C>
+struct TemplateOf<M<U, C>> {
+  template <class T>
+  using type = M<T, C>;
+};
+
+TYPED_TEST(RegistryModel, GoldenBlocksInitForwardAndGradientsMatchNeuralforecast) {
+  const std::string kind(TypeParam::Config::kKind.name);
+  if (!golden::has_blocks_golden(kind)) GTEST_SKIP() << "no blocks_golden.py golden for " << kind;
+  const nlohmann::json& g = golden::blocks_golden(kind);
+  const auto config_of = golden::config_of_kwargs<typename TypeParam::Config>;
+  golden::expect_init<TemplateOf<TypeParam>::template type>(g, config_of);
+  golden::expect_forward_and_grads<TemplateOf<TypeParam>::template type>(g, config_of);
 }
 
 TYPED_TEST(RegistryModel, GoldenFirst20TrainingLossesMatchNeuralforecast) {

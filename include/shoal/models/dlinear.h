@@ -17,10 +17,9 @@
 
 namespace shoal::models {
 
-// Its defaults for the shared options (max_steps 5000, learning_rate 1e-4, windows_batch_size
-// 1024) are in its registry entry.
 struct DLinearConfig : ForecastConfig<DLinearConfig> {
-  static constexpr ForecastKind kKind{.name = "dlinear"};
+  static constexpr ForecastKind kKind{
+      .name = "dlinear", .class_name = "DLinear", .defaults = kLinearDefaults};
   Index moving_avg_window = 25;
 
   void visit(OptionVisitor& v) {

@@ -5,7 +5,7 @@
 // own: its options, its blocks, forward and backward.
 //
 //   struct NLinearConfig : ForecastConfig<NLinearConfig> {
-//     static constexpr ForecastKind kKind{.name = "nlinear"};  // univariate, no exogenous
+//     static constexpr ForecastKind kKind{.name = "nlinear", .class_name = "NLinear"};
 //   };
 //   template <class T> class NLinear : public ForecastModel<NLinearConfig> { ... };
 //
@@ -13,6 +13,7 @@
 // forward and backward directly.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,15 +23,35 @@
 
 namespace shoal::models {
 
+// A model's defaults for the options every forecaster shares, where neuralforecast's class
+// sets its own (its __init__ defaults); unset: the job's. The registry applies them to a job.
+struct JobDefaults {
+  std::optional<Index> max_steps;
+  std::optional<double> learning_rate;
+  std::optional<Index> num_lr_decays;
+  std::optional<Index> input_size;                    // -1: 3 × h
+  std::optional<Index> windows_batch_size;            // training windows per step
+  std::optional<Index> inference_windows_batch_size;  // -1: every window of a series
+  bool robust_scaler = false;                         // scaler_type "robust"
+};
+
+// NLinear's and DLinear's: 5,000 steps at 1e-4, 1,024 windows a step and a pass.
+inline constexpr JobDefaults kLinearDefaults{.max_steps = 5000,
+                                             .learning_rate = 1e-4,
+                                             .windows_batch_size = 1024,
+                                             .inference_windows_batch_size = 1024};
+
 // What a model takes, as neuralforecast's class attributes say (MULTIVARIATE, EXOGENOUS_HIST,
 // EXOGENOUS_FUTR, EXOGENOUS_STAT). The registry takes `multivariate` from here
 // (train/global_fit.h, windowed_model), and set_shape rejects what the model cannot take.
 struct ForecastKind {
-  std::string_view name;      // for messages: the registry's name
-  bool multivariate = false;  // mixes the N series of a panel; false: one series per window
+  std::string_view name;        // the registry's name (for messages too)
+  std::string_view class_name;  // neuralforecast's class: the forecast column's name
+  bool multivariate = false;    // mixes the N series of a panel; false: one series per window
   bool hist_exog = false;
   bool futr_exog = false;
   bool stat_exog = false;
+  JobDefaults defaults;
 };
 
 // The shape of a model's Config (WindowShape: the fields that come from the data and the job,

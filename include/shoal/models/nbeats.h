@@ -27,7 +27,8 @@
 namespace shoal::models {
 
 struct NBEATSConfig : ForecastConfig<NBEATSConfig>, StackOptions {
-  static constexpr ForecastKind kKind{.name = "nbeats"};
+  static constexpr ForecastKind kKind{
+      .name = "nbeats", .class_name = "NBEATS", .defaults = kStackDefaults};
   int64_t n_harmonics = 2;
   int64_t n_basis = 2;
   std::string basis = "polynomial";

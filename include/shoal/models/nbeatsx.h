@@ -29,8 +29,12 @@
 namespace shoal::models {
 
 struct NBEATSxConfig : ForecastConfig<NBEATSxConfig>, StackOptions {
-  static constexpr ForecastKind kKind{
-      .name = "nbeatsx", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+  static constexpr ForecastKind kKind{.name = "nbeatsx",
+                                      .class_name = "NBEATSx",
+                                      .hist_exog = true,
+                                      .futr_exog = true,
+                                      .stat_exog = true,
+                                      .defaults = kStackDefaults};
   int64_t n_harmonics = 2;
   int64_t n_polynomials = 2;
   bool shared_weights = false;

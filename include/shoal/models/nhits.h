@@ -32,8 +32,12 @@
 namespace shoal::models {
 
 struct NHITSConfig : ForecastConfig<NHITSConfig>, StackOptions {
-  static constexpr ForecastKind kKind{
-      .name = "nhits", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+  static constexpr ForecastKind kKind{.name = "nhits",
+                                      .class_name = "NHITS",
+                                      .hist_exog = true,
+                                      .futr_exog = true,
+                                      .stat_exog = true,
+                                      .defaults = kStackDefaults};
   std::vector<int64_t> n_pool_kernel_size = {2, 2, 1};
   std::vector<int64_t> n_freq_downsample = {4, 2, 1};
   std::string pooling_mode = "MaxPool1d";

@@ -13,10 +13,10 @@
 
 namespace shoal::models {
 
-// No options beyond those every forecaster shares; its defaults for those (max_steps 5000,
-// learning_rate 1e-4, windows_batch_size 1024) are in its registry entry.
+// No options beyond those every forecaster shares (univariate, no exogenous inputs).
 struct NLinearConfig : ForecastConfig<NLinearConfig> {
-  static constexpr ForecastKind kKind{.name = "nlinear"};
+  static constexpr ForecastKind kKind{
+      .name = "nlinear", .class_name = "NLinear", .defaults = kLinearDefaults};
 };
 
 template <class T>

@@ -106,6 +106,11 @@ void residual_stack_backward(const ForecastInputs<T>& in, Index L, MatView<T> dr
   }
 }
 
+// neuralforecast's defaults for the stacked models' shared options: 1,024 windows per step,
+// every window of a series at inference, three learning-rate decays.
+inline constexpr JobDefaults kStackDefaults{
+    .num_lr_decays = 3, .windows_batch_size = 1024, .inference_windows_batch_size = -1};
+
 // The options the stacked models share, with neuralforecast's names and defaults (NHITS's
 // Config sets its own stack_types): the stacks, each block's MLP and its activation.
 struct StackOptions {

@@ -41,7 +41,12 @@ namespace shoal::models {
 
 struct TiDEConfig : ForecastConfig<TiDEConfig> {
   static constexpr ForecastKind kKind{
-      .name = "tide", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+      .name = "tide",
+      .class_name = "TiDE",
+      .hist_exog = true,
+      .futr_exog = true,
+      .stat_exog = true,
+      .defaults = {.windows_batch_size = 1024, .inference_windows_batch_size = 1024}};
   int64_t hidden_size = 512;
   int64_t decoder_output_dim = 32;
   int64_t temporal_decoder_dim = 128;

@@ -24,7 +24,8 @@
 namespace shoal::models {
 
 struct TSMixerConfig : MixerConfig<TSMixerConfig> {
-  static constexpr ForecastKind kKind{.name = "tsmixer", .multivariate = true};
+  static constexpr ForecastKind kKind{
+      .name = "tsmixer", .class_name = "TSMixer", .multivariate = true};
   static constexpr double kDefaultDropout = 0.9;
 };
 

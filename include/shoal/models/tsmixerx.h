@@ -29,6 +29,7 @@ namespace shoal::models {
 
 struct TSMixerxConfig : MixerConfig<TSMixerxConfig> {
   static constexpr ForecastKind kKind{.name = "tsmixerx",
+                                      .class_name = "TSMixerx",
                                       .multivariate = true,
                                       .hist_exog = true,
                                       .futr_exog = true,
