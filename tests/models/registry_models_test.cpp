@@ -1,16 +1,21 @@
 // The checks every registered forecasting model goes through, one typed suite over them all:
-// its list equals the registry's neural models, gradients match central differences in double,
-// a batch run in chunks of windows gives the whole batch's forecasts and gradients, and where
-// bench/peers/forecast_golden.py wrote its goldens, its initial weights, forward, gradients and
-// first 20 training losses match neuralforecast's (tests/support/forecast_golden.h). The
-// models are the registry's own list (models/forecast_models.h): a model added there needs
-// nothing else here but its golden files. The fits through the registry run every registered model
-// too (its names from tests/support/registry_models.h): predict from saved weights (tests/train/
-// forecast_weights_test.cpp) and 1 against 2 threads (tests/train/global_fit_test.cpp).
+// its list equals the registry's neural models; gradients match central differences in double,
+// at its small defaults and in the option variants that reach its other paths, each with one
+// output per value and with three; a batch run in chunks of windows gives the whole batch's
+// forecasts and gradients; its kind refuses what it cannot take; and where the peer scripts
+// wrote its goldens, its initial weights, forward, gradients (one output and MQLoss's three)
+// and first 20 training losses match neuralforecast's (tests/support/forecast_golden.h,
+// tests/support/blocks_golden.h). The models are the registry's own list
+// (models/forecast_models.h): a model added there needs nothing else here but its golden files.
+// The fits through the registry run every registered model too (its names from
+// tests/support/registry_models.h): predict from saved weights
+// (tests/train/forecast_weights_test.cpp) and 1 against 2 threads
+// (tests/train/global_fit_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <string_view>
@@ -150,7 +155,7 @@ TYPED_TEST_SUITE(RegistryModel, ModelTypes::Gtest);
 // The variants the gradient check runs besides a model's small defaults: the paths those leave
 // out (activations, poolings, interpolations, bases, shared weights, dropout, stacks, shapes and
 // exogenous inputs), as option overrides in neuralforecast's names (shape keys: h, input_size,
-// hist_exog, futr_exog, stat_exog; "batch": windows; "perturb": parameters moved off their
+// hist_exog, futr_exog, stat_exog, outputs; "batch": windows; "perturb": parameters moved off their
 // init, so that a LayerNorm or RevIN at 1/0 exercises every term).
 const nlohmann::json& grad_variants(std::string_view kind) {
   static const nlohmann::json all = nlohmann::json::parse(R"({
@@ -177,9 +182,9 @@ const nlohmann::json& grad_variants(std::string_view kind) {
                 {"stack_types": ["exogenous", "identity"], "n_blocks": [1, 1],
                  "hist_exog": 0, "stat_exog": 0}],
     "tide": [{"layernorm": true, "num_encoder_layers": 2, "num_decoder_layers": 2, "dropout": 0.25,
-              "temporal_width": 2, "perturb": true},
+              "perturb": true},
              {"layernorm": false, "num_encoder_layers": 2, "num_decoder_layers": 2,
-              "dropout": 0.25, "temporal_width": 2, "perturb": true},
+              "dropout": 0.25, "perturb": true},
              {"layernorm": true, "num_encoder_layers": 2, "hist_exog": 0, "futr_exog": 0,
               "stat_exog": 0, "perturb": true},
              {"layernorm": false, "hist_exog": 0, "futr_exog": 0, "stat_exog": 0,
@@ -196,6 +201,7 @@ typename Model::Config variant_config(nlohmann::json v) {
   WindowShape s = c;
   for (auto [key, field] : {std::pair{"h", &s.h},
                             {"input_size", &s.input_size},
+                            {"outputs", &s.outputs},
                             {"hist_exog", &s.hist_exog},
                             {"futr_exog", &s.futr_exog},
                             {"stat_exog", &s.stat_exog}})
@@ -214,7 +220,8 @@ typename Model::Config variant_config(nlohmann::json v) {
 // statistics included).
 template <class Model>
 testing::GradcheckResult gradient_error(Model& m, Index b, bool perturb) {
-  const Index rows = b * m.horizon(), out_size = rows * m.n_series();
+  const Index rows = b * m.horizon(), cols = m.n_series() * m.config().outputs,
+              out_size = rows * cols;
   const Windows data(m.config(), b, 5);
   const ForecastInputs<double> in = data.inputs(b);
   RngStream noise(7, 3);
@@ -229,24 +236,43 @@ testing::GradcheckResult gradient_error(Model& m, Index b, bool perturb) {
   double* out = m.forward(ctx, in).data;
   return testing::gradcheck(
       vars, {{out, dy.data(), out_size}}, [&] { m.forward(ctx, in); },
-      [&] { m.backward(ctx, in, ConstMat<double>(dy.data(), rows, m.n_series())); });
+      [&] { m.backward(ctx, in, ConstMat<double>(dy.data(), rows, cols)); });
 }
 
+// The small defaults, then each variant; each with one output per value and with three (a
+// multi-output loss's head: MQLoss's quantiles).
 TYPED_TEST(RegistryModel, GradientsMatchCentralDifferences) {
   const auto res = gradient_error(this->model, this->kBatch, false);
   EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
-  for (const nlohmann::json& v : grad_variants(TypeParam::Config::kKind.name)) {
-    SCOPED_TRACE(v.dump());
-    TypeParam m(variant_config<TypeParam>(v));
-    const Index b = v.value("batch", this->kBatch);
-    Planner planner;
-    m.plan(planner, b);
-    Arena variant_arena(std::move(planner));
-    RngStream rng(3, kInitStream);
-    m.init(rng);
-    const auto r = gradient_error(m, b, v.value("perturb", false));
-    EXPECT_LE(r.max_rel_error, 1e-6) << r.worst;
-  }
+  nlohmann::json variants = nlohmann::json::array({nlohmann::json::object()});
+  for (const nlohmann::json& v : grad_variants(TypeParam::Config::kKind.name))
+    variants.push_back(v);
+  for (nlohmann::json v : variants)
+    for (const Index outputs : {1, 3}) {
+      if (v.empty() && outputs == 1) continue;  // the fixture's model, above
+      v["outputs"] = outputs;
+      SCOPED_TRACE(v.dump());
+      TypeParam m(variant_config<TypeParam>(v));
+      const Index b = v.value("batch", this->kBatch);
+      Planner planner;
+      m.plan(planner, b);
+      Arena variant_arena(std::move(planner));
+      RngStream rng(3, kInitStream);
+      m.init(rng);
+      const auto r = gradient_error(m, b, v.value("perturb", false));
+      EXPECT_LE(r.max_rel_error, 1e-6) << r.worst;
+    }
+}
+
+// outputs (M, a multi-output loss's) comes with the shape, and must be at least one.
+TYPED_TEST(RegistryModel, TakesTheLossOutputsAndRejectsNone) {
+  WindowShape s = small_shape<TypeParam>();
+  s.outputs = 3;
+  typename TypeParam::Config c = TypeParam::Config::shaped(s, small_config<TypeParam>());
+  EXPECT_EQ(c.outputs, 3);
+  c.outputs = 0;
+  EXPECT_THROW(c.validate(), Error);
+  EXPECT_THROW(TypeParam{c}, Error);
 }
 
 // A univariate model refuses a panel of series, and every model the exogenous kinds it has no
@@ -319,9 +345,8 @@ TYPED_TEST(RegistryModel, GoldenInitForwardAndGradientsMatchNeuralforecast) {
   const std::string kind(TypeParam::Config::kKind.name);
   if (!golden::has_forecast_golden(kind + "_grad"))
     GTEST_SKIP() << "no forecast_golden.py gradient golden for " << kind
-                 << " (the stacked models' and TiDE's are blocks_golden.py's, checked above; "
-                    "TSMixer(x)'s tsmixer_golden.py's: tsmixer_golden_test.cpp)";
-  golden::check_gradients<TypeParam>(kind);
+                 << " (the stacked models' and TiDE's are blocks_golden.py's)";
+  golden::check_gradients<TypeParam>(kind, kind + "_grad");
 }
 
 // Model's template: NHITS<double> → NHITS, RecurrentForecast<double, C> → RecurrentForecast<·, C>.
@@ -347,11 +372,17 @@ TYPED_TEST(RegistryModel, GoldenBlocksInitForwardAndGradientsMatchNeuralforecast
   golden::expect_forward_and_grads<TemplateOf<TypeParam>::template type>(g, config_of);
 }
 
+TYPED_TEST(RegistryModel, GoldenMultiOutputHeadMatchesNeuralforecastMQLoss) {
+  const std::string kind(TypeParam::Config::kKind.name);
+  if (!std::filesystem::exists(golden::golden_dir() / (kind + "_mq3_grad.json")))
+    GTEST_SKIP() << "no multi_output_golden.py golden for " << kind;
+  golden::check_gradients<TypeParam>(kind, kind + "_mq3_grad");
+}
+
 TYPED_TEST(RegistryModel, GoldenFirst20TrainingLossesMatchNeuralforecast) {
   const std::string kind(TypeParam::Config::kKind.name);
   if (!golden::has_forecast_golden(kind + "_train"))
-    GTEST_SKIP() << "no forecast_golden.py training golden for " << kind
-                 << " (TSMixer(x)'s are tsmixer_golden.py's: tsmixer_golden_test.cpp)";
+    GTEST_SKIP() << "no training golden for " << kind;
   golden::check_training<typename Rebind<TypeParam, float>::type>(kind);
 }
 
