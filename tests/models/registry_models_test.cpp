@@ -31,6 +31,7 @@
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/forecast_trainer.h"
 #include "support/blocks_golden.h"
+#include "support/exog_grads.h"
 #include "support/forecast_golden.h"
 #include "support/gradcheck.h"
 
@@ -151,6 +152,20 @@ class RegistryModel : public ::testing::Test {
   Arena arena;
 };
 TYPED_TEST_SUITE(RegistryModel, ModelTypes::Gtest);
+
+// Model's template: NHITS<double> → NHITS, RecurrentForecast<double, C> → RecurrentForecast<·, C>.
+template <class Model>
+struct TemplateOf;
+template <template <class> class M, class U>
+struct TemplateOf<M<U>> {
+  template <class T>
+  using type = M<T>;
+};
+template <template <class, class> class M, class U, class C>
+struct TemplateOf<M<U, C>> {
+  template <class T>
+  using type = M<T, C>;
+};
 
 // The variants the gradient check runs besides a model's small defaults: the paths those leave
 // out (activations, poolings, interpolations, bases, shared weights, dropout, stacks, shapes and
@@ -275,6 +290,74 @@ TYPED_TEST(RegistryModel, TakesTheLossOutputsAndRejectsNone) {
   EXPECT_THROW(TypeParam{c}, Error);
 }
 
+// Options each model with exogenous gradients runs its checks with (tests/support/exog_grads.h;
+// each with M = 1 and 2, statics a row per window and shared): the paths its exogenous inputs
+// take. A model without an entry runs its small defaults.
+const nlohmann::json& exog_variants(std::string_view kind) {
+  static const nlohmann::json all = nlohmann::json::parse(R"({
+    "mlp": [{"num_layers": 2, "hidden_size": 7}, {"num_layers": 1, "hidden_size": 7}],
+    "mlp_multivariate": [{"num_layers": 2, "hidden_size": 9}, {"num_layers": 3, "hidden_size": 9}],
+    "nhits": [{"n_blocks": [1, 2, 1], "mlp_units": [6, 6, 6, 7], "n_pool_kernel_size": [2, 3, 1],
+               "n_freq_downsample": [3, 2, 1], "dropout_prob_theta": 0.2},
+              {"n_blocks": [1, 2, 1], "mlp_units": [6, 6, 6, 7], "n_pool_kernel_size": [2, 3, 1],
+               "n_freq_downsample": [3, 2, 1], "pooling_mode": "AvgPool1d",
+               "activation": "Tanh", "dropout_prob_theta": 0.2}],
+    "nbeatsx": [{"stack_types": ["identity", "exogenous", "trend", "exogenous"],
+                 "n_blocks": [1, 2, 1, 1], "mlp_units": [6, 6, 6, 7], "n_harmonics": 1,
+                 "dropout_prob_theta": 0.2},
+                {"stack_types": ["identity", "exogenous", "trend", "exogenous"],
+                 "n_blocks": [1, 2, 1, 1], "mlp_units": [6, 6, 6, 7], "n_harmonics": 1,
+                 "shared_weights": true, "activation": "Softplus", "dropout_prob_theta": 0.2}],
+    "tide": [{"layernorm": true, "num_encoder_layers": 2, "temporal_decoder_dim": 5,
+              "dropout": 0.2},
+             {"layernorm": false, "num_encoder_layers": 2, "temporal_decoder_dim": 5,
+              "dropout": 0.2}],
+    "tsmixerx": [{"n_block": 2, "ff_dim": 4, "revin": true, "dropout": 0.0},
+                 {"n_block": 2, "ff_dim": 4, "revin": false, "dropout": 0.25}]
+  })");
+  static const nlohmann::json defaults = nlohmann::json::array({nlohmann::json::object()});
+  return all.contains(kind) ? all.at(std::string(kind)) : defaults;
+}
+
+// The gradients of the exogenous inputs a model returns (WindowShape::exog_grads): central
+// differences, chunks against the whole batch, the switch changing nothing else; and only for
+// the inputs it has.
+TYPED_TEST(RegistryModel, ExogGradientsMatchCentralDifferences) {
+  if constexpr (!requires(TypeParam & m) { m.exog_grads(); }) {
+    GTEST_SKIP() << "no exogenous gradients: the registry refuses categorical features for it";
+  } else {
+    using testing::exog::Dims;
+    constexpr ForecastKind kind = TypeParam::Config::kKind;
+    const Dims d = kind.multivariate ? Dims{.h = 3, .l = 5, .n = 3, .x = 2, .f = 1, .s = 2, .m = 1}
+                                     : Dims{.h = 4, .l = 7, .n = 1, .x = 2, .f = 2, .s = 3, .m = 1};
+    for (const nlohmann::json& v : exog_variants(kind.name)) {
+      SCOPED_TRACE(v.dump());
+      const auto options = [&](auto, Index) { return variant_config<TypeParam>(v); };
+      testing::exog::check_model<TemplateOf<TypeParam>::template type>(options, d);
+    }
+    // Only the inputs a window has get a gradient: the others' pointers are null.
+    for (const auto& [x, f, s] : {std::tuple<Index, Index, Index>{0, 2, 0}, {1, 0, 2}, {0, 0, 3}}) {
+      if ((x > 0 && !kind.hist_exog) || (f > 0 && !kind.futr_exog) || (s > 0 && !kind.stat_exog))
+        continue;
+      Dims a = d;
+      a.x = x, a.f = f, a.s = s, a.per_window = !kind.multivariate;
+      testing::exog::check_exog_gradients<TemplateOf<TypeParam>::template type>(
+          [&](auto) { return small_config<TypeParam>(); }, a, "absent inputs");
+    }
+  }
+}
+
+// Built without exog_grads a model returns no exogenous gradients (or refuses to be asked).
+TYPED_TEST(RegistryModel, ExogGradientsOnlyWhenAskedFor) {
+  if constexpr (requires(TypeParam & m) { m.exog_grads(); }) {
+    try {
+      const ExogGrads<double> g = this->model.exog_grads();
+      EXPECT_TRUE(g.hist == nullptr && g.futr == nullptr && g.stat == nullptr);
+    } catch (const Error&) {
+    }
+  }
+}
+
 // A univariate model refuses a panel of series, and every model the exogenous kinds it has no
 // use for.
 TYPED_TEST(RegistryModel, RejectsWhatItsKindCannotTake) {
@@ -348,20 +431,6 @@ TYPED_TEST(RegistryModel, GoldenInitForwardAndGradientsMatchNeuralforecast) {
                  << " (the stacked models' and TiDE's are blocks_golden.py's)";
   golden::check_gradients<TypeParam>(kind, kind + "_grad");
 }
-
-// Model's template: NHITS<double> → NHITS, RecurrentForecast<double, C> → RecurrentForecast<·, C>.
-template <class Model>
-struct TemplateOf;
-template <template <class> class M, class U>
-struct TemplateOf<M<U>> {
-  template <class T>
-  using type = M<T>;
-};
-template <template <class, class> class M, class U, class C>
-struct TemplateOf<M<U, C>> {
-  template <class T>
-  using type = M<T, C>;
-};
 
 TYPED_TEST(RegistryModel, GoldenBlocksInitForwardAndGradientsMatchNeuralforecast) {
   const std::string kind(TypeParam::Config::kKind.name);
