@@ -23,7 +23,7 @@ with a stored dy. Cases:
   temporal_decoder/...  TiDE's temporal decoder: an MLPResidual(D + F, K, Q) on
                       cat(dec.reshape(B, H, D), futr [B, H, F], dim=2), as TiDE.forward runs it
 
-A second file, nhits.json beside it (tests/models/nhits_golden_test.cpp), holds neuralforecast's
+A second file, nhits.json beside it (tests/models/registry_models_test.cpp), holds neuralforecast's
 NHITS built with random_seed (its float32 init, "init/<key>"), then in float64 (the PReLU
 weights moved off 0.25): the forward on windows "insample_y" [B, L] with a mask of ones, and
 the gradients "grads/<key>" of sum(forecast * dy). Dropout is 0: torch's masks cannot be

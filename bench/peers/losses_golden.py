@@ -85,7 +85,7 @@ def main():
     print(f"{len(multi)} cases -> {multi_out}")
 
 
-# The multi-output losses (tests/layers/multi_output_losses_golden_test.cpp), from their own
+# The multi-output losses (tests/layers/multi_output_losses_test.cpp), from their own
 # generator so the point losses' file stays as it was. MQLoss cases hold "quantiles" (as the
 # loss stores them, float32 widened) and y_hat [B, h, N·Q] (the model's output before
 # domain_map); DistributionLoss cases hold "distribution", the raw output [B, h, K·N], loc and

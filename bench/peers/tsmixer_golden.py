@@ -1,4 +1,4 @@
-"""Golden files for shoal's TSMixer / TSMixerx parity tests (tests/models/tsmixer_golden_test.cpp).
+"""Golden files for shoal's TSMixer / TSMixerx parity tests (tests/models/registry_models_test.cpp).
 
 Run with the peers venv (needs neuralforecast + torch; CI only reads the committed output):
     /opt/peers/bin/python bench/peers/tsmixer_golden.py [out_dir=tests/golden]

@@ -1,6 +1,6 @@
 // DLinear: the forward against its formula (replicate-padded moving average, two linear maps),
-// parameter gradients by central differences on awkward shapes (windows wider than the input
-// too), its checks, and a fit through the registry.
+// its window check, and a fit through the registry (its gradients on awkward shapes, kind and
+// the rest: the registry's typed suite, tests/models/registry_models_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +13,6 @@
 #include "shoal/data/windows.h"
 #include "shoal/models/dlinear.h"
 #include "shoal/train/forecast_job.h"
-#include "support/gradcheck.h"
 
 namespace shoal::dlinear_test {
 
@@ -58,42 +57,9 @@ TEST(DLinear, ForwardIsTrendMapPlusSeasonMap) {
   }
 }
 
-TEST(DLinear, GradientsMatchCentralDifferences) {
-  for (const auto& [h, l, k, b] : {std::tuple<Index, Index, Index, Index>{1, 2, 1, 1},
-                                   {3, 5, 3, 3},
-                                   {7, 9, 25, 2},
-                                   {9, 7, 5, 4},
-                                   {8, 16, 7, 5}}) {
-    SCOPED_TRACE(::testing::Message() << "h=" << h << " L=" << l << " k=" << k << " B=" << b);
-    DLinear<double> m(
-        DLinear<double>::Config::shaped({.h = h, .input_size = l}, {.moving_avg_window = k}));
-    Planner planner;
-    m.plan(planner, b);
-    Arena arena(std::move(planner));
-    RngStream rng(5, models::kInitStream);
-    m.init(rng);
-    std::vector<double> y(size_t(b * l));
-    RngStream data(11, 1);
-    for (double& v : y) v = data.uniform(-2.f, 2.f);
-    std::vector<testing::GradVar> vars;
-    m.for_each_param([&](const std::string& name, Param<double>& p) {
-      vars.push_back({name, p.value.data, p.grad.data, p.value.numel(), true});
-    });
-    const ForecastInputs<double> in{.batch = b, .insample_y = y.data()};
-    std::vector<double> dy(size_t(b * h));
-    double* out = m.forward({}, in).data;
-    const auto res = testing::gradcheck(
-        vars, {{out, dy.data(), b * h}}, [&] { m.forward({}, in); },
-        [&] { m.backward({}, in, ConstMat<double>(dy.data(), b * h, 1)); });
-    EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
-  }
-}
-
-TEST(DLinear, RejectsEvenWindowsExogenousInputsAndJointPanels) {
+TEST(DLinear, RejectsEvenWindows) {
   DLinear<float>::Config c;
   EXPECT_EQ(c.moving_avg_window, 25);
-  EXPECT_THROW(c.set_shape({.h = 2, .input_size = 4, .n_series = 1, .futr_exog = 1}), Error);
-  EXPECT_THROW(c.set_shape({.h = 2, .input_size = 4, .n_series = 2}), Error);
   c.moving_avg_window = 4;
   EXPECT_THROW(c.validate(), Error);
   EXPECT_THROW(

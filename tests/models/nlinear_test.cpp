@@ -1,5 +1,6 @@
-// NLinear: the forward against its formula, parameter gradients by central differences on
-// awkward shapes, and a fit through the registry that learns a trend naive forecasts cannot.
+// NLinear: the forward against its formula, and a fit through the registry that learns a trend
+// naive forecasts cannot (its gradients, kind and the rest: the registry's typed suite,
+// tests/models/registry_models_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +11,6 @@
 #include "shoal/data/windows.h"
 #include "shoal/models/nlinear.h"
 #include "shoal/train/forecast_job.h"
-#include "support/gradcheck.h"
 
 namespace shoal::nlinear_test {
 
@@ -45,40 +45,6 @@ TEST(NLinear, ForwardIsTheLinearMapOfTheWindowRelativeToItsLastValue) {
       EXPECT_NEAR(out(k * h + t, 0), want, 1e-12) << "window " << k << " step " << t;
     }
   }
-}
-
-TEST(NLinear, GradientsMatchCentralDifferences) {
-  // Batch 1, odd widths, and the AVX2 width ± 1.
-  for (const auto& [h, l, b] :
-       {std::tuple<Index, Index, Index>{1, 2, 1}, {3, 5, 3}, {7, 9, 2}, {9, 7, 4}, {8, 16, 5}}) {
-    SCOPED_TRACE(::testing::Message() << "h=" << h << " L=" << l << " B=" << b);
-    NLinear<double> m(NLinear<double>::Config::shaped({.h = h, .input_size = l}));
-    Planner planner;
-    m.plan(planner, b);
-    Arena arena(std::move(planner));
-    RngStream rng(5, models::kInitStream);
-    m.init(rng);
-    std::vector<double> y(size_t(b * l));
-    RngStream data(11, 1);
-    for (double& v : y) v = data.uniform(-2.f, 2.f);
-    std::vector<testing::GradVar> vars;
-    m.for_each_param([&](const std::string& name, Param<double>& p) {
-      vars.push_back({name, p.value.data, p.grad.data, p.value.numel(), true});
-    });
-    const ForecastInputs<double> in{.batch = b, .insample_y = y.data()};
-    std::vector<double> dy(size_t(b * h));
-    double* out = m.forward({}, in).data;
-    const auto res = testing::gradcheck(
-        vars, {{out, dy.data(), b * h}}, [&] { m.forward({}, in); },
-        [&] { m.backward({}, in, ConstMat<double>(dy.data(), b * h, 1)); });
-    EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
-  }
-}
-
-TEST(NLinear, RejectsExogenousInputsAndJointPanels) {
-  NLinear<float>::Config c;
-  EXPECT_THROW(c.set_shape({.h = 2, .input_size = 4, .n_series = 1, .hist_exog = 1}), Error);
-  EXPECT_THROW(c.set_shape({.h = 2, .input_size = 4, .n_series = 3}), Error);
 }
 
 TEST(NLinear, FitsATrendThroughTheRegistry) {

@@ -1,36 +1,37 @@
 // The checks every registered forecasting model goes through, one typed suite over them all:
-// its list equals the registry's neural models, gradients match central differences in double,
-// a batch run in chunks of windows gives the whole batch's forecasts and gradients, and where
-// bench/peers/forecast_golden.py wrote its goldens, its initial weights, forward, gradients and
-// first 20 training losses match neuralforecast's (tests/support/forecast_golden.h). A model
-// added to the registry joins ModelTypes below (the first test fails until it does) and needs
-// nothing else here but its golden files. The fits through the registry run every registered model
-// too (its names from tests/support/registry_models.h): predict from saved weights (tests/train/
-// forecast_weights_test.cpp) and 1 against 2 threads (tests/train/global_fit_test.cpp).
+// its list equals the registry's neural models; gradients match central differences in double,
+// at its small defaults and in the option variants that reach its other paths, each with one
+// output per value and with three; a batch run in chunks of windows gives the whole batch's
+// forecasts and gradients; its kind refuses what it cannot take; and where the peer scripts
+// wrote its goldens, its initial weights, forward, gradients (one output and MQLoss's three)
+// and first 20 training losses match neuralforecast's (tests/support/forecast_golden.h,
+// tests/support/blocks_golden.h). The models are the registry's own list
+// (models/forecast_models.h): a model added there needs nothing else here but its golden files.
+// The fits through the registry run every registered model too (its names from
+// tests/support/registry_models.h): predict from saved weights
+// (tests/train/forecast_weights_test.cpp) and 1 against 2 threads
+// (tests/train/global_fit_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "shoal/core/options.h"
 #include "shoal/core/rng.h"
-#include "shoal/models/dlinear.h"
-#include "shoal/models/gru.h"
-#include "shoal/models/lstm.h"
-#include "shoal/models/mlp_multivariate.h"
-#include "shoal/models/nbeats.h"
-#include "shoal/models/nbeatsx.h"
-#include "shoal/models/nhits.h"
-#include "shoal/models/nlinear.h"
-#include "shoal/models/rnn.h"
-#include "shoal/models/tide.h"
-#include "shoal/models/tsmixer.h"
-#include "shoal/models/tsmixerx.h"
+#include "shoal/models/forecast_models.h"
 #include "shoal/train/forecast_registry.h"
+#include "shoal/train/forecast_trainer.h"
+#include "support/blocks_golden.h"
+#include "support/exog_grads.h"
 #include "support/forecast_golden.h"
 #include "support/gradcheck.h"
 
@@ -42,24 +43,28 @@ using namespace models;
 template <class... M>
 struct TypeList {
   using Gtest = ::testing::Types<M...>;
-  static std::vector<std::pair<std::string_view, bool>> kinds() {
-    return {{M::Config::kKind.name, M::Config::kKind.multivariate}...};
+  static std::vector<std::tuple<std::string_view, std::string_view, bool>> kinds() {
+    return {{M::Config::kKind.name, M::Config::kKind.class_name, M::Config::kKind.multivariate}...};
   }
 };
-using ModelTypes =
-    TypeList<NLinear<double>, DLinear<double>, MlpForecast<double>, MlpMultivariate<double>,
-             NHITS<double>, NBEATS<double>, NBEATSx<double>, TiDE<double>, TSMixer<double>,
-             TSMixerx<double>, RNN<double>, GRU<double>, LSTM<double>>;
+// The registry's own list (models/forecast_models.h).
+using ModelTypes = ForecastModels<TypeList, double>;
 
 TEST(RegistryModels, TheSuiteCoversEveryRegisteredModel) {
-  std::set<std::pair<std::string, bool>> registered, listed;
+  std::set<std::tuple<std::string, std::string, bool>> registered, listed;
   for (const train::ForecastModel& m : train::forecast_models())
-    if (m.neural) registered.insert({std::string(m.name), m.multivariate});
-  for (const auto& [name, multivariate] : ModelTypes::kinds())
-    listed.insert({std::string(name), multivariate});
-  EXPECT_EQ(listed, registered) << "ModelTypes must list every neural model of the registry, "
-                                   "with the registry's kind";
+    if (m.neural)
+      registered.insert({std::string(m.name), std::string(m.class_name), m.multivariate});
+  for (const auto& [name, class_name, multivariate] : ModelTypes::kinds())
+    listed.insert({std::string(name), std::string(class_name), multivariate});
+  EXPECT_EQ(listed, registered) << "the registry serves models/forecast_models.h's list, with "
+                                   "each model's kind";
 }
+
+// The trainer's concept holds for every model (train/forecast_trainer.h).
+template <class... M>
+struct AllWindowModels : std::bool_constant<(train::WindowModel<M, float> && ...)> {};
+static_assert(ForecastModels<AllWindowModels, float>::value);
 
 // A small shape every model takes: odd sizes, every exogenous kind its kind names, two series
 // for a multivariate model.
@@ -148,23 +153,228 @@ class RegistryModel : public ::testing::Test {
 };
 TYPED_TEST_SUITE(RegistryModel, ModelTypes::Gtest);
 
-TYPED_TEST(RegistryModel, GradientsMatchCentralDifferences) {
-  auto& m = this->model;
-  const Index b = this->kBatch, rows = b * m.horizon();
+// Model's template: NHITS<double> → NHITS, RecurrentForecast<double, C> → RecurrentForecast<·, C>.
+template <class Model>
+struct TemplateOf;
+template <template <class> class M, class U>
+struct TemplateOf<M<U>> {
+  template <class T>
+  using type = M<T>;
+};
+template <template <class, class> class M, class U, class C>
+struct TemplateOf<M<U, C>> {
+  template <class T>
+  using type = M<T, C>;
+};
+
+// The variants the gradient check runs besides a model's small defaults: the paths those leave
+// out (activations, poolings, interpolations, bases, shared weights, dropout, stacks, shapes and
+// exogenous inputs), as option overrides in neuralforecast's names (shape keys: h, input_size,
+// hist_exog, futr_exog, stat_exog, outputs; "batch": windows; "perturb": parameters moved off their
+// init, so that a LayerNorm or RevIN at 1/0 exercises every term).
+const nlohmann::json& grad_variants(std::string_view kind) {
+  static const nlohmann::json all = nlohmann::json::parse(R"({
+    "nlinear": [{"h": 1, "input_size": 2, "batch": 1}, {"h": 7, "input_size": 9, "batch": 2},
+                {"h": 9, "input_size": 7}, {"h": 8, "input_size": 16, "batch": 5}],
+    "dlinear": [{"h": 1, "input_size": 2, "moving_avg_window": 1, "batch": 1},
+                {"h": 7, "input_size": 9, "moving_avg_window": 25, "batch": 2},
+                {"h": 9, "input_size": 7, "moving_avg_window": 5},
+                {"h": 8, "input_size": 16, "moving_avg_window": 7, "batch": 5}],
+    "nhits": [{"h": 5, "input_size": 9, "n_blocks": [1, 2, 1], "n_pool_kernel_size": [2, 4, 1],
+               "n_freq_downsample": [3, 2, 1], "dropout_prob_theta": 0.3},
+              {"activation": "Sigmoid", "pooling_mode": "AvgPool1d",
+               "interpolation_mode": "nearest", "dropout_prob_theta": 0.2},
+              {"activation": "PReLU", "perturb": true},
+              {"activation": "LeakyReLU", "pooling_mode": "AvgPool1d", "dropout_prob_theta": 0.25,
+               "hist_exog": 0, "futr_exog": 0, "stat_exog": 0},
+              {"activation": "Softplus", "interpolation_mode": "nearest"}],
+    "nbeats": [{"h": 5, "input_size": 9, "n_blocks": [1, 2, 1], "activation": "Tanh"},
+               {"n_blocks": [1, 2, 1], "activation": "PReLU", "shared_weights": true,
+                "perturb": true},
+               {"activation": "SELU"}],
+    "nbeatsx": [{"stack_types": ["exogenous", "identity", "trend", "seasonality", "exogenous"],
+                 "n_blocks": [1, 1, 1, 1, 1], "activation": "Tanh", "dropout_prob_theta": 0.3},
+                {"stack_types": ["exogenous", "identity"], "n_blocks": [1, 1],
+                 "hist_exog": 0, "stat_exog": 0}],
+    "tide": [{"layernorm": true, "num_encoder_layers": 2, "num_decoder_layers": 2, "dropout": 0.25,
+              "perturb": true},
+             {"layernorm": false, "num_encoder_layers": 2, "num_decoder_layers": 2,
+              "dropout": 0.25, "perturb": true},
+             {"layernorm": true, "num_encoder_layers": 2, "hist_exog": 0, "futr_exog": 0,
+              "stat_exog": 0, "perturb": true},
+             {"layernorm": false, "hist_exog": 0, "futr_exog": 0, "stat_exog": 0,
+              "perturb": true}]
+  })");
+  static const nlohmann::json none = nlohmann::json::array();
+  return all.contains(kind) ? all.at(std::string(kind)) : none;
+}
+
+// The model's small config with a variant's overrides.
+template <class Model>
+typename Model::Config variant_config(nlohmann::json v) {
+  typename Model::Config c = small_config<Model>();
+  WindowShape s = c;
+  for (auto [key, field] : {std::pair{"h", &s.h},
+                            {"input_size", &s.input_size},
+                            {"outputs", &s.outputs},
+                            {"hist_exog", &s.hist_exog},
+                            {"futr_exog", &s.futr_exog},
+                            {"stat_exog", &s.stat_exog}})
+    if (v.contains(key)) *field = v[key].template get<Index>(), v.erase(key);
+  c.set_shape(s);
+  v.erase("batch");
+  v.erase("perturb");
+  OptionReader reader(v, std::string(Model::Config::kKind.name));
+  c.visit(reader);
+  reader.check_all_used();
+  return c;
+}
+
+// The largest relative error of the model's parameter gradients against central differences,
+// on `b` random windows, in training mode (dropout masks fixed by the seed and step, batch
+// statistics included).
+template <class Model>
+testing::GradcheckResult gradient_error(Model& m, Index b, bool perturb) {
+  const Index rows = b * m.horizon(), cols = m.n_series() * m.config().outputs,
+              out_size = rows * cols;
   const Windows data(m.config(), b, 5);
   const ForecastInputs<double> in = data.inputs(b);
+  RngStream noise(7, 3);
   std::vector<testing::GradVar> vars;
   m.for_each_param([&](const std::string& name, Param<double>& p) {
+    if (perturb)
+      for (double& v : p.value) v += 0.1 * double(noise.uniform(-1.f, 1.f));
     vars.push_back({name, p.value.data, p.grad.data, p.value.numel(), true});
   });
-  // Training mode: dropout masks (fixed by the seed and step) and batch statistics included.
   const Ctx ctx{.training = true, .seed = 9, .step = 2};
-  std::vector<double> dy(size_t(this->out_size(b)));
+  std::vector<double> dy(static_cast<size_t>(out_size));
   double* out = m.forward(ctx, in).data;
-  const auto res = testing::gradcheck(
-      vars, {{out, dy.data(), this->out_size(b)}}, [&] { m.forward(ctx, in); },
-      [&] { m.backward(ctx, in, ConstMat<double>(dy.data(), rows, m.n_series())); });
+  return testing::gradcheck(
+      vars, {{out, dy.data(), out_size}}, [&] { m.forward(ctx, in); },
+      [&] { m.backward(ctx, in, ConstMat<double>(dy.data(), rows, cols)); });
+}
+
+// The small defaults, then each variant; each with one output per value and with three (a
+// multi-output loss's head: MQLoss's quantiles).
+TYPED_TEST(RegistryModel, GradientsMatchCentralDifferences) {
+  const auto res = gradient_error(this->model, this->kBatch, false);
   EXPECT_LE(res.max_rel_error, 1e-6) << res.worst;
+  nlohmann::json variants = nlohmann::json::array({nlohmann::json::object()});
+  for (const nlohmann::json& v : grad_variants(TypeParam::Config::kKind.name))
+    variants.push_back(v);
+  for (nlohmann::json v : variants)
+    for (const Index outputs : {1, 3}) {
+      if (v.empty() && outputs == 1) continue;  // the fixture's model, above
+      v["outputs"] = outputs;
+      SCOPED_TRACE(v.dump());
+      TypeParam m(variant_config<TypeParam>(v));
+      const Index b = v.value("batch", this->kBatch);
+      Planner planner;
+      m.plan(planner, b);
+      Arena variant_arena(std::move(planner));
+      RngStream rng(3, kInitStream);
+      m.init(rng);
+      const auto r = gradient_error(m, b, v.value("perturb", false));
+      EXPECT_LE(r.max_rel_error, 1e-6) << r.worst;
+    }
+}
+
+// outputs (M, a multi-output loss's) comes with the shape, and must be at least one.
+TYPED_TEST(RegistryModel, TakesTheLossOutputsAndRejectsNone) {
+  WindowShape s = small_shape<TypeParam>();
+  s.outputs = 3;
+  typename TypeParam::Config c = TypeParam::Config::shaped(s, small_config<TypeParam>());
+  EXPECT_EQ(c.outputs, 3);
+  c.outputs = 0;
+  EXPECT_THROW(c.validate(), Error);
+  EXPECT_THROW(TypeParam{c}, Error);
+}
+
+// Options each model with exogenous gradients runs its checks with (tests/support/exog_grads.h;
+// each with M = 1 and 2, statics a row per window and shared): the paths its exogenous inputs
+// take. A model without an entry runs its small defaults.
+const nlohmann::json& exog_variants(std::string_view kind) {
+  static const nlohmann::json all = nlohmann::json::parse(R"({
+    "mlp": [{"num_layers": 2, "hidden_size": 7}, {"num_layers": 1, "hidden_size": 7}],
+    "mlp_multivariate": [{"num_layers": 2, "hidden_size": 9}, {"num_layers": 3, "hidden_size": 9}],
+    "nhits": [{"n_blocks": [1, 2, 1], "mlp_units": [6, 6, 6, 7], "n_pool_kernel_size": [2, 3, 1],
+               "n_freq_downsample": [3, 2, 1], "dropout_prob_theta": 0.2},
+              {"n_blocks": [1, 2, 1], "mlp_units": [6, 6, 6, 7], "n_pool_kernel_size": [2, 3, 1],
+               "n_freq_downsample": [3, 2, 1], "pooling_mode": "AvgPool1d",
+               "activation": "Tanh", "dropout_prob_theta": 0.2}],
+    "nbeatsx": [{"stack_types": ["identity", "exogenous", "trend", "exogenous"],
+                 "n_blocks": [1, 2, 1, 1], "mlp_units": [6, 6, 6, 7], "n_harmonics": 1,
+                 "dropout_prob_theta": 0.2},
+                {"stack_types": ["identity", "exogenous", "trend", "exogenous"],
+                 "n_blocks": [1, 2, 1, 1], "mlp_units": [6, 6, 6, 7], "n_harmonics": 1,
+                 "shared_weights": true, "activation": "Softplus", "dropout_prob_theta": 0.2}],
+    "tide": [{"layernorm": true, "num_encoder_layers": 2, "temporal_decoder_dim": 5,
+              "dropout": 0.2},
+             {"layernorm": false, "num_encoder_layers": 2, "temporal_decoder_dim": 5,
+              "dropout": 0.2}],
+    "tsmixerx": [{"n_block": 2, "ff_dim": 4, "revin": true, "dropout": 0.0},
+                 {"n_block": 2, "ff_dim": 4, "revin": false, "dropout": 0.25}]
+  })");
+  static const nlohmann::json defaults = nlohmann::json::array({nlohmann::json::object()});
+  return all.contains(kind) ? all.at(std::string(kind)) : defaults;
+}
+
+// The gradients of the exogenous inputs a model returns (WindowShape::exog_grads): central
+// differences, chunks against the whole batch, the switch changing nothing else; and only for
+// the inputs it has.
+TYPED_TEST(RegistryModel, ExogGradientsMatchCentralDifferences) {
+  if constexpr (!requires(TypeParam & m) { m.exog_grads(); }) {
+    GTEST_SKIP() << "no exogenous gradients: the registry refuses categorical features for it";
+  } else {
+    using testing::exog::Dims;
+    constexpr ForecastKind kind = TypeParam::Config::kKind;
+    const Dims d = kind.multivariate ? Dims{.h = 3, .l = 5, .n = 3, .x = 2, .f = 1, .s = 2, .m = 1}
+                                     : Dims{.h = 4, .l = 7, .n = 1, .x = 2, .f = 2, .s = 3, .m = 1};
+    for (const nlohmann::json& v : exog_variants(kind.name)) {
+      SCOPED_TRACE(v.dump());
+      const auto options = [&](auto, Index) { return variant_config<TypeParam>(v); };
+      testing::exog::check_model<TemplateOf<TypeParam>::template type>(options, d);
+    }
+    // Only the inputs a window has get a gradient: the others' pointers are null.
+    for (const auto& [x, f, s] : {std::tuple<Index, Index, Index>{0, 2, 0}, {1, 0, 2}, {0, 0, 3}}) {
+      if ((x > 0 && !kind.hist_exog) || (f > 0 && !kind.futr_exog) || (s > 0 && !kind.stat_exog))
+        continue;
+      Dims a = d;
+      a.x = x, a.f = f, a.s = s, a.per_window = !kind.multivariate;
+      testing::exog::check_exog_gradients<TemplateOf<TypeParam>::template type>(
+          [&](auto) { return small_config<TypeParam>(); }, a, "absent inputs");
+    }
+  }
+}
+
+// Built without exog_grads a model returns no exogenous gradients (or refuses to be asked).
+TYPED_TEST(RegistryModel, ExogGradientsOnlyWhenAskedFor) {
+  if constexpr (requires(TypeParam & m) { m.exog_grads(); }) {
+    try {
+      const ExogGrads<double> g = this->model.exog_grads();
+      EXPECT_TRUE(g.hist == nullptr && g.futr == nullptr && g.stat == nullptr);
+    } catch (const Error&) {
+    }
+  }
+}
+
+// A univariate model refuses a panel of series, and every model the exogenous kinds it has no
+// use for.
+TYPED_TEST(RegistryModel, RejectsWhatItsKindCannotTake) {
+  constexpr ForecastKind kind = TypeParam::Config::kKind;
+  typename TypeParam::Config c;
+  const WindowShape s = small_shape<TypeParam>();
+  auto refused = [&](Index WindowShape::*field, bool takes) {
+    WindowShape b = s;
+    b.*field += 1;
+    if (!takes) {
+      EXPECT_THROW(c.set_shape(b), Error);
+    }
+  };
+  refused(&WindowShape::n_series, kind.multivariate);
+  refused(&WindowShape::hist_exog, kind.hist_exog);
+  refused(&WindowShape::futr_exog, kind.futr_exog);
+  refused(&WindowShape::stat_exog, kind.stat_exog);
 }
 
 TYPED_TEST(RegistryModel, ChunksOfWindowsGiveTheWholeBatch) {
@@ -218,16 +428,30 @@ TYPED_TEST(RegistryModel, GoldenInitForwardAndGradientsMatchNeuralforecast) {
   const std::string kind(TypeParam::Config::kKind.name);
   if (!golden::has_forecast_golden(kind + "_grad"))
     GTEST_SKIP() << "no forecast_golden.py gradient golden for " << kind
-                 << " (the stacked models' are blocks_golden.py's, TSMixer(x)'s "
-                    "tsmixer_golden.py's: their own tests)";
-  golden::check_gradients<TypeParam>(kind);
+                 << " (the stacked models' and TiDE's are blocks_golden.py's)";
+  golden::check_gradients<TypeParam>(kind, kind + "_grad");
+}
+
+TYPED_TEST(RegistryModel, GoldenBlocksInitForwardAndGradientsMatchNeuralforecast) {
+  const std::string kind(TypeParam::Config::kKind.name);
+  if (!golden::has_blocks_golden(kind)) GTEST_SKIP() << "no blocks_golden.py golden for " << kind;
+  const nlohmann::json& g = golden::blocks_golden(kind);
+  const auto config_of = golden::config_of_kwargs<typename TypeParam::Config>;
+  golden::expect_init<TemplateOf<TypeParam>::template type>(g, config_of);
+  golden::expect_forward_and_grads<TemplateOf<TypeParam>::template type>(g, config_of);
+}
+
+TYPED_TEST(RegistryModel, GoldenMultiOutputHeadMatchesNeuralforecastMQLoss) {
+  const std::string kind(TypeParam::Config::kKind.name);
+  if (!std::filesystem::exists(golden::golden_dir() / (kind + "_mq3_grad.json")))
+    GTEST_SKIP() << "no multi_output_golden.py golden for " << kind;
+  golden::check_gradients<TypeParam>(kind, kind + "_mq3_grad");
 }
 
 TYPED_TEST(RegistryModel, GoldenFirst20TrainingLossesMatchNeuralforecast) {
   const std::string kind(TypeParam::Config::kKind.name);
   if (!golden::has_forecast_golden(kind + "_train"))
-    GTEST_SKIP() << "no forecast_golden.py training golden for " << kind
-                 << " (TSMixer(x)'s are tsmixer_golden.py's: tsmixer_golden_test.cpp)";
+    GTEST_SKIP() << "no training golden for " << kind;
   golden::check_training<typename Rebind<TypeParam, float>::type>(kind);
 }
 

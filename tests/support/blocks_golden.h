@@ -1,8 +1,8 @@
 // The checks of a forecasting model against neuralforecast's goldens of bench/peers/
 // blocks_golden.py (tests/golden/<model>.json: per case its keyword arguments, torch's initial
 // weights for its random_seed, and a float64 forward and backward on 4 windows): one recipe
-// for every model the script covers; a model's test names its golden and how its keyword
-// arguments map to its Config.
+// for every model the script covers, run by tests/models/registry_models_test.cpp for each
+// registered model that has such a golden.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +20,7 @@
 
 #include "shoal/core/arena.h"
 #include "shoal/core/error.h"
+#include "shoal/core/options.h"
 #include "shoal/core/rng.h"
 #include "shoal/models/forecast.h"
 
@@ -38,6 +39,40 @@ inline const nlohmann::json& blocks_golden(const std::string& model) {
     it = cache.emplace(model, nlohmann::json::parse(in)).first;
   }
   return it->second;
+}
+
+// Whether blocks_golden.py wrote tests/golden/<model>.json.
+inline bool has_blocks_golden(const std::string& model) {
+  return std::filesystem::exists(std::filesystem::path(SHOAL_GOLDEN_DIR) / (model + ".json"));
+}
+
+// neuralforecast's keyword arguments as a model's Config: the shape from h, input_size and the
+// exogenous lists, mlp_units' [in, out] pairs flattened, every other key (random_seed aside)
+// the model's option of that name, neuralforecast's defaults for the ones a case leaves out.
+template <class Config>
+Config config_of_kwargs(nlohmann::json kw) {
+  Config c;
+  models::WindowShape s = c;
+  s.h = kw.at("h");
+  s.input_size = kw.at("input_size");
+  for (auto [key, field] : {std::pair{"hist_exog_list", &s.hist_exog},
+                            {"futr_exog_list", &s.futr_exog},
+                            {"stat_exog_list", &s.stat_exog}})
+    if (kw.contains(key)) *field = Index(kw[key].size());
+  c.set_shape(s);
+  if (kw.contains("mlp_units")) {
+    std::vector<int64_t> units;
+    for (const auto& pair : kw["mlp_units"])
+      for (const auto& u : pair) units.push_back(u.template get<int64_t>());
+    kw["mlp_units"] = units;
+  }
+  for (const char* key :
+       {"h", "input_size", "hist_exog_list", "futr_exog_list", "stat_exog_list", "random_seed"})
+    kw.erase(key);
+  OptionReader reader(kw, std::string(Config::kKind.name));
+  c.visit(reader);
+  reader.check_all_used();
+  return c;
 }
 
 inline void expect_near(const Vec& got, const Vec& want, double tol, const std::string& what) {

@@ -1,10 +1,11 @@
 // The checks of a forecasting model against neuralforecast's goldens of bench/peers/
-// forecast_golden.py (tests/golden/<model>_grad and <model>_train, .json + .bin): the torch
-// generator with neuralforecast's random_seed draws its initial weights bit for bit; from those
-// weights the float64 forward and every parameter gradient match; and 20 float32 Adam steps on
-// all windows of a stored series give its losses. One recipe for every model, its Config read
-// from the golden's keys (tests/models/registry_models_test.cpp runs it for each registered
-// model that has such goldens).
+// forecast_golden.py and tsmixer_golden.py (tests/golden/<model>_grad and <model>_train, .json +
+// .bin) and multi_output_golden.py (<model>_mq3_grad): the torch generator with neuralforecast's
+// random_seed draws its initial weights bit for bit; from the golden's weights the float64
+// forward and every parameter gradient match; and 20 float32 Adam steps on all windows of a
+// stored series give its losses. One recipe for every model, its Config read from the golden's
+// keys (tests/models/registry_models_test.cpp runs it for each registered model that has such
+// goldens).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -25,26 +26,20 @@
 
 namespace shoal::golden {
 
-// Whether forecast_golden.py wrote `<name>` (tsmixer_golden.py's goldens, which name their
-// exogenous counts hist_exog_size, are tests/models/tsmixer_golden_test.cpp's).
+// Whether forecast_golden.py (or tsmixer_golden.py, for TSMixer and TSMixerx) wrote `<name>`.
 inline bool has_forecast_golden(const std::string& name) {
-  if (!std::filesystem::exists(golden_dir() / (name + ".json"))) return false;
-  return Golden(name).meta().contains("hist");
+  return std::filesystem::exists(golden_dir() / (name + ".json"));
 }
 
 using models::ForecastInputs;
 using nlohmann::json;
 
+// The golden's options and shape (tsmixer_golden.py names the exogenous counts
+// hist_exog_size, …; goldens without "outputs" are single-output).
 template <class Model>
 typename Model::Config config_of(const json& m) {
   typename Model::Config c;
-  c.h = m.at("h");
-  c.input_size = m.at("input_size");
   if constexpr (requires { c.moving_avg_window; }) c.moving_avg_window = m.at("moving_avg_window");
-  c.n_series = m.value("n_series", Index{1});
-  c.hist_exog = m.value("hist", Index{0});
-  c.futr_exog = m.value("futr", Index{0});
-  c.stat_exog = m.value("stat", Index{0});
   if constexpr (requires { c.num_layers; }) {
     c.num_layers = m.at("num_layers");
     c.hidden_size = m.at("hidden_size");
@@ -66,55 +61,92 @@ typename Model::Config config_of(const json& m) {
     c.decoder_hidden_size = m.at("decoder_hidden_size");
     c.decoder_layers = m.at("decoder_layers");
   }
+  if constexpr (requires { c.ff_dim; }) {
+    c.n_block = m.at("n_block");
+    c.ff_dim = m.at("ff_dim");
+    c.dropout = m.at("dropout");
+    c.revin = m.at("revin");
+  }
+  const bool mixer = m.contains("hist_exog_size");
+  c.set_shape({.h = m.at("h"),
+               .input_size = m.at("input_size"),
+               .n_series = m.value("n_series", Index{1}),
+               .hist_exog = m.value(mixer ? "hist_exog_size" : "hist", Index{0}),
+               .futr_exog = m.value(mixer ? "futr_exog_size" : "futr", Index{0}),
+               .stat_exog = m.value(mixer ? "stat_exog_size" : "stat", Index{0}),
+               .outputs = m.value("outputs", Index{1})});
   return c;
 }
 
+// Whether a golden's "weights/<name>" is state, not a parameter: BatchNorm's running statistics
+// (loaded into the model's arena) and NBEATS' fixed bases (computed by the model).
+inline bool is_state(const std::string& name) {
+  return name.find("running_") != std::string::npos || name.find(".basis.") != std::string::npos;
+}
+
+inline size_t golden_params(const Golden& g) {
+  size_t n = 0;
+  for (const std::string& k : g.names_with_prefix("weights/")) n += !is_state(k);
+  return n;
+}
+
+// Every parameter from "weights/<name>", and the running statistics into the arena.
 template <class Model, class T>
-void load_weights(Model& m, const Golden& g) {
+void load_weights(Model& m, const Arena& arena, const Golden& g) {
   size_t loaded = 0;
   m.for_each_param([&](const std::string& name, Param<T>& p) {
     ASSERT_TRUE(g.has("weights/" + name)) << name;
     fill(p.value, g.get("weights/" + name), name);
     ++loaded;
   });
-  EXPECT_EQ(loaded, g.names_with_prefix("weights/").size());
+  EXPECT_EQ(loaded, golden_params(g));
+  for (const auto& name : g.names_with_prefix("weights/"))
+    if (name.find("running_") != std::string::npos)
+      fill(arena.find<T>(name), g.get("weights/" + name), name);
 }
 
 // Every parameter equals the golden's initial weight exactly (same words, transform, bounds
-// and module order as torch's).
+// and module order as torch's). The norms' affine weights and biases are no draw (torch sets them
+// to 1 and 0) and tsmixer_golden.py and multi_output_golden.py move them off those values, so that
+// their gradients count: they are not compared.
 template <class Model, class T>
 void expect_torch_weights(Model& m, const Golden& g) {
   size_t compared = 0;
   m.for_each_param([&](const std::string& name, Param<T>& p) {
     ASSERT_TRUE(g.has("weights/" + name)) << name;
+    ++compared;
+    if (name.find("norm.") != std::string::npos) return;
     const std::vector<double> want = g.get("weights/" + name);
     ASSERT_EQ(static_cast<size_t>(p.value.numel()), want.size()) << name;
     Index differ = 0;
     for (size_t i = 0; i < want.size(); ++i) differ += double(p.value.data[i]) != want[i];
     EXPECT_EQ(differ, 0) << name << ": elements that differ from torch's draw";
-    ++compared;
   });
-  EXPECT_EQ(compared, g.names_with_prefix("weights/").size());
+  EXPECT_EQ(compared, golden_params(g));
 }
 
+// <kind>_grad (one output per value) or <kind>_mq3_grad (multi_output_golden.py: MQLoss's three
+// quantiles, M = 3): torch's initial weights; from the golden's, the float64 forward [B·H, N·M]
+// and every parameter gradient of Σ out · r, the state the forward leaves (BatchNorm's running
+// statistics) and the eval-mode forward where the golden has them.
 template <class Model>
-void check_gradients(const std::string& kind) {
-  const Golden g(kind + "_grad");
+void check_gradients(const std::string& kind, const std::string& golden_name) {
+  const Golden g(golden_name);
   Model m(config_of<Model>(g.meta()));
   const std::vector<double> y = g.get("inputs/insample_y");
   std::vector<double> hist, futr, stat;
   if (g.has("inputs/hist_exog")) hist = g.get("inputs/hist_exog");
   if (g.has("inputs/futr_exog")) futr = g.get("inputs/futr_exog");
   if (g.has("inputs/stat_exog")) stat = g.get("inputs/stat_exog");
-  const Index h = m.horizon(), n = m.n_series();
-  const Index b = static_cast<Index>(y.size()) / (m.config().input_size * n);
+  const Index h = m.horizon(), cols = m.n_series() * m.config().outputs;
+  const Index b = static_cast<Index>(y.size()) / (m.config().input_size * m.n_series());
   Planner planner;
   m.plan(planner, b);
   Arena arena(std::move(planner));
   RngStream rng(1, models::kInitStream, Generator::kTorchCpu);
   m.init(rng);
   expect_torch_weights<Model, double>(m, g);
-  load_weights<Model, double>(m, g);
+  load_weights<Model, double>(m, arena, g);
   const ForecastInputs<double> in{.batch = b,
                                   .insample_y = y.data(),
                                   .hist_exog = hist.empty() ? nullptr : hist.data(),
@@ -122,12 +154,12 @@ void check_gradients(const std::string& kind) {
                                   .stat_exog = stat.empty() ? nullptr : stat.data()};
   const Ctx ctx{.training = true, .seed = 1, .step = 0};
   MatView<double> out = m.forward(ctx, in);
-  ASSERT_EQ(out.rows * out.cols, b * h * n);
+  ASSERT_EQ(out.rows * out.cols, b * h * cols);
   const double out_err = rel_error(out.data, g.get("output"));
   EXPECT_LE(out_err, 1e-10);
   std::memset(arena.region_base(Region::kGrads), 0, arena.region_bytes(Region::kGrads));
   const std::vector<double> r = g.get("r");
-  m.backward(ctx, in, ConstMat<double>(r.data(), b * h, n));
+  m.backward(ctx, in, ConstMat<double>(r.data(), b * h, cols));
   double worst = 0;
   std::string worst_name;
   m.for_each_param([&](const std::string& name, Param<double>& p) {
@@ -135,12 +167,19 @@ void check_gradients(const std::string& kind) {
     EXPECT_LE(e, 1e-10) << name;
     if (e > worst) worst = e, worst_name = name;
   });
-  std::cout << "[golden] " << kind << " output rel err " << out_err << ", worst grad rel err "
-            << worst << " (" << worst_name << ")\n";
+  for (const auto& name : g.names_with_prefix("buffers/")) {
+    EXPECT_LE(rel_error(arena.find<double>(name).data, g.get("buffers/" + name)), 1e-12) << name;
+  }
+  if (g.has("eval_output")) {
+    EXPECT_LE(rel_error(m.forward(Ctx{.training = false}, in).data, g.get("eval_output")), 1e-10);
+  }
+  std::cout << "[golden] " << kind << " M=" << m.config().outputs << " output rel err " << out_err
+            << ", worst grad rel err " << worst << " (" << worst_name << ")\n";
 }
 
-// 20 steps of ForecastTrainer from its own torch-generator init (random_seed 1), every step on
-// all windows of the stored series, cut as the script cuts them.
+// 20 steps of ForecastTrainer from the golden's weights (checked against its own torch-generator
+// init, random_seed 1), every step on all windows of the stored series, cut as the script cuts
+// them.
 template <class Model>
 void check_training(const std::string& kind) {
   const Golden g(kind + "_train");
@@ -148,7 +187,9 @@ void check_training(const std::string& kind) {
   Model m(config_of<Model>(meta));
   const Index h = meta.at("h"), l = meta.at("input_size"), n = meta.at("n_series");
   const Index b = meta.at("batch"), steps = meta.at("steps"), tlen = meta.at("series_length");
-  const Index nx = meta.at("hist"), nf = meta.at("futr");
+  const bool mixer = meta.contains("hist_exog_size");  // tsmixer_golden.py's names
+  const Index nx = meta.value(mixer ? "hist_exog_size" : "hist", Index{0}),
+              nf = meta.value(mixer ? "futr_exog_size" : "futr", Index{0});
   const std::vector<double> y = g.get("series/y"), avail = g.get("series/avail");
   std::vector<double> hist, futr, statd;
   if (nx > 0) hist = g.get("series/hist");
@@ -159,6 +200,9 @@ void check_training(const std::string& kind) {
   train::ForecastTrainer<Model, float> trainer(
       m, {.max_batch = b, .seed = 1, .adam = {.lr = meta.at("lr").get<double>()}});
   expect_torch_weights<Model, float>(m, g);
+  // The golden's starting weights: torch's draw, but for the norms' affines the TSMixer script
+  // moves off 1 and 0 (and BatchNorm's running statistics).
+  load_weights<Model, float>(m, trainer.arena(), g);
 
   auto at = [](Index i) { return static_cast<size_t>(i); };
   std::vector<float> ins(at(b * l * n)), hx(at(b * nx * l * n)), fx(at(b * nf * (l + h) * n)),

@@ -1,4 +1,4 @@
-# neuralforecast's DLinear usage example (docs/models.dlinear.html.md, Apache-2.0), run on
+# neuralforecast's DLinear usage example (its models.dlinear.html.md, Apache-2.0), run on
 # shoal: the neuralforecast imports become shoal's, and `from shoal.losses import MAE` is added
 # (the example uses MAE without importing it, so it raises NameError in neuralforecast too).
 # Output: dlinear.out (python examples/python/neuralforecast/run.py).

@@ -1,4 +1,4 @@
-# neuralforecast's MLP usage example (docs/models.mlp.html.md, Apache-2.0), run on
+# neuralforecast's MLP usage example (its models.mlp.html.md, Apache-2.0), run on
 # shoal with its neuralforecast imports turned into shoal's.
 # Output: mlp.out (python examples/python/neuralforecast/run.py).
 import pandas as pd

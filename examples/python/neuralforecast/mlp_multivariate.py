@@ -1,4 +1,4 @@
-# neuralforecast's MLPMultivariate usage example (docs/models.mlpmultivariate.html.md,
+# neuralforecast's MLPMultivariate usage example (its models.mlpmultivariate.html.md,
 # Apache-2.0), run on shoal: the neuralforecast imports become shoal's, and the second
 # `stat_exog_list=['airline1'],` line is dropped (a keyword given twice is a SyntaxError in
 # Python, so the example does not run in neuralforecast either).

@@ -1,4 +1,4 @@
-# neuralforecast's NBEATS usage example (docs/models.nbeats.html.md, Apache-2.0), run on
+# neuralforecast's NBEATS usage example (its models.nbeats.html.md, Apache-2.0), run on
 # shoal with its neuralforecast imports turned into shoal's.
 # Output: nbeats.out (python examples/python/neuralforecast/run.py).
 import pandas as pd

@@ -1,4 +1,4 @@
-# neuralforecast's NBEATSx usage example (docs/models.nbeatsx.html.md, Apache-2.0), run on
+# neuralforecast's NBEATSx usage example (its models.nbeatsx.html.md, Apache-2.0), run on
 # shoal with its neuralforecast imports turned into shoal's.
 # Output: nbeatsx.out (python examples/python/neuralforecast/run.py).
 import pandas as pd

@@ -1,4 +1,4 @@
-# neuralforecast's NHITS usage example (docs/models.nhits.html.md, Apache-2.0), run on
+# neuralforecast's NHITS usage example (its models.nhits.html.md, Apache-2.0), run on
 # shoal with its neuralforecast imports turned into shoal's.
 # Output: nhits.out (python examples/python/neuralforecast/run.py).
 import pandas as pd

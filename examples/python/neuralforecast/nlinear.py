@@ -1,4 +1,4 @@
-# neuralforecast's NLinear usage example (docs/models.nlinear.html.md, Apache-2.0), run on
+# neuralforecast's NLinear usage example (its models.nlinear.html.md, Apache-2.0), run on
 # shoal with its neuralforecast imports turned into shoal's.
 # Output: nlinear.out (python examples/python/neuralforecast/run.py).
 import pandas as pd

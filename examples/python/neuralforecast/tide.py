@@ -1,4 +1,4 @@
-# neuralforecast's TiDE usage example (docs/models.tide.html.md, Apache-2.0), run on
+# neuralforecast's TiDE usage example (its models.tide.html.md, Apache-2.0), run on
 # shoal with its neuralforecast imports turned into shoal's.
 # Output: tide.out (python examples/python/neuralforecast/run.py).
 import pandas as pd

@@ -1,4 +1,4 @@
-# neuralforecast's TSMixer usage example (docs/models.tsmixer.html.md, Apache-2.0), run on
+# neuralforecast's TSMixer usage example (its models.tsmixer.html.md, Apache-2.0), run on
 # shoal with its neuralforecast imports turned into shoal's.
 # Output: tsmixer.out (python examples/python/neuralforecast/run.py).
 import pandas as pd

@@ -1,4 +1,4 @@
-# neuralforecast's TSMixerx usage example (docs/models.tsmixerx.html.md, Apache-2.0), run on
+# neuralforecast's TSMixerx usage example (its models.tsmixerx.html.md, Apache-2.0), run on
 # shoal with its neuralforecast imports turned into shoal's.
 # Output: tsmixerx.out (python examples/python/neuralforecast/run.py).
 import pandas as pd

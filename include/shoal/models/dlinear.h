@@ -11,18 +11,15 @@
 // M outputs per forecast value (models/forecast.h).
 #pragma once
 
-#include <string>
-
 #include "shoal/layers/linear.h"
 #include "shoal/models/forecast_model.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
-// Its defaults for the shared options (max_steps 5000, learning_rate 1e-4, windows_batch_size
-// 1024) are in its registry entry.
 struct DLinearConfig : ForecastConfig<DLinearConfig> {
-  static constexpr ForecastKind kKind{.name = "dlinear"};
+  static constexpr ForecastKind kKind{
+      .name = "dlinear", .class_name = "DLinear", .defaults = kLinearDefaults};
   Index moving_avg_window = 25;
 
   void visit(OptionVisitor& v) {
@@ -37,12 +34,11 @@ struct DLinearConfig : ForecastConfig<DLinearConfig> {
 // per fit (whole | chunks of 8): L 24 H 6 0.155 | 0.163, L 96 H 24 0.43 | 0.56, L 336 H 96
 // 2.03 | 4.37.
 template <class T>
-class DLinear : public ForecastModel<DLinearConfig> {
+class DLinear : public ForecastModel<DLinearConfig>, public NamedLayers<DLinear<T>> {
  public:
   explicit DLinear(Config cfg);
 
   void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
   // The forecasts [B·H, M] (a view of the model's output buffer).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
@@ -50,11 +46,9 @@ class DLinear : public ForecastModel<DLinearConfig> {
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
-  void for_each_param(F&& f) {
-    trend_.for_each_param(
-        [&](std::string_view n, Param<T>& p) { f("linear_trend." + std::string(n), p); });
-    season_.for_each_param(
-        [&](std::string_view n, Param<T>& p) { f("linear_season." + std::string(n), p); });
+  void for_each_layer(F&& f) {
+    f("linear_trend.", trend_);
+    f("linear_season.", season_);
   }
 
  private:

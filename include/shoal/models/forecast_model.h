@@ -5,7 +5,7 @@
 // own: its options, its blocks, forward and backward.
 //
 //   struct NLinearConfig : ForecastConfig<NLinearConfig> {
-//     static constexpr ForecastKind kKind{.name = "nlinear"};  // univariate, no exogenous
+//     static constexpr ForecastKind kKind{.name = "nlinear", .class_name = "NLinear"};
 //   };
 //   template <class T> class NLinear : public ForecastModel<NLinearConfig> { ... };
 //
@@ -13,6 +13,8 @@
 // forward and backward directly.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -21,15 +23,35 @@
 
 namespace shoal::models {
 
+// A model's defaults for the options every forecaster shares, where neuralforecast's class
+// sets its own (its __init__ defaults); unset: the job's. The registry applies them to a job.
+struct JobDefaults {
+  std::optional<Index> max_steps;
+  std::optional<double> learning_rate;
+  std::optional<Index> num_lr_decays;
+  std::optional<Index> input_size;                    // -1: 3 × h
+  std::optional<Index> windows_batch_size;            // training windows per step
+  std::optional<Index> inference_windows_batch_size;  // -1: every window of a series
+  bool robust_scaler = false;                         // scaler_type "robust"
+};
+
+// NLinear's and DLinear's: 5,000 steps at 1e-4, 1,024 windows a step and a pass.
+inline constexpr JobDefaults kLinearDefaults{.max_steps = 5000,
+                                             .learning_rate = 1e-4,
+                                             .windows_batch_size = 1024,
+                                             .inference_windows_batch_size = 1024};
+
 // What a model takes, as neuralforecast's class attributes say (MULTIVARIATE, EXOGENOUS_HIST,
 // EXOGENOUS_FUTR, EXOGENOUS_STAT). The registry takes `multivariate` from here
 // (train/global_fit.h, windowed_model), and set_shape rejects what the model cannot take.
 struct ForecastKind {
-  std::string_view name;      // for messages: the registry's name
-  bool multivariate = false;  // mixes the N series of a panel; false: one series per window
+  std::string_view name;        // the registry's name (for messages too)
+  std::string_view class_name;  // neuralforecast's class: the forecast column's name
+  bool multivariate = false;    // mixes the N series of a panel; false: one series per window
   bool hist_exog = false;
   bool futr_exog = false;
   bool stat_exog = false;
+  JobDefaults defaults;
 };
 
 // The shape of a model's Config (WindowShape: the fields that come from the data and the job,
@@ -114,6 +136,45 @@ class ForecastModel {
   Config cfg_;
   Index max_batch_ = 0;
 };
+
+// What a model that names its layers gets from that list: its parameters, their count and
+// PyTorch's default init, each walked in the list's order. Model (the model itself) declares
+//   template <class F> void for_each_layer(F&& f);
+// calling f(prefix, layer) for each of its layers in torch's module order, prefix the layer's
+// state_dict name ("linear.", "mixing_layers.0.temporal_mixer."). That one order is the
+// parameters' order and the init's, so neuralforecast's seed draws the same weights; a model whose
+// init draws otherwise (or skips a layer) declares its own init.
+template <class Model>
+class NamedLayers {
+ public:
+  // f(name, param) for every parameter, named as neuralforecast's state_dict keys.
+  template <class F>
+  void for_each_param(F&& f) {
+    self().for_each_layer([&](const std::string& prefix, auto& layer) {
+      layer.for_each_param([&](const auto& name, auto& p) { f(prefix + std::string(name), p); });
+    });
+  }
+  void init(RngStream& rng) {
+    self().for_each_layer([&](const std::string&, auto& layer) { layer.init(rng); });
+  }
+  // Σ numel of the trainable parameters (neuralforecast's count).
+  Index num_params() {
+    Index total = 0;
+    for_each_param([&](const std::string&, auto& p) { total += p.shape.numel(); });
+    return total;
+  }
+
+ private:
+  Model& self() { return static_cast<Model&>(*this); }
+};
+
+// Plans `layer` for `rows` input rows under the parameter scope `prefix` (its state_dict name).
+template <class Layer>
+void plan_layer(Planner& planner, std::string_view prefix, Layer& layer, Index rows) {
+  planner.push_scope(prefix);
+  layer.plan(planner, rows);
+  planner.pop_scope();
+}
 
 // The gradients of a model's exogenous inputs (models/forecast.h, ExogGrads), for a model that
 // returns them: it plans the buffers it uses (with Config::exog_grads) and writes them in its

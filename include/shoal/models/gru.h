@@ -11,8 +11,12 @@
 namespace shoal::models {
 
 struct GRUConfig : ForecastConfig<GRUConfig>, RecurrentOptions {
-  static constexpr ForecastKind kKind{
-      .name = "gru", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+  static constexpr ForecastKind kKind{.name = "gru",
+                                      .class_name = "GRU",
+                                      .hist_exog = true,
+                                      .futr_exog = true,
+                                      .stat_exog = true,
+                                      .defaults = kRecurrentDefaults};
   static constexpr kernels::RnnCell kCell = kernels::RnnCell::kGru;
   GRUConfig() { encoder_hidden_size = 200; }
 

@@ -11,8 +11,12 @@
 namespace shoal::models {
 
 struct LSTMConfig : ForecastConfig<LSTMConfig>, RecurrentOptions {
-  static constexpr ForecastKind kKind{
-      .name = "lstm", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+  static constexpr ForecastKind kKind{.name = "lstm",
+                                      .class_name = "LSTM",
+                                      .hist_exog = true,
+                                      .futr_exog = true,
+                                      .stat_exog = true,
+                                      .defaults = kRecurrentDefaults};
   static constexpr kernels::RnnCell kCell = kernels::RnnCell::kLstm;
   // Not an aggregate: GCC 12 flags the strings of `LSTMConfig{}` as maybe uninitialized.
   LSTMConfig() = default;

@@ -69,7 +69,7 @@ struct MixerConfig : ForecastConfig<Derived> {
 //   y = LayerNorm_(H, out)(s)
 // Names: feature_lin_1, feature_lin_2, project_residual (in ≠ out only), feature_norm.
 template <class T>
-struct FeatureMixingX {
+struct FeatureMixingX : NamedLayers<FeatureMixingX<T>> {
   struct Config {
     Index in = 0;
     Index out = 0;
@@ -92,38 +92,27 @@ struct FeatureMixingX {
   explicit FeatureMixingX(Config c);
   bool projects() const { return cfg.in != cfg.out; }
   template <class F>
-  void for_each_param(F&& f) {
-    each_child([&](std::string_view prefix, auto& layer) {
-      layer.for_each_param([&](std::string_view name, Param<T>& p) {
-        f(std::string(prefix) + std::string(name), p);
-      });
-    });
+  void for_each_layer(F&& f) {
+    f("feature_lin_1.", lin1);
+    f("feature_lin_2.", lin2);
+    if (projects()) f("project_residual.", proj);
+    f("feature_norm.", norm);
   }
   // max_rows: rows of x, B·H.
   void plan(Planner& planner, Index max_rows);
-  void init(RngStream& rng);
   // row0: the first row's index in the whole batch (dropout masks, layers/dropout.h).
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0 = 0);
   // dx overwritten; an empty dx (no data) skips the input gradient.
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index row0 = 0);
   profile::Cost forward_cost(double rows) const;
   profile::Cost backward_cost(double rows, bool dx = true) const;
-
- private:
-  template <class F>
-  void each_child(F&& f) {
-    f("feature_lin_1.", lin1);
-    f("feature_lin_2.", lin2);
-    if (projects()) f("project_residual.", proj);
-    f("feature_norm.", norm);
-  }
 };
 
 // TSMixerx TemporalMixing(C), post-norm, on [B·H, C]:
 //   y = LayerNorm_(H, C)(x + dropout(relu(W · x_b + b)))     W [H, H]
 // Names: temporal_norm, temporal_lin.
 template <class T>
-struct TemporalMixingX {
+struct TemporalMixingX : NamedLayers<TemporalMixingX<T>> {
   struct Config {
     Index cols = 0;
     Index h = 0;
@@ -139,15 +128,12 @@ struct TemporalMixingX {
 
   explicit TemporalMixingX(Config c);
   template <class F>
-  void for_each_param(F&& f) {
-    norm.for_each_param(
-        [&](std::string_view n, Param<T>& p) { f("temporal_norm." + std::string(n), p); });
-    lin.for_each_param(
-        [&](std::string_view n, Param<T>& p) { f("temporal_lin." + std::string(n), p); });
+  void for_each_layer(F&& f) {
+    f("temporal_norm.", norm);
+    f("temporal_lin.", lin);
   }
   // max_rows: rows of x, B·H.
   void plan(Planner& planner, Index max_rows);
-  void init(RngStream& rng);
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0 = 0);
   // dx overwritten (dy may alias it).
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index row0 = 0);
@@ -161,7 +147,7 @@ struct TemporalMixingX {
 // ordered series-major, n·L + l, as neuralforecast flattens them) and Linear are the plain
 // layers with PyTorch's parameter order. Names: temporal_norm, temporal_lin.
 template <class T>
-struct TemporalMixing {
+struct TemporalMixing : NamedLayers<TemporalMixing<T>> {
   struct Config {
     Index n_series = 0;    // N
     Index input_size = 0;  // L
@@ -179,15 +165,12 @@ struct TemporalMixing {
 
   explicit TemporalMixing(Config c);
   template <class F>
-  void for_each_param(F&& f) {
-    norm.for_each_param(
-        [&](std::string_view n, Param<T>& p) { f("temporal_norm." + std::string(n), p); });
-    lin.for_each_param(
-        [&](std::string_view n, Param<T>& p) { f("temporal_lin." + std::string(n), p); });
+  void for_each_layer(F&& f) {
+    f("temporal_norm.", norm);
+    f("temporal_lin.", lin);
   }
   // max_rows: rows of x, B·L.
   void plan(Planner& planner, Index max_rows);
-  void init(RngStream& rng);
   // Training mode needs B ≥ 2 (BatchNorm batch statistics).
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
   // dx (if it has data) overwritten.
@@ -201,7 +184,7 @@ struct TemporalMixing {
 // BatchNorm1d's features are ordered time-major (l·N + n): the window [L, N] is one row of
 // [B, L·N]. Names: feature_norm, feature_lin_1, feature_lin_2.
 template <class T>
-struct FeatureMixing {
+struct FeatureMixing : NamedLayers<FeatureMixing<T>> {
   struct Config {
     Index n_series = 0;    // N
     Index input_size = 0;  // L
@@ -218,17 +201,13 @@ struct FeatureMixing {
 
   explicit FeatureMixing(Config c);
   template <class F>
-  void for_each_param(F&& f) {
-    auto with = [&](const char* prefix, auto& layer) {
-      layer.for_each_param([&](std::string_view n, Param<T>& p) { f(prefix + std::string(n), p); });
-    };
-    with("feature_norm.", norm);
-    with("feature_lin_1.", lin1);
-    with("feature_lin_2.", lin2);
+  void for_each_layer(F&& f) {
+    f("feature_norm.", norm);
+    f("feature_lin_1.", lin1);
+    f("feature_lin_2.", lin2);
   }
   // max_rows: rows of x, B·L.
   void plan(Planner& planner, Index max_rows);
-  void init(RngStream& rng);
   // Training mode needs B ≥ 2 (BatchNorm batch statistics).
   void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
   // dx overwritten.

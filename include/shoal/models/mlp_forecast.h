@@ -80,7 +80,12 @@ void validate_mlp_options(const Config& c) {
 
 struct MlpConfig : ForecastConfig<MlpConfig> {
   static constexpr ForecastKind kKind{
-      .name = "mlp", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+      .name = "mlp",
+      .class_name = "MLP",
+      .hist_exog = true,
+      .futr_exog = true,
+      .stat_exog = true,
+      .defaults = {.windows_batch_size = 1024, .inference_windows_batch_size = -1}};
   Index num_layers = 2;
   Index hidden_size = 1024;
 

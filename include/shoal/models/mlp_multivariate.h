@@ -20,6 +20,7 @@ namespace shoal::models {
 
 struct MlpMultivariateConfig : ForecastConfig<MlpMultivariateConfig> {
   static constexpr ForecastKind kKind{.name = "mlp_multivariate",
+                                      .class_name = "MLPMultivariate",
                                       .multivariate = true,
                                       .hist_exog = true,
                                       .futr_exog = true,

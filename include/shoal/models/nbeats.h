@@ -21,25 +21,17 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
-#include "shoal/core/options.h"
 #include "shoal/models/residual_stack.h"
-#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
-struct NBEATSConfig : ForecastConfig<NBEATSConfig> {
-  static constexpr ForecastKind kKind{.name = "nbeats"};
+struct NBEATSConfig : ForecastConfig<NBEATSConfig>, StackOptions {
+  static constexpr ForecastKind kKind{
+      .name = "nbeats", .class_name = "NBEATS", .defaults = kStackDefaults};
   int64_t n_harmonics = 2;
   int64_t n_basis = 2;
   std::string basis = "polynomial";
-  std::vector<std::string> stack_types = {"identity", "trend", "seasonality"};
-  std::vector<int64_t> n_blocks = {1, 1, 1};
-  // neuralforecast's list of [in, out] pairs, flattened: 3 * [[512, 512]].
-  std::vector<int64_t> mlp_units = {512, 512, 512, 512, 512, 512};
-  double dropout_prob_theta = 0.0;
-  std::string activation = "ReLU";
   bool shared_weights = false;
 
   void visit(OptionVisitor& v);
@@ -50,24 +42,9 @@ template <class T>
 struct NBeatsBlock;  // MLP → θ → basis → (backcast, forecast)
 
 template <class T>
-class NBEATS : public ResidualStackModel<T, NBEATSConfig, NBeatsBlock<T>> {
-  using Base = ResidualStackModel<T, NBEATSConfig, NBeatsBlock<T>>;
-  using Base::batch_rows;
-  using Base::cfg_;
-
+class NBEATS : public ResidualStackModel<NBEATS<T>, T, NBEATSConfig, NBeatsBlock<T>> {
  public:
-  using Config = NBEATSConfig;
-
-  explicit NBEATS(Config cfg);
-  ~NBEATS();
-
-  void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
-  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
-  // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  explicit NBEATS(NBEATSConfig cfg);
 };
 
 }  // namespace shoal::models

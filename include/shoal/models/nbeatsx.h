@@ -23,26 +23,20 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <vector>
 
-#include "shoal/core/options.h"
 #include "shoal/models/residual_stack.h"
-#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
-struct NBEATSxConfig : ForecastConfig<NBEATSxConfig> {
-  static constexpr ForecastKind kKind{
-      .name = "nbeatsx", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+struct NBEATSxConfig : ForecastConfig<NBEATSxConfig>, StackOptions {
+  static constexpr ForecastKind kKind{.name = "nbeatsx",
+                                      .class_name = "NBEATSx",
+                                      .hist_exog = true,
+                                      .futr_exog = true,
+                                      .stat_exog = true,
+                                      .defaults = kStackDefaults};
   int64_t n_harmonics = 2;
   int64_t n_polynomials = 2;
-  std::vector<std::string> stack_types = {"identity", "trend", "seasonality"};
-  std::vector<int64_t> n_blocks = {1, 1, 1};
-  // neuralforecast's list of [in, out] pairs, flattened: 3 * [[512, 512]].
-  std::vector<int64_t> mlp_units = {512, 512, 512, 512, 512, 512};
-  double dropout_prob_theta = 0.0;
-  std::string activation = "ReLU";
   bool shared_weights = false;
 
   void visit(OptionVisitor& v);
@@ -56,41 +50,30 @@ template <class T>
 struct NBeatsxBlock;  // MLP on [r | exog] → θ → basis (fixed, or the exogenous one)
 
 template <class T>
-class NBEATSx : public ResidualStackModel<T, NBEATSxConfig, NBeatsxBlock<T>>,
+class NBEATSx : public ResidualStackModel<NBEATSx<T>, T, NBEATSxConfig, NBeatsxBlock<T>>,
                 public ExogGradBuffers<T> {
-  using Base = ResidualStackModel<T, NBEATSxConfig, NBeatsxBlock<T>>;
-  using Base::batch_rows;
-  using Base::cfg_;
+  using Base = ResidualStackModel<NBEATSx<T>, T, NBEATSxConfig, NBeatsxBlock<T>>;
+  friend Base;
+  friend struct NBeatsxBlock<T>;
 
  public:
-  using Config = NBEATSxConfig;
-
-  explicit NBEATSx(Config cfg);
-  ~NBEATSx();
-
-  void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
-  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
-  // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  explicit NBEATSx(NBEATSxConfig cfg);
 
  private:
-  // Gathers the exogenous inputs into exog_ and basis_x_ (neuralforecast's layouts).
-  void gather_exog(const ForecastInputs<T>& in);
-  // Scatters dexog_ and dbasis_x_, the gradients of exog_ and basis_x_, into dhist_, dfutr_
-  // and dstat_, the layouts gather_exog read them from.
-  void scatter_exog_grads(const ForecastInputs<T>& in);
-  bool has_exogenous_block() const {
-    for (const std::string& t : cfg_.stack_types)
-      if (t == "exogenous") return true;
-    return false;
-  }
+  // The stack's hooks (models/residual_stack.h): the exogenous buffers; gathering the exogenous
+  // inputs into exog_ and basis_x_ (neuralforecast's layouts); the exogenous blocks' dy;
+  // scattering dexog_ and dbasis_x_, the gradients of exog_ and basis_x_, into dhist_, dfutr_
+  // and dstat_, the layouts the gathering read them from.
+  void plan_inputs(Planner& planner, Index max_batch);
+  void before_forward(const ForecastInputs<T>& in);
+  ConstMat<T> before_backward(const ForecastInputs<T>& in, ConstMat<T> dout);
+  void after_backward(const ForecastInputs<T>& in);
+  bool has_exogenous_block() const;
 
-  Buffer<T> exog_;     // [B, E] the MLP inputs' exogenous part
-  Buffer<T> basis_x_;  // [B, (L + H)·(F + S)] the exogenous basis
-  Buffer<T> dysum_;    // [B, H] dout summed over the M outputs (exogenous blocks, M > 1)
+  Buffer<T> exog_;       // [B, E] the MLP inputs' exogenous part
+  Buffer<T> basis_x_;    // [B, (L + H)·(F + S)] the exogenous basis
+  Buffer<T> dysum_;      // [B, H] dout summed over the M outputs (exogenous blocks, M > 1)
+  ConstMat<T> dy_exog_;  // [B, H] what an exogenous block's one output gets: dysum_ or dout
   // exog_grads: the gradients of exog_ and basis_x_ summed over the blocks, and an exogenous
   // block's basis input gradient.
   Buffer<T> dexog_, dbasis_x_, dbasis_block_;

@@ -27,28 +27,23 @@
 #include <string>
 #include <vector>
 
-#include "shoal/core/options.h"
-#include "shoal/layers/interpolate1d.h"
-#include "shoal/layers/pool1d.h"
 #include "shoal/models/residual_stack.h"
-#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
-struct NHITSConfig : ForecastConfig<NHITSConfig> {
-  static constexpr ForecastKind kKind{
-      .name = "nhits", .hist_exog = true, .futr_exog = true, .stat_exog = true};
-  std::vector<std::string> stack_types = {"identity", "identity", "identity"};
-  std::vector<int64_t> n_blocks = {1, 1, 1};
-  // neuralforecast's list of [in, out] pairs, flattened: 3 * [[512, 512]].
-  std::vector<int64_t> mlp_units = {512, 512, 512, 512, 512, 512};
+struct NHITSConfig : ForecastConfig<NHITSConfig>, StackOptions {
+  static constexpr ForecastKind kKind{.name = "nhits",
+                                      .class_name = "NHITS",
+                                      .hist_exog = true,
+                                      .futr_exog = true,
+                                      .stat_exog = true,
+                                      .defaults = kStackDefaults};
   std::vector<int64_t> n_pool_kernel_size = {2, 2, 1};
   std::vector<int64_t> n_freq_downsample = {4, 2, 1};
   std::string pooling_mode = "MaxPool1d";
   std::string interpolation_mode = "linear";
-  double dropout_prob_theta = 0.0;
-  std::string activation = "ReLU";
 
+  NHITSConfig() { stack_types = {"identity", "identity", "identity"}; }
   void visit(OptionVisitor& v);
   void validate_options() const;
 };
@@ -57,32 +52,20 @@ template <class T>
 struct NHitsBlock;  // pool → MLP → θ = [backcast | knots] → interpolated forecast
 
 template <class T>
-class NHITS : public ResidualStackModel<T, NHITSConfig, NHitsBlock<T>>, public ExogGradBuffers<T> {
-  using Base = ResidualStackModel<T, NHITSConfig, NHitsBlock<T>>;
-  using Base::batch_rows;
-  using Base::cfg_;
+class NHITS : public ResidualStackModel<NHITS<T>, T, NHITSConfig, NHitsBlock<T>>,
+              public ExogGradBuffers<T> {
+  using Base = ResidualStackModel<NHITS<T>, T, NHITSConfig, NHitsBlock<T>>;
+  friend Base;
+  friend struct NHitsBlock<T>;
 
  public:
-  using Config = NHITSConfig;
-
-  explicit NHITS(Config cfg);
-  ~NHITS();
-
-  void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
-  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
-  // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  explicit NHITS(NHITSConfig cfg);
 
  private:
-  // Writes block b's pooled exogenous inputs into the MLP input x [B, W] after the residual.
-  void pool_exog(const Ctx& ctx, NHitsBlock<T>& b, const ForecastInputs<T>& in, MatView<T> x);
-  // Adds block b's MLP input gradient's exogenous columns dx [B, W − P], taken back through its
-  // poolings, into dhist_, dfutr_ and dstat_.
-  void add_exog_grads(const Ctx& ctx, NHitsBlock<T>& b, const ForecastInputs<T>& in,
-                      ConstMat<T> dx);
+  // The stack's hooks (models/residual_stack.h): the buffers below; dout output-major for the
+  // blocks (M > 1) and the exogenous gradients zeroed, for the blocks to sum into.
+  void plan_inputs(Planner& planner, Index max_batch);
+  ConstMat<T> before_backward(const ForecastInputs<T>& in, ConstMat<T> dout);
 
   Buffer<T> knots_out_;  // [B, M·H] interpolated per output (M > 1)
   Buffer<T> dyq_;        // [B, M·H] dout output-major (M > 1)

@@ -7,37 +7,32 @@
 // Legend: B windows, L input_size, H horizon, M outputs per value (a multi-output loss's).
 #pragma once
 
-#include <string>
-
 #include "shoal/layers/linear.h"
 #include "shoal/models/forecast_model.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
-// No options beyond those every forecaster shares; its defaults for those (max_steps 5000,
-// learning_rate 1e-4, windows_batch_size 1024) are in its registry entry.
+// No options beyond those every forecaster shares (univariate, no exogenous inputs).
 struct NLinearConfig : ForecastConfig<NLinearConfig> {
-  static constexpr ForecastKind kKind{.name = "nlinear"};
+  static constexpr ForecastKind kKind{
+      .name = "nlinear", .class_name = "NLinear", .defaults = kLinearDefaults};
 };
 
 template <class T>
-class NLinear : public ForecastModel<NLinearConfig> {
+class NLinear : public ForecastModel<NLinearConfig>, public NamedLayers<NLinear<T>> {
  public:
   explicit NLinear(Config cfg);
 
   void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
   // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zone "linear" (rows = windows), recorded when ctx.profiler is set.
   void register_zones(profile::Recorder& rec, int model = 0);
-
   template <class F>
-  void for_each_param(F&& f) {
-    linear_.for_each_param(
-        [&](std::string_view n, Param<T>& p) { f("linear." + std::string(n), p); });
+  void for_each_layer(F&& f) {
+    f("linear.", linear_);
   }
 
  private:

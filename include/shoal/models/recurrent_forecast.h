@@ -32,6 +32,13 @@ namespace shoal::models {
 // The decoder activations shoal runs (neuralforecast takes more: the others are refused).
 inline constexpr std::string_view kDecoderActivations[] = {"ReLU", "GELU", "Identity"};
 
+// neuralforecast's defaults for the three's shared options: input_size -1 (3 × h), 128
+// training windows, 1,024 per inference pass, the robust scaler.
+inline constexpr JobDefaults kRecurrentDefaults{.input_size = -1,
+                                                .windows_batch_size = 128,
+                                                .inference_windows_batch_size = 1024,
+                                                .robust_scaler = true};
+
 // The options the three share, neuralforecast's names and defaults (GRU's Config sets its own
 // encoder_hidden_size default, 200). A model's Config derives from ForecastConfig<Config> and
 // from this, and names its kind and its cell (kCell).
@@ -54,7 +61,7 @@ struct RecurrentOptions {
 };
 
 template <class T, class C>
-class RecurrentForecast : public ForecastModel<C> {
+class RecurrentForecast : public ForecastModel<C>, public NamedLayers<RecurrentForecast<T, C>> {
   using Base = ForecastModel<C>;
 
  public:
@@ -67,7 +74,6 @@ class RecurrentForecast : public ForecastModel<C> {
   explicit RecurrentForecast(Config cfg);
 
   void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
   // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
@@ -75,15 +81,11 @@ class RecurrentForecast : public ForecastModel<C> {
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
-  void for_each_param(F&& f) {
-    encoder_.for_each_param([&](const std::string& n, Param<T>& p) { f("hist_encoder." + n, p); });
+  void for_each_layer(F&& f) {
+    f("hist_encoder.", encoder_);
     for (size_t k = 0; k < decoder_.size(); ++k)
-      decoder_[k].for_each_param([&](std::string_view n, Param<T>& p) {
-        f("mlp_decoder.layers." + std::to_string(3 * k) + "." + std::string(n), p);
-      });
-    if (upsample_)
-      upsample_->for_each_param(
-          [&](std::string_view n, Param<T>& p) { f("upsample_sequence." + std::string(n), p); });
+      f("mlp_decoder.layers." + std::to_string(3 * k) + ".", decoder_[k]);
+    if (upsample_) f("upsample_sequence.", *upsample_);
   }
 
  private:

@@ -13,13 +13,14 @@
 // With M outputs per step (a multi-output loss) out is neuralforecast's [B, H, M]: the level
 // fills every output, and a block's forecast is either [B, H, M] (added as it is) or [B, H] (an
 // NBEATSx exogenous block, whose one output torch broadcasts over the M).
-// ResidualStackModel holds what the three models share: their blocks (each with a ThetaMLP
-// `mlp`), shared weights, parameters, planning, profiler zones and these two walks; a model
-// adds its blocks and what each block computes.
+// ResidualStackModel holds what the three models share: their options, blocks (each with a
+// ThetaMLP `mlp`), shared weights, parameters, planning, profiler zones, these two walks and the
+// model's interface; a model adds its blocks and what each block computes.
 // Legend: B windows, L input_size, H horizon, M outputs per forecast value.
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -27,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "shoal/core/options.h"
 #include "shoal/layers/nbeats_basis.h"
 #include "shoal/layers/view_ops.h"
 #include "shoal/models/forecast_model.h"
@@ -104,15 +106,60 @@ void residual_stack_backward(const ForecastInputs<T>& in, Index L, MatView<T> dr
   }
 }
 
-// The base of NBEATS, NBEATSx and NHITS. Block: the model's block, with a `ThetaMLP<T> mlp`,
-// and `Buffer<T> r` (its input rows [B, ≥ L], the residual first); it may be incomplete where
-// the model is used (the model's .cpp defines it, its init and its destructor).
+// neuralforecast's defaults for the stacked models' shared options: 1,024 windows per step,
+// every window of a series at inference, three learning-rate decays.
+inline constexpr JobDefaults kStackDefaults{
+    .num_lr_decays = 3, .windows_batch_size = 1024, .inference_windows_batch_size = -1};
+
+// The options the stacked models share, with neuralforecast's names and defaults (NHITS's
+// Config sets its own stack_types): the stacks, each block's MLP and its activation.
+struct StackOptions {
+  std::vector<std::string> stack_types = {"identity", "trend", "seasonality"};
+  std::vector<int64_t> n_blocks = {1, 1, 1};
+  // neuralforecast's list of [in, out] pairs, flattened: 3 * [[512, 512]].
+  std::vector<int64_t> mlp_units = {512, 512, 512, 512, 512, 512};
+  double dropout_prob_theta = 0.0;
+  std::string activation = "ReLU";
+
+  // stack_types (its help `stacks`), n_blocks, mlp_units.
+  void visit_stacks(OptionVisitor& v, const char* stacks);
+  // dropout_prob_theta (its help `dropout`), activation.
+  void visit_theta(OptionVisitor& v, const char* dropout);
+  // One n_blocks ≥ 0 per stack, each stack type one of `types` (with h = 1, identity only: the
+  // trend and seasonality bases need two steps), the block options; errors name `model`.
+  void validate_stacks(std::string_view model, std::span<const std::string_view> types,
+                       Index h) const;
+};
+
+// The base of NBEATS, NBEATSx and NHITS, which states their interface once: a model is its
+// Config, its Block and what its blocks share (Model, the model itself). The walks are here;
+// residual_stack_impl.h defines them, instantiated by each model's source, where its Block is
+// complete (a Block may be incomplete where the model is used).
+// Block: holds a `ThetaMLP<T> mlp` and `Buffer<T> r` (its input rows [B, ≥ L], the residual
+// first), and defines
+//   plan(planner, B, model)          its buffers, under "blocks.<i>." after its MLP's
+//   init(rng)                        its draws, in torch's module order
+//   forward(ctx, in, r, model)       → {backcast [B, L], forecast [B, H·M] or [B, H]}
+//   backward(ctx, in, dy, dr, dinput, model)   dy: the forecast's gradient [B, H·M] (as the
+//                                    model's before_backward leaves it), dr the residual's;
+//                                    dinput empty for block 0
+//   forward_cost(rows, model), backward_cost(rows, dinput, model)   per window
+// Model may shadow the hooks below (the defaults do nothing): what it gathers for every block
+// before the walks, and scatters after.
 // Parameters: blocks.<i>.layers.<j>.{weight,bias} (a shared MLP under its first block only).
-template <class T, class C, class Block>
+template <class Model, class T, class C, class Block>
 class ResidualStackModel : public ForecastModel<C> {
   using Base = ForecastModel<C>;
 
  public:
+  void plan(Planner& planner, Index max_batch);
+  void init(RngStream& rng);
+  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
+  // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
+  void register_zones(profile::Recorder& rec, int model = 0);
+
   template <class F>
   void for_each_param(F&& f) {
     for (size_t i = 0; i < mlps_.size(); ++i) {
@@ -125,73 +172,32 @@ class ResidualStackModel : public ForecastModel<C> {
   using Base::batch_rows;
   using Base::cfg_;
 
-  explicit ResidualStackModel(C cfg) : Base(std::move(cfg)) {}
-  ~ResidualStackModel() = default;
+  explicit ResidualStackModel(C cfg);
+  ~ResidualStackModel();
 
-  // Appends a block; `shared`: it runs on the MLP weights of the block before it (that block's
-  // owner: a stack's later blocks with shared_weights, as torch reuses the module).
-  void add_block(std::unique_ptr<Block> b, bool shared) {
-    owner_.push_back(shared ? owner_.back() : blocks_.size());
-    mlps_.push_back(&b->mlp);
-    blocks_.push_back(std::move(b));
+  // Appends a block for each of the Config's stacks' n_blocks, make(stack, index) building it;
+  // with `shared` a stack's later blocks run on the MLP weights of its first (torch reuses the
+  // module).
+  template <class Make>
+  void add_blocks(bool shared, Make&& make) {
+    for (size_t s = 0; s < cfg_.stack_types.size(); ++s)
+      for (int64_t b = 0; b < cfg_.n_blocks[s]; ++b) {
+        owner_.push_back(shared && b > 0 ? owner_.back() : blocks_.size());
+        blocks_.push_back(make(s, blocks_.size()));
+        mlps_.push_back(&blocks_.back()->mlp);
+      }
     zones_.resize(blocks_.size());
   }
-  // Plans each block under "blocks.<i>.", its MLP under "layers." (on its owner's weights when
-  // shared), then what plan_block(i, block) plans; then what plan_inputs() plans (the model's
-  // gathered inputs), the stack's output and residual gradients.
-  template <class PlanBlock, class PlanInputs>
-  void plan_blocks(Planner& planner, Index max_batch, PlanBlock&& plan_block,
-                   PlanInputs&& plan_inputs) {
-    this->set_max_batch(max_batch);
-    const Index B = max_batch, L = cfg_.input_size;
-    for (size_t i = 0; i < blocks_.size(); ++i) {
-      planner.push_scope("blocks." + std::to_string(i) + ".");
-      planner.push_scope("layers.");
-      blocks_[i]->mlp.plan(planner, B, owner_[i] != i ? mlps_[owner_[i]] : nullptr);
-      planner.pop_scope();
-      plan_block(i, *blocks_[i]);
-      planner.pop_scope();
-    }
-    plan_inputs();
-    planner.buffer(out_, Region::kActivations, "out", {B, cfg_.h * cfg_.outputs});
-    planner.buffer(dr_, Region::kActivationGrads, "dr", {B, L});
-    planner.buffer(drb_, Region::kScratch, "drb", {B, L});
+
+  // The hooks (Model shadows those it needs): its buffers, planned after the blocks'; before
+  // the forward walk; before the backward walk, returning the forecast's gradient [B, H·M] the
+  // blocks read; after it.
+  void plan_inputs(Planner&, Index) {}
+  void before_forward(const ForecastInputs<T>&) {}
+  ConstMat<T> before_backward(const ForecastInputs<T>& in, ConstMat<T> dout) {
+    return ConstMat<T>(dout.data, in.batch, cfg_.h * cfg_.outputs);
   }
-  // residual_stack_forward over the blocks: run(i, block, input) → {backcast, forecast}.
-  template <class Run>
-  MatView<T> forward_blocks(const Ctx& ctx, const ForecastInputs<T>& in, Run&& run) {
-    const Index B = in.batch;
-    profile::ZoneChain zone(ctx.profiler, B);
-    return residual_stack_forward<T>(
-        in, cfg_.input_size, cfg_.h, cfg_.outputs, batch_rows(out_, B), zones_, zone,
-        [&](size_t i) { return batch_rows(blocks_[i]->r, B); },
-        [&](size_t i, MatView<T> r) { return run(i, *blocks_[i], r); });
-  }
-  // residual_stack_backward over the blocks: back(i, block, dr, dinput).
-  template <class Back>
-  void backward_blocks(const Ctx& ctx, const ForecastInputs<T>& in, Back&& back) {
-    const Index B = in.batch;
-    profile::ZoneChain zone(ctx.profiler, B);
-    residual_stack_backward<T>(
-        in, cfg_.input_size, batch_rows(dr_, B), batch_rows(drb_, B), zones_, zone,
-        [&](size_t i, ConstMat<T> dr, MatView<T> dinput) { back(i, *blocks_[i], dr, dinput); });
-  }
-  // Zones "blocks.<i>", their costs per window fwd(i, block, rows) and bwd(i, block, rows).
-  template <class Fwd, class Bwd>
-  void register_block_zones(profile::Recorder& rec, int model, Fwd&& fwd, Bwd&& bwd) {
-    for (size_t i = 0; i < blocks_.size(); ++i) {
-      const Block& b = *blocks_[i];
-      zones_[i] = cost_zones(
-          rec, model, "blocks." + std::to_string(i), 1,
-          [&](double rows) { return fwd(i, b, rows); },
-          [&](double rows) { return bwd(i, b, rows); });
-    }
-  }
-  // ∂L/∂backcast = −dr into d [B, L].
-  static void negate_into(ConstMat<T> dr, MatView<T> d) {
-    for (Index w = 0; w < dr.rows; ++w)
-      for (Index t = 0; t < dr.cols; ++t) d(w, t) = -dr(w, t);
-  }
+  void after_backward(const ForecastInputs<T>&) {}
 
   std::vector<std::unique_ptr<Block>> blocks_;
   std::vector<ThetaMLP<T>*> mlps_;          // each block's MLP
@@ -200,6 +206,16 @@ class ResidualStackModel : public ForecastModel<C> {
   Buffer<T> out_;                           // [B, H·M]
   Buffer<T> dr_;                            // [B, L] gradient of the residual between blocks
   Buffer<T> drb_;                           // [B, L] a block's own share of it
+
+ private:
+  Model& self() { return static_cast<Model&>(*this); }
 };
+
+// ∂L/∂backcast = −dr into d [B, L].
+template <class T>
+void negate_into(ConstMat<T> dr, MatView<T> d) {
+  for (Index w = 0; w < dr.rows; ++w)
+    for (Index t = 0; t < dr.cols; ++t) d(w, t) = -dr(w, t);
+}
 
 }  // namespace shoal::models

@@ -11,8 +11,12 @@
 namespace shoal::models {
 
 struct RNNConfig : ForecastConfig<RNNConfig>, RecurrentOptions {
-  static constexpr ForecastKind kKind{
-      .name = "rnn", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+  static constexpr ForecastKind kKind{.name = "rnn",
+                                      .class_name = "RNN",
+                                      .hist_exog = true,
+                                      .futr_exog = true,
+                                      .stat_exog = true,
+                                      .defaults = kRecurrentDefaults};
   static constexpr kernels::RnnCell kCell = kernels::RnnCell::kRnnTanh;
   // Not an aggregate: GCC 12 flags the strings of `RNNConfig{}` as maybe uninitialized.
   RNNConfig() = default;

@@ -41,7 +41,12 @@ namespace shoal::models {
 
 struct TiDEConfig : ForecastConfig<TiDEConfig> {
   static constexpr ForecastKind kKind{
-      .name = "tide", .hist_exog = true, .futr_exog = true, .stat_exog = true};
+      .name = "tide",
+      .class_name = "TiDE",
+      .hist_exog = true,
+      .futr_exog = true,
+      .stat_exog = true,
+      .defaults = {.windows_batch_size = 1024, .inference_windows_batch_size = 1024}};
   int64_t hidden_size = 512;
   int64_t decoder_output_dim = 32;
   int64_t temporal_decoder_dim = 128;
@@ -60,11 +65,12 @@ struct TiDEConfig : ForecastConfig<TiDEConfig> {
 // traffic; ms per training step at its defaults, 1,024 windows, 2 loaded cores: whole 83,
 // chunks of 64 126, chunks of 8 346).
 template <class T>
-class TiDE : public ForecastModel<TiDEConfig> {
+class TiDE : public ForecastModel<TiDEConfig>, public NamedLayers<TiDE<T>> {
  public:
   explicit TiDE(Config cfg);
 
   void plan(Planner& planner, Index max_batch);
+  // Torch's draws, with the unused historical projection's (see tide.cpp).
   void init(RngStream& rng);
   // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
@@ -76,18 +82,15 @@ class TiDE : public ForecastModel<TiDEConfig> {
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
-  void for_each_param(F&& f) {
-    auto prefixed = [&](const std::string& prefix, auto& layer) {
-      layer.for_each_param([&](std::string_view n, Param<T>& p) { f(prefix + std::string(n), p); });
-    };
-    if (hist_proj_) prefixed("hist_exog_projection.", *hist_proj_);
-    if (futr_proj_) prefixed("futr_exog_projection.", *futr_proj_);
+  void for_each_layer(F&& f) {
+    if (hist_proj_) f("hist_exog_projection.", *hist_proj_);
+    if (futr_proj_) f("futr_exog_projection.", *futr_proj_);
     for (size_t k = 0; k < encoder_.size(); ++k)
-      prefixed("dense_encoder." + std::to_string(k) + ".", *encoder_[k]);
+      f("dense_encoder." + std::to_string(k) + ".", *encoder_[k]);
     for (size_t k = 0; k < decoder_.size(); ++k)
-      prefixed("dense_decoder." + std::to_string(k) + ".", *decoder_[k]);
-    prefixed("temporal_decoder.", temporal_);
-    prefixed("global_skip.", skip_);
+      f("dense_decoder." + std::to_string(k) + ".", *decoder_[k]);
+    f("temporal_decoder.", temporal_);
+    f("global_skip.", skip_);
   }
 
  private:

@@ -24,21 +24,20 @@
 namespace shoal::models {
 
 struct TSMixerConfig : MixerConfig<TSMixerConfig> {
-  static constexpr ForecastKind kKind{.name = "tsmixer", .multivariate = true};
+  static constexpr ForecastKind kKind{
+      .name = "tsmixer", .class_name = "TSMixer", .multivariate = true};
   static constexpr double kDefaultDropout = 0.9;
 };
 
 template <class T>
-class TSMixer : public ForecastModel<TSMixerConfig> {
+class TSMixer : public ForecastModel<TSMixerConfig>, public NamedLayers<TSMixer<T>> {
  public:
   // BatchNorm normalises over the windows of a batch, so a batch cannot be split.
   static constexpr bool kWindowsIndependent = false;
 
   explicit TSMixer(Config cfg);
-  Index num_params();
 
   void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
   // The forecast [B·H, N·M] (a view of a model buffer). Training mode needs B ≥ 2 (BatchNorm
   // batch statistics), as PyTorch.
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
@@ -49,16 +48,13 @@ class TSMixer : public ForecastModel<TSMixerConfig> {
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
-  void for_each_param(F&& f) {
-    auto with = [&](const std::string& prefix, auto& layer) {
-      layer.for_each_param([&](std::string_view n, Param<T>& p) { f(prefix + std::string(n), p); });
-    };
-    if (cfg_.revin) with("norm.", revin_);
+  void for_each_layer(F&& f) {
+    if (cfg_.revin) f("norm.", revin_);
     for (size_t k = 0; k < blocks_.size(); ++k) {
-      with(block_prefix(k) + "temporal_mixer.", blocks_[k].temporal);
-      with(block_prefix(k) + "feature_mixer.", blocks_[k].feature);
+      f(block_prefix(k) + "temporal_mixer.", blocks_[k].temporal);
+      f(block_prefix(k) + "feature_mixer.", blocks_[k].feature);
     }
-    with("out.", out_);
+    f("out.", out_);
   }
 
  private:

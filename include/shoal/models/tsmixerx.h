@@ -29,6 +29,7 @@ namespace shoal::models {
 
 struct TSMixerxConfig : MixerConfig<TSMixerxConfig> {
   static constexpr ForecastKind kKind{.name = "tsmixerx",
+                                      .class_name = "TSMixerx",
                                       .multivariate = true,
                                       .hist_exog = true,
                                       .futr_exog = true,
@@ -37,17 +38,14 @@ struct TSMixerxConfig : MixerConfig<TSMixerxConfig> {
 };
 
 template <class T>
-class TSMixerx : public ForecastModel<TSMixerxConfig> {
+class TSMixerx : public ForecastModel<TSMixerxConfig>, public NamedLayers<TSMixerx<T>> {
  public:
   // Chunks of 8 windows keep a chunk's activations in L2 (docs/tsmixerx.md).
   static constexpr Index kChunkWindows = 8;
 
   explicit TSMixerx(Config cfg);
-  // Σ numel of the trainable parameters (neuralforecast's count).
-  Index num_params();
 
   void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
   // Returns the forecast [B·H, M·N] (a view of a model buffer, valid until the next forward).
   MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
   // dout [B·H, M·N]: ∂loss/∂forecast of the last forward. Parameter grads accumulate.
@@ -60,22 +58,19 @@ class TSMixerx : public ForecastModel<TSMixerxConfig> {
   void register_zones(profile::Recorder& rec, int model = 0);
 
   template <class F>
-  void for_each_param(F&& f) {
-    auto with = [&](const std::string& prefix, auto& layer) {
-      layer.for_each_param([&](std::string_view n, Param<T>& p) { f(prefix + std::string(n), p); });
-    };
-    if (cfg_.revin) with("norm.", revin_);
-    with("temporal_projection.", projection_);
-    with("feature_mixer_hist.", *fm_hist_);
-    if (fm_futr_) with("feature_mixer_futr.", *fm_futr_);
-    if (fm_stat_) with("feature_mixer_stat.", *fm_stat_);
+  void for_each_layer(F&& f) {
+    if (cfg_.revin) f("norm.", revin_);
+    f("temporal_projection.", projection_);
+    f("feature_mixer_hist.", *fm_hist_);
+    if (fm_futr_) f("feature_mixer_futr.", *fm_futr_);
+    if (fm_stat_) f("feature_mixer_stat.", *fm_stat_);
     for (size_t j = 0; j < mixers_.size(); ++j) {
       const std::string p = mixer_prefix(j);
-      if (mixers_[j].stat) with(p + "feature_mixer_stat.", *mixers_[j].stat);
-      with(p + "temporal_mixer.", *mixers_[j].temporal);
-      with(p + "feature_mixer.", *mixers_[j].feature);
+      if (mixers_[j].stat) f(p + "feature_mixer_stat.", *mixers_[j].stat);
+      f(p + "temporal_mixer.", *mixers_[j].temporal);
+      f(p + "feature_mixer.", *mixers_[j].feature);
     }
-    with("out.", out_);
+    f("out.", out_);
   }
 
  private:

@@ -35,12 +35,6 @@ void DLinear<T>::plan(Planner& planner, Index max_batch) {
 }
 
 template <class T>
-void DLinear<T>::init(RngStream& rng) {
-  trend_.init(rng);
-  season_.init(rng);
-}
-
-template <class T>
 MatView<T> DLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index b = in.batch, l = cfg_.input_size, h = cfg_.h, m = cfg_.outputs;
   check_inputs(in);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "shoal/kernels/elementwise.h"
 #include "shoal/kernels/gemm.h"
@@ -39,6 +40,20 @@ void linear_forward_packed(const layers::Linear<T>& lin, T* wt, bool repack, Con
                             lin.cfg.act == Act::kRelu);
 }
 
+// The gradient of dropout's input, given its output y (in place, = its input where kept) and
+// dy: into buf's first rows, or dy itself without dropout (or in eval), where its backward is the
+// identity and the copy is skipped.
+template <class T>
+ConstMat<T> dropout_backward(const Ctx& ctx, layers::Dropout<T>& drop,
+                             std::type_identity_t<ConstMat<T>> y,
+                             std::type_identity_t<ConstMat<T>> dy, const Buffer<T>& buf,
+                             Index row0) {
+  if (!ctx.training || !(drop.cfg.p > 0)) return dy;
+  MatView<T> d = buf.mat().rows_block(0, dy.rows);
+  drop.backward(ctx, y, y, dy, d, row0);
+  return d;
+}
+
 }  // namespace
 
 template <class T>
@@ -57,11 +72,8 @@ void FeatureMixingX<T>::plan(Planner& planner, Index max_rows) {
               "FeatureMixingX max_rows must be a positive multiple of h = {}, got {}", cfg.h,
               max_rows);
   const Index rows = max_rows;
-  each_child([&](std::string_view prefix, auto& layer) {
-    planner.push_scope(prefix);
-    layer.plan(planner, rows);
-    planner.pop_scope();
-  });
+  this->for_each_layer(
+      [&](std::string_view prefix, auto& layer) { plan_layer(planner, prefix, layer, rows); });
   drop1.plan(planner, rows);
   drop2.plan(planner, rows);
   planner.buffer(a1, Region::kActivations, "a1", {rows, cfg.ff});
@@ -74,11 +86,6 @@ void FeatureMixingX<T>::plan(Planner& planner, Index max_rows) {
   planner.buffer(wt1, Region::kScratch, "wt1", {cfg.in, cfg.ff});
   planner.buffer(wt2, Region::kScratch, "wt2", {cfg.ff, cfg.out});
   if (projects()) planner.buffer(wtp, Region::kScratch, "wtp", {cfg.in, cfg.out});
-}
-
-template <class T>
-void FeatureMixingX<T>::init(RngStream& rng) {
-  each_child([&](std::string_view, auto& layer) { layer.init(rng); });
 }
 
 template <class T>
@@ -110,13 +117,7 @@ void FeatureMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, 
              sr = s.mat().rows_block(0, rows), dsr = ds.mat().rows_block(0, rows),
              da1r = da1.mat().rows_block(0, rows);
   norm.backward(ctx, sr, ConstMat<T>{}, dy, dsr);
-  // Without dropout (or in eval) its backward is the identity: skip the copy.
-  ConstMat<T> da2r = dsr;
-  if (ctx.training && cfg.dropout > 0) {
-    MatView<T> d2 = da2.mat().rows_block(0, rows);
-    drop2.backward(ctx, a2r, a2r, dsr, d2, row0);
-    da2r = d2;
-  }
+  const ConstMat<T> da2r = dropout_backward(ctx, drop2, a2r, dsr, da2, row0);
   lin2.backward(ctx, a1r, a2r, da2r, da1r);
   drop1.backward(ctx, a1r, a1r, da1r, da1r, row0);
   lin1.backward(ctx, x, a1r, da1r, dx);
@@ -162,22 +163,12 @@ TemporalMixingX<T>::TemporalMixingX(Config c)
 template <class T>
 void TemporalMixingX<T>::plan(Planner& planner, Index max_rows) {
   const Index rows = max_rows;
-  planner.push_scope("temporal_norm.");
-  norm.plan(planner, rows);
-  planner.pop_scope();
-  planner.push_scope("temporal_lin.");
-  lin.plan(planner, rows);
-  planner.pop_scope();
+  this->for_each_layer(
+      [&](std::string_view prefix, auto& layer) { plan_layer(planner, prefix, layer, rows); });
   drop.plan(planner, rows);
   planner.buffer(a, Region::kActivations, "a", {rows, cfg.cols});
   planner.buffer(s, Region::kActivations, "s", {rows, cfg.cols});
   if (cfg.dropout > 0) planner.buffer(da, Region::kActivationGrads, "da", {rows, cfg.cols});
-}
-
-template <class T>
-void TemporalMixingX<T>::init(RngStream& rng) {
-  norm.init(rng);
-  lin.init(rng);
 }
 
 template <class T>
@@ -196,12 +187,7 @@ void TemporalMixingX<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy,
   MatView<T> ar = a.mat().rows_block(0, rows), sr = s.mat().rows_block(0, rows);
   // The norm's input gradient is the residual's share of dx; the time Linear then adds its own.
   norm.backward(ctx, sr, ConstMat<T>{}, dy, dx);
-  ConstMat<T> dar = dx;
-  if (ctx.training && cfg.dropout > 0) {
-    MatView<T> d = da.mat().rows_block(0, rows);
-    drop.backward(ctx, ar, ar, dx, d, row0);
-    dar = d;
-  }
+  const ConstMat<T> dar = dropout_backward(ctx, drop, ar, dx, da, row0);
   lin.backward(ctx, x, ar, dar, dx, /*accumulate_dx=*/true);
 }
 

@@ -34,12 +34,8 @@ void TemporalMixing<T>::plan(Planner& planner, Index max_rows) {
               "TemporalMixing max_rows must be a positive multiple of input_size = {}, got {}", l,
               max_rows);
   const Index windows = max_rows / l, rn = windows * n;
-  planner.push_scope("temporal_norm.");
-  norm.plan(planner, windows);
-  planner.pop_scope();
-  planner.push_scope("temporal_lin.");
-  lin.plan(planner, rn);
-  planner.pop_scope();
+  plan_layer(planner, "temporal_norm.", norm, windows);
+  plan_layer(planner, "temporal_lin.", lin, rn);
   drop.plan(planner, max_rows);
   planner.push_scope("act.");
   for (auto [buf, name] : {std::pair{&tt, "tt"}, {&tu, "tu"}, {&tv, "tv"}})
@@ -49,12 +45,6 @@ void TemporalMixing<T>::plan(Planner& planner, Index max_rows) {
   planner.buffer(tw, Region::kActivations, "tw", {max_rows, n});
   planner.buffer(dtw, Region::kActivationGrads, "dtw", {max_rows, n});
   planner.pop_scope();
-}
-
-template <class T>
-void TemporalMixing<T>::init(RngStream& rng) {
-  norm.init(rng);
-  lin.init(rng);
 }
 
 template <class T>
@@ -118,14 +108,9 @@ void FeatureMixing<T>::plan(Planner& planner, Index max_rows) {
   SHOAL_CHECK(n > 0 && l > 0 && k > 0 && max_rows > 0 && max_rows % l == 0,
               "FeatureMixing max_rows must be a positive multiple of input_size = {}, got {}", l,
               max_rows);
-  auto scoped = [&](const char* prefix, auto& layer, Index rows) {
-    planner.push_scope(prefix);
-    layer.plan(planner, rows);
-    planner.pop_scope();
-  };
-  scoped("feature_norm.", norm, max_rows / l);
-  scoped("feature_lin_1.", lin1, max_rows);
-  scoped("feature_lin_2.", lin2, max_rows);
+  plan_layer(planner, "feature_norm.", norm, max_rows / l);
+  plan_layer(planner, "feature_lin_1.", lin1, max_rows);
+  plan_layer(planner, "feature_lin_2.", lin2, max_rows);
   drop1.plan(planner, max_rows);
   drop2.plan(planner, max_rows);
   planner.push_scope("act.");
@@ -137,13 +122,6 @@ void FeatureMixing<T>::plan(Planner& planner, Index max_rows) {
   planner.buffer(df2, Region::kActivationGrads, "df2", {max_rows, n});
   planner.buffer(dbn, Region::kActivationGrads, "dbn", {max_rows, n});
   planner.pop_scope();
-}
-
-template <class T>
-void FeatureMixing<T>::init(RngStream& rng) {
-  norm.init(rng);
-  lin1.init(rng);
-  lin2.init(rng);
 }
 
 template <class T>

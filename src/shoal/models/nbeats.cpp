@@ -1,10 +1,8 @@
 #include "shoal/models/nbeats.h"
 
-#include <algorithm>
 #include <string_view>
 
-#include "shoal/models/residual_stack.h"
-#include "shoal/models/zones.h"
+#include "residual_stack_impl.h"
 #include "shoal/profile/cost.h"
 
 namespace shoal::models {
@@ -30,127 +28,89 @@ struct NBeatsBlock {
              .activation = parse_block_activation(c.activation),
              .dropout = c.dropout_prob_theta,
              .stream = 0x4e42'0000 + index * 64}) {}
+
+  void plan(Planner& planner, Index B, const NBEATS<T>& m) {
+    const Index L = m.config().input_size, S = basis.theta_size();
+    planner.push_scope("basis.");
+    basis.plan(planner, B);
+    planner.pop_scope();
+    planner.buffer(r, Region::kActivations, "r", {B, L});
+    planner.buffer(theta, Region::kActivations, "theta", {B, S});
+    planner.buffer(back, Region::kScratch, "back", {B, L});
+    planner.buffer(fore, Region::kScratch, "fore", {B, m.config().h * m.config().outputs});
+    planner.buffer(dtheta, Region::kActivationGrads, "dtheta", {B, S});
+    planner.buffer(dback, Region::kActivationGrads, "dback", {B, L});
+  }
+  void init(RngStream& rng) {
+    mlp.init(rng);
+    basis.init(rng);  // the fixed bases: draws nothing
+  }
+  std::pair<ConstMat<T>, ConstMat<T>> forward(const Ctx& ctx, const ForecastInputs<T>& in,
+                                              MatView<T> x, const NBEATS<T>&) {
+    const Index B = in.batch;
+    MatView<T> th = theta.mat().rows_block(0, B), bk = back.mat().rows_block(0, B),
+               fc = fore.mat().rows_block(0, B);
+    mlp.forward(ctx, x, th, in.first_window);
+    basis.forward(ctx, th, bk, fc);
+    return {bk, fc};
+  }
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dy, ConstMat<T> dr,
+                MatView<T> dinput, const NBEATS<T>&) {
+    const Index B = in.batch;
+    MatView<T> db = dback.mat().rows_block(0, B), dth = dtheta.mat().rows_block(0, B);
+    negate_into(dr, db);
+    basis.backward(ctx, db, dy, dth);
+    mlp.backward(ctx, r.mat().rows_block(0, B), theta.mat().rows_block(0, B), dth, dinput,
+                 in.first_window);
+  }
+  // The MLP, the basis, the residual update and the forecast sum (H·M values).
+  profile::Cost forward_cost(double rows, const NBEATS<T>& m) const {
+    const double e = sizeof(T), L = double(m.config().input_size),
+                 H = double(m.config().h * m.config().outputs);
+    return mlp.forward_cost(rows) + basis.forward_cost(rows) +
+           profile::elementwise(rows, L, 1, 2, e) + profile::elementwise(rows, H, 1, 2, e);
+  }
+  profile::Cost backward_cost(double rows, bool dinput, const NBEATS<T>& m) const {
+    const double e = sizeof(T), L = double(m.config().input_size);
+    profile::Cost c = mlp.backward_cost(rows, dinput) + basis.backward_cost(rows) +
+                      profile::elementwise(rows, L, 1, 1, e);
+    if (dinput) c += profile::elementwise(rows, L, 1, 2, e);
+    return c;
+  }
 };
 
 void NBEATSConfig::visit(OptionVisitor& v) {
   v("n_harmonics", n_harmonics, "Harmonics of the seasonality basis");
   v("n_basis", n_basis, "Degree of the trend basis (n_basis + 1 terms)");
   v.choice("basis", basis, layers::kTrendBases, "Trend basis");
-  v("stack_types", stack_types, "Stacks: identity, trend, seasonality");
-  v("n_blocks", n_blocks, "Blocks per stack");
-  v("mlp_units", mlp_units, "Hidden layers as flattened [in, out] pairs, e.g. 512,512,512,512");
-  v("dropout_prob_theta", dropout_prob_theta, "Must be 0 (as in neuralforecast's NBEATS)");
-  v.choice("activation", activation, kBlockActivations, "Hidden activation");
+  visit_stacks(v, "Stacks: identity, trend, seasonality");
+  visit_theta(v, "Must be 0 (as in neuralforecast's NBEATS)");
   v("shared_weights", shared_weights, "A stack's blocks share its first block's weights");
 }
 
 void NBEATSConfig::validate_options() const {
-  const size_t s = stack_types.size();
-  SHOAL_CHECK(s > 0 && n_blocks.size() == s,
-              "nbeats: stack_types and n_blocks need the same length, got {} and {}", s,
-              n_blocks.size());
-  for (size_t i = 0; i < s; ++i) {
-    const auto& t = stack_types[i];
-    SHOAL_CHECK(t == "identity" || t == "trend" || t == "seasonality",
-                "nbeats: block type '{}' not found (identity, trend, seasonality)", t);
-    SHOAL_CHECK(h != 1 || t == "identity",
-                "nbeats: horizon h=1 is incompatible with seasonality or trend in stacks");
-    if (n_blocks[i] < 0) option_out_of_range("n_blocks", "integers ≥ 0", double(n_blocks[i]));
-  }
+  static constexpr std::string_view kStacks[] = {"identity", "trend", "seasonality"};
+  validate_stacks("nbeats", kStacks, h);
   if (n_harmonics < 1) option_out_of_range("n_harmonics", "an integer ≥ 1", double(n_harmonics));
   if (n_basis < 0) option_out_of_range("n_basis", "an integer ≥ 0", double(n_basis));
   layers::parse_trend_basis(basis);
   SHOAL_CHECK(basis != "linear_hat" || n_basis >= 1,
-              "nbeats: the linear_hat basis needs n_basis "
-              ">= 1, got {}",
-              n_basis);
+              "nbeats: the linear_hat basis needs n_basis >= 1, got {}", n_basis);
   if (dropout_prob_theta != 0)
     option_out_of_range("dropout_prob_theta", "0 (NBEATS has no dropout)", dropout_prob_theta);
-  validate_block_options("nbeats", mlp_units, dropout_prob_theta, activation);
 }
 
 template <class T>
-NBEATS<T>::NBEATS(Config cfg) : Base(std::move(cfg)) {
-  const Config& c = cfg_;
-  for (size_t s = 0; s < c.stack_types.size(); ++s)
-    for (int64_t b = 0; b < c.n_blocks[s]; ++b)
-      this->add_block(std::make_unique<NBeatsBlock<T>>(c, c.stack_types[s], this->blocks_.size()),
-                      c.shared_weights && b > 0);
-}
-
-template <class T>
-NBEATS<T>::~NBEATS() = default;
-
-template <class T>
-void NBEATS<T>::plan(Planner& planner, Index max_batch) {
-  const Index B = max_batch, L = cfg_.input_size, HM = cfg_.h * cfg_.outputs;
-  this->plan_blocks(
-      planner, max_batch,
-      [&](size_t, NBeatsBlock<T>& b) {
-        const Index S = b.basis.theta_size();
-        planner.push_scope("basis.");
-        b.basis.plan(planner, B);
-        planner.pop_scope();
-        planner.buffer(b.r, Region::kActivations, "r", {B, L});
-        planner.buffer(b.theta, Region::kActivations, "theta", {B, S});
-        planner.buffer(b.back, Region::kScratch, "back", {B, L});
-        planner.buffer(b.fore, Region::kScratch, "fore", {B, HM});
-        planner.buffer(b.dtheta, Region::kActivationGrads, "dtheta", {B, S});
-        planner.buffer(b.dback, Region::kActivationGrads, "dback", {B, L});
-      },
-      [] {});
-}
-
-template <class T>
-void NBEATS<T>::init(RngStream& rng) {
-  for (auto& b : this->blocks_) {
-    b->mlp.init(rng);
-    b->basis.init(rng);  // the fixed bases: draws nothing
-  }
-}
-
-template <class T>
-MatView<T> NBEATS<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
-  const Index B = in.batch;
-  return this->forward_blocks(ctx, in, [&](size_t, NBeatsBlock<T>& b, MatView<T> r) {
-    MatView<T> theta = batch_rows(b.theta, B), back = batch_rows(b.back, B),
-               fore = batch_rows(b.fore, B);
-    b.mlp.forward(ctx, r, theta, in.first_window);
-    b.basis.forward(ctx, theta, back, fore);
-    return std::pair(ConstMat<T>(back), ConstMat<T>(fore));
+NBEATS<T>::NBEATS(NBEATSConfig cfg)
+    : ResidualStackModel<NBEATS<T>, T, NBEATSConfig, NBeatsBlock<T>>(std::move(cfg)) {
+  const NBEATSConfig& c = this->cfg_;
+  this->add_blocks(c.shared_weights, [&](size_t s, size_t index) {
+    return std::make_unique<NBeatsBlock<T>>(c, c.stack_types[s], index);
   });
 }
 
-template <class T>
-void NBEATS<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
-  const Index B = in.batch;
-  const ConstMat<T> dy(dout.data, B, cfg_.h * cfg_.outputs);
-  this->backward_blocks(ctx, in, [&](size_t, NBeatsBlock<T>& b, ConstMat<T> dr, MatView<T> dr_in) {
-    MatView<T> dback = batch_rows(b.dback, B), dtheta = batch_rows(b.dtheta, B);
-    this->negate_into(dr, dback);
-    b.basis.backward(ctx, dback, dy, dtheta);
-    b.mlp.backward(ctx, batch_rows(b.r, B), batch_rows(b.theta, B), dtheta, dr_in, in.first_window);
-  });
-}
-
-template <class T>
-void NBEATS<T>::register_zones(profile::Recorder& rec, int model) {
-  const double e = sizeof(T), L = double(cfg_.input_size), H = double(cfg_.h * cfg_.outputs);
-  // Per window: the MLP, the basis, the residual update and the forecast sum (H·M values).
-  this->register_block_zones(
-      rec, model,
-      [&](size_t, const NBeatsBlock<T>& b, double rows) {
-        return b.mlp.forward_cost(rows) + b.basis.forward_cost(rows) +
-               profile::elementwise(rows, L, 1, 2, e) + profile::elementwise(rows, H, 1, 2, e);
-      },
-      [&](size_t i, const NBeatsBlock<T>& b, double rows) {
-        profile::Cost c = b.mlp.backward_cost(rows, i > 0) + b.basis.backward_cost(rows) +
-                          profile::elementwise(rows, L, 1, 1, e);
-        if (i > 0) c += profile::elementwise(rows, L, 1, 2, e);
-        return c;
-      });
-}
-
+template class ResidualStackModel<NBEATS<float>, float, NBEATSConfig, NBeatsBlock<float>>;
+template class ResidualStackModel<NBEATS<double>, double, NBEATSConfig, NBeatsBlock<double>>;
 template class NBEATS<float>;
 template class NBEATS<double>;
 

@@ -19,11 +19,6 @@ void NLinear<T>::plan(Planner& planner, Index max_batch) {
 }
 
 template <class T>
-void NLinear<T>::init(RngStream& rng) {
-  linear_.init(rng);
-}
-
-template <class T>
 MatView<T> NLinear<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index b = in.batch, l = cfg_.input_size, h = cfg_.h * cfg_.outputs;
   profile::ZoneChain zone(ctx.profiler, b);

@@ -85,13 +85,6 @@ void RecurrentForecast<T, C>::plan(Planner& planner, Index max_batch) {
 }
 
 template <class T, class C>
-void RecurrentForecast<T, C>::init(RngStream& rng) {
-  encoder_.init(rng);
-  for (auto& l : decoder_) l.init(rng);
-  if (upsample_) upsample_->init(rng);
-}
-
-template <class T, class C>
 ConstMat<T> RecurrentForecast<T, C>::decoder_input(const Ctx&, const ForecastInputs<T>& in) {
   const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
               F = cfg().futr_exog;

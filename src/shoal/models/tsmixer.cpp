@@ -27,13 +27,6 @@ TSMixer<T>::TSMixer(Config cfg)
   dx_.resize(blocks_.size() + 1);
 }
 
-template <class T>
-Index TSMixer<T>::num_params() {
-  Index total = 0;
-  for_each_param([&](const std::string&, Param<T>& p) { total += p.shape.numel(); });
-  return total;
-}
-
 // The blocks plan by rows (layers/README.md): B·L rows in, B·H·M out of the head.
 template <class T>
 void TSMixer<T>::plan(Planner& planner, Index max_batch) {
@@ -66,16 +59,6 @@ void TSMixer<T>::plan(Planner& planner, Index max_batch) {
   planner.buffer(dhead_, Region::kActivationGrads, "dhead", {rh, n});
   planner.buffer(fcst_, Region::kActivations, "forecast", {rh, n});
   planner.pop_scope();
-}
-
-template <class T>
-void TSMixer<T>::init(RngStream& rng) {
-  if (cfg_.revin) revin_.init(rng);
-  for (Block& b : blocks_) {
-    b.temporal.init(rng);
-    b.feature.init(rng);
-  }
-  out_.init(rng);
 }
 
 template <class T>

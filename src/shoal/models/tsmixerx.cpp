@@ -45,13 +45,6 @@ TSMixerx<T>::TSMixerx(Config cfg)
   dtm_.resize(mixers_.size());
 }
 
-template <class T>
-Index TSMixerx<T>::num_params() {
-  Index total = 0;
-  for_each_param([&](const std::string&, Param<T>& p) { total += p.shape.numel(); });
-  return total;
-}
-
 // The blocks plan by rows (layers/README.md): B·L rows into RevIN and the projection, B·H
 // through the mixers and the head.
 template <class T>
@@ -117,21 +110,6 @@ void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
   planner.buffer(dhead_, Region::kActivationGrads, "dhead", {rh, mn});
   planner.buffer(fcst_, Region::kActivations, "forecast", {rh, mn});
   planner.pop_scope();
-}
-
-template <class T>
-void TSMixerx<T>::init(RngStream& rng) {
-  if (cfg_.revin) revin_.init(rng);
-  projection_.init(rng);
-  fm_hist_->init(rng);
-  if (fm_futr_) fm_futr_->init(rng);
-  if (fm_stat_) fm_stat_->init(rng);
-  for (auto& mx : mixers_) {
-    if (mx.stat) mx.stat->init(rng);
-    mx.temporal->init(rng);
-    mx.feature->init(rng);
-  }
-  out_.init(rng);
 }
 
 template <class T>

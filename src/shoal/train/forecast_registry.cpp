@@ -4,19 +4,7 @@
 #include <fmt/format.h>
 
 #include "global_fit.h"
-#include "shoal/models/dlinear.h"
-#include "shoal/models/gru.h"
-#include "shoal/models/lstm.h"
-#include "shoal/models/mlp_forecast.h"
-#include "shoal/models/mlp_multivariate.h"
-#include "shoal/models/nbeats.h"
-#include "shoal/models/nbeatsx.h"
-#include "shoal/models/nhits.h"
-#include "shoal/models/nlinear.h"
-#include "shoal/models/rnn.h"
-#include "shoal/models/tide.h"
-#include "shoal/models/tsmixer.h"
-#include "shoal/models/tsmixerx.h"
+#include "shoal/models/forecast_models.h"
 #include "shoal/train/checks.h"
 #include "shoal/train/metrics.h"
 
@@ -58,70 +46,42 @@ ForecastModel baseline(std::string_view name, std::string_view class_name,
           .predict = nullptr};
 }
 
-// neuralforecast's shared defaults for the stacked MLP models (NHITS, NBEATS, NBEATSx): 1,024
-// windows per step, every window of a series at inference, three learning-rate decays.
-void stacked_mlp_defaults(ForecastJob& j) {
-  j.train.num_lr_decays = 3;
-  j.windows.windows_batch_size = 1024;
-  j.windows.inference_windows_batch_size = -1;
+// Model's defaults for the shared options (models/forecast_model.h, JobDefaults) on `j`.
+template <class Model>
+void apply_defaults(ForecastJob& j) {
+  const models::JobDefaults& d = Model::Config::kKind.defaults;
+  if (d.max_steps) j.train.max_steps = *d.max_steps;
+  if (d.learning_rate) j.train.learning_rate = *d.learning_rate;
+  if (d.num_lr_decays) j.train.num_lr_decays = *d.num_lr_decays;
+  if (d.input_size) j.windows.input_size = *d.input_size;
+  if (d.windows_batch_size) j.windows.windows_batch_size = *d.windows_batch_size;
+  if (d.inference_windows_batch_size)
+    j.windows.inference_windows_batch_size = *d.inference_windows_batch_size;
+  if (d.robust_scaler) j.windows.scaler = data::ScalerType::kRobust;
 }
 
-// neuralforecast's shared defaults for the recurrent models (RNN, GRU, LSTM): input_size -1
-// (3 × h), 128 training windows, 1,024 per inference pass, the robust scaler.
-void recurrent_defaults(ForecastJob& j) {
-  j.windows.input_size = -1;
-  j.windows.windows_batch_size = 128;
-  j.windows.inference_windows_batch_size = 1024;
-  j.windows.scaler = data::ScalerType::kRobust;
-}
+template <class... Model>
+struct Windowed {
+  // One entry per model, named by its kind.
+  static void add_to(std::vector<ForecastModel>& out) {
+    (out.push_back(detail::windowed_model<Model>(
+         Model::Config::kKind.name, Model::Config::kKind.class_name, &apply_defaults<Model>)),
+     ...);
+  }
+};
 
 const std::vector<ForecastModel>& registry() {
-  static const std::vector<ForecastModel> models = {
-      detail::windowed_model<models::TSMixerx<float>>("tsmixerx", "TSMixerx"),
-      detail::windowed_model<models::TSMixer<float>>("tsmixer", "TSMixer"),
-      detail::windowed_model<models::NLinear<float>>("nlinear", "NLinear",
-                                                     [](ForecastJob& j) {
-                                                       j.train.max_steps = 5000;
-                                                       j.train.learning_rate = 1e-4;
-                                                       j.windows.windows_batch_size = 1024;
-                                                       j.windows.inference_windows_batch_size =
-                                                           1024;
-                                                     }),
-      detail::windowed_model<models::MlpForecast<float>>("mlp", "MLP",
-                                                         [](ForecastJob& j) {
-                                                           j.windows.windows_batch_size = 1024;
-                                                           j.windows.inference_windows_batch_size =
-                                                               -1;
-                                                         }),
-      detail::windowed_model<models::DLinear<float>>("dlinear", "DLinear",
-                                                     [](ForecastJob& j) {
-                                                       j.train.max_steps = 5000;
-                                                       j.train.learning_rate = 1e-4;
-                                                       j.windows.windows_batch_size = 1024;
-                                                       j.windows.inference_windows_batch_size =
-                                                           1024;
-                                                     }),
-      detail::windowed_model<models::MlpMultivariate<float>>("mlp_multivariate", "MLPMultivariate"),
-      detail::windowed_model<models::NHITS<float>>("nhits", "NHITS", &stacked_mlp_defaults),
-      detail::windowed_model<models::NBEATS<float>>("nbeats", "NBEATS", &stacked_mlp_defaults),
-      detail::windowed_model<models::NBEATSx<float>>("nbeatsx", "NBEATSx", &stacked_mlp_defaults),
-      detail::windowed_model<models::TiDE<float>>("tide", "TiDE",
-                                                  [](ForecastJob& j) {
-                                                    j.windows.windows_batch_size = 1024;
-                                                    j.windows.inference_windows_batch_size = 1024;
-                                                  }),
-      detail::windowed_model<models::RNN<float>>("rnn", "RNN", &recurrent_defaults),
-      detail::windowed_model<models::GRU<float>>("gru", "GRU", &recurrent_defaults),
-      detail::windowed_model<models::LSTM<float>>("lstm", "LSTM", &recurrent_defaults),
-      baseline("seasonal_naive", "SeasonalNaive",
-               [](const data::Panel& p, const ForecastJob& j) {
-                 return repeat_last_season(p, j, true);
-               }),
-      baseline("naive", "Naive",
-               [](const data::Panel& p, const ForecastJob& j) {
-                 return repeat_last_season(p, j, false);
-               }),
-  };
+  static const std::vector<ForecastModel> models = [] {
+    std::vector<ForecastModel> out;
+    models::ForecastModels<Windowed, float>::add_to(out);
+    out.push_back(baseline(
+        "seasonal_naive", "SeasonalNaive",
+        [](const data::Panel& p, const ForecastJob& j) { return repeat_last_season(p, j, true); }));
+    out.push_back(baseline("naive", "Naive", [](const data::Panel& p, const ForecastJob& j) {
+      return repeat_last_season(p, j, false);
+    }));
+    return out;
+  }();
   return models;
 }
 
