@@ -27,6 +27,7 @@
 #include "shoal/models/nhits.h"
 #include "shoal/models/nlinear.h"
 #include "shoal/models/rnn.h"
+#include "shoal/models/tcn.h"
 #include "shoal/models/tide.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
@@ -49,7 +50,7 @@ struct TypeList {
 using ModelTypes =
     TypeList<NLinear<double>, DLinear<double>, MlpForecast<double>, MlpMultivariate<double>,
              NHITS<double>, NBEATS<double>, NBEATSx<double>, TiDE<double>, TSMixer<double>,
-             TSMixerx<double>, RNN<double>, GRU<double>, LSTM<double>>;
+             TSMixerx<double>, RNN<double>, GRU<double>, LSTM<double>, TCN<double>>;
 
 TEST(RegistryModels, TheSuiteCoversEveryRegisteredModel) {
   std::set<std::pair<std::string, bool>> registered, listed;

@@ -14,6 +14,7 @@
 #include "shoal/models/nhits.h"
 #include "shoal/models/nlinear.h"
 #include "shoal/models/rnn.h"
+#include "shoal/models/tcn.h"
 #include "shoal/models/tide.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
@@ -66,8 +67,8 @@ void stacked_mlp_defaults(ForecastJob& j) {
   j.windows.inference_windows_batch_size = -1;
 }
 
-// neuralforecast's shared defaults for the recurrent models (RNN, GRU, LSTM): input_size -1
-// (3 × h), 128 training windows, 1,024 per inference pass, the robust scaler.
+// neuralforecast's shared defaults for the recurrent models (RNN, GRU, LSTM) and TCN:
+// input_size -1 (3 × h), 128 training windows, 1,024 per inference pass, the robust scaler.
 void recurrent_defaults(ForecastJob& j) {
   j.windows.input_size = -1;
   j.windows.windows_batch_size = 128;
@@ -113,6 +114,7 @@ const std::vector<ForecastModel>& registry() {
       detail::windowed_model<models::RNN<float>>("rnn", "RNN", &recurrent_defaults),
       detail::windowed_model<models::GRU<float>>("gru", "GRU", &recurrent_defaults),
       detail::windowed_model<models::LSTM<float>>("lstm", "LSTM", &recurrent_defaults),
+      detail::windowed_model<models::TCN<float>>("tcn", "TCN", &recurrent_defaults),
       baseline("seasonal_naive", "SeasonalNaive",
                [](const data::Panel& p, const ForecastJob& j) {
                  return repeat_last_season(p, j, true);

@@ -77,6 +77,14 @@ const std::map<std::string, ModelSpace, std::less<>>& table() {
         {"rnn", recurrent},
         {"gru", recurrent},
         {"lstm", recurrent},
+        // TCN's: no step_size; context_size (read by nothing) and inference_input_size (read by
+        // recurrent models only) left out as for the recurrent models.
+        {"tcn",
+         {{-1, 4, 16, 64},
+          {choice("encoder_hidden_size", {16, 32, 64, 128}),
+           choice("decoder_hidden_size", {32, 64}), loguniform("learning_rate", 1e-4, 1e-1),
+           steps_500_1000, choice("batch_size", {16, 32}), randint("random_seed", 1, 20)},
+          false}},
         {"mlp",
          {five, join({choice("hidden_size", {256, 512, 1024}), randint("num_layers", 2, 6)},
                      join(common(1e-4, 1e-1, true), {steps_500_1000}))}},

@@ -1,0 +1,258 @@
+#include "shoal/models/tcn.h"
+
+#include <algorithm>
+
+#include "shoal/kernels/gemm.h"
+#include "shoal/models/recurrent_forecast.h"
+#include "shoal/models/zones.h"
+#include "shoal/profile/cost.h"
+
+namespace shoal::models {
+
+namespace {
+
+// The encoder activations shoal runs; neuralforecast takes more (Softplus, SELU, PReLU, …):
+// the others are refused by name.
+constexpr std::string_view kEncoderActivations[] = {"ReLU", "Tanh"};
+
+kernels::ConvAct encoder_act(const std::string& name) {
+  return name == "Tanh" ? kernels::ConvAct::kTanh : kernels::ConvAct::kRelu;
+}
+
+kernels::Act decoder_act(const std::string& name) {
+  return name == "ReLU"   ? kernels::Act::kRelu
+         : name == "GELU" ? kernels::Act::kGelu
+                          : kernels::Act::kNone;
+}
+
+}  // namespace
+
+void TCNConfig::visit(OptionVisitor& v) {
+  v("kernel_size", kernel_size, "Taps of each causal convolution");
+  v("dilations", dilations, "Dilation of each convolution layer, one layer per entry");
+  v("encoder_hidden_size", encoder_hidden_size, "Channels of every convolution layer");
+  v.choice("encoder_activation", encoder_activation, kEncoderActivations,
+           "Activation after each convolution");
+  v("context_size", context_size, "Accepted as neuralforecast accepts it; its TCN reads nothing");
+  v("decoder_hidden_size", decoder_hidden_size, "Width of the MLP decoder's hidden layers");
+  v("decoder_layers", decoder_layers, "Linear layers in the MLP decoder");
+  v.choice("decoder_activation", decoder_activation, kDecoderActivations,
+           "Activation after each hidden layer of the MLP decoder");
+  v("inference_input_size", inference_input_size,
+    "Accepted as neuralforecast accepts it; only its recurrent models read it (0: input_size)");
+}
+
+void TCNConfig::validate_options() const {
+  // kernel_size 1 pads nothing, and neuralforecast's Chomp1d(0) then cuts every step away.
+  if (kernel_size < 2) option_out_of_range("kernel_size", "an integer ≥ 2", double(kernel_size));
+  if (dilations.empty()) option_out_of_range("dilations", "a non-empty list of integers ≥ 1", 0);
+  for (int64_t d : dilations)
+    if (d < 1) option_out_of_range("dilations", "a non-empty list of integers ≥ 1", double(d));
+  if (encoder_hidden_size < 1)
+    option_out_of_range("encoder_hidden_size", "an integer ≥ 1", double(encoder_hidden_size));
+  if (decoder_layers < 1)
+    option_out_of_range("decoder_layers", "an integer ≥ 1", double(decoder_layers));
+  if (decoder_layers > 1 && decoder_hidden_size < 1)
+    option_out_of_range("decoder_hidden_size", "an integer ≥ 1 when decoder_layers ≥ 2",
+                        double(decoder_hidden_size));
+  if (inference_input_size < 0)
+    option_out_of_range("inference_input_size", "an integer ≥ 0 (0: input_size)",
+                        double(inference_input_size));
+}
+
+template <class T>
+TCN<T>::TCN(Config c)
+    : Base(c),
+      encoder_({.in = encoder_in(),
+                .out = c.encoder_hidden_size,
+                .kernel = c.kernel_size,
+                .dilations = c.dilations,
+                .act = encoder_act(c.encoder_activation),
+                .steps = c.input_size}),
+      context_({.in = c.input_size, .out = c.h}) {
+  const Index layers = cfg().decoder_layers, width = cfg().decoder_hidden_size;
+  const kernels::Act act = decoder_act(cfg().decoder_activation);
+  for (Index k = 0; k < layers; ++k) {
+    const bool last = k + 1 == layers;
+    decoder_.push_back(layers::Linear<T>({.in = k == 0 ? decoder_in() : width,
+                                          .out = last ? cfg().outputs : width,
+                                          .act = last ? kernels::Act::kNone : act}));
+  }
+  a_.resize(size_t(layers - 1));
+  da_.resize(a_.size());
+}
+
+template <class T>
+void TCN<T>::plan(Planner& planner, Index max_batch) {
+  Base::set_max_batch(max_batch);
+  const Index B = max_batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size;
+  planner.push_scope("hist_encoder.");
+  encoder_.plan(planner, L * B);
+  planner.pop_scope();
+  planner.push_scope("context_adapter.");
+  context_.plan(planner, 0 + 1);  // its product runs along time (forward), not through Linear
+  planner.pop_scope();
+  for (size_t k = 0; k < decoder_.size(); ++k) {
+    planner.push_scope("mlp_decoder.layers." + std::to_string(3 * k) + ".");
+    decoder_[k].plan(planner, H * B);
+    planner.pop_scope();
+  }
+  planner.buffer(x_, Region::kActivations, "x", {L * B, encoder_in()});
+  planner.buffer(s_, Region::kActivations, "s", {L * B, hd});
+  planner.buffer(ds_, Region::kActivationGrads, "ds", {L * B, hd});
+  planner.buffer(u_, Region::kActivations, "u", {H * B, hd});
+  planner.buffer(du_, Region::kActivationGrads, "du", {H * B, hd});
+  if (cfg().futr_exog > 0) {
+    planner.buffer(d_, Region::kActivations, "d", {H * B, decoder_in()});
+    planner.buffer(dd_, Region::kActivationGrads, "dd", {H * B, decoder_in()});
+  }
+  for (size_t k = 0; k < a_.size(); ++k) {
+    planner.buffer(a_[k], Region::kActivations, "a" + std::to_string(k),
+                   {H * B, cfg().decoder_hidden_size});
+    planner.buffer(da_[k], Region::kActivationGrads, "da" + std::to_string(k),
+                   {H * B, cfg().decoder_hidden_size});
+  }
+  planner.buffer(o_, Region::kActivations, "o", {H * B, cfg().outputs});
+  planner.buffer(do_, Region::kActivationGrads, "do", {H * B, cfg().outputs});
+  planner.buffer(out_, Region::kActivations, "out", {B, H * cfg().outputs});
+}
+
+template <class T>
+void TCN<T>::init(RngStream& rng) {
+  encoder_.init(rng);
+  context_.init(rng);
+  for (auto& l : decoder_) l.init(rng);
+}
+
+template <class T>
+ConstMat<T> TCN<T>::decoder_input(const ForecastInputs<T>& in) {
+  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
+              F = cfg().futr_exog;
+  const T* u = u_.view.data;
+  if (F == 0) return ConstMat<T>(u, H * B, hd);
+  MatView<T> d = d_.mat().rows_block(0, H * B);
+  for (Index j = 0; j < H; ++j)
+    for (Index w = 0; w < B; ++w) {
+      T* row = std::copy_n(u + (j * B + w) * hd, hd, d.row(j * B + w));
+      for (Index c = 0; c < F; ++c) row[c] = in.futr_exog[(w * F + c) * (L + H) + L + j];
+    }
+  return d;
+}
+
+template <class T>
+MatView<T> TCN<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
+  Base::check_inputs(in);
+  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
+              X = cfg().hist_exog, S = cfg().stat_exog, F = cfg().futr_exog, M = cfg().outputs;
+  profile::ZoneChain zone(ctx.profiler, B);
+  zone.next(zenc_.forward);
+  // The encoder's input, time-major, neuralforecast's column order [y | hist | stat | futr].
+  MatView<T> x = x_.mat().rows_block(0, L * B);
+  for (Index t = 0; t < L; ++t)
+    for (Index w = 0; w < B; ++w) {
+      T* row = x.row(t * B + w);
+      row[0] = in.insample_y[w * L + t];
+      for (Index c = 0; c < X; ++c) row[1 + c] = in.hist_exog[(w * X + c) * L + t];
+      if (S > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, S, row + 1 + X);
+      for (Index c = 0; c < F; ++c) row[1 + X + S + c] = in.futr_exog[(w * F + c) * (L + H) + t];
+    }
+  MatView<T> s = s_.mat().rows_block(0, L * B);
+  encoder_.forward(ctx, x, s);
+  // Along time: u [H, B·Hd] = W [H, L] · s [L, B·Hd] + b, one GEMM on the time-major states.
+  zone.next(zctx_.forward);
+  T* u = u_.view.data;
+  kernels::gemm<T>(kernels::Trans::kNo, kernels::Trans::kNo, H, B * hd, L, T(1),
+                   context_.p.weight.value.data, L, s.data, B * hd, T(0), u, B * hd);
+  const T* bias = context_.p.bias.value.data;
+  for (Index j = 0; j < H; ++j)
+    for (Index i = 0; i < B * hd; ++i) u[j * B * hd + i] += bias[j];
+  zone.next(zdec_.forward);
+  ConstMat<T> cur = decoder_input(in);
+  for (size_t k = 0; k < decoder_.size(); ++k) {
+    const MatView<T> y =
+        k + 1 < decoder_.size() ? a_[k].mat().rows_block(0, H * B) : o_.mat().rows_block(0, H * B);
+    decoder_[k].forward(ctx, cur, y);
+    cur = y;
+  }
+  // Time-major [H·B, M] to the trainer's [B·H, M].
+  MatView<T> out = out_.mat().rows_block(0, B);
+  for (Index w = 0; w < B; ++w)
+    for (Index j = 0; j < H; ++j) std::copy_n(cur.row(j * B + w), M, out.row(w) + j * M);
+  return MatView<T>(out.data, B * H, M);
+}
+
+template <class T>
+void TCN<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout) {
+  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
+              F = cfg().futr_exog, M = cfg().outputs;
+  profile::ZoneChain zone(ctx.profiler, B);
+  zone.next(zdec_.backward);
+  MatView<T> dot = do_.mat().rows_block(0, H * B);
+  for (Index w = 0; w < B; ++w)
+    for (Index j = 0; j < H; ++j) std::copy_n(dout.row(w * H + j), M, dot.row(j * B + w));
+  // The decoder's input gradient: dd (with future exogenous, its first Hd columns copied to
+  // du after) or du.
+  const MatView<T> du = du_.mat().rows_block(0, H * B);
+  const MatView<T> dfirst = F > 0 ? dd_.mat().rows_block(0, H * B) : du;
+  const ConstMat<T> x0 = F > 0 ? ConstMat<T>(d_.mat().rows_block(0, H * B))
+                               : ConstMat<T>(u_.mat().rows_block(0, H * B));
+  ConstMat<T> dcur = dot;
+  for (size_t k = decoder_.size(); k-- > 0;) {
+    const ConstMat<T> xk = k == 0 ? x0 : ConstMat<T>(a_[k - 1].mat().rows_block(0, H * B));
+    const ConstMat<T> yk = k + 1 < decoder_.size() ? ConstMat<T>(a_[k].mat().rows_block(0, H * B))
+                                                   : ConstMat<T>(o_.mat().rows_block(0, H * B));
+    const MatView<T> dx = k == 0 ? dfirst : da_[k - 1].mat().rows_block(0, H * B);
+    decoder_[k].backward(ctx, xk, yk, dcur, dx);
+    dcur = dx;
+  }
+  if (F > 0)
+    for (Index r = 0; r < H * B; ++r) std::copy_n(dfirst.row(r), hd, du.row(r));
+  zone.next(zctx_.backward);
+  MatView<T> ds = ds_.mat().rows_block(0, L * B);
+  const T* s = s_.view.data;
+  auto& w = context_.p;
+  kernels::gemm<T>(kernels::Trans::kNo, kernels::Trans::kYes, H, L, B * hd, T(1), du.data, B * hd,
+                   s, B * hd, T(1), w.weight.grad.data, L);
+  for (Index j = 0; j < H; ++j) {
+    T sum = 0;
+    for (Index i = 0; i < B * hd; ++i) sum += du.data[j * B * hd + i];
+    w.bias.grad.data[j] += sum;
+  }
+  kernels::gemm<T>(kernels::Trans::kYes, kernels::Trans::kNo, L, B * hd, H, T(1),
+                   w.weight.value.data, L, du.data, B * hd, T(0), ds.data, B * hd);
+  zone.next(zenc_.backward);
+  // The encoder's input is data: no input gradient.
+  encoder_.backward(ctx, x_.mat().rows_block(0, L * B), s_.mat().rows_block(0, L * B), ds,
+                    MatView<T>{});
+}
+
+template <class T>
+void TCN<T>::register_zones(profile::Recorder& rec, int model) {
+  const double L = double(cfg().input_size), H = double(cfg().h),
+               hd = double(cfg().encoder_hidden_size), e = sizeof(T);
+  zenc_ = block_zones(rec, model, "hist_encoder", L, encoder_, /*dx=*/false);
+  zctx_ = cost_zones(
+      rec, model, "context_adapter", hd,
+      [&](double r) { return profile::linear_forward(r, L, H, true, profile::ActKind::kNone, e); },
+      [&](double r) {
+        return profile::linear_backward_dw(r, L, H, true, e) +
+               profile::linear_backward_dx(r, L, H, profile::ActKind::kNone, e);
+      });
+  zdec_ = cost_zones(
+      rec, model, "mlp_decoder", H,
+      [this](double r) {
+        profile::Cost c;
+        for (const auto& l : decoder_) c += l.forward_cost(r);
+        return c;
+      },
+      [this](double r) {
+        profile::Cost c;
+        for (const auto& l : decoder_) c += l.backward_cost(r, true);
+        return c;
+      });
+}
+
+template class TCN<float>;
+template class TCN<double>;
+
+}  // namespace shoal::models
