@@ -441,6 +441,15 @@ class LSTM(_ForecastModel):
     _exogenous = "fhs"
 
 
+class TCN(_ForecastModel):
+    """neuralforecast.models.TCN: a stack of dilated causal convolutions over the window and its
+    exogenous inputs, a Linear along time from the input steps to the horizon's, and an MLP
+    decoding every horizon step. Univariate, trained globally."""
+
+    _model = "tcn"
+    _exogenous = "fhs"
+
+
 def _rebuild(class_name, args, trainer_kwargs):
     """The model of shoal's class `class_name` built with `args` (neuralforecast argument name
     -> value) and the trainer arguments it was given: a saved forecaster's models."""
