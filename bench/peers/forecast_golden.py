@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from neuralforecast.losses.pytorch import MAE
-from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, DLinear,
+from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, DilatedRNN, DLinear,
                                    MLPMultivariate, NBEATSx, NLinear, TiDE)
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -73,12 +73,19 @@ CONFIGS = {
     "tcn": dict(h=5, input_size=7, n_series=1, hist=1, futr=2, stat=1, kernel_size=3,
                 dilations=[1, 2, 4], encoder_hidden_size=6, encoder_activation="ReLU",
                 decoder_hidden_size=5, decoder_layers=2),
+    # DilatedRNN: two groups (a residual link around the second), dilations 2 and 3 padding
+    # the 7 steps to 8 and 9.
+    "dilated_rnn": dict(h=5, input_size=7, n_series=1, hist=1, futr=1, stat=1,
+                        cell_type="LSTM", dilations=[[1, 2], [3]], encoder_hidden_size=6,
+                        decoder_hidden_size=5, decoder_layers=2),
 }
 RECURRENT = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
 RECURRENT_ARGS = ("encoder_n_layers", "encoder_hidden_size", "decoder_hidden_size",
                   "decoder_layers")
 TCN_ARGS = ("kernel_size", "dilations", "encoder_hidden_size", "encoder_activation",
             "decoder_hidden_size", "decoder_layers")
+DRNN_ARGS = ("cell_type", "dilations", "encoder_hidden_size", "decoder_hidden_size",
+             "decoder_layers")
 STACKED = {"nhits": NHITS, "nbeats": NBEATS, "nbeatsx": NBEATSx, "tide": TiDE}
 STACKED_ARGS = ("mlp_units", "hidden_size", "decoder_output_dim", "temporal_decoder_dim",
                 "dropout")
@@ -124,6 +131,11 @@ def make(kind, loss=None):
         return RECURRENT[kind](**common, **extra, hist_exog_list=names("x", c["hist"]),
                                futr_exog_list=names("f", c["futr"]),
                                stat_exog_list=names("s", c["stat"]))
+    if kind == "dilated_rnn":
+        return DilatedRNN(**common, **{k: c[k] for k in DRNN_ARGS},
+                          hist_exog_list=names("x", c["hist"]),
+                          futr_exog_list=names("f", c["futr"]),
+                          stat_exog_list=names("s", c["stat"]))
     if kind == "tcn":
         return TCN(**common, **{k: c[k] for k in TCN_ARGS}, hist_exog_list=names("x", c["hist"]),
                    futr_exog_list=names("f", c["futr"]), stat_exog_list=names("s", c["stat"]))

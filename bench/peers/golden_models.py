@@ -17,6 +17,7 @@ SCRIPTS = {
     "gru": "forecast_golden.py",
     "lstm": "forecast_golden.py",
     "tcn": "forecast_golden.py",
+    "dilated_rnn": "forecast_golden.py",
     "tsmixer": "tsmixer_golden.py",
     "tsmixerx": "tsmixer_golden.py",
 }

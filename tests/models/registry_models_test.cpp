@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "shoal/core/rng.h"
+#include "shoal/models/dilated_rnn.h"
 #include "shoal/models/dlinear.h"
 #include "shoal/models/gru.h"
 #include "shoal/models/lstm.h"
@@ -47,10 +48,10 @@ struct TypeList {
     return {{M::Config::kKind.name, M::Config::kKind.multivariate}...};
   }
 };
-using ModelTypes =
-    TypeList<NLinear<double>, DLinear<double>, MlpForecast<double>, MlpMultivariate<double>,
-             NHITS<double>, NBEATS<double>, NBEATSx<double>, TiDE<double>, TSMixer<double>,
-             TSMixerx<double>, RNN<double>, GRU<double>, LSTM<double>, TCN<double>>;
+using ModelTypes = TypeList<NLinear<double>, DLinear<double>, MlpForecast<double>,
+                            MlpMultivariate<double>, NHITS<double>, NBEATS<double>, NBEATSx<double>,
+                            TiDE<double>, TSMixer<double>, TSMixerx<double>, RNN<double>,
+                            GRU<double>, LSTM<double>, TCN<double>, DilatedRNN<double>>;
 
 TEST(RegistryModels, TheSuiteCoversEveryRegisteredModel) {
   std::set<std::pair<std::string, bool>> registered, listed;

@@ -61,7 +61,10 @@ typename Model::Config config_of(const json& m) {
     c.dropout = m.at("dropout");
   }
   if constexpr (requires { c.encoder_n_layers; }) c.encoder_n_layers = m.at("encoder_n_layers");
-  if constexpr (requires { c.dilations; }) {
+  if constexpr (requires { c.cell_type; }) {  // neuralforecast's groups, as JSON text
+    c.cell_type = m.at("cell_type");
+    c.dilations = m.at("dilations").dump();
+  } else if constexpr (requires { c.dilations; }) {
     c.kernel_size = m.at("kernel_size");
     c.dilations = m.at("dilations").get<std::vector<int64_t>>();
     c.encoder_activation = m.at("encoder_activation");

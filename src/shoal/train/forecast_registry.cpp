@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "global_fit.h"
+#include "shoal/models/dilated_rnn.h"
 #include "shoal/models/dlinear.h"
 #include "shoal/models/gru.h"
 #include "shoal/models/lstm.h"
@@ -115,6 +116,11 @@ const std::vector<ForecastModel>& registry() {
       detail::windowed_model<models::GRU<float>>("gru", "GRU", &recurrent_defaults),
       detail::windowed_model<models::LSTM<float>>("lstm", "LSTM", &recurrent_defaults),
       detail::windowed_model<models::TCN<float>>("tcn", "TCN", &recurrent_defaults),
+      detail::windowed_model<models::DilatedRNN<float>>("dilated_rnn", "DilatedRNN",
+                                                        [](ForecastJob& j) {
+                                                          recurrent_defaults(j);
+                                                          j.train.num_lr_decays = 3;
+                                                        }),
       baseline("seasonal_naive", "SeasonalNaive",
                [](const data::Panel& p, const ForecastJob& j) {
                  return repeat_last_season(p, j, true);
