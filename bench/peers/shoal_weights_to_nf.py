@@ -47,6 +47,8 @@ OWN_ARGS = {
     "GRU": dict(input_size=4, encoder_hidden_size=12, decoder_layers=3),  # h > input_size
     "RNN": dict(encoder_hidden_size=16, decoder_layers=1),  # input_size -1: 3 × h
     "TCN": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16),
+    "DilatedRNN": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16,
+                       dilations=[[1, 2], [4]]),
 }
 # Modules neuralforecast holds under two names (its state_dict lists both): the alias of each
 # name shoal saves. TCN's CausalConv1d keeps its conv as .conv and as .causalconv.0.
