@@ -32,7 +32,7 @@
 #include "shoal/fleet/jobs.h"
 #include "shoal/profile/output.h"
 #include "shoal/train/checks.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/metrics.h"
 #include "shoal/train/safetensors.h"

@@ -33,9 +33,10 @@
 #include "shoal/fleet/fleet.h"
 #include "shoal/fleet/forecast_jobs.h"
 #include "shoal/fleet/jobs.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/pruner.h"
+#include "shoal/train/search.h"
 #include "shoal/train/search_space.h"
 
 namespace shoal::cli {
@@ -66,13 +67,6 @@ nlohmann::json fixed_options(const std::vector<std::string>& sets) {
     fixed[s.substr(0, eq)] = v.is_discarded() ? nlohmann::json(value) : v;
   }
   return fixed;
-}
-
-// A search's own draws: seeded by --seed and the search's label, so a series' trials do not
-// depend on which other series are in the table.
-std::mt19937_64 search_rng(uint64_t seed, const std::string& label) {
-  std::seed_seq seq{seed, uint64_t(std::hash<std::string>{}(label))};
-  return std::mt19937_64(seq);
 }
 
 struct Trial {
@@ -116,12 +110,10 @@ void run_tune(const TuneArgs& a) {
                 ErrorContext{.field = "--model", .expected = "a neural model"});
   const nlohmann::json fixed = fixed_options(a.sets);
   std::erase_if(space, [&](const train::SearchDimension& d) { return fixed.contains(d.key); });
+  nlohmann::json fixed_h = fixed;
+  fixed_h["h"] = a.h;
   auto options_of = [&](const nlohmann::json& draw, Index val) {
-    nlohmann::json o = draw;
-    o.update(fixed);
-    o["h"] = a.h;
-    o["val_size"] = val;
-    return o;
+    return train::trial_options(draw, fixed_h, val);
   };
   // A bad --set (an unknown key, a value out of range) fails now, before anything is read.
   {
@@ -174,7 +166,7 @@ void run_tune(const TuneArgs& a) {
   std::vector<size_t> trial_of_job;
   const std::string data_key = fleet::content_digest(set);
   for (size_t g = 0; g < groups.size(); ++g) {
-    std::mt19937_64 rng = search_rng(a.seed, labels[g]);
+    std::mt19937_64 rng = train::search_rng(a.seed, labels[g]);
     for (int64_t k = 0; k < a.samples; ++k) {
       Trial t{.search = g, .index = k, .config = train::draw(space, rng)};
       t.config.update(fixed);

@@ -4,10 +4,18 @@
 # OpenBLAS its own detection and libxsmm no JIT. It must run without SIGILL and give this
 # machine's native numbers within 1e-3 relative (+ 1e-3 absolute): the paths round differently
 # (no FMA on SSE4, other summation orders in the GEMM libraries), a few ulps per op compounded
-# over 30 Adam steps. Skipped when qemu-x86_64 is not installed (Debian: qemu-user).
+# over 30 Adam steps. Skipped on another architecture, and when qemu-x86_64 is not installed
+# (Debian: qemu-user).
 #   tests/cli_any_x86.sh SHOAL SOURCE_DIR WORK_DIR
 set -eu
 shoal=$1 src=$2 work=$3
+case $(uname -m) in
+  x86_64) ;;
+  *)
+    echo "skipped: an x86-64 test, this is $(uname -m)"
+    exit 0
+    ;;
+esac
 if ! command -v qemu-x86_64 >/dev/null 2>&1; then
   echo "skipped: no qemu-x86_64 (apt-get install qemu-user)"
   exit 0

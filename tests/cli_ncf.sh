@@ -9,6 +9,9 @@
 #   cli_ncf.sh split SHOAL ML100K_DIR WORK_DIR
 #       `ncf split` of MovieLens' u.data (1-based ids) gives the shared ml-100k test file's
 #       held-out interaction (0-based) for every user
+#   cli_ncf.sh pretrained SHOAL DATA_DIR PYTHON WORK_DIR
+#       the NCF authors' pretrained ml-1m weights (HDF5) scored by `shoal ncf eval` reproduce the
+#       published HR@10 / NDCG@10 (tools/ncf_pretrained.py; PYTHON must have h5py)
 # A data set that is not there prints "skipped: no ..." (ctest reports the case as skipped).
 set -eu
 case=$1
@@ -40,5 +43,11 @@ case $case in
     cmp "$work/test0" "$work/want"
     echo "same $(wc -l < "$work/test0") test rows"
     ;;
-  *) echo "usage: cli_ncf.sh profile|full-ranking|split ..." >&2; exit 2 ;;
+  pretrained)
+    shoal=$1 data=$2 python=$3 work=$4
+    [ -d "$data/ncf" ] || { echo "skipped: no $data/ncf"; exit 0; }
+    "$python" "$(dirname "$0")/../tools/ncf_pretrained.py" check --shoal "$shoal" --data "$data" \
+      --tmp "$work"
+    ;;
+  *) echo "usage: cli_ncf.sh profile|full-ranking|split|pretrained ..." >&2; exit 2 ;;
 esac

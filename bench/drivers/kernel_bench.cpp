@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "shoal/core/arena.h"
@@ -16,6 +18,7 @@
 #include "shoal/core/measure.h"
 #include "shoal/core/rng.h"
 #include "shoal/core/thread_pool.h"
+#include "shoal/kernels/attention.h"
 #include "shoal/kernels/gemm.h"
 #include "shoal/kernels/peak.h"
 
@@ -130,6 +133,44 @@ void add_shape(BenchReport& rep, int reps, Index n, Index i, Index o) {
   }
 }
 
+// Attention over b·h (batch, head) pairs of l tokens of width d (kernels/attention.h), in the
+// [B, L, H, d] layout the models keep; the row's N is b·h, I the tokens, O the head width.
+void add_attention(BenchReport& rep, int reps, Index b, Index h, Index l, Index d) {
+  RngStream rng(2, static_cast<uint64_t>(b * 7919 + h * 31 + l));
+  const auto n = static_cast<size_t>(b * l * h * d);
+  std::vector<float> q(n), k(n), v(n), o(n), go(n), dq(n), dk(n), dv(n),
+      probs(static_cast<size_t>(b * h * l * l));
+  for (auto* t : {&q, &k, &v, &go})
+    for (float& x : *t) x = rng.uniform(-1, 1);
+  const AttentionShape shape{b, h, l, l, d, d, false, 1.0 / std::sqrt(double(d))};
+  std::vector<float> scratch(attention_scratch(shape));
+  auto in = [&](const std::vector<float>& t) {
+    return AttentionInput<float>{t.data(), h * d, l * h * d, d};
+  };
+  auto out = [&](std::vector<float>& t) {
+    return AttentionOperand<float>{t.data(), h * d, l * h * d, d};
+  };
+  auto fwd = [&] {
+    attention_forward<float>(shape, in(q), in(k), in(v), out(o), probs.data(), nullptr,
+                             scratch.data());
+  };
+  auto bwd = [&] {
+    attention_backward<float>(shape, in(q), in(k), in(v), probs.data(), nullptr, in(go), out(dq),
+                              out(dk), out(dv), scratch.data());
+  };
+  const double f = attention_flops(shape, false), fb = attention_flops(shape, true);
+  auto row = [&](std::string name, double flops, Timing t) {
+    rep.cases.push_back({std::move(name), b * h, l, d, flops, t.median_us,
+                         flops / t.median_us * 1e-3, flops / t.median_us * 1e-3 / rep.peak_gflops,
+                         t.best_us, flops / t.best_us * 1e-3 / rep.peak_gflops});
+  };
+  row("attention fwd", f, time_us(reps, fwd));
+  row("attention fwd+bwd", f + fb, time_us(reps, [&] {
+        fwd();
+        bwd();
+      }));
+}
+
 }  // namespace
 
 BenchReport bench_kernels(int reps) {
@@ -141,6 +182,10 @@ BenchReport bench_kernels(int reps) {
   const Index shapes[][3] = {
       {1280, 85, 32}, {1280, 32, 16}, {1280, 16, 8}, {384, 64, 64}, {384, 12, 12}};
   for (const auto& s : shapes) add_shape(rep, reps, s[0], s[1], s[2]);
+  // Attention: PatchTST's defaults on a 96-step window (12 patches, 16 heads of 8: hidden 128),
+  // 32 windows; iTransformer's over 158 series as tokens (8 heads of 64: hidden 512), 4 windows.
+  add_attention(rep, reps, 32, 16, 12, 8);
+  add_attention(rep, reps, 4, 8, 158, 64);
   return rep;
 }
 

@@ -17,7 +17,7 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/profile/report.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/mlp_trainer.h"
 #include "shoal/train/ncf_trainer.h"
 

@@ -25,7 +25,7 @@
 #include "shoal/data/windows.h"
 #include "shoal/kernels/peak.h"
 #include "shoal/profile/report.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 
 namespace shoal::cli {

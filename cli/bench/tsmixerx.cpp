@@ -42,7 +42,7 @@
 #include "shoal/models/tsmixerx.h"
 #include "shoal/profile/cost.h"
 #include "shoal/profile/machine.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_trainer.h"
 
 namespace shoal::cli {

@@ -29,12 +29,16 @@ class BaseAuto:
     """A hyper-parameter search over `cls_model`: neuralforecast's BaseAuto arguments. `cpus`:
     trials run at once (0 or None: every CPU this process may use). shoal's own: prune_factor
     (≥ 2) stops trials whose validation loss falls behind, by successive halving on the
-    validation checks (Optuna's SuccessiveHalvingPruner rule; such trials are "pruned")."""
+    validation checks (Optuna's SuccessiveHalvingPruner rule; such trials are "pruned").
+    journal (a file path): every finished trial is appended there; a search started again with
+    the same journal, the same arguments and the same data takes the trials it holds from it
+    and runs only the others (an interrupted search resumes; a larger num_samples extends it).
+    A journal of another search or other data is refused: delete it to start afresh."""
 
     def __init__(self, cls_model, h, loss, valid_loss, config, search_alg=None, num_samples=10,
                  time_budget=None, refit_with_val=False, cpus=None, gpus=None, verbose=False,
                  alias=None, backend="optuna", callbacks=None, n_series=None,
-                 prune_factor=None):
+                 prune_factor=None, journal=None):
         if backend == "ray":
             raise NotImplementedError(
                 "backend='ray' needs Ray Tune, which shoal does not run: use backend='optuna' "
@@ -66,6 +70,7 @@ class BaseAuto:
         self.cpus = (_arguments.thread_count(cpus or 0, "cpus")
                      or len(os.sched_getaffinity(0)))
         self.verbose = verbose
+        self.journal = None if journal is None else os.fspath(journal)
         self.alias = alias
         self.backend = backend
         self.search_alg = search_alg
@@ -175,6 +180,7 @@ class BaseAuto:
         self.study = searches[0][2] if len(groups) == 1 else None
         rows, start, done = [], time.perf_counter(), 0
         trial_index = [0] * len(groups)
+        names = ["all"] if labels is None else [str(u) for u in labels]
         # One pruner per search, shared by its trials from batch to batch.
         pruners = ([_core.SuccessiveHalving(1, self.prune_factor) for _ in groups]
                    if self.prune_factor else None)
@@ -183,13 +189,16 @@ class BaseAuto:
             if self.time_budget is not None and time.perf_counter() - start > self.time_budget:
                 break
             k = min(per_round, self.num_samples - done)
-            trials = [self._trial(g, *ask(), val_size, test_size)
-                      for g, (ask, _, _) in enumerate(searches) for _ in range(k)]
+            trials = [{**self._trial(g, *ask(), val_size, test_size),
+                       "id": f"{names[g]} trial {trial_index[g] + j}"}
+                      for g, (ask, _, _) in enumerate(searches) for j in range(k)]
             runnable = [t for t in trials if t["settings"] is not None]
             out = _core.fit_trials(data, [groups[t["group"]] for t in runnable],
                                    [t["settings"] for t in runnable], statics, self.cpus, pin, 0,
                                    False, [pruners[t["group"]] for t in runnable] if pruners
-                                   else []) if runnable else []
+                                   else [], None, self.journal or "",
+                                   [t["id"] for t in runnable] if self.journal else []
+                                   ) if runnable else []
             for t, r in zip(runnable, out):
                 t["result"] = r
             for t in trials:
@@ -312,7 +321,8 @@ def _auto_class(cls_model):
 
     def __init__(self, h, *args, loss=None, valid_loss=None, config=None, search_alg=None,
                  num_samples=10, time_budget=None, refit_with_val=False, cpus=None, gpus=None,
-                 verbose=False, alias=None, backend="optuna", callbacks=None, prune_factor=None):
+                 verbose=False, alias=None, backend="optuna", callbacks=None, prune_factor=None,
+                 journal=None):
         n_series = None
         if multivariate:
             if len(args) != 1:
@@ -325,7 +335,7 @@ def _auto_class(cls_model):
         BaseAuto.__init__(self, cls_model, h, MAE() if loss is None else loss, valid_loss,
                           config, search_alg, num_samples, time_budget, refit_with_val, cpus,
                           gpus, verbose, alias, backend, callbacks, n_series=n_series,
-                          prune_factor=prune_factor)
+                          prune_factor=prune_factor, journal=journal)
 
     # neuralforecast's class attribute: the space with input_size as multiples of h.
     default = _space_of(cls_model._model, 1)

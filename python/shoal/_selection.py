@@ -51,13 +51,6 @@ class Selection:
         return self._forecasts.copy()
 
 
-def _split(df, h, cols):
-    idc = cols["id_col"]
-    n = df.groupby(idc, sort=False)[cols["time_col"]].transform("size")
-    k = df.groupby(idc, sort=False).cumcount()
-    return df[k < n - h], df[k >= n - h]
-
-
 def _refit(auto, df, freq, static_df, per_series, workers, cols):
     """The Auto model's best configuration(s) fitted on df: the forecasts after df, per series
     in a column named after the Auto model."""
@@ -80,14 +73,16 @@ def _refit(auto, df, freq, static_df, per_series, workers, cols):
 
 
 def select(df, models, freq, static_df=None, per_series=True, search_per_series=False,
-           ensemble=False, season_length=None, workers=0, verbose=False, id_col="unique_id",
-           time_col="ds", target_col="y"):
+           ensemble=False, season_length=None, n_windows=1, step_size=None, workers=0,
+           verbose=False, id_col="unique_id", time_col="ds", target_col="y"):
     """Chooses among the Auto `models` and seasonal naive by validation: each model is searched
-    and fitted (NeuralForecast(per_series=search_per_series)) on df less the last h rows of each
-    series, its forecasts of those rows scored by MAE beside seasonal naive's (season_length:
-    from freq when None) and, with ensemble=True, the mean of the models' forecasts. The lowest
-    score wins, per series (per_series=True) or summed over all series; the winners are then
-    refitted on all of df with their best configurations. Returns a Selection."""
+    and fitted (NeuralForecast(per_series=search_per_series)) on df less its validation rows,
+    then forecasts n_windows windows of h rows, step_size apart (default h), the last ending
+    at each series' end (cross_validation without refitting); its forecasts of all of them are
+    scored by MAE beside seasonal naive's from the same cutoffs (season_length: from freq when
+    None) and, with ensemble=True, the mean of the models' forecasts. The lowest score wins,
+    per series (per_series=True) or summed over all series; the winners are then refitted on
+    all of df with their best configurations. Returns a Selection."""
     models = list(models)
     if not models or not all(isinstance(m, BaseAuto) for m in models):
         raise ValueError("models must be Auto models (shoal.auto.AutoNHITS(...), ...)")
@@ -99,24 +94,32 @@ def select(df, models, freq, static_df=None, per_series=True, search_per_series=
     if len(set(names)) != len(names) or {SEASONAL_NAIVE, ENSEMBLE} & set(names):
         raise ValueError(f"candidate names must be distinct (give alias=...): {names}")
     cols = dict(id_col=id_col, time_col=time_col, target_col=target_col)
-    train, valid = _split(df, h, cols)
+    n_windows = int(n_windows)
+    step = h if step_size is None else int(step_size)
+    if n_windows < 1 or step < 1:
+        raise ValueError(f"n_windows and step_size must be ≥ 1, got {n_windows} and {step}")
+    held = h + (n_windows - 1) * step  # validation rows at each series' end
     m = season_length_of(freq) if season_length is None else int(season_length)
     ids = list(dict.fromkeys(df[id_col]))
-    truth = {u: g[target_col].to_numpy(float) for u, g in valid.groupby(id_col, sort=False)}
-    short = [u for u in ids if len(truth.get(u, ())) < h or
-             (train[id_col] == u).sum() == 0]
+    ys = {u: g[target_col].to_numpy(float) for u, g in df.groupby(id_col, sort=False)}
+    short = [u for u in ids if len(ys[u]) <= held]
     if short:
         raise ValueError(f"series {short[0]!r} has too few rows: select holds out the last "
-                         f"h = {h} rows of each series for validation")
-    forecasts = {SEASONAL_NAIVE: {u: seasonal_naive(g[target_col].to_numpy(float), h, m)
-                                  for u, g in train.groupby(id_col, sort=False)}}
+                         f"{held} rows of each series for validation (h = {h}, n_windows = "
+                         f"{n_windows}, step_size = {step})")
+    # Each window's truth and seasonal naive from its cutoff, windows in time order.
+    cutoffs = {u: [len(y) - held + j * step for j in range(n_windows)] for u, y in ys.items()}
+    truth = {u: np.concatenate([ys[u][c:c + h] for c in cutoffs[u]]) for u in ids}
+    forecasts = {SEASONAL_NAIVE: {u: np.concatenate([seasonal_naive(ys[u][:c], h, m)
+                                                     for c in cutoffs[u]]) for u in ids}}
     searched = []
     for model, name in zip(models, names):
         auto = copy.deepcopy(model)
         nf = NeuralForecast([auto], freq=freq, per_series=search_per_series, workers=workers)
-        nf.fit(train, static_df=static_df, **cols)
-        fc = nf.predict(static_df=static_df)
-        forecasts[name] = {u: g[name].to_numpy(float) for u, g in fc.groupby(id_col, sort=False)}
+        cv = nf.cross_validation(df, static_df=static_df, n_windows=n_windows, step_size=step,
+                                 **cols)
+        forecasts[name] = {u: g.sort_values(["cutoff", time_col])[name].to_numpy(float)
+                           for u, g in cv.groupby(id_col, sort=False)}
         searched.append(auto)
     if ensemble:
         forecasts[ENSEMBLE] = {u: np.mean([forecasts[n][u] for n in names], axis=0)

@@ -1,7 +1,7 @@
 """neuralforecast's losses by their class names and arguments, so `loss=MAE()` reads the same in
 both: the point losses, MQLoss, DistributionLoss (Normal, StudentT, Poisson) and GMM.
 `loss_settings` turns a loss object (shoal's or neuralforecast's) into the job settings the C++
-trainer reads (train/forecast.cpp: loss, huber_delta, quantile, loss_seasonality,
+trainer reads (train/forecast_job.cpp: loss, huber_delta, quantile, loss_seasonality,
 horizon_weight, loss_quantiles, num_samples, return_params, loss_n_components, loss_weighted;
 with prefix "valid_", those of valid_loss), and
 `output_names` gives the forecast columns' suffixes."""

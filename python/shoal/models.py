@@ -262,7 +262,7 @@ class _ForecastModel:
     def __repr__(self):
         return self.alias or type(self).__name__
 
-    # The settings the C++ job reads: the registry's one key-value form (train/forecast.h).
+    # The settings the C++ job reads: the registry's one key-value form (train/forecast_job.h).
     def _settings(self, val_size=0, test_size=0):
         settings = {"model": self._model, "val_size": int(val_size),
                     "test_size": int(test_size)}

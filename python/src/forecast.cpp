@@ -30,7 +30,8 @@
 #include "shoal/data/windows.h"
 #include "shoal/fleet/fleet.h"
 #include "shoal/fleet/forecast_jobs.h"
-#include "shoal/train/forecast.h"
+#include "shoal/fleet/job_specs.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/pruner.h"
 #include "shoal/train/search_space.h"
@@ -283,6 +284,31 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
   return out;
 }
 
+// A trial's result as its journal record keeps it, and back.
+nlohmann::json trial_metrics(const train::FitResult& r) {
+  return {{"val_losses", r.val_losses},
+          {"train_losses", r.train_losses},
+          {"steps", r.steps},
+          {"fit_seconds", r.fit_seconds},
+          {"pruned", r.pruned}};
+}
+train::FitResult trial_result(const nlohmann::json& m) {
+  train::FitResult r;
+  // A non-finite loss is journalled as null (JSON has no NaN).
+  auto losses = [&](const char* key) {
+    std::vector<double> v;
+    for (const auto& x : m.at(key))
+      v.push_back(x.is_number() ? x.get<double>() : std::numeric_limits<double>::quiet_NaN());
+    return v;
+  };
+  r.val_losses = losses("val_losses");
+  r.train_losses = losses("train_losses");
+  r.steps = m.at("steps").get<Index>();
+  r.fit_seconds = m.at("fit_seconds").get<double>();
+  r.pruned = m.at("pruned").get<bool>();
+  return r;
+}
+
 // The trials of a hyper-parameter search: one fit per settings dict, of its list of series
 // (jointly: all of them for a global search, one for a search per series), run side by side by
 // the fleet, one trial per worker thread, pinned and under the memory
@@ -292,18 +318,39 @@ nb::dict fit_fleet(const SeriesData& d, const nb::dict& settings, const StaticDa
 // trials whose validation loss falls behind (train/pruner.h). Returns per trial: val_losses,
 // train_losses, steps, fit_seconds, error ("" when fine), pruned, and the weights (safetensors
 // bytes, when keep_weights: the refits of the best configurations).
+// With a `journal` path (and one id per trial, unique within the search), every finished trial
+// is appended there as the fleet journals its jobs, keyed by a digest of its settings and the
+// data; a trial the journal already holds under the same key is not run again but answered
+// from it (its weights are not journalled: keep_weights takes no journal), and its validation
+// checks are replayed into its pruner.
 nb::list fit_trials(const SeriesData& d, const std::vector<std::vector<Index>>& series,
                     const std::vector<nb::dict>& settings, const StaticData* statics, int workers,
                     bool pin, size_t memory_limit, bool keep_weights,
                     const std::vector<train::SuccessiveHalving*>& pruners,
-                    const nb::object& progress) {
+                    const nb::object& progress, const std::string& journal,
+                    const std::vector<std::string>& ids) {
   SHOAL_CHECK(series.size() == settings.size(), "{} series lists for {} trials", series.size(),
               settings.size());
+  SHOAL_CHECK(journal.empty() || (ids.size() == settings.size() && !keep_weights),
+              "a journal needs one id per trial ({} for {}) and no weights kept", ids.size(),
+              settings.size());
+  // The data's part of every trial's journal key: the series and the static values.
+  const std::string data_key =
+      journal.empty() ? ""
+                      : fleet::content_digest(d.set) +
+                            (statics == nullptr
+                                 ? std::string()
+                                 : fleet::digest(nlohmann::json{{"columns", statics->table.columns},
+                                                                {"ids", statics->table.ids},
+                                                                {"values", statics->table.values}}
+                                                     .dump()));
   const size_t n = settings.size();
   std::vector<train::ForecastJob> jobs(n);
-  std::vector<std::string> errors(n);
+  std::vector<std::string> errors(n), keys(n);
   for (size_t i = 0; i < n; ++i) {
     try {
+      // Python objects are read here, under the GIL: the fleet's workers run without it.
+      if (!journal.empty()) keys[i] = fleet::digest(to_json_object(settings[i]).dump() + data_key);
       jobs[i] = make_job(settings[i]);
       jobs[i].train.threads = 1;  // the trials, not one fit, share the cores
       jobs[i].keep_weights = keep_weights;
@@ -339,28 +386,40 @@ nb::list fit_trials(const SeriesData& d, const std::vector<std::vector<Index>>& 
             errors[i] = e.what();
             continue;
           }
-          fleet_jobs.push_back({.id = fmt::format("trial {}", i),
-                                .arena_bytes = bytes,
-                                .run =
-                                    [&, i] {
-                                      results[i] = train::fit_forecast(in.panel(jobs[i], series[i]),
-                                                                       jobs[i]);
-                                      trials_done.step.fetch_add(1, std::memory_order_relaxed);
-                                      return fleet::JobOutput{};
-                                    },
-                                .key = ""});
+          fleet_jobs.push_back(
+              {.id = journal.empty() ? fmt::format("trial {}", i) : ids[i],
+               .arena_bytes = bytes,
+               .run =
+                   [&, i] {
+                     results[i] = train::fit_forecast(in.panel(jobs[i], series[i]), jobs[i]);
+                     trials_done.step.fetch_add(1, std::memory_order_relaxed);
+                     return journal.empty() ? fleet::JobOutput{}
+                                            : fleet::JobOutput{"", trial_metrics(results[i])};
+                   },
+               .key = keys[i]});
           trial_of.push_back(i);
         }
         auto* stop_flag = const_cast<std::atomic<bool>*>(&stop);
         const auto records = fleet::run_fleet(fleet_jobs,
                                               {.workers = workers,
                                                .memory_limit = memory_limit,
+                                               .journal = journal,
+                                               .start_afresh = "delete the journal file to "
+                                                               "start afresh",
                                                .progress = false,
                                                .pin = pin,
                                                .stop = stop_flag},
                                               nullptr);
-        for (size_t k = 0; k < records.size(); ++k)
-          if (!records[k].ok) errors[trial_of[k]] = records[k].error;
+        for (size_t k = 0; k < records.size(); ++k) {
+          const size_t i = trial_of[k];
+          if (!records[k].ok) errors[i] = records[k].error;
+          if (records[k].from_journal && records[k].ok) {
+            results[i] = trial_result(records[k].output.metrics);
+            if (!pruners.empty())
+              for (size_t c = 0; c < results[i].val_losses.size(); ++c)
+                (void)pruners[i]->keep(Index(c) + 1, results[i].val_losses[c]);
+          }
+        }
       },
       report_progress(progress, trials_done));
   nb::list out;
@@ -513,7 +572,8 @@ void bind_forecast(nb::module_& m) {
   m.def("fit_trials", &fit_trials, nb::arg("data"), nb::arg("series"), nb::arg("settings"),
         nb::arg("statics").none(), nb::arg("workers"), nb::arg("pin"), nb::arg("memory_limit"),
         nb::arg("keep_weights"), nb::arg("pruners") = std::vector<train::SuccessiveHalving*>{},
-        nb::arg("progress").none() = nb::none());
+        nb::arg("progress").none() = nb::none(), nb::arg("journal") = std::string(),
+        nb::arg("ids") = std::vector<std::string>{});
   nb::class_<train::SuccessiveHalving>(m, "SuccessiveHalving")
       .def(nb::init<Index, Index>(), nb::arg("min_checks"), nb::arg("reduction_factor"));
   m.def("predict", &predict, nb::arg("data"), nb::arg("groups"), nb::arg("settings"),

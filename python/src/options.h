@@ -11,7 +11,7 @@
 
 namespace shoal::py {
 
-// A Python value as JSON: the one key–value form of train/forecast.h (None, bool, int, float,
+// A Python value as JSON: the one key–value form of train/forecast_job.h (None, bool, int, float,
 // str, and lists of those).
 inline nlohmann::json to_json(nanobind::handle v) {
   if (v.is_none()) return nullptr;

@@ -12,7 +12,7 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/models/dlinear.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "support/gradcheck.h"
 
 namespace shoal::dlinear_test {

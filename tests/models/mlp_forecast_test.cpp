@@ -14,7 +14,7 @@
 #include "shoal/data/windows.h"
 #include "shoal/models/mlp_forecast.h"
 #include "shoal/models/mlp_multivariate.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "support/gradcheck.h"
 
 namespace shoal::mlp_forecast_test {

@@ -296,7 +296,7 @@ TEST(Ncf, FactoredShareEqualsUnfactoredLargeTables) {
   factored_share_equals_unfactored(10);
 }
 
-// train_chunk's fused kernel (kernels/ncf_tower.cpp) against forward + loss + backward layer by
+// train_chunk's fused kernel (kernels/relu_tower.cpp) against forward + loss + backward layer by
 // layer: the same losses, logits' effect and gradients to float rounding, over chunks of a
 // share whose sizes are not whole tiles, with repeated ids, unused ids between them and a
 // context width that is not a whole vector, for both kernel shapes.

@@ -9,7 +9,7 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/models/nlinear.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "support/gradcheck.h"
 
 namespace shoal::nlinear_test {

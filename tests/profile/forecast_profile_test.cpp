@@ -14,7 +14,7 @@
 #include "shoal/fleet/fleet.h"
 #include "shoal/profile/report.h"
 #include "shoal/profile/trace.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "support/alloc_counter.h"
 
 namespace shoal::profile {

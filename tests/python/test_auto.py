@@ -1,6 +1,7 @@
 """The Auto models: one per registered model with neuralforecast's default search spaces, a
 search whose trials run side by side in the fleet, failed trials recorded, the best refitted."""
 
+import copy
 import sys
 
 import numpy as np
@@ -207,6 +208,27 @@ def test_select_is_never_worse_than_seasonal_naive_on_validation(panel):
     assert (overall.choice["model"] == means.idxmin()).all()
 
 
+def test_select_scores_several_validation_windows(panel):
+    """n_windows=2: every candidate is scored on two windows of h rows, step_size apart, the
+    last ending at each series' end; seasonal naive from each window's own cutoff."""
+    cand = AutoMLP(h=H, config=small(hidden_size=16, num_layers=2), num_samples=2)
+    sel = auto.select(panel, [cand], freq=1, season_length=12, n_windows=2, step_size=2)
+    scores = sel.scores.set_index("unique_id")
+    for uid, g in panel.groupby("unique_id"):
+        y = g["y"].to_numpy()
+        n = len(y)
+        errors = [np.abs(np.resize(y[c - 12:c], H) - y[c:c + H]) for c in (n - 6, n - 4)]
+        assert scores.loc[uid, "SeasonalNaive"] == pytest.approx(np.mean(errors), rel=1e-12)
+    # The model's score is the MAE of its cross-validation forecasts of the same windows.
+    nf = shoal.NeuralForecast([copy.deepcopy(cand)], freq=1)
+    cv = nf.cross_validation(panel, n_windows=2, step_size=2)
+    mae = (cv["AutoMLP"] - cv["y"]).abs().groupby(cv["unique_id"]).mean()
+    np.testing.assert_allclose(scores["AutoMLP"].to_numpy(), mae[scores.index].to_numpy(),
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match="too few rows.*n_windows = 30"):
+        auto.select(panel, [cand], freq=1, n_windows=30)
+
+
 def test_select_refuses_what_it_cannot_compare(panel):
     with pytest.raises(ValueError, match="Auto models"):
         auto.select(panel, [shoal.MLP(h=H, input_size=8)], freq=1)
@@ -235,3 +257,50 @@ def test_successive_halving_stops_trials_that_fall_behind(panel):
     assert len(pruned_states) == len(pruned)
     with pytest.raises(ValueError, match="prune_factor"):
         AutoMLP(h=H, prune_factor=1)
+
+
+def test_a_journal_resumes_and_extends_a_search(panel, tmp_path):
+    """journal=: the finished trials are kept there; a search started again with it takes them
+    from it (they are not run again) and its results equal one uninterrupted search's."""
+    journal = tmp_path / "search.jsonl"
+    config = small(hidden_size=16, num_layers=2)
+    whole = AutoMLP(h=H, config=config, num_samples=4, cpus=2)
+    shoal.NeuralForecast([whole], freq=1).fit(panel, val_size=H)
+    first = AutoMLP(h=H, config=config, num_samples=2, cpus=2, journal=journal)
+    shoal.NeuralForecast([first], freq=1).fit(panel, val_size=H)
+    assert len(journal.read_text().splitlines()) == 2
+    resumed = AutoMLP(h=H, config=config, num_samples=4, cpus=2, journal=journal)
+    shoal.NeuralForecast([resumed], freq=1).fit(panel, val_size=H)
+    assert len(journal.read_text().splitlines()) == 4  # two taken from it, two run
+    columns = ["trial", "config/input_size", "config/learning_rate", "loss", "train_loss",
+               "steps", "status"]
+    pd.testing.assert_frame_equal(resumed.results[columns], whole.results[columns])
+    pd.testing.assert_series_equal(resumed.results["fit_s"].iloc[:2],
+                                   first.results["fit_s"])  # the journalled trials' own times
+    assert resumed.best_config == whole.best_config
+    # Another search on the same journal is refused, naming what to do.
+    other = AutoMLP(h=H, config=small(hidden_size=32, num_layers=2), num_samples=2,
+                    journal=journal)
+    with pytest.raises(Exception, match="other settings or data.*delete the journal file"):
+        shoal.NeuralForecast([other], freq=1).fit(panel, val_size=H)
+    # ... and so is the same search on other data.
+    changed = panel.assign(y=panel["y"] + 1.0)
+    again = AutoMLP(h=H, config=config, num_samples=2, cpus=2, journal=journal)
+    with pytest.raises(Exception, match="other settings or data"):
+        shoal.NeuralForecast([again], freq=1).fit(changed, val_size=H)
+
+
+def test_a_journal_resumes_a_search_per_series(panel, tmp_path):
+    journal = tmp_path / "per_series.jsonl"
+    config = small(hidden_size=16, num_layers=2)
+    first = AutoMLP(h=H, config=config, num_samples=2, journal=journal)
+    shoal.NeuralForecast([first], freq=1, per_series=True).fit(panel, val_size=H)
+    assert len(journal.read_text().splitlines()) == 6 * 2
+    resumed = AutoMLP(h=H, config=config, num_samples=2, journal=journal)
+    nf = shoal.NeuralForecast([resumed], freq=1, per_series=True)
+    nf.fit(panel, val_size=H)
+    assert len(journal.read_text().splitlines()) == 6 * 2  # nothing run again
+    columns = ["unique_id", "trial", "config/input_size", "loss", "status"]
+    pd.testing.assert_frame_equal(resumed.results[columns], first.results[columns])
+    assert resumed.best_config == first.best_config
+    assert np.isfinite(nf.predict()["AutoMLP"]).all()

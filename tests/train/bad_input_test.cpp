@@ -23,7 +23,7 @@
 #include "shoal/fleet/jobs.h"
 #include "shoal/models/mlp.h"
 #include "shoal/models/ncf.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/mlp_trainer.h"
 #include "shoal/train/ncf_trainer.h"
 #include "shoal/train/safetensors.h"

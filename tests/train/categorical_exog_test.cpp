@@ -6,7 +6,7 @@
 #include <string>
 
 #include "shoal/data/windows.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/safetensors.h"
 

@@ -17,7 +17,7 @@
 #include "shoal/models/forecast.h"
 #include "shoal/models/tsmixerx.h"
 #include "shoal/train/checkpoint.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_trainer.h"
 #include "shoal/train/metrics.h"
 #include "support/alloc_counter.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "shoal/data/timeseries.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 
 namespace shoal::forecast_losses_test {
 

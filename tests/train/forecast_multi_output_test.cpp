@@ -12,7 +12,7 @@
 
 #include "shoal/data/timeseries.h"
 #include "shoal/layers/forecast_loss.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 
 namespace shoal::forecast_multi_output_test {
 

@@ -12,7 +12,7 @@
 #include "shoal/core/error.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 
 namespace shoal::forecast_registry_test {

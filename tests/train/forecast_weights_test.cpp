@@ -13,7 +13,7 @@
 #include "shoal/core/error.h"
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/safetensors.h"
 #include "support/registry_models.h"

@@ -10,7 +10,7 @@
 
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "support/alloc_counter.h"
 #include "support/registry_models.h"

@@ -5,7 +5,7 @@
 
 #include "shoal/core/error.h"
 #include "shoal/data/windows.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/metrics.h"
 #include "support/alloc_counter.h"

@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/search_space.h"
 

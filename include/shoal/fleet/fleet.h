@@ -61,8 +61,11 @@ struct FleetConfig {
   int workers = 0;          // 0 = one per allowed CPU
   size_t memory_limit = 0;  // bytes; 0 = no limit
   std::string journal;      // path; empty = no journal (no resume)
-  bool progress = true;     // progress line on stderr
-  bool pin = true;          // pin workers one per core
+  // What the error for a journal of other settings tells the user to do (the CLI's flags by
+  // default; a library caller names its own argument).
+  std::string start_afresh = "rerun with --no-resume to start afresh (or delete the journal)";
+  bool progress = true;  // progress line on stderr
+  bool pin = true;       // pin workers one per core
   // Set to true (e.g. from a SIGINT handler) to stop taking new jobs; running jobs finish.
   std::atomic<bool>* stop = nullptr;
   // Profiler (null: off): scheduling zones "fleet.job", "fleet.memory_wait" (idle) and

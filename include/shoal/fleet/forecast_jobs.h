@@ -11,7 +11,7 @@
 
 #include "shoal/data/timeseries.h"
 #include "shoal/fleet/fleet.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 
 namespace shoal::fleet {
 
@@ -47,6 +47,11 @@ struct ForecastJobsConfig {
   // The weights each one-series panel's fit starts from, by series index in the set (empty:
   // the model's own init): neuralforecast's fit of a fitted model continues from its weights.
   std::shared_ptr<const std::vector<std::string>> series_init_weights;
+  // What a job runs on its panel (its series, the panel, the job): empty, train::fit_forecast;
+  // a jobs file's tune line, a search that refits its best configuration (train/search.h).
+  std::function<train::FitResult(std::span<const Index> series, const data::Panel& panel,
+                                 const train::ForecastJob& job)>
+      fit;
 };
 
 // One fleet job per panel, each fitting `job` on it and handing the result to `sink`. The arena

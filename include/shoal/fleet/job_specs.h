@@ -28,6 +28,9 @@ struct JobSpec {
   std::string series = "each";
   int64_t max_series = 0;
   nlohmann::json config = nlohmann::json::object();
+  // Forecasters: a hyper-parameter search per job instead of one fit (train/search.h's
+  // settings); null: none.
+  nlohmann::json tune;
   std::string error;  // non-empty: the line is bad, its job fails with this
 };
 

@@ -13,6 +13,8 @@
 //   series  forecasting: "each" (default: one model per series, the common case) or "all"
 //           (one model over every series)
 //   max_series  forecasting: only the first N series of the data (0: all)
+//   tune    forecasting: a hyper-parameter search per job, its best configuration refitted
+//           (train/search.h: samples, val_size, prune_factor, refit_with_val)
 // A hyper-parameter sweep is one JSON line with "sweep": {"seed": [1, 2, 3], "learning_rate":
 // [0.001, 0.01]} — one job per combination (the config keys or "seed"), named
 // "<id>[learning_rate=0.001,seed=1]" (axes in key order).

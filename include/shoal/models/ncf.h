@@ -51,7 +51,7 @@ class Ncf {
     // reference the tests compare with).
     bool factored_first_layer = true;
     // train_chunk runs NeuMF's tower, predict layer and loss in one fused pass over tiles of
-    // rows (kernels/ncf_tower.h) where there is a kernel for the widths (float, first layer
+    // rows (kernels/relu_tower.h) where there is a kernel for the widths (float, first layer
     // factored); false always runs forward, the loss and backward layer by layer.
     bool fused_tower = true;
   };
@@ -128,7 +128,7 @@ class Ncf {
   // scoring_tables forms every item's part ([V, L1]) and the tower's later weights transposed,
   // once for a set of weights; score_user then forms the user's part once and, per item, adds
   // the two, so a pair costs the tower's later layers, the GMF product and the predict dot
-  // only — in one register-tiled pass (kernels/ncf_score.h) where the widths allow. The same
+  // only — in one register-tiled pass (kernels/relu_tower_score.h) where the widths allow. The same
   // function as forward (other float rounding). Returns the logits [n, 1]; context_row: [C]
   // (null when C = 0). Several replicas may share one ScoringTables.
   struct ScoringTables {
@@ -250,7 +250,7 @@ class Ncf {
   // columns of mlp.0 [C, L1], mlp.1 [L1, L2], mlp.2 [L2, L3]) and the context columns' dW
   // transposed [C, L1], added into mlp.0's grad when the share ends.
   Buffer<T> wc_t_, w2_t_, w3_t_, dwc_t_;
-  // The chunk's h1, h2 and pre-activation gradients d1, d2, d3 (kernels/ncf_tower.h), [rows,
+  // The chunk's h1, h2 and pre-activation gradients d1, d2, d3 (kernels/relu_tower.h), [rows,
   // width].
   Buffer<T> fused_h1_, fused_h2_, fused_d1_, fused_d2_, fused_d3_;
   bool fused_widths() const;

@@ -33,7 +33,7 @@ NonFiniteSite first_non_finite(std::span<const Arena* const> arenas);
                                                double got);
 
 // learning_rate > 0 and finite, batch_size ≥ 1 (the MLP and NCF trainers; forecasting checks
-// its job in train/forecast.cpp).
+// its job in train/forecast_job.cpp).
 void check_lr_and_batch(double lr, int64_t batch_size);
 
 }  // namespace shoal::train

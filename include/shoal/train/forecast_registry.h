@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "shoal/core/options.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 
 namespace shoal::train {
 

@@ -103,8 +103,8 @@ class ForecastTrainer {
     exog_.init(rng);  // neuralforecast's BaseModel draws the tables before the model's layers
     model_.init(rng);
   }
-  // A replica for data-parallel steps (train/forecast_parallel.h): `model` is planned into an
-  // arena whose params are `source`'s (no optimizer state, no init); its steps go through
+  // A replica for data-parallel steps (train/parallel_forecast_trainer.h): `model` is planned into
+  // an arena whose params are `source`'s (no optimizer state, no init); its steps go through
   // accumulate() and the source's optimizer.
   ForecastTrainer(Model& model, Config cfg, const ForecastTrainer& source)
       : model_(model), cfg_(cfg), adam_(cfg.adam), loss_(cfg.loss), exog_(make_exog()) {

@@ -204,9 +204,8 @@ std::vector<JobRecord> run_fleet(const std::vector<Job>& jobs, const FleetConfig
       const Job& job = jobs[it->second];
       if (r.key != job.key)
         throw Error(fmt::format("the journal holds job '{}' run with other settings or data, "
-                                "so its results are not reused; rerun with --no-resume to "
-                                "start afresh (or delete the journal), or write elsewhere",
-                                r.id),
+                                "so its results are not reused; {}, or write elsewhere",
+                                r.id, cfg.start_afresh),
                     ErrorContext{.file = cfg.journal,
                                  .field = "key",
                                  .expected = job.key.empty() ? "(none)" : job.key,

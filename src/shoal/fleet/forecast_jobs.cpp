@@ -47,7 +47,7 @@ std::vector<Job> forecast_jobs(const ForecastData& data, const train::ForecastJo
         one ? cfg.series_init_weights : nullptr;
     jobs.push_back(
         {id, bytes,
-         [data, shared, shared_sink, series, process, init]() {
+         [data, shared, shared_sink, series, process, init, fit = cfg.fit]() {
            const data::Panel panel(*data.set, series, shared->exog, data.statics, data.futr,
                                    data.h_future);
            const train::ForecastJob* fit_job = shared.get();
@@ -60,7 +60,8 @@ std::vector<Job> forecast_jobs(const ForecastData& data, const train::ForecastJo
              if (own_init) own.init_weights = (*init)[s];
              fit_job = &own;
            }
-           train::FitResult r = train::fit_forecast(panel, *fit_job);
+           train::FitResult r =
+               fit ? fit(series, panel, *fit_job) : train::fit_forecast(panel, *fit_job);
            return (*shared_sink)(series, r);
          },
          one ? digest(cfg.key + "/" + id) : cfg.key});

@@ -52,6 +52,7 @@ std::string job_key(const JobSpec& s, std::map<std::string, std::string>& digest
                       {"series", s.series},
                       {"max_series", s.max_series},
                       {"config", s.config}};
+  if (!s.tune.is_null()) j["tune"] = s.tune;
   if (!s.static_df.empty()) j["static"] = file_digest(s.static_df, digests);
   if (!s.futr_df.empty()) j["futr_df"] = file_digest(s.futr_df, digests);
   // Files a config names (NCF test negatives) are inputs too.

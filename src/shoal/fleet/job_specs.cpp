@@ -19,9 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> kLineKeys = {"id",     "data",    "model",     "seed",
-                                         "config", "test",    "series",    "sweep",
-                                         "static", "futr_df", "max_series"};
+const std::set<std::string> kLineKeys = {"id",     "data",    "model",      "seed",
+                                         "config", "test",    "series",     "sweep",
+                                         "static", "futr_df", "max_series", "tune"};
 
 // One CSV record's fields, by the one CSV reader (data/text.h).
 std::vector<std::string> split_csv_line(std::string_view line) {
@@ -66,7 +66,7 @@ void add_json_line(const nlohmann::json& j, JobSpec base, const std::string& bas
     (void)v;
     SHOAL_CHECK(kLineKeys.count(k) > 0,
                 "unknown field '{}' (expected id, data, model, seed, config, test, static, "
-                "futr_df, series, max_series, sweep)",
+                "futr_df, series, max_series, sweep, tune)",
                 k);
   }
   if (j.contains("id")) base.id = base.group = value_text(j.at("id"));
@@ -88,6 +88,7 @@ void add_json_line(const nlohmann::json& j, JobSpec base, const std::string& bas
     SHOAL_CHECK(j.at("config").is_object(), "'config' must be an object of overrides");
     base.config = j.at("config");
   }
+  if (j.contains("tune")) base.tune = j.at("tune");
   if (!j.contains("sweep")) {
     out.push_back(std::move(base));
     return;

@@ -19,12 +19,14 @@
 #include "shoal/data/timeseries.h"
 #include "shoal/data/windows.h"
 #include "shoal/fleet/forecast_jobs.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/lanes_mlp_trainer.h"
 #include "shoal/train/metrics.h"
 #include "shoal/train/mlp_trainer.h"
 #include "shoal/train/ncf_trainer.h"
+#include "shoal/train/search.h"
+#include "shoal/train/search_space.h"
 
 #include "lanes_jobs.h"
 
@@ -93,7 +95,7 @@ Job failing_job(const std::string& id, const std::string& key, const std::string
 
 // ---- forecasting ----
 
-// The line's forecasting job: its config (the one key–value form of train/forecast.h) with the
+// The line's forecasting job: its config (the one key–value form of train/forecast_job.h) with the
 // line's seed; a stated n_series must agree with the panels the line makes.
 train::ForecastJob forecast_job(const JobSpec& s, const data::SeriesSet& set) {
   nlohmann::json options = s.config;
@@ -160,6 +162,7 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
   std::shared_ptr<const data::SeriesSet> set, test, futr;
   std::shared_ptr<const data::StaticTable> statics;
   train::ForecastJob job;
+  train::SearchSettings search;
   try {
     SHOAL_CHECK(!s.data.empty(), "'data' (a long-format CSV) is required");
     SHOAL_CHECK(s.series == "each" || s.series == "all", "'series' must be each or all, got '{}'",
@@ -174,7 +177,26 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
     if (!s.futr_df.empty())
       futr = loaded.get(loaded.futr, s.futr_df,
                         [&] { return data::read_series(s.futr_df, /*require_y=*/false); });
-    job = forecast_job(s, *set);
+    if (s.tune.is_null()) {
+      job = forecast_job(s, *set);
+    } else {
+      // The line's job is one draw's: its fixed options checked now, its arena planned for
+      // the fleet's memory budget.
+      search = train::SearchSettings::from_json(s.tune);
+      search.seed = s.seed;
+      SHOAL_CHECK(!s.config.contains("val_size"),
+                  "a tune line validates on tune 'val_size' rows, not on config 'val_size'");
+      SHOAL_CHECK(s.config.contains("h") && s.config.at("h").is_number_integer(),
+                  "config 'h' (the forecast horizon) is required");
+      const train::SearchSpace space =
+          train::default_search_space(s.model, s.config.at("h").get<Index>());
+      SHOAL_CHECK(!space.empty(), "model '{}' has no hyper-parameters to search", s.model);
+      std::mt19937_64 probe = train::search_rng(s.seed, "probe");
+      JobSpec drawn = s;
+      drawn.config = train::trial_options(train::draw(space, probe), s.config, search.val_size);
+      drawn.config.erase("random_seed");
+      job = forecast_job(drawn, *set);
+    }
   } catch (const std::exception& e) {
     out.jobs.push_back(failing_job(s.id, key, located(s, e.what())));
     out.info.push_back({s.group, s.model, true});
@@ -192,8 +214,23 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
                           .owner = owner};
   const auto panels = forecast_panels(set->n_series(), s.series != "all", s.max_series);
   const std::string line_id = s.id;
+  ForecastJobsConfig cfg{.id_prefix = s.id + "/", .joint_id = s.id, .key = key};
+  if (!s.tune.is_null()) {
+    // Each job searches its panel (a series, or all of them) and refits the best draw.
+    nlohmann::json fixed = s.config;
+    fixed.erase("n_series");
+    cfg.fit = [set, model = s.model, fixed, search](std::span<const Index> series,
+                                                    const data::Panel& panel,
+                                                    const train::ForecastJob& base) {
+      const std::string label = series.size() == 1 ? set->ids[size_t(series[0])] : "all";
+      train::SearchResult r = train::search_and_refit(panel, model, fixed, search, label, base);
+      train::FitResult fit = std::move(r.fit);
+      fit.search = r.summary();
+      return fit;
+    };
+  }
   std::vector<Job> jobs = forecast_jobs(
-      data, job, panels, {.id_prefix = s.id + "/", .joint_id = s.id, .key = key},
+      data, job, panels, cfg,
       [set, test, test_path, h, m, line_id](std::span<const Index> series, train::FitResult& r) {
         const std::string id =
             series.size() == 1 ? line_id + "/" + set->ids[size_t(series[0])] : line_id;
@@ -221,6 +258,7 @@ void add_forecast_jobs(const JobSpec& s, Loaded& loaded, BuiltJobs& out) {
         }
         o.metrics = {{"fit_s", r.fit_seconds}, {"steps", r.steps}, {"arena_bytes", r.arena_bytes}};
         if (!scores.is_null()) o.metrics["scores"] = scores;
+        if (!r.search.is_null()) o.metrics["search"] = r.search;
         return o;
       });
   for (Job& j : jobs) {

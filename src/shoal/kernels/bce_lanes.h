@@ -1,6 +1,6 @@
 // Internal to src/shoal/kernels: the constants of the BCE-with-logits polynomials (bce.h),
 // shared by the reference (bce_ref.cpp) and the vector lanes (vec8.h's bce_logit, used by the
-// column pass in bce.cpp and the fused NCF tower in ncf_tower.cpp). Not a public header.
+// column pass in bce.cpp and the fused NCF tower in relu_tower.cpp). Not a public header.
 #pragma once
 
 namespace shoal::kernels::detail {

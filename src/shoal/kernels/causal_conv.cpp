@@ -104,27 +104,19 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace shoal::kernels {
 
-HWY_EXPORT(conv_bias_act_f32);
-HWY_EXPORT(conv_bias_act_f64);
-HWY_EXPORT(conv_act_back_f32);
-HWY_EXPORT(conv_act_back_f64);
+SHOAL_EXPORT_BOTH(conv_bias_act)
+SHOAL_EXPORT_BOTH(conv_act_back)
 
 namespace {
 
 template <class T>
 void bias_act(Index rows, Index cols, const T* b, ConvAct act, T* y) {
-  if constexpr (std::is_same_v<T, float>)
-    SHOAL_DISPATCH(conv_bias_act_f32)(rows, cols, b, int(act), y);
-  else
-    SHOAL_DISPATCH(conv_bias_act_f64)(rows, cols, b, int(act), y);
+  SHOAL_BY_TYPE(conv_bias_act, rows, cols, b, int(act), y);
 }
 
 template <class T>
 void act_back(Index rows, Index cols, const T* y, ConvAct act, T* dy, T* db) {
-  if constexpr (std::is_same_v<T, float>)
-    SHOAL_DISPATCH(conv_act_back_f32)(rows, cols, y, int(act), dy, db);
-  else
-    SHOAL_DISPATCH(conv_act_back_f64)(rows, cols, y, int(act), dy, db);
+  SHOAL_BY_TYPE(conv_act_back, rows, cols, y, int(act), dy, db);
 }
 
 // W_k = W[:, :, k] as [O, I], tap after tap: K·O·I values.

@@ -5,6 +5,8 @@
 
 #include <hwy/highway.h>
 
+#include <type_traits>
+
 #include "shoal/kernels/isa.h"
 
 namespace shoal::kernels::detail {
@@ -17,3 +19,16 @@ inline void settle_isa() {
 }  // namespace shoal::kernels::detail
 
 #define SHOAL_DISPATCH(fn) (::shoal::kernels::detail::settle_isa(), HWY_DYNAMIC_DISPATCH(fn))
+
+// Exports a kernel's float and double instantiations, name_f32 and name_f64, for SHOAL_DISPATCH.
+#define SHOAL_EXPORT_BOTH(name) \
+  HWY_EXPORT(name##_f32);       \
+  HWY_EXPORT(name##_f64);
+
+// The body of a kernel template's entry point: calls the float or the double table entry, as T
+// is (used inside `template <class T> ... f(args) { SHOAL_BY_TYPE(f, args); }`).
+#define SHOAL_BY_TYPE(name, ...)                    \
+  if constexpr (std::is_same_v<T, float>)           \
+    return SHOAL_DISPATCH(name##_f32)(__VA_ARGS__); \
+  else                                              \
+    return SHOAL_DISPATCH(name##_f64)(__VA_ARGS__)

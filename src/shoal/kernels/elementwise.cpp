@@ -137,9 +137,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace shoal::kernels {
 
-#define SHOAL_EXPORT_BOTH(name) \
-  HWY_EXPORT(name##_f32);       \
-  HWY_EXPORT(name##_f64);
 SHOAL_EXPORT_BOTH(add)
 SHOAL_EXPORT_BOTH(axpy)
 SHOAL_EXPORT_BOTH(mul)
@@ -154,12 +151,6 @@ SHOAL_EXPORT_BOTH(sum_lanes)
 #undef SHOAL_EXPORT_BOTH
 
 // The float or double table entry of a kernel.
-#define SHOAL_BY_TYPE(name, ...)                    \
-  if constexpr (std::is_same_v<T, float>)           \
-    return SHOAL_DISPATCH(name##_f32)(__VA_ARGS__); \
-  else                                              \
-    return SHOAL_DISPATCH(name##_f64)(__VA_ARGS__)
-
 template <class T>
 void add(Index n, const T* a, const T* b, T* y) {
   SHOAL_BY_TYPE(add, n, a, b, y);
@@ -214,7 +205,6 @@ template <class T>
 double sum_lanes(Index n, const T* x) {
   SHOAL_BY_TYPE(sum_lanes, n, x);
 }
-#undef SHOAL_BY_TYPE
 
 #define SHOAL_INSTANTIATE(T)                                     \
   template void add<T>(Index, const T*, const T*, T*);           \

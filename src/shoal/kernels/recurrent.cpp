@@ -198,9 +198,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace shoal::kernels {
 
-#define SHOAL_EXPORT_BOTH(name) \
-  HWY_EXPORT(name##_f32);       \
-  HWY_EXPORT(name##_f64);
 SHOAL_EXPORT_BOTH(lstm_step)
 SHOAL_EXPORT_BOTH(lstm_step_back)
 SHOAL_EXPORT_BOTH(gru_step)
@@ -210,12 +207,6 @@ SHOAL_EXPORT_BOTH(tanh_step_back)
 #undef SHOAL_EXPORT_BOTH
 
 // The float or double table entry of a kernel.
-#define SHOAL_BY_TYPE(name, ...)                    \
-  if constexpr (std::is_same_v<T, float>)           \
-    return SHOAL_DISPATCH(name##_f32)(__VA_ARGS__); \
-  else                                              \
-    return SHOAL_DISPATCH(name##_f64)(__VA_ARGS__)
-
 namespace {
 
 template <class T>
@@ -287,7 +278,6 @@ void rnn_backward(const RnnLayer<T>& layer, const T* x, const T* h, const RnnSav
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)
 #undef SHOAL_INSTANTIATE
-#undef SHOAL_BY_TYPE
 
 }  // namespace shoal::kernels
 #endif  // HWY_ONCE

@@ -117,20 +117,10 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace shoal::kernels {
 
-HWY_EXPORT(sum_f32);
-HWY_EXPORT(sum_f64);
-HWY_EXPORT(dot_f32);
-HWY_EXPORT(dot_f64);
-HWY_EXPORT(col_sums_f32);
-HWY_EXPORT(col_sums_f64);
-HWY_EXPORT(row_mean_var_f32);
-HWY_EXPORT(row_mean_var_f64);
-
-#define SHOAL_BY_TYPE(name, ...)                    \
-  if constexpr (std::is_same_v<T, float>)           \
-    return SHOAL_DISPATCH(name##_f32)(__VA_ARGS__); \
-  else                                              \
-    return SHOAL_DISPATCH(name##_f64)(__VA_ARGS__)
+SHOAL_EXPORT_BOTH(sum)
+SHOAL_EXPORT_BOTH(dot)
+SHOAL_EXPORT_BOTH(col_sums)
+SHOAL_EXPORT_BOTH(row_mean_var)
 
 template <class T>
 T sum(Index n, const T* x) {
@@ -151,7 +141,6 @@ template <class T>
 void row_mean_var(ConstMat<T> x, T* mean, T* var) {
   SHOAL_BY_TYPE(row_mean_var, x, mean, var);
 }
-#undef SHOAL_BY_TYPE
 
 #define SHOAL_INSTANTIATE(T)                        \
   template T sum<T>(Index, const T*);               \

@@ -8,7 +8,7 @@
 #include "shoal/core/copy_row.h"
 #include "shoal/core/prefetch.h"
 #include "shoal/kernels/bce.h"
-#include "shoal/kernels/ncf_tower.h"
+#include "shoal/kernels/relu_tower.h"
 #include "shoal/layers/losses.h"
 
 namespace shoal::models {
@@ -153,7 +153,7 @@ void Ncf<T>::plan(Planner& planner, Index max_rows) {
   if (has_mlp()) {
     // Whole tiles: the fused kernel reads the context's padding rows.
     planner.buffer(x0_, Region::kActivations, "mlp.in",
-                   {kernels::ncf_fused_padded_rows(max_rows), mlp_in()});
+                   {kernels::relu_tower_padded_rows(max_rows), mlp_in()});
     planner.buffer(dx0_, Region::kActivationGrads, "mlp.din", {max_rows, mlp_in()});
   }
   planner.buffer(h_, Region::kActivations, "predict.in", {max_rows, predict_in()});
@@ -173,7 +173,7 @@ void Ncf<T>::plan(Planner& planner, Index max_rows) {
     planner.buffer(w2_t_, Region::kScratch, "fused.w2_t", {l1, l2});
     planner.buffer(w3_t_, Region::kScratch, "fused.w3_t", {l2, l3});
     planner.buffer(dwc_t_, Region::kScratch, "fused.dwc_t", {c, l1});
-    const Index rows = kernels::ncf_fused_padded_rows(max_rows);
+    const Index rows = kernels::relu_tower_padded_rows(max_rows);
     planner.buffer(fused_h1_, Region::kActivations, "fused.h1", {rows, l1});
     planner.buffer(fused_h2_, Region::kActivations, "fused.h2", {rows, l2});
     planner.buffer(fused_d1_, Region::kActivationGrads, "fused.d1", {rows, l1});
@@ -183,7 +183,7 @@ void Ncf<T>::plan(Planner& planner, Index max_rows) {
 }
 
 // NeuMF, three tower layers with biases, first layer factored, float, and a kernel for the
-// widths: train_chunk can run fused (kernels/ncf_tower.h).
+// widths: train_chunk can run fused (kernels/relu_tower.h).
 template <class T>
 bool Ncf<T>::fused_widths() const {
   if (!std::is_same_v<T, float> || !cfg_.fused_tower || !factored() || !has_gmf() ||
@@ -191,7 +191,8 @@ bool Ncf<T>::fused_widths() const {
     return false;
   for (const auto& l : tower_)
     if (!l.cfg.bias) return false;
-  return kernels::ncf_fused_supported(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3], cfg_.factors);
+  return kernels::relu_tower_supported(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3],
+                                       cfg_.factors);
 }
 
 template <class T>
@@ -279,7 +280,7 @@ double Ncf<T>::train_chunk(const Ctx& ctx, std::span<const Id> users, std::span<
   return loss;
 }
 
-// The fused chunk (kernels/ncf_tower.h) on this model's buffers and the given rows.
+// The fused chunk (kernels/relu_tower.h) on this model's buffers and the given rows.
 template <class T>
 double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, ConstMat<T> context,
                          const T* labels, T scale, const Rows& rows) {
@@ -295,10 +296,10 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
       if (context.data != slot.data)
         for (Index r = 0; r < n; ++r) copy_row(context.row(r), c, slot.row(r));
       // The last tile's padding rows (planned: x0_ has whole tiles).
-      std::fill(slot.data + n * c, slot.data + kernels::ncf_fused_padded_rows(n) * c, T(0));
+      std::fill(slot.data + n * c, slot.data + kernels::relu_tower_padded_rows(n) * c, T(0));
     }
     const auto tu = static_cast<size_t>(gmf_user_), ti = static_cast<size_t>(gmf_item_);
-    kernels::NcfFusedChunk a;
+    kernels::ReluTowerChunk a;
     a.n = n;
     a.c = c;
     a.ctx = x0_.view.data;
@@ -342,7 +343,7 @@ double Ncf<T>::run_fused(std::span<const Id> users, std::span<const Id> items, C
     a.d2 = fused_d2_.view.data;
     a.d3 = fused_d3_.view.data;
     const double loss =
-        kernels::ncf_fused_chunk(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3], f, a);
+        kernels::relu_tower_chunk(cfg_.layers[1], cfg_.layers[2], cfg_.layers[3], f, a);
     executed_flops_ +=
         static_cast<double>(n) * (instance_flops(false, true) + instance_flops(true, true));
     return loss;

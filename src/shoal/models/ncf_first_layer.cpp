@@ -4,8 +4,8 @@
 #include <span>
 #include <type_traits>
 
+#include "shoal/kernels/gathered_rows.h"
 #include "shoal/kernels/gemm.h"
-#include "shoal/kernels/ncf_rows.h"
 #include "shoal/models/ncf.h"
 
 namespace shoal::models {
@@ -19,8 +19,8 @@ constexpr Index kRowGemmRows = 3 * NcfRowSet<float>::kRowBlock;
 static_assert(NcfRowSet<float>::kRowBlock == NcfRowSet<double>::kRowBlock);
 
 // The factored first layer's products over a share's distinct rows, read in place from the
-// table (kernels/ncf_rows.h): the vector kernels for float where the widths allow, else the plain
-// loops. Rows in random order of a large table are prefetched a tile ahead.
+// table (kernels/gathered_rows.h): the vector kernels for float where the widths allow, else the
+// plain loops. Rows in random order of a large table are prefetched a tile ahead.
 template <class T>
 void project_distinct(ConstMat<T> table, const int32_t* list, Index m, Index e, const T* wt,
                       Index l1, T* proj, bool prefetch) {
@@ -45,7 +45,7 @@ void weight_grad_distinct(ConstMat<T> table, const int32_t* list, Index m, Index
 }  // namespace
 
 // Chunk calls over one set of weights: the fused kernel reads the weights it broadcasts
-// against transposed (see kernels/ncf_tower.h) and accumulates the context columns' dW transposed.
+// against transposed (see kernels/relu_tower.h) and accumulates the context columns' dW transposed.
 template <class T>
 void Ncf<T>::begin_chunks() {
   if (!fused_widths()) return;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "shoal/kernels/gemm.h"
-#include "shoal/kernels/ncf_score.h"
+#include "shoal/kernels/relu_tower_score.h"
 #include "shoal/models/ncf.h"
 
 namespace shoal::models {
@@ -66,7 +66,7 @@ MatView<T> Ncf<T>::score_user(const Ctx& ctx, Id user, const T* context_row,
   if (has_mlp()) form_user_part(user, context_row);
   if constexpr (std::is_same_v<T, float>) {
     if (has_mlp() && tower_.size() == 3 && !tables.w2_t.empty() &&
-        kernels::ncf_score_supported(l1, tower_[1].cfg.out, tower_[2].cfg.out)) {
+        kernels::relu_tower_score_supported(l1, tower_[1].cfg.out, tower_[2].cfg.out)) {
       // gu = P_g[u] ⊙ the predict weight's GMF part: the GMF side is one dot per pair.
       const T* wp = predict_.p.weight.value.data;
       gmf_part_.resize(static_cast<size_t>(f));
@@ -77,23 +77,23 @@ MatView<T> Ncf<T>::score_user(const Ctx& ctx, Id user, const T* context_row,
       const MatView<T> out = out_.mat().rows_block(0, n);
       const T* qg =
           f > 0 ? tables_[static_cast<size_t>(gmf_item_)].layer.p.weight.value.data : nullptr;
-      kernels::ncf_score({.n = n,
-                          .items = items.data(),
-                          .l1 = l1,
-                          .l2 = tower_[1].cfg.out,
-                          .l3 = tower_[2].cfg.out,
-                          .f = f,
-                          .a = user_part_.data(),
-                          .proj_i = tables.item_proj.data(),
-                          .w2_t = tables.w2_t.data(),
-                          .b2 = tower_[1].p.bias.value.data,
-                          .w3_t = tables.w3_t.data(),
-                          .b3 = tower_[2].p.bias.value.data,
-                          .gu = gmf_part_.data(),
-                          .qg = qg,
-                          .wp3 = wp + f,
-                          .bp = predict_.p.bias.value.data[0],
-                          .logits = out.data});
+      kernels::relu_tower_score({.n = n,
+                                 .items = items.data(),
+                                 .l1 = l1,
+                                 .l2 = tower_[1].cfg.out,
+                                 .l3 = tower_[2].cfg.out,
+                                 .f = f,
+                                 .a = user_part_.data(),
+                                 .proj_i = tables.item_proj.data(),
+                                 .w2_t = tables.w2_t.data(),
+                                 .b2 = tower_[1].p.bias.value.data,
+                                 .w3_t = tables.w3_t.data(),
+                                 .b3 = tower_[2].p.bias.value.data,
+                                 .gu = gmf_part_.data(),
+                                 .qg = qg,
+                                 .wp3 = wp + f,
+                                 .bp = predict_.p.bias.value.data[0],
+                                 .logits = out.data});
       return out;
     }
   }

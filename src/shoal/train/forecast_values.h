@@ -18,7 +18,7 @@
 
 #include "shoal/data/windows.h"
 #include "shoal/layers/forecast_loss.h"
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 
 namespace shoal::train::detail {
 

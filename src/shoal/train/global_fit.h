@@ -1,7 +1,7 @@
 // The fit, plan and predict of a univariate windowed model over a panel of many series: one
 // model trained globally on the windows of every series (data/global_windows.h), data-parallel
-// over the step's windows (train/forecast_parallel.h). Private to the registry; a one-series
-// panel keeps the windowed path (windowed_fit.h).
+// over the step's windows (train/parallel_forecast_trainer.h). Private to the registry; a
+// one-series panel keeps the windowed path (windowed_fit.h).
 #pragma once
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include "shoal/data/global_windows.h"
 #include "shoal/train/checkpoint.h"
 #include "shoal/train/checks.h"
-#include "shoal/train/forecast_parallel.h"
+#include "shoal/train/parallel_forecast_trainer.h"
 #include "windowed_fit.h"
 
 namespace shoal::train::detail {
@@ -190,24 +190,29 @@ ForecastModel windowed_model(std::string_view name, std::string_view class_name,
                              void (*shared_defaults)(ForecastJob&) = nullptr) {
   using Config = typename Model::Config;
   constexpr bool multivariate = Config::kKind.multivariate;
-  ForecastModel m{.name = name,
-                  .class_name = class_name,
-                  .neural = true,
-                  .multivariate = multivariate,
-                  .categorical_exog = requires(Model & model){model.exog_grads();
-}
-, .shared_defaults = shared_defaults, .default_options = [] { return std::any(Config{}); },
-  .visit_options = [](std::any& o, OptionVisitor& v) { std::any_cast<Config&>(o).visit(v); },
-  .validate = [](const std::any& o) { std::any_cast<const Config&>(o).validate(); },
-  .fit = &fit_windowed<Model>, .planned_bytes = &plan_windowed<Model>,
-  .predict = &predict_windowed<Model>
-};  // namespace shoal::train::detail
-if constexpr (Model::kWindowsIndependent && !multivariate) {
-  m.fit = &fit_univariate<Model>;
-  m.planned_bytes = &plan_univariate<Model>;
-  m.predict = &predict_univariate_windows<Model>;
-}
-return m;
+  constexpr bool categorical_exog = requires(Model & model) {
+    model.exog_grads();
+  };
+  ForecastModel m{
+      .name = name,
+      .class_name = class_name,
+      .neural = true,
+      .multivariate = multivariate,
+      .categorical_exog = categorical_exog,
+      .shared_defaults = shared_defaults,
+      .default_options = [] { return std::any(Config{}); },
+      .visit_options = [](std::any& o, OptionVisitor& v) { std::any_cast<Config&>(o).visit(v); },
+      .validate = [](const std::any& o) { std::any_cast<const Config&>(o).validate(); },
+      .fit = &fit_windowed<Model>,
+      .planned_bytes = &plan_windowed<Model>,
+      .predict = &predict_windowed<Model>,
+  };
+  if constexpr (Model::kWindowsIndependent && !multivariate) {
+    m.fit = &fit_univariate<Model>;
+    m.planned_bytes = &plan_univariate<Model>;
+    m.predict = &predict_univariate_windows<Model>;
+  }
+  return m;
 }
 
 }  // namespace shoal::train::detail

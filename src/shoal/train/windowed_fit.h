@@ -181,7 +181,7 @@ struct Fit {
                                          .categorical = exog_embeddings_config(panel, job)}) {}
 };
 
-// The fit's loop, for any trainer (see fit_forecast in train/forecast.h).
+// The fit's loop, for any trainer (see fit_forecast in train/forecast_job.h).
 template <class Model>
 FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
   using Clock = std::chrono::steady_clock;

@@ -1,5 +1,6 @@
-// The NCF factored first layer's two products over a set of distinct table rows, reading the
-// rows in place through the set's list.
+// The two products of a linear layer over table rows gathered through a list, X = table[list]:
+// proj = X·Wᵀ and dW += dZᵀ·X, each row read in place. NCF's factored first layer runs them
+// over a set of distinct table rows.
 //
 // The first layer's embedding columns are applied once per distinct row of a set (see
 // models/ncf.h, Ncf::project_rows and rows_backward): proj = X·W_partᵀ forward and dW_part +=

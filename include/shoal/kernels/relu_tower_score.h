@@ -1,6 +1,8 @@
-// Recommendation scoring of NeuMF (models/ncf.h, score_user): one user against a list of items,
-// forward only, in one pass per tile of rows with every activation in registers. Every
-// SIMD target, float; the _ref twin runs the same rows in plain loops, for any widths.
+// The forward pass alone of the ReLU tower and product path of relu_tower.h, for one fixed
+// first-layer part against a list of rows: NeuMF's recommendation scoring (models/ncf.h,
+// score_user), one user against a list of items, forward only, in one pass per tile of rows with
+// every activation in registers. Every SIMD target, float; the _ref twin runs the same rows in
+// plain loops, for any widths.
 //
 // With the first layer factored, the user's part a = b1 + P_m[u]·W_uᵀ + c·W_cᵀ is formed once
 // per user and each item's part proj_i[i] = Q_m[i]·W_iᵀ once per request, so a pair costs
@@ -16,7 +18,7 @@
 
 namespace shoal::kernels {
 
-struct NcfScoreRows {
+struct ReluTowerScoreRows {
   Index n = 0;                     // rows (pairs)
   const int32_t* items = nullptr;  // [n] item rows
   Index l1 = 0, l2 = 0, l3 = 0, f = 0;
@@ -33,9 +35,9 @@ struct NcfScoreRows {
   float* logits = nullptr;  // [n]
 };
 
-// Whether ncf_score has a vector kernel for these widths (else it runs the twin).
-bool ncf_score_supported(Index l1, Index l2, Index l3);
-void ncf_score(const NcfScoreRows& r);
-void ncf_score_ref(const NcfScoreRows& r);
+// Whether relu_tower_score has a vector kernel for these widths (else it runs the twin).
+bool relu_tower_score_supported(Index l1, Index l2, Index l3);
+void relu_tower_score(const ReluTowerScoreRows& r);
+void relu_tower_score_ref(const ReluTowerScoreRows& r);
 
 }  // namespace shoal::kernels

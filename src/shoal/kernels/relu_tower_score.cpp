@@ -1,14 +1,14 @@
-// The NCF scoring pass (ncf_score.h): register tiles of 8-float groups (vec8.h) on every
+// The NCF scoring pass (relu_tower_score.h): register tiles of 8-float groups (vec8.h) on every
 // target.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "shoal/kernels/ncf_score.cpp"
+#define HWY_TARGET_INCLUDE "shoal/kernels/relu_tower_score.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include "simd.h"  // per target, after foreach_target.h
 #include "vec8.h"  // per target
 
 #include "dispatch.h"
-#include "shoal/kernels/ncf_score.h"
+#include "shoal/kernels/relu_tower_score.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace shoal::kernels {
@@ -20,7 +20,7 @@ using v8::F8;
 // L2 = 8·B2 outputs of the second layer, L3 = 8; R rows per tile: R·B2 accumulators stay in
 // registers beside the B2 weight vectors being broadcast against (R·B2 ≤ 12 of the 16 ymm).
 template <int B2, Index kRows>
-void score_tiles(const NcfScoreRows& r) {
+void score_tiles(const ReluTowerScoreRows& r) {
   const Index l1 = r.l1;
   alignas(32) float h1[kRows][64];
   alignas(32) float h2[kRows][8 * B2];
@@ -73,7 +73,7 @@ void score_tiles(const NcfScoreRows& r) {
 
 }  // namespace
 
-void ncf_score_impl(const NcfScoreRows& r) {
+void relu_tower_score_impl(const ReluTowerScoreRows& r) {
   switch (r.l2) {
     case 8:
       return score_tiles<1, 8>(r);
@@ -93,15 +93,15 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace shoal::kernels {
 
-HWY_EXPORT(ncf_score_impl);
+HWY_EXPORT(relu_tower_score_impl);
 
-bool ncf_score_supported(Index l1, Index l2, Index l3) {
+bool relu_tower_score_supported(Index l1, Index l2, Index l3) {
   return l1 % 8 == 0 && l1 <= 64 && l3 == 8 && (l2 == 8 || l2 == 16 || l2 == 24 || l2 == 32);
 }
 
-void ncf_score(const NcfScoreRows& r) {
-  if (!ncf_score_supported(r.l1, r.l2, r.l3)) return ncf_score_ref(r);
-  SHOAL_DISPATCH(ncf_score_impl)(r);
+void relu_tower_score(const ReluTowerScoreRows& r) {
+  if (!relu_tower_score_supported(r.l1, r.l2, r.l3)) return relu_tower_score_ref(r);
+  SHOAL_DISPATCH(relu_tower_score_impl)(r);
 }
 
 }  // namespace shoal::kernels

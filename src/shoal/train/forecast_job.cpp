@@ -1,4 +1,4 @@
-#include "shoal/train/forecast.h"
+#include "shoal/train/forecast_job.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,12 +1,12 @@
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "shoal/kernels/ncf_tower.cpp"
+#define HWY_TARGET_INCLUDE "shoal/kernels/relu_tower.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include "simd.h"  // per target, after foreach_target.h
 #include "vec8.h"  // per target
 
 #include "dispatch.h"
-#include "shoal/kernels/ncf_tower.h"
+#include "shoal/kernels/relu_tower.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,7 +27,7 @@ using v8::F8;
 // loads and 6 broadcasts per step (8 rows × 1 vector: 8 chains against 9 loads; 6–8% slower
 // for the whole pass on its own). kLanes: the predict layer sums a tile's rows 8 at a time,
 // one per lane (the last two lanes idle), into logits the loss reads.
-constexpr int kRows = static_cast<int>(kNcfFusedTileRows);
+constexpr int kRows = static_cast<int>(kReluTowerTileRows);
 constexpr int kLanes = 8;
 static_assert(kRows <= kLanes);
 
@@ -138,7 +138,7 @@ inline void bias_grad(const float* d, float* db) {
 // last row's ids, read the context's padding rows and get dz = 0, so they add nothing).
 // Requires L1 % 16 == 0 (the first layer runs two vectors per pass).
 template <int L1, int L2, int L3, int F>
-void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
+void tile(const ReluTowerChunk& a, Index t0, Index valid, double& loss) {
   alignas(32) float h3[kRows * L3], g[kRows * F];
   float* h1 = a.h1 + t0 * L1;
   float* h2 = a.h2 + t0 * L2;
@@ -263,7 +263,7 @@ void tile(const NcfFusedChunk& a, Index t0, Index valid, double& loss) {
 // The rows a tile reads at random (projections, GMF rows) and adds into (dz sums, GMF row
 // grads): a step's tables, moments and buffers outgrow L2, so they are fetched a tile ahead.
 template <int L1, int F>
-void prefetch_tile(const NcfFusedChunk& a, Index t0) {
+void prefetch_tile(const ReluTowerChunk& a, Index t0) {
   const Index end = std::min<Index>(t0 + kRows, a.n);
   for (Index row = t0; row < end; ++row) {
     const Index su = a.slot_u[a.users[row]], si = a.slot_i[a.items[row]];
@@ -284,7 +284,7 @@ void prefetch_tile(const NcfFusedChunk& a, Index t0) {
 }
 
 template <int L1, int L2, int L3, int F>
-double run_chunk(const NcfFusedChunk& a) {
+double run_chunk(const ReluTowerChunk& a) {
   double loss = 0;
   const Index tiles = (a.n + kRows - 1) / kRows;
   prefetch_tile<L1, F>(a, 0);
@@ -304,12 +304,12 @@ double run_chunk(const NcfFusedChunk& a) {
 
 }  // namespace
 
-bool ncf_fused_supported_impl(Index l1, Index l2, Index l3, Index f) {
+bool relu_tower_supported_impl(Index l1, Index l2, Index l3, Index f) {
   return (l1 == 32 && l2 == 16 && l3 == 8 && f == 8) ||
          (l1 == 64 && l2 == 32 && l3 == 16 && f == 16);
 }
 
-double ncf_fused_chunk_impl(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a) {
+double relu_tower_chunk_impl(Index l1, Index l2, Index l3, Index f, const ReluTowerChunk& a) {
   if (l1 == 32 && l2 == 16 && l3 == 8 && f == 8) return run_chunk<32, 16, 8, 8>(a);
   if (l1 == 64 && l2 == 32 && l3 == 16 && f == 16) return run_chunk<64, 32, 16, 16>(a);
   SHOAL_CHECK(false, "no fused NCF kernel for widths {}, {}, {}, factors {}", l1, l2, l3, f);
@@ -323,15 +323,15 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace shoal::kernels {
 
-HWY_EXPORT(ncf_fused_supported_impl);
-HWY_EXPORT(ncf_fused_chunk_impl);
+HWY_EXPORT(relu_tower_supported_impl);
+HWY_EXPORT(relu_tower_chunk_impl);
 
-bool ncf_fused_supported(Index l1, Index l2, Index l3, Index f) {
-  return SHOAL_DISPATCH(ncf_fused_supported_impl)(l1, l2, l3, f);
+bool relu_tower_supported(Index l1, Index l2, Index l3, Index f) {
+  return SHOAL_DISPATCH(relu_tower_supported_impl)(l1, l2, l3, f);
 }
 
-double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a) {
-  return SHOAL_DISPATCH(ncf_fused_chunk_impl)(l1, l2, l3, f, a);
+double relu_tower_chunk(Index l1, Index l2, Index l3, Index f, const ReluTowerChunk& a) {
+  return SHOAL_DISPATCH(relu_tower_chunk_impl)(l1, l2, l3, f, a);
 }
 
 }  // namespace shoal::kernels

@@ -1,4 +1,4 @@
-#include "shoal/kernels/ncf_rows.h"
+#include "shoal/kernels/gathered_rows.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// The fused NCF chunk (ncf_tower.h) against its plain twin: both kernel shapes, chunks of one
+// The fused NCF chunk (relu_tower.h) against its plain twin: both kernel shapes, chunks of one
 // row, of whole and partial tiles and of several tiles, context widths that cover every tail of
 // the context weight gradient's 4-row blocks (and none), a context row stride wider than the
 // context, misaligned inputs and gradients (by one float), ids repeated and slots that are not
@@ -12,10 +12,10 @@
 
 #include "shoal/core/rng.h"
 #include "shoal/kernels/isa.h"
-#include "shoal/kernels/ncf_tower.h"
+#include "shoal/kernels/relu_tower.h"
 
 namespace shoal::kernels {
-namespace ncf_tower_test {
+namespace relu_tower_test {
 
 struct Widths {
   Index l1, l2, l3, f;
@@ -39,7 +39,7 @@ void check(const Widths& w, Index n, Index c, Index ld_ctx, Index offset, RngStr
                << "widths " << w.l1 << "," << w.l2 << "," << w.l3 << " f " << w.f << " n " << n
                << " c " << c << " ld " << ld_ctx << " offset " << offset);
   const Index users = 11, items = 17, slots_u = 13, slots_i = 19;
-  const Index padded = ncf_fused_padded_rows(n);
+  const Index padded = relu_tower_padded_rows(n);
   std::vector<int32_t> uid(static_cast<size_t>(n)), iid(static_cast<size_t>(n));
   std::vector<int32_t> slot_u(static_cast<size_t>(users)), slot_i(static_cast<size_t>(items));
   for (auto& s : slot_u) s = static_cast<int32_t>(rng.next_u32() % slots_u);
@@ -90,7 +90,7 @@ void check(const Widths& w, Index n, Index c, Index ld_ctx, Index offset, RngStr
   const uint64_t seed = rng.next_u32();
   Out fast = make_out(seed, padded), ref = make_out(seed, padded);
   auto args = [&](Out& o) {
-    NcfFusedChunk a;
+    ReluTowerChunk a;
     a.n = n;
     a.c = c;
     a.ctx = ctx.p;
@@ -135,8 +135,8 @@ void check(const Widths& w, Index n, Index c, Index ld_ctx, Index offset, RngStr
     a.d3 = o.d3.p;
     return a;
   };
-  const double loss = ncf_fused_chunk(w.l1, w.l2, w.l3, w.f, args(fast));
-  const double loss_ref = ncf_fused_chunk_ref(w.l1, w.l2, w.l3, w.f, args(ref));
+  const double loss = relu_tower_chunk(w.l1, w.l2, w.l3, w.f, args(fast));
+  const double loss_ref = relu_tower_chunk_ref(w.l1, w.l2, w.l3, w.f, args(ref));
   EXPECT_NEAR(loss, loss_ref, 1e-5 * std::abs(loss_ref));
   auto expect_near = [&](const char* name, const Buf& a, const Buf& b, Index count) {
     for (Index i = 0; i < count; ++i)
@@ -157,10 +157,10 @@ void check(const Widths& w, Index n, Index c, Index ld_ctx, Index offset, RngStr
   expect_near("dz_i", fast.dz_i, ref.dz_i, slots_i * w.l1);
 }
 
-TEST(NcfTower, FusedChunkEqualsItsTwin) {
+TEST(ReluTower, FusedChunkEqualsItsTwin) {
   const Widths shapes[] = {{32, 16, 8, 8}, {64, 32, 16, 16}};
   for (const Widths& w : shapes) {
-    if (!ncf_fused_supported(w.l1, w.l2, w.l3, w.f))
+    if (!relu_tower_supported(w.l1, w.l2, w.l3, w.f))
       GTEST_SKIP() << "no fused NCF kernel in this build (needs AVX2 and FMA)";
   }
   RngStream rng(31, 0);
@@ -172,13 +172,13 @@ TEST(NcfTower, FusedChunkEqualsItsTwin) {
         for (const Index offset : {0, 1}) check(w, n, c, c + 3 * offset, offset, rng);
 }
 
-TEST(NcfTower, SupportedWidths) {
+TEST(ReluTower, SupportedWidths) {
   // Highway code: every path has the fused kernels.
-  EXPECT_TRUE(ncf_fused_supported(32, 16, 8, 8));
-  EXPECT_TRUE(ncf_fused_supported(64, 32, 16, 16));
-  EXPECT_FALSE(ncf_fused_supported(32, 16, 8, 16));
-  EXPECT_FALSE(ncf_fused_supported(48, 16, 8, 8));
+  EXPECT_TRUE(relu_tower_supported(32, 16, 8, 8));
+  EXPECT_TRUE(relu_tower_supported(64, 32, 16, 16));
+  EXPECT_FALSE(relu_tower_supported(32, 16, 8, 16));
+  EXPECT_FALSE(relu_tower_supported(48, 16, 8, 8));
 }
 
-}  // namespace ncf_tower_test
+}  // namespace relu_tower_test
 }  // namespace shoal::kernels

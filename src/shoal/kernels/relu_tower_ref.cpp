@@ -1,13 +1,13 @@
 #include <vector>
 
 #include "shoal/kernels/bce.h"
-#include "shoal/kernels/ncf_tower.h"
+#include "shoal/kernels/relu_tower.h"
 
 namespace shoal::kernels {
 
 // Row by row: the forward and loss, then the row's backward into the gradients and the
 // scratch's d1, d2, d3; the weight gradients over the rows at the end, in row order.
-double ncf_fused_chunk_ref(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a) {
+double relu_tower_chunk_ref(Index l1, Index l2, Index l3, Index f, const ReluTowerChunk& a) {
   std::vector<float> h3(static_cast<size_t>(l3)), g(static_cast<size_t>(f));
   double loss = 0;
   for (Index r = 0; r < a.n; ++r) {

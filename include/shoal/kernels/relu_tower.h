@@ -1,4 +1,6 @@
-// One training chunk of NeuMF with the factored first layer (models/ncf.h) in a single pass
+// A three-layer ReLU tower beside an elementwise-product path, summed into one logit and scored
+// by BCE-with-logits: one training chunk of it in a single pass over tiles of rows. NeuMF with
+// its factored first layer (models/ncf.h) is this shape; the pass runs
 // over tiles of rows (forward, BCE-with-logits as bce.h, backward), every SIMD target, float; the
 // _ref twin runs the same chunk row by row in plain loops, for any widths.
 //
@@ -14,7 +16,7 @@
 // Model (see models/ncf.h): h1 = relu(c·W_cᵀ + b1 + proj_u[u] + proj_i[i]),
 // h2 = relu(h1·W2ᵀ + b2), h3 = relu(h2·W3ᵀ + b3), g = P_g[u] ⊙ Q_g[i],
 // z = [g, h3]·w_pᵀ + b_p, loss = BCE-with-logits(z, y), dz = scale·(σ(z) − y).
-// Supported widths: (L1, L2, L3, F) with ncf_fused_supported() true; anything else runs the
+// Supported widths: (L1, L2, L3, F) with relu_tower_supported() true; anything else runs the
 // layer-by-layer path.
 #pragma once
 
@@ -25,16 +27,16 @@
 namespace shoal::kernels {
 
 // Rows per tile of the fused pass.
-inline constexpr Index kNcfFusedTileRows = 6;
+inline constexpr Index kReluTowerTileRows = 6;
 // Rows a chunk of n rows reads: whole tiles.
-inline constexpr Index ncf_fused_padded_rows(Index n) {
-  return (n + kNcfFusedTileRows - 1) / kNcfFusedTileRows * kNcfFusedTileRows;
+inline constexpr Index relu_tower_padded_rows(Index n) {
+  return (n + kReluTowerTileRows - 1) / kReluTowerTileRows * kReluTowerTileRows;
 }
 
-struct NcfFusedChunk {
+struct ReluTowerChunk {
   Index n = 0;  // rows
   Index c = 0;  // context columns
-  // Context rows [n, c] with row stride ld_ctx, readable up to ncf_fused_padded_rows(n) rows (the
+  // Context rows [n, c] with row stride ld_ctx, readable up to relu_tower_padded_rows(n) rows (the
   // tail tile reads its padding rows; their gradients are zero).
   const float* ctx = nullptr;
   Index ld_ctx = 0;
@@ -76,7 +78,7 @@ struct NcfFusedChunk {
   float* dz_u = nullptr;
   float* dz_i = nullptr;
   float* logits = nullptr;  // [n], optional
-  // Scratch, [ncf_fused_padded_rows(n), width] each, 32-byte aligned: the tiles' activations h1,
+  // Scratch, [relu_tower_padded_rows(n), width] each, 32-byte aligned: the tiles' activations h1,
   // h2 and the gradients d1, d2, d3 of the three layers' pre-activations, which the chunk's
   // weight gradients read after the last tile.
   float* h1 = nullptr;
@@ -86,12 +88,12 @@ struct NcfFusedChunk {
   float* d3 = nullptr;
 };
 
-// Whether ncf_fused_chunk has a kernel for these widths.
-bool ncf_fused_supported(Index l1, Index l2, Index l3, Index f);
-// Runs the chunk; returns Σ_n loss_n (in double, in row order). Requires ncf_fused_supported.
-double ncf_fused_chunk(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a);
+// Whether relu_tower_chunk has a kernel for these widths.
+bool relu_tower_supported(Index l1, Index l2, Index l3, Index f);
+// Runs the chunk; returns Σ_n loss_n (in double, in row order). Requires relu_tower_supported.
+double relu_tower_chunk(Index l1, Index l2, Index l3, Index f, const ReluTowerChunk& a);
 // The same chunk in plain loops (any widths; the loss by bce_logits_ref): other rounding. It
 // writes the scratch's rows [0, n) and reads no padding row.
-double ncf_fused_chunk_ref(Index l1, Index l2, Index l3, Index f, const NcfFusedChunk& a);
+double relu_tower_chunk_ref(Index l1, Index l2, Index l3, Index f, const ReluTowerChunk& a);
 
 }  // namespace shoal::kernels

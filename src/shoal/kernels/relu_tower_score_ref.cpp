@@ -1,11 +1,11 @@
 #include <algorithm>
 #include <vector>
 
-#include "shoal/kernels/ncf_score.h"
+#include "shoal/kernels/relu_tower_score.h"
 
 namespace shoal::kernels {
 
-void ncf_score_ref(const NcfScoreRows& r) {
+void relu_tower_score_ref(const ReluTowerScoreRows& r) {
   std::vector<float> h1(static_cast<size_t>(r.l1)), h2(static_cast<size_t>(r.l2));
   for (Index n = 0; n < r.n; ++n) {
     const Index i = r.items[n];

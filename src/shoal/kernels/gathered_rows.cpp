@@ -1,12 +1,12 @@
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "shoal/kernels/ncf_rows.cpp"
+#define HWY_TARGET_INCLUDE "shoal/kernels/gathered_rows.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include "simd.h"  // per target, after foreach_target.h
 #include "vec8.h"  // per target
 
 #include "dispatch.h"
-#include "shoal/kernels/ncf_rows.h"
+#include "shoal/kernels/gathered_rows.h"
 
 #include <algorithm>
 

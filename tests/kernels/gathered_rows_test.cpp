@@ -1,5 +1,5 @@
 // The NCF factored first layer's kernels over a set's distinct rows, read in place through the
-// list (kernels/ncf_rows.h), against their plain loops in double: every output panel (32, 16
+// list (kernels/gathered_rows.h), against their plain loops in double: every output panel (32, 16
 // and 8 wide) and row tail of the projection, every panel and dw row tail of the weight
 // gradient, rows listed with repeats and gaps from a table wider than the part read, both
 // orders' prefetch settings, dw's earlier contents and padding columns, and every operand
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "shoal/core/rng.h"
+#include "shoal/kernels/gathered_rows.h"
 #include "shoal/kernels/isa.h"
-#include "shoal/kernels/ncf_rows.h"
 
 namespace shoal::kernels {
-namespace ncf_rows_test {
+namespace gathered_rows_test {
 
 struct Case {
   Index table_rows, ld, m, e, l1;
@@ -70,7 +70,7 @@ void check(const Case& c, bool prefetch, Index off, RngStream& rng) {
     }
 }
 
-TEST(NcfRows, KernelsEqualTheirLoops) {
+TEST(GatheredRows, KernelsEqualTheirLoops) {
   RngStream rng(17, 0);
   // (e, l1): the user's model (32, 32), the 64-wide first layer of layers 128,64,... (64, 64),
   // and widths that end in a 16- or 8-wide panel; m from one row through every tile tail to
@@ -85,7 +85,7 @@ TEST(NcfRows, KernelsEqualTheirLoops) {
                 offset, rng);
 }
 
-TEST(NcfRows, SupportedWidths) {
+TEST(GatheredRows, SupportedWidths) {
   // Highway code: every path has the kernels.
   EXPECT_TRUE(rows_kernels_supported(32, 32));
   EXPECT_TRUE(rows_kernels_supported(8, 16));
@@ -94,5 +94,5 @@ TEST(NcfRows, SupportedWidths) {
   EXPECT_FALSE(rows_kernels_supported(0, 8));
 }
 
-}  // namespace ncf_rows_test
+}  // namespace gathered_rows_test
 }  // namespace shoal::kernels

@@ -113,6 +113,9 @@ struct FitResult {
                                      // train_trajectories
   std::string weights;  // safetensors bytes (neuralforecast names), when job.keep_weights
   bool pruned = false;  // stopped by TrainConfig::keep_training
+  // A searched fit (train/search.h): its trials and best configuration, SearchResult::summary;
+  // null for a plain fit.
+  nlohmann::json search;
 };
 
 // The options every forecaster shares, in the one key–value form (neuralforecast's names).
