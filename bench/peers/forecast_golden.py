@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from neuralforecast.losses.pytorch import MAE
-from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, DLinear,
+from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, DilatedRNN, DLinear,
                                    MLPMultivariate, NBEATSx, NLinear, TiDE)
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -69,10 +69,23 @@ CONFIGS = {
                 encoder_hidden_size=7, decoder_hidden_size=6, decoder_layers=3),
     "lstm": dict(h=4, input_size=8, n_series=1, hist=2, futr=1, stat=2, encoder_n_layers=2,
                  encoder_hidden_size=8, decoder_hidden_size=8, decoder_layers=2),
+    # TCN: three dilated layers, the last one's first tap reaching past the window (8 > 7).
+    "tcn": dict(h=5, input_size=7, n_series=1, hist=1, futr=2, stat=1, kernel_size=3,
+                dilations=[1, 2, 4], encoder_hidden_size=6, encoder_activation="ReLU",
+                decoder_hidden_size=5, decoder_layers=2),
+    # DilatedRNN: two groups (a residual link around the second), dilations 2 and 3 padding
+    # the 7 steps to 8 and 9.
+    "dilated_rnn": dict(h=5, input_size=7, n_series=1, hist=1, futr=1, stat=1,
+                        cell_type="LSTM", dilations=[[1, 2], [3]], encoder_hidden_size=6,
+                        decoder_hidden_size=5, decoder_layers=2),
 }
 RECURRENT = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
 RECURRENT_ARGS = ("encoder_n_layers", "encoder_hidden_size", "decoder_hidden_size",
                   "decoder_layers")
+TCN_ARGS = ("kernel_size", "dilations", "encoder_hidden_size", "encoder_activation",
+            "decoder_hidden_size", "decoder_layers")
+DRNN_ARGS = ("cell_type", "dilations", "encoder_hidden_size", "decoder_hidden_size",
+             "decoder_layers")
 STACKED = {"nhits": NHITS, "nbeats": NBEATS, "nbeatsx": NBEATSx, "tide": TiDE}
 STACKED_ARGS = ("mlp_units", "hidden_size", "decoder_output_dim", "temporal_decoder_dim",
                 "dropout")
@@ -118,6 +131,14 @@ def make(kind, loss=None):
         return RECURRENT[kind](**common, **extra, hist_exog_list=names("x", c["hist"]),
                                futr_exog_list=names("f", c["futr"]),
                                stat_exog_list=names("s", c["stat"]))
+    if kind == "dilated_rnn":
+        return DilatedRNN(**common, **{k: c[k] for k in DRNN_ARGS},
+                          hist_exog_list=names("x", c["hist"]),
+                          futr_exog_list=names("f", c["futr"]),
+                          stat_exog_list=names("s", c["stat"]))
+    if kind == "tcn":
+        return TCN(**common, **{k: c[k] for k in TCN_ARGS}, hist_exog_list=names("x", c["hist"]),
+                   futr_exog_list=names("f", c["futr"]), stat_exog_list=names("s", c["stat"]))
     if kind in STACKED:
         extra = {k: c[k] for k in STACKED_ARGS if k in c}
         if c["hist"] + c["futr"] + c["stat"]:
@@ -165,7 +186,13 @@ def gradient_golden(kind, out_dir, windows=4, loss=None, suffix="_grad"):
     model = make(kind, loss).double()
     gen = torch.Generator().manual_seed(1234)
     g = Golden(np.float64)
+    seen = set()
     for name, t in model.state_dict().items():
+        # A module held twice (TCN's conv, also its causalconv.0) is written under its first
+        # name only.
+        if t.data_ptr() in seen:
+            continue
+        seen.add(t.data_ptr())
         if not name.startswith(("loss.", "valid_loss.")):  # a loss's quantiles
             g.add("weights/" + name, t)
     dt = torch.float64

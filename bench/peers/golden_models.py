@@ -16,6 +16,8 @@ SCRIPTS = {
     "rnn": "forecast_golden.py",
     "gru": "forecast_golden.py",
     "lstm": "forecast_golden.py",
+    "tcn": "forecast_golden.py",
+    "dilated_rnn": "forecast_golden.py",
     "tsmixer": "tsmixer_golden.py",
     "tsmixerx": "tsmixer_golden.py",
 }

@@ -1,4 +1,4 @@
-"""Loads shoal-trained TSMixerx (or RNN, GRU, LSTM) weights into neuralforecast's PyTorch model
+"""Loads shoal-trained TSMixerx (or RNN, GRU, LSTM, TCN) weights into neuralforecast's PyTorch model
 and checks that both forecast the same (not in CI: needs the peer environment).
 
     PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py [MODEL]
@@ -46,7 +46,13 @@ OWN_ARGS = {
     "LSTM": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16),
     "GRU": dict(input_size=4, encoder_hidden_size=12, decoder_layers=3),  # h > input_size
     "RNN": dict(encoder_hidden_size=16, decoder_layers=1),  # input_size -1: 3 × h
+    "TCN": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16),
+    "DilatedRNN": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16,
+                       dilations=[[1, 2], [4]]),
 }
+# Modules neuralforecast holds under two names (its state_dict lists both): the alias of each
+# name shoal saves. TCN's CausalConv1d keeps its conv as .conv and as .causalconv.0.
+ALIASES = {"TCN": (".conv.", ".causalconv.0.")}
 
 
 def main():
@@ -74,6 +80,9 @@ def main():
     pnf = NeuralForecast(models=[peer], freq="ME")
     pnf.fit(df, static_df=static)  # one step: builds the module and its scalers
     state = load_file(path)
+    if name in ALIASES:
+        mine, theirs_name = ALIASES[name]
+        state.update({k.replace(mine, theirs_name): v for k, v in state.items() if mine in k})
     missing, unexpected = pnf.models[0].load_state_dict(state, strict=True), None
     del missing, unexpected
     theirs = pnf.predict(futr_df=futr, static_df=static)

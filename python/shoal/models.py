@@ -93,8 +93,16 @@ def _cardinalities(cards, args):
     return [int(cards[c]) for c in args.get("cat_exog_list") or []]
 
 
+def _dilations(value, args):
+    """TCN's dilations as they are; DilatedRNN's groups ([[1, 2], [4, 8]]) as the C++ option's
+    JSON text ("[[1,2],[4,8]]")."""
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (list, tuple)) for v in value):
+        return json.dumps([[int(d) for d in g] for g in value], separators=(",", ":"))
+    return value
+
+
 # Arguments whose C++ option has another form: (value, the model's arguments) -> option value.
-_TO_CPP = {"mlp_units": _flatten_pairs,
+_TO_CPP = {"mlp_units": _flatten_pairs, "dilations": _dilations,
            "cat_exog_list": lambda v, args: list(v or []),
            "categorical_cardinalities": _cardinalities,
            "cat_emb_dim": lambda v, args: str(v)}
@@ -438,6 +446,25 @@ class LSTM(_ForecastModel):
     """neuralforecast.models.LSTM: RNN with long short-term memory cells."""
 
     _model = "lstm"
+    _exogenous = "fhs"
+
+
+class TCN(_ForecastModel):
+    """neuralforecast.models.TCN: a stack of dilated causal convolutions over the window and its
+    exogenous inputs, a Linear along time from the input steps to the horizon's, and an MLP
+    decoding every horizon step. Univariate, trained globally."""
+
+    _model = "tcn"
+    _exogenous = "fhs"
+
+
+class DilatedRNN(_ForecastModel):
+    """neuralforecast.models.DilatedRNN: groups of dilated LSTM, GRU or RNN layers (each run over
+    every r-th step, a residual link around every group but the first) over the window and its
+    exogenous inputs, a Linear along time to the horizon's steps, and an MLP decoding every
+    horizon step. Univariate, trained globally."""
+
+    _model = "dilated_rnn"
     _exogenous = "fhs"
 
 

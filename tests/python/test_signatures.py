@@ -38,9 +38,10 @@ PROBES = {
     "temporal_decoder_dim": 16, "layernorm": False, "num_encoder_layers": 2,
     "num_decoder_layers": 2, "temporal_width": 2, "inference_input_size": 9, "h_train": 2,
     "encoder_n_layers": 3, "encoder_hidden_size": 16, "encoder_activation": "relu",
-    "encoder_bias": False, "encoder_dropout": 0.1, "context_size": 10,
+    "encoder_bias": False, "encoder_dropout": 0.1, "context_size": 5,
     "decoder_hidden_size": 16, "decoder_layers": 3, "decoder_activation": "GELU",
-    "recurrent": True,
+    "recurrent": True, "kernel_size": 3, "dilations": [1, 2],
+    "cell_type": "GRU",
 }
 # Honoured on the Python side rather than as a job setting: how each shows.
 PYTHON_SIDE = {

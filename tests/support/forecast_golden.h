@@ -55,8 +55,16 @@ typename Model::Config config_of(const json& m) {
     c.temporal_decoder_dim = m.at("temporal_decoder_dim");
     c.dropout = m.at("dropout");
   }
+  if constexpr (requires { c.encoder_n_layers; }) c.encoder_n_layers = m.at("encoder_n_layers");
+  if constexpr (requires { c.cell_type; }) {  // neuralforecast's groups, as JSON text
+    c.cell_type = m.at("cell_type");
+    c.dilations = m.at("dilations").dump();
+  } else if constexpr (requires { c.dilations; }) {
+    c.kernel_size = m.at("kernel_size");
+    c.dilations = m.at("dilations").get<std::vector<int64_t>>();
+    c.encoder_activation = m.at("encoder_activation");
+  }
   if constexpr (requires { c.encoder_hidden_size; }) {
-    c.encoder_n_layers = m.at("encoder_n_layers");
     c.encoder_hidden_size = m.at("encoder_hidden_size");
     c.decoder_hidden_size = m.at("decoder_hidden_size");
     c.decoder_layers = m.at("decoder_layers");

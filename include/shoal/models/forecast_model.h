@@ -41,6 +41,13 @@ inline constexpr JobDefaults kLinearDefaults{.max_steps = 5000,
                                              .windows_batch_size = 1024,
                                              .inference_windows_batch_size = 1024};
 
+// The recurrent and convolutional models' (RNN, GRU, LSTM, TCN, DilatedRNN): input_size -1
+// (3 × h), 128 training windows, 1,024 per inference pass, the robust scaler.
+inline constexpr JobDefaults kRecurrentDefaults{.input_size = -1,
+                                                .windows_batch_size = 128,
+                                                .inference_windows_batch_size = 1024,
+                                                .robust_scaler = true};
+
 // What a model takes, as neuralforecast's class attributes say (MULTIVARIATE, EXOGENOUS_HIST,
 // EXOGENOUS_FUTR, EXOGENOUS_STAT). The registry takes `multivariate` from here
 // (train/global_fit.h, windowed_model), and set_shape rejects what the model cannot take.

@@ -4,6 +4,7 @@
 // its line here.
 #pragma once
 
+#include "shoal/models/dilated_rnn.h"
 #include "shoal/models/dlinear.h"
 #include "shoal/models/gru.h"
 #include "shoal/models/lstm.h"
@@ -14,6 +15,7 @@
 #include "shoal/models/nhits.h"
 #include "shoal/models/nlinear.h"
 #include "shoal/models/rnn.h"
+#include "shoal/models/tcn.h"
 #include "shoal/models/tide.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
@@ -24,6 +26,6 @@ namespace shoal::models {
 template <template <class...> class List, class T>
 using ForecastModels =
     List<TSMixerx<T>, TSMixer<T>, NLinear<T>, MlpForecast<T>, DLinear<T>, MlpMultivariate<T>,
-         NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>, GRU<T>, LSTM<T>>;
+         NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>, GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>>;
 
 }  // namespace shoal::models

@@ -32,13 +32,6 @@ namespace shoal::models {
 // The decoder activations shoal runs (neuralforecast takes more: the others are refused).
 inline constexpr std::string_view kDecoderActivations[] = {"ReLU", "GELU", "Identity"};
 
-// neuralforecast's defaults for the three's shared options: input_size -1 (3 × h), 128
-// training windows, 1,024 per inference pass, the robust scaler.
-inline constexpr JobDefaults kRecurrentDefaults{.input_size = -1,
-                                                .windows_batch_size = 128,
-                                                .inference_windows_batch_size = 1024,
-                                                .robust_scaler = true};
-
 // The options the three share, neuralforecast's names and defaults (GRU's Config sets its own
 // encoder_hidden_size default, 200). A model's Config derives from ForecastConfig<Config> and
 // from this, and names its kind and its cell (kCell).
