@@ -55,10 +55,10 @@ void AttentionLayer<T>::plan(Planner& planner, Index max_rows) {
     layer.plan(planner, rows);
     planner.pop_scope();
   };
-  scoped("query_projection", query_projection, max_rows);
-  scoped("key_projection", key_projection, kv_rows);
-  scoped("value_projection", value_projection, kv_rows);
-  scoped("out_projection", out_projection, max_rows);
+  scoped("query_projection.", query_projection, max_rows);
+  scoped("key_projection.", key_projection, kv_rows);
+  scoped("value_projection.", value_projection, kv_rows);
+  scoped("out_projection.", out_projection, max_rows);
   dropout.plan(planner, pairs);
   planner.buffer(q, Region::kActivations, "q", {max_rows, h * dk_});
   planner.buffer(k, Region::kActivations, "k", {kv_rows, h * dk_});

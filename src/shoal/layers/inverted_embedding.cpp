@@ -18,13 +18,11 @@ void InvertedEmbedding<T>::plan(Planner& planner, Index max_rows) {
   SHOAL_CHECK(max_rows > 0 && max_rows % per_window == 0,
               "an inverted embedding plans whole windows of {} rows, got {}", per_window, max_rows);
   const Index rows = max_rows / per_window * tokens();
-  planner.push_scope("linear");
-  linear.plan(planner, rows);
-  planner.pop_scope();
+  linear.plan(planner, rows);  // its weight and bias directly under the layer's prefix
   dropout.plan(planner, rows);
-  planner.buffer(z, Region::kActivations, "z", {rows, cfg.steps});
-  planner.buffer(dz, Region::kScratch, "dz", {rows, cfg.steps});
-  planner.buffer(dy, Region::kScratch, "dy", {rows, cfg.hidden_size});
+  planner.buffer(z, Region::kActivations, "packed", {rows, cfg.steps});
+  planner.buffer(dz, Region::kScratch, "dpacked", {rows, cfg.steps});
+  planner.buffer(dy, Region::kScratch, "dropout_grad", {rows, cfg.hidden_size});
 }
 
 template <class T>

@@ -43,11 +43,11 @@ void TransformerEncoderLayer<T>::plan(Planner& planner, Index max_rows) {
     layer.plan(planner, max_rows);
     planner.pop_scope();
   };
-  scoped("attention", attention);
-  scoped("conv1", conv1);
-  scoped("conv2", conv2);
-  scoped("norm1", norm1);
-  scoped("norm2", norm2);
+  scoped("attention.", attention);
+  scoped("conv1.", conv1);
+  scoped("conv2.", conv2);
+  scoped("norm1.", norm1);
+  scoped("norm2.", norm2);
   drop_attention.plan(planner, max_rows);
   drop_hidden.plan(planner, max_rows);
   drop_out.plan(planner, max_rows);
