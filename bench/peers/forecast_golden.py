@@ -1,5 +1,5 @@
-"""Golden files for shoal's NLinear / DLinear / MLP / MLPMultivariate parity tests and the
-training goldens of NHITS / NBEATS / NBEATSx / TiDE (tests/support/forecast_golden.h, run for
+"""Golden files for shoal's NLinear / DLinear / MLP / MLPMultivariate / iTransformer parity tests
+and the training goldens of NHITS / NBEATS / NBEATSx / TiDE (tests/support/forecast_golden.h, run for
 every registered model by tests/models/registry_models_test.cpp; the stacked models' forward
 and gradient goldens come from blocks_golden.py).
 
@@ -32,7 +32,7 @@ import torch
 
 from neuralforecast.losses.pytorch import MAE
 from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, DilatedRNN, DLinear,
-                                   MLPMultivariate, NBEATSx, NLinear, TiDE)
+                                   MLPMultivariate, NBEATSx, NLinear, TiDE, iTransformer)
 
 sys.path.insert(0, os.path.dirname(__file__))
 from golden_models import written_by  # noqa: E402
@@ -78,6 +78,10 @@ CONFIGS = {
     "dilated_rnn": dict(h=5, input_size=7, n_series=1, hist=1, futr=1, stat=1,
                         cell_type="LSTM", dilations=[[1, 2], [3]], encoder_hidden_size=6,
                         decoder_hidden_size=5, decoder_layers=2),
+    # iTransformer: three series and two future exogenous inputs (3 + 6 tokens), two heads of
+    # 4, use_norm; dropout 0 (a mask is each tool's own draw).
+    "itransformer": dict(h=4, input_size=8, n_series=3, hist=0, futr=2, stat=0, hidden_size=8,
+                         n_heads=2, e_layers=2, d_ff=12, dropout=0.0, use_norm=True),
 }
 RECURRENT = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
 RECURRENT_ARGS = ("encoder_n_layers", "encoder_hidden_size", "decoder_hidden_size",
@@ -86,6 +90,7 @@ TCN_ARGS = ("kernel_size", "dilations", "encoder_hidden_size", "encoder_activati
             "decoder_hidden_size", "decoder_layers")
 DRNN_ARGS = ("cell_type", "dilations", "encoder_hidden_size", "decoder_hidden_size",
              "decoder_layers")
+ITRANS_ARGS = ("hidden_size", "n_heads", "e_layers", "d_ff", "dropout", "use_norm")
 STACKED = {"nhits": NHITS, "nbeats": NBEATS, "nbeatsx": NBEATSx, "tide": TiDE}
 STACKED_ARGS = ("mlp_units", "hidden_size", "decoder_output_dim", "temporal_decoder_dim",
                 "dropout")
@@ -136,6 +141,9 @@ def make(kind, loss=None):
                           hist_exog_list=names("x", c["hist"]),
                           futr_exog_list=names("f", c["futr"]),
                           stat_exog_list=names("s", c["stat"]))
+    if kind == "itransformer":
+        return iTransformer(n_series=c["n_series"], **common, **{k: c[k] for k in ITRANS_ARGS},
+                            futr_exog_list=names("f", c["futr"]))
     if kind == "tcn":
         return TCN(**common, **{k: c[k] for k in TCN_ARGS}, hist_exog_list=names("x", c["hist"]),
                    futr_exog_list=names("f", c["futr"]), stat_exog_list=names("s", c["stat"]))
@@ -160,7 +168,7 @@ def rand(gen, *shape, dtype):
 
 def to_nf(kind, batch):
     """shoal's layouts -> the windows_batch neuralforecast's forward takes."""
-    if kind == "mlp_multivariate":
+    if kind in ("mlp_multivariate", "itransformer"):  # multivariate: these layouts already
         return dict(batch)
     b = batch["insample_y"].shape[0]
     mask = batch.get("insample_mask")

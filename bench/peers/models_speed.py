@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-MULTIVARIATE = {"MLPMultivariate", "TSMixer", "TSMixerx"}
+MULTIVARIATE = {"MLPMultivariate", "TSMixer", "TSMixerx", "iTransformer"}
 
 
 def model_of(name, h, input_size, n_series, max_steps=None, kwargs=None, **extra):

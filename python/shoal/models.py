@@ -468,6 +468,16 @@ class DilatedRNN(_ForecastModel):
     _exogenous = "fhs"
 
 
+class iTransformer(_ForecastModel):
+    """neuralforecast.models.iTransformer: each series' window (and each future exogenous
+    input's sequence) is one token, a transformer encoder attends across the n_series series,
+    and each series' token is projected to the horizon; use_norm normalises every window's
+    series. Multivariate; future exogenous inputs only."""
+
+    _model = "itransformer"
+    _exogenous = "f"
+
+
 def _rebuild(class_name, args, trainer_kwargs):
     """The model of shoal's class `class_name` built with `args` (neuralforecast argument name
     -> value) and the trainer arguments it was given: a saved forecaster's models."""

@@ -1,9 +1,11 @@
 // Gradient checks (double, central differences) of the transformer encoder layer
 // (layers/transformer_encoder_layer.h): ReLU and GELU, dropout and attention dropout in
 // training, causal or not; every parameter and the input. And its parameters in
-// neuralforecast's order.
+// neuralforecast's order. A batch run in chunks of windows (row0) draws the whole batch's
+// dropout masks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,53 @@ TEST(TransformerEncoderLayer, GradientsMatchCentralDifferences) {
   check(true, false, 0.0);
   check(false, true, 0.3);
   check(true, true, 0.2);
+}
+
+TEST(TransformerEncoderLayer, ChunksOfWindowsDrawTheWholeBatchsMasks) {
+  const Index windows = 3, tokens = 4, hidden = 6, rows = windows * tokens;
+  TransformerEncoderLayer<double> layer({.hidden_size = hidden,
+                                         .n_heads = 2,
+                                         .conv_hidden_size = 10,
+                                         .tokens = tokens,
+                                         .dropout = 0.3,
+                                         .attention_dropout = 0.25,
+                                         .gelu = true,
+                                         .stream = 8});
+  Planner planner;
+  layer.plan(planner, rows);
+  Arena arena(std::move(planner));
+  RngStream init(4, 1);
+  layer.init(init);
+  std::vector<double> x(size_t(rows * hidden)), dy(x.size()), whole(x.size()), dwhole(x.size());
+  testing::fill_uniform(x.data(), rows * hidden, 5, -1, 1);
+  testing::fill_uniform(dy.data(), rows * hidden, 6, -1, 1);
+  auto grads = [&] {
+    std::vector<double> g;
+    layer.for_each_param([&](const std::string&, Param<double>& p) {
+      g.insert(g.end(), p.grad.begin(), p.grad.end());
+      std::fill(p.grad.begin(), p.grad.end(), 0.0);
+    });
+    return g;
+  };
+  const Ctx ctx{.training = true, .seed = 5, .step = 3};
+  auto run = [&](Index r0, Index n, double* y, double* dx) {
+    const ConstMat<double> xv(x.data() + r0 * hidden, n, hidden);
+    const MatView<double> yv(y + r0 * hidden, n, hidden), dxv(dx + r0 * hidden, n, hidden);
+    layer.forward(ctx, xv, yv, r0);
+    layer.backward(ctx, xv, yv, ConstMat<double>(dy.data() + r0 * hidden, n, hidden), dxv, r0);
+  };
+  grads();
+  run(0, rows, whole.data(), dwhole.data());
+  const std::vector<double> gwhole = grads();
+  std::vector<double> y(x.size()), dx(x.size());
+  run(0, tokens, y.data(), dx.data());
+  run(tokens, rows - tokens, y.data(), dx.data());
+  const std::vector<double> g = grads();
+  for (size_t i = 0; i < y.size(); ++i) {
+    EXPECT_NEAR(y[i], whole[i], 1e-12) << i;
+    EXPECT_NEAR(dx[i], dwhole[i], 1e-12) << i;
+  }
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], gwhole[i], 1e-12) << i;
 }
 
 TEST(TransformerEncoderLayer, ParametersAreNeuralforecastsInItsOrder) {

@@ -41,7 +41,8 @@ PROBES = {
     "encoder_bias": False, "encoder_dropout": 0.1, "context_size": 5,
     "decoder_hidden_size": 16, "decoder_layers": 3, "decoder_activation": "GELU",
     "recurrent": True, "kernel_size": 3, "dilations": [1, 2],
-    "cell_type": "GRU",
+    "cell_type": "GRU", "n_heads": 4, "e_layers": 3, "d_layers": 2, "d_ff": 64, "factor": 3,
+    "use_norm": False,
 }
 # Honoured on the Python side rather than as a job setting: how each shows.
 PYTHON_SIDE = {

@@ -56,8 +56,9 @@ TEST(ForecastWeights, PredictFromWeightsEqualsTheFitsForecasts) {
   for (const std::string& model : testing::registered_models()) {
     // A univariate model's pass holds every series' windows, whose GEMMs may round unlike a
     // pass of one: it is checked to a tolerance, at small widths. A multivariate model keeps its
-    // widths and bitwise equality.
-    const bool exact = forecast_model(model).multivariate;
+    // widths and bitwise equality, but for iTransformer, whose GEMMs run over every token of
+    // the pass (N per window, at widths of 512 and 2,048) and so round with the pass's size too.
+    const bool exact = forecast_model(model).multivariate && model != "itransformer";
     const nlohmann::json options = {{"h", 4}, {"input_size", 12}, {"max_steps", 15}};
     ForecastJob job =
         forecast_job(model, exact ? options : testing::small_widths(model, options, 8));

@@ -9,7 +9,9 @@
 // matrix for self-attention). The projections stay in the [B, L, H, E] layout the kernel
 // reads, so no head is copied out.
 // Attention dropout draws its mask like Dropout (layers/dropout.h: seed, stream, step) over
-// the [B·H·lq, lk] probabilities; the mask is kept for the backward.
+// the [B·H·lq, lk] probabilities of the whole batch; the mask is kept for the backward. A
+// forward on a chunk of a batch's windows passes row0, the index of its first query row in the
+// batch, so that it draws the chunk's part of the batch's mask.
 // Legend: B windows, lq/lk query/key tokens per window, H heads, dk/dv a head's widths.
 #pragma once
 
@@ -70,7 +72,7 @@ struct AttentionLayer {
   // max_rows: query rows (windows · lq).
   void plan(Planner& planner, Index max_rows);
   void init(RngStream& rng);
-  void forward(const Ctx& ctx, ConstMat<T> xq, ConstMat<T> xkv, MatView<T> y);
+  void forward(const Ctx& ctx, ConstMat<T> xq, ConstMat<T> xkv, MatView<T> y, Index row0 = 0);
   // dxq is overwritten; dxkv too, unless it is dxq itself (self-attention: one input), which
   // then receives the sum of the three paths.
   void backward(const Ctx& ctx, ConstMat<T> xq, ConstMat<T> xkv, ConstMat<T> dy, MatView<T> dxq,

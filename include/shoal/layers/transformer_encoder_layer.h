@@ -9,7 +9,9 @@
 // has them as [out, in, 1] (the same numbers). neuralforecast applies one Dropout module at
 // three places; here each place draws its own mask (streams stream+1..+3), as three calls of
 // torch's module draw three.
-// Rows: the windows' tokens, [B·L, hidden_size].
+// Rows: the windows' tokens, [B·L, hidden_size]. A chunk of a batch's windows passes row0, the
+// index of its first row in the batch, so that every dropout draws the chunk's part of the
+// batch's masks (layers/dropout.h).
 #pragma once
 
 #include <string>
@@ -68,9 +70,10 @@ struct TransformerEncoderLayer {
 
   void plan(Planner& planner, Index max_rows);
   void init(RngStream& rng);
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0 = 0);
   // dx is overwritten.
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx);
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, ConstMat<T> dy, MatView<T> dx,
+                Index row0 = 0);
 
   profile::Cost forward_cost(double rows) const;
   profile::Cost backward_cost(double rows) const;

@@ -7,6 +7,7 @@
 #include "shoal/models/dilated_rnn.h"
 #include "shoal/models/dlinear.h"
 #include "shoal/models/gru.h"
+#include "shoal/models/itransformer.h"
 #include "shoal/models/lstm.h"
 #include "shoal/models/mlp_forecast.h"
 #include "shoal/models/mlp_multivariate.h"
@@ -24,8 +25,8 @@ namespace shoal::models {
 
 // List<Model<T>...> over the models: e.g. ForecastModels<::testing::Types, double>.
 template <template <class...> class List, class T>
-using ForecastModels =
-    List<TSMixerx<T>, TSMixer<T>, NLinear<T>, MlpForecast<T>, DLinear<T>, MlpMultivariate<T>,
-         NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>, GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>>;
+using ForecastModels = List<TSMixerx<T>, TSMixer<T>, NLinear<T>, MlpForecast<T>, DLinear<T>,
+                            MlpMultivariate<T>, NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>,
+                            GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>, ITransformer<T>>;
 
 }  // namespace shoal::models

@@ -55,10 +55,10 @@ void AttentionLayer<T>::plan(Planner& planner, Index max_rows) {
     layer.plan(planner, rows);
     planner.pop_scope();
   };
-  scoped("query_projection", query_projection, max_rows);
-  scoped("key_projection", key_projection, kv_rows);
-  scoped("value_projection", value_projection, kv_rows);
-  scoped("out_projection", out_projection, max_rows);
+  scoped("query_projection.", query_projection, max_rows);
+  scoped("key_projection.", key_projection, kv_rows);
+  scoped("value_projection.", value_projection, kv_rows);
+  scoped("out_projection.", out_projection, max_rows);
   dropout.plan(planner, pairs);
   planner.buffer(q, Region::kActivations, "q", {max_rows, h * dk_});
   planner.buffer(k, Region::kActivations, "k", {kv_rows, h * dk_});
@@ -96,7 +96,8 @@ kernels::AttentionOperand<T> heads_of(MatView<T> m, Index tokens, Index width) {
 }  // namespace
 
 template <class T>
-void AttentionLayer<T>::forward(const Ctx& ctx, ConstMat<T> xq, ConstMat<T> xkv, MatView<T> y) {
+void AttentionLayer<T>::forward(const Ctx& ctx, ConstMat<T> xq, ConstMat<T> xkv, MatView<T> y,
+                                Index row0) {
   SHOAL_DCHECK(xq.rows % cfg.lq == 0 && xkv.rows == xq.rows / cfg.lq * cfg.lk);
   const Index windows = xq.rows / cfg.lq, kv_rows = xkv.rows;
   const MatView<T> qm = q.mat().rows_block(0, xq.rows), km = k.mat().rows_block(0, kv_rows),
@@ -111,7 +112,7 @@ void AttentionLayer<T>::forward(const Ctx& ctx, ConstMat<T> xq, ConstMat<T> xkv,
     const MatView<T> mm = mask.mat().rows_block(0, pairs);
     for (Index r = 0; r < pairs; ++r)
       for (Index c = 0; c < cfg.lk; ++c) mm(r, c) = T(1);
-    dropout.forward(ctx, mm, mm);
+    dropout.forward(ctx, mm, mm, row0 * cfg.n_heads);  // (row0 / lq) windows of H·lq rows
     drop = mm.data;
   }
   kernels::attention_forward<T>(s, heads_of<const T>(qm, cfg.lq, dk_),

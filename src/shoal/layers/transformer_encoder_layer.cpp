@@ -43,11 +43,11 @@ void TransformerEncoderLayer<T>::plan(Planner& planner, Index max_rows) {
     layer.plan(planner, max_rows);
     planner.pop_scope();
   };
-  scoped("attention", attention);
-  scoped("conv1", conv1);
-  scoped("conv2", conv2);
-  scoped("norm1", norm1);
-  scoped("norm2", norm2);
+  scoped("attention.", attention);
+  scoped("conv1.", conv1);
+  scoped("conv2.", conv2);
+  scoped("norm1.", norm1);
+  scoped("norm2.", norm2);
   drop_attention.plan(planner, max_rows);
   drop_hidden.plan(planner, max_rows);
   drop_out.plan(planner, max_rows);
@@ -74,25 +74,25 @@ void TransformerEncoderLayer<T>::init(RngStream& rng) {
 }
 
 template <class T>
-void TransformerEncoderLayer<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y) {
+void TransformerEncoderLayer<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index row0) {
   const Index n = x.rows;
   const MatView<T> am = a.mat().rows_block(0, n), s1m = s1.mat().rows_block(0, n),
                    x1m = x1.mat().rows_block(0, n), hm = h.mat().rows_block(0, n),
                    hdm = hd.mat().rows_block(0, n), fm = f.mat().rows_block(0, n),
                    s2m = s2.mat().rows_block(0, n);
-  attention.forward(ctx, x, x, am);
-  drop_attention.forward(ctx, am, am);
+  attention.forward(ctx, x, x, am, row0);
+  drop_attention.forward(ctx, am, am, row0);
   norm1.forward_residual(ctx, am, x, s1m, x1m);
   conv1.forward(ctx, x1m, hm);
-  drop_hidden.forward(ctx, hm, hdm);
+  drop_hidden.forward(ctx, hm, hdm, row0);
   conv2.forward(ctx, hdm, fm);
-  drop_out.forward(ctx, fm, fm);
+  drop_out.forward(ctx, fm, fm, row0);
   norm2.forward_residual(ctx, fm, x1m, s2m, y);
 }
 
 template <class T>
 void TransformerEncoderLayer<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T>,
-                                          ConstMat<T> dy, MatView<T> dx) {
+                                          ConstMat<T> dy, MatView<T> dx, Index row0) {
   const Index n = x.rows, d = cfg.hidden_size;
   const MatView<T> s1m = s1.mat().rows_block(0, n), x1m = x1.mat().rows_block(0, n),
                    hm = h.mat().rows_block(0, n), hdm = hd.mat().rows_block(0, n),
@@ -101,15 +101,15 @@ void TransformerEncoderLayer<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMa
                    dhm = dh.mat().rows_block(0, n), dtm = dtmp.mat().rows_block(0, n);
   // y = norm2(x1 + dropout(f)): ds reaches x1 and, through the dropout, f.
   norm2.backward(ctx, s2m, ConstMat<T>(), dy, dsm);
-  drop_out.backward(ctx, ConstMat<T>(), ConstMat<T>(), dsm, dtm);
+  drop_out.backward(ctx, ConstMat<T>(), ConstMat<T>(), dsm, dtm, row0);
   conv2.backward(ctx, hdm, ConstMat<T>(), dtm, dhm);
-  drop_hidden.backward(ctx, ConstMat<T>(), ConstMat<T>(), dhm, dhm);
+  drop_hidden.backward(ctx, ConstMat<T>(), ConstMat<T>(), dhm, dhm, row0);
   conv1.backward(ctx, x1m, hm, dhm, dx1m);
   for (Index r = 0; r < n; ++r)
     for (Index c = 0; c < d; ++c) dx1m(r, c) += dsm(r, c);
   // x1 = norm1(x + dropout(a)).
   norm1.backward(ctx, s1m, ConstMat<T>(), dx1m, dsm);
-  drop_attention.backward(ctx, ConstMat<T>(), ConstMat<T>(), dsm, dtm);
+  drop_attention.backward(ctx, ConstMat<T>(), ConstMat<T>(), dsm, dtm, row0);
   attention.backward(ctx, x, x, dtm, dx, dx);
   for (Index r = 0; r < n; ++r)
     for (Index c = 0; c < d; ++c) dx(r, c) += dsm(r, c);

@@ -127,6 +127,13 @@ const std::map<std::string, ModelSpace, std::less<>>& table() {
         {"mlp_multivariate",
          {five, join({choice("hidden_size", {256, 512, 1024}), randint("num_layers", 2, 6)},
                      join(common(1e-4, 1e-1, false), {steps_500_1000}))}},
+        {"itransformer",
+         {five,
+          {choice("hidden_size", {64, 128, 256}), choice("n_heads", {4, 8}),
+           loguniform("learning_rate", 1e-4, 1e-1),
+           choice("scaler_type", {"identity", "robust", "standard"}),
+           choice("max_steps", {500, 1000, 2000}), choice("batch_size", {32, 64, 128, 256}),
+           randint("random_seed", 1, 20)}}},
     };
     return m;
   }();
