@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from neuralforecast.losses.pytorch import MAE
-from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, DilatedRNN, DLinear,
-                                   MLPMultivariate, NBEATSx, NLinear, TiDE)
+from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, BiTCN, DilatedRNN,
+                                   DLinear, MLPMultivariate, NBEATSx, NLinear, TiDE)
 
 sys.path.insert(0, os.path.dirname(__file__))
 from golden_models import written_by  # noqa: E402
@@ -78,6 +78,10 @@ CONFIGS = {
     "dilated_rnn": dict(h=5, input_size=7, n_series=1, hist=1, futr=1, stat=1,
                         cell_type="LSTM", dilations=[[1, 2], [3]], encoder_hidden_size=6,
                         decoder_hidden_size=5, decoder_layers=2),
+    # BiTCN: three backward cells over the 7 steps, four forward ones over the 12 (the last,
+    # dilation 8, reaching past the window both ways); dropout 0, a mask being each tool's draw.
+    "bitcn": dict(h=5, input_size=7, n_series=1, hist=1, futr=2, stat=1, hidden_size=6,
+                  dropout=0.0),
 }
 RECURRENT = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
 RECURRENT_ARGS = ("encoder_n_layers", "encoder_hidden_size", "decoder_hidden_size",
@@ -136,6 +140,10 @@ def make(kind, loss=None):
                           hist_exog_list=names("x", c["hist"]),
                           futr_exog_list=names("f", c["futr"]),
                           stat_exog_list=names("s", c["stat"]))
+    if kind == "bitcn":
+        return BiTCN(**common, hidden_size=c["hidden_size"], dropout=c["dropout"],
+                     hist_exog_list=names("x", c["hist"]), futr_exog_list=names("f", c["futr"]),
+                     stat_exog_list=names("s", c["stat"]))
     if kind == "tcn":
         return TCN(**common, **{k: c[k] for k in TCN_ARGS}, hist_exog_list=names("x", c["hist"]),
                    futr_exog_list=names("f", c["futr"]), stat_exog_list=names("s", c["stat"]))

@@ -18,6 +18,7 @@ SCRIPTS = {
     "lstm": "forecast_golden.py",
     "tcn": "forecast_golden.py",
     "dilated_rnn": "forecast_golden.py",
+    "bitcn": "forecast_golden.py",
     "tsmixer": "tsmixer_golden.py",
     "tsmixerx": "tsmixer_golden.py",
 }

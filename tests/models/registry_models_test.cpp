@@ -203,7 +203,10 @@ const nlohmann::json& grad_variants(std::string_view kind) {
              {"layernorm": true, "num_encoder_layers": 2, "hist_exog": 0, "futr_exog": 0,
               "stat_exog": 0, "perturb": true},
              {"layernorm": false, "hist_exog": 0, "futr_exog": 0, "stat_exog": 0,
-              "perturb": true}]
+              "perturb": true}],
+    "bitcn": [{"futr_exog": 0, "dropout": 0.0}, {"h": 1, "input_size": 16, "futr_exog": 2,
+               "batch": 2},
+              {"h": 9, "input_size": 2, "hist_exog": 0, "stat_exog": 0, "dropout": 0.2}]
   })");
   static const nlohmann::json none = nlohmann::json::array();
   return all.contains(kind) ? all.at(std::string(kind)) : none;

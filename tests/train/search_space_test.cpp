@@ -58,7 +58,7 @@ TEST(SearchSpace, EveryDrawIsAJobTheModelAccepts) {
       EXPECT_NO_THROW(train::forecast_job(m.name, options)) << m.name << " " << options.dump();
     }
   }
-  EXPECT_EQ(models, 15);
+  EXPECT_EQ(models, 16);
 }
 
 }  // namespace shoal::search_space_test

@@ -9,7 +9,9 @@
 // names: <j>.conv1.weight [C, C, K], <j>.conv1.bias [C], <j>.conv2.weight [2C, C, 1],
 // <j>.conv2.bias [2C]; init neuralforecast's CustomConv1d, cell after cell: each weight then
 // its bias U(−k, k) with k = √(1/(C·K)) as −k + 2k·rand in float (torch.rand's words).
-// Dropout draws its mask like layers/dropout.h (stream cfg.stream + j).
+// Dropout draws its mask like layers/dropout.h (stream cfg.stream + j), per window: row t·B + b
+// of a time-major tensor is row (window0 + b)·T + t of the mask, so a batch run in chunks of
+// windows draws the whole batch's masks (dropout_time_major).
 // Legend: T steps, B sequences, C channels, K kernel size.
 #pragma once
 
@@ -27,6 +29,13 @@
 namespace shoal::layers {
 
 using kernels::ConvDir;
+
+// In place, dropout (backward: its gradient, the same mask) of a time-major x [T·B, F] whose B
+// sequences are windows window0 … window0 + B − 1 of a batch: row t·B + b as the mask's row
+// (window0 + b)·T + t. Nothing in eval or with p = 0.
+template <class T>
+void dropout_time_major(Dropout<T>& drop, const Ctx& ctx, MatView<T> x, Index steps, Index window0,
+                        bool backward);
 
 template <class T>
 struct TCNCells {
@@ -62,9 +71,10 @@ struct TCNCells {
   // max_rows: T·B at the largest batch (a multiple of T).
   void plan(Planner& planner, Index max_rows);
   void init(RngStream& rng);
-  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
+  // window0: the first window's index in the whole batch (dropout masks).
+  void forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index window0 = 0);
   // Parameter gradients accumulate; dx (when it has data) is written. dy is kept.
-  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx);
+  void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx, Index window0 = 0);
 
   profile::Cost forward_cost(double rows) const;
   profile::Cost backward_cost(double rows, bool dx = true) const;

@@ -4,6 +4,7 @@
 // its line here.
 #pragma once
 
+#include "shoal/models/bitcn.h"
 #include "shoal/models/dilated_rnn.h"
 #include "shoal/models/dlinear.h"
 #include "shoal/models/gru.h"
@@ -24,8 +25,8 @@ namespace shoal::models {
 
 // List<Model<T>...> over the models: e.g. ForecastModels<::testing::Types, double>.
 template <template <class...> class List, class T>
-using ForecastModels =
-    List<TSMixerx<T>, TSMixer<T>, NLinear<T>, MlpForecast<T>, DLinear<T>, MlpMultivariate<T>,
-         NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>, GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>>;
+using ForecastModels = List<TSMixerx<T>, TSMixer<T>, NLinear<T>, MlpForecast<T>, DLinear<T>,
+                            MlpMultivariate<T>, NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>,
+                            GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>, BiTCN<T>>;
 
 }  // namespace shoal::models

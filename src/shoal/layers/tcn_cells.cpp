@@ -8,6 +8,22 @@
 namespace shoal::layers {
 
 template <class T>
+void dropout_time_major(Dropout<T>& drop, const Ctx& ctx, MatView<T> x, Index steps, Index window0,
+                        bool backward) {
+  if (!ctx.training || drop.cfg.p == 0.0) return;
+  const Index b = x.rows / steps;
+  for (Index t = 0; t < steps; ++t)
+    for (Index w = 0; w < b; ++w) {
+      const MatView<T> row(x.row(t * b + w), 1, x.cols);
+      const Index row0 = (window0 + w) * steps + t;
+      if (backward)
+        drop.backward(ctx, row, row, row, row, row0);
+      else
+        drop.forward(ctx, row, row, row0);
+    }
+}
+
+template <class T>
 TCNCells<T>::TCNCells(Config c) : cfg(c), p(size_t(std::max<Index>(c.cells, 0))) {
   for (size_t j = 0; j < p.size(); ++j)
     drop_.push_back(Dropout<T>({.p = cfg.dropout, .stream = cfg.stream + j}));
@@ -96,7 +112,7 @@ kernels::CausalConv<T> TCNCells<T>::conv2(size_t j, Index batch) const {
 }
 
 template <class T>
-void TCNCells<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y) {
+void TCNCells<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index window0) {
   const Index C = cfg.channels, R = x.rows, b = R / cfg.steps;
   SHOAL_DCHECK(x.cols == C && y.cols == C && y.rows == R && x.ld == C && y.ld == C);
   const T* h = x.data;
@@ -106,7 +122,7 @@ void TCNCells<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y) {
     T* m = m_[j].view.data;
     kernels::causal_conv_forward<T>(conv1(j, b), h, a, scratch_.view.data);
     kernels::gelu_forward<T>(R * C, a, m);
-    drop_[j].forward(ctx, ConstMat<T>(m, R, C), MatView<T>(m, R, C));
+    dropout_time_major<T>(drop_[j], ctx, MatView<T>(m, R, C), cfg.steps, window0, false);
     kernels::causal_conv_forward<T>(conv2(j, b), m, z, scratch_.view.data);
     T* next = j + 1 < p.size() ? h_[j].view.data : nullptr;
     for (Index r = 0; r < R; ++r) {
@@ -124,7 +140,8 @@ void TCNCells<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y) {
 }
 
 template <class T>
-void TCNCells<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx) {
+void TCNCells<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatView<T> dx,
+                           Index window0) {
   const Index C = cfg.channels, R = x.rows, b = R / cfg.steps;
   T* dz = dz_.view.data;
   T* dh = dh_.view.data;  // the gradient of the state leaving cell j (none after the last)
@@ -141,8 +158,7 @@ void TCNCells<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> dy, MatVie
     // conv2's output is not read (no activation): z_ holds the last cell's only.
     kernels::causal_conv_backward<T>(conv2(j, b), m, z_.view.data, dz, dm, p[j].w2.grad.data,
                                      p[j].b2.grad.data, scratch_.view.data);
-    drop_[j].backward(ctx, ConstMat<T>(m, R, C), ConstMat<T>(m, R, C), ConstMat<T>(dm, R, C),
-                      MatView<T>(dm, R, C));
+    dropout_time_major<T>(drop_[j], ctx, MatView<T>(dm, R, C), cfg.steps, window0, true);
     kernels::gelu_backward<T>(R * C, a, dm, dm);
     const T* h = j == 0 ? x.data : h_[j - 1].view.data;
     const bool need_dx = j > 0 || dx.data != nullptr;
@@ -187,6 +203,10 @@ profile::Cost TCNCells<T>::backward_cost(double rows, bool dx) const {
   return cost;
 }
 
+template void dropout_time_major<float>(Dropout<float>&, const Ctx&, MatView<float>, Index, Index,
+                                        bool);
+template void dropout_time_major<double>(Dropout<double>&, const Ctx&, MatView<double>, Index,
+                                         Index, bool);
 template struct TCNCells<float>;
 template struct TCNCells<double>;
 
