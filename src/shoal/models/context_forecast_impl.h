@@ -9,6 +9,7 @@
 #include "shoal/models/context_forecast.h"
 #include "shoal/models/zones.h"
 #include "shoal/profile/cost.h"
+#include "time_major.h"
 
 namespace shoal::models {
 
@@ -83,17 +84,9 @@ void ContextForecast<T, C>::init(RngStream& rng) {
 
 template <class T, class C>
 ConstMat<T> ContextForecast<T, C>::decoder_input(const ForecastInputs<T>& in) {
-  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
-              F = cfg().futr_exog;
-  const T* u = u_.view.data;
-  if (F == 0) return ConstMat<T>(u, H * B, hd);
-  MatView<T> d = d_.mat().rows_block(0, H * B);
-  for (Index j = 0; j < H; ++j)
-    for (Index w = 0; w < B; ++w) {
-      T* row = std::copy_n(u + (j * B + w) * hd, hd, d.row(j * B + w));
-      for (Index c = 0; c < F; ++c) row[c] = in.futr_exog[(w * F + c) * (L + H) + L + j];
-    }
-  return d;
+  return time_major::decoder_input(
+      in, u_.view.data, cfg().input_size, cfg().h, cfg().encoder_hidden_size, cfg().futr_exog,
+      cfg().futr_exog > 0 ? d_.mat().rows_block(0, cfg().h * in.batch) : MatView<T>{});
 }
 
 template <class T, class C>
@@ -103,16 +96,8 @@ MatView<T> ContextForecast<T, C>::forward(const Ctx& ctx, const ForecastInputs<T
               X = cfg().hist_exog, S = cfg().stat_exog, F = cfg().futr_exog, M = cfg().outputs;
   profile::ZoneChain zone(ctx.profiler, B);
   zone.next(zenc_.forward);
-  // The encoder's input, time-major, neuralforecast's column order [y | hist | stat | futr].
   MatView<T> x = x_.mat().rows_block(0, L * B);
-  for (Index t = 0; t < L; ++t)
-    for (Index w = 0; w < B; ++w) {
-      T* row = x.row(t * B + w);
-      row[0] = in.insample_y[w * L + t];
-      for (Index c = 0; c < X; ++c) row[1 + c] = in.hist_exog[(w * X + c) * L + t];
-      if (S > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, S, row + 1 + X);
-      for (Index c = 0; c < F; ++c) row[1 + X + S + c] = in.futr_exog[(w * F + c) * (L + H) + t];
-    }
+  time_major::encoder_input(in, L, H, X, S, F, x);
   MatView<T> s = s_.mat().rows_block(0, L * B);
   encoder_.forward(ctx, x, s);
   // Along time: u [H, B·Hd] = W [H, L] · s [L, B·Hd] + b, one GEMM on the time-major states.
@@ -125,16 +110,8 @@ MatView<T> ContextForecast<T, C>::forward(const Ctx& ctx, const ForecastInputs<T
     for (Index i = 0; i < B * hd; ++i) u[j * B * hd + i] += bias[j];
   zone.next(zdec_.forward);
   ConstMat<T> cur = decoder_input(in);
-  for (size_t k = 0; k < decoder_.size(); ++k) {
-    const MatView<T> y =
-        k + 1 < decoder_.size() ? a_[k].mat().rows_block(0, H * B) : o_.mat().rows_block(0, H * B);
-    decoder_[k].forward(ctx, cur, y);
-    cur = y;
-  }
-  // Time-major [H·B, M] to the trainer's [B·H, M].
   MatView<T> out = out_.mat().rows_block(0, B);
-  for (Index w = 0; w < B; ++w)
-    for (Index j = 0; j < H; ++j) std::copy_n(cur.row(j * B + w), M, out.row(w) + j * M);
+  time_major::to_windows(time_major::decode(ctx, decoder_, a_, o_, cur), B, H, M, out);
   return MatView<T>(out.data, B * H, M);
 }
 
@@ -146,23 +123,14 @@ void ContextForecast<T, C>::backward(const Ctx& ctx, const ForecastInputs<T>& in
   profile::ZoneChain zone(ctx.profiler, B);
   zone.next(zdec_.backward);
   MatView<T> dot = do_.mat().rows_block(0, H * B);
-  for (Index w = 0; w < B; ++w)
-    for (Index j = 0; j < H; ++j) std::copy_n(dout.row(w * H + j), M, dot.row(j * B + w));
+  time_major::to_steps(dout, B, H, M, dot);
   // The decoder's input gradient: dd (with future exogenous, its first Hd columns copied to
   // du after) or du.
   const MatView<T> du = du_.mat().rows_block(0, H * B);
   const MatView<T> dfirst = F > 0 ? dd_.mat().rows_block(0, H * B) : du;
   const ConstMat<T> x0 = F > 0 ? ConstMat<T>(d_.mat().rows_block(0, H * B))
                                : ConstMat<T>(u_.mat().rows_block(0, H * B));
-  ConstMat<T> dcur = dot;
-  for (size_t k = decoder_.size(); k-- > 0;) {
-    const ConstMat<T> xk = k == 0 ? x0 : ConstMat<T>(a_[k - 1].mat().rows_block(0, H * B));
-    const ConstMat<T> yk = k + 1 < decoder_.size() ? ConstMat<T>(a_[k].mat().rows_block(0, H * B))
-                                                   : ConstMat<T>(o_.mat().rows_block(0, H * B));
-    const MatView<T> dx = k == 0 ? dfirst : da_[k - 1].mat().rows_block(0, H * B);
-    decoder_[k].backward(ctx, xk, yk, dcur, dx);
-    dcur = dx;
-  }
+  time_major::decode_backward(ctx, decoder_, a_, o_, da_, x0, dot, dfirst);
   if (F > 0)
     for (Index r = 0; r < H * B; ++r) std::copy_n(dfirst.row(r), hd, du.row(r));
   zone.next(zctx_.backward);

@@ -8,6 +8,7 @@
 #include "shoal/models/recurrent_forecast.h"
 #include "shoal/models/zones.h"
 #include "shoal/profile/cost.h"
+#include "time_major.h"
 
 namespace shoal::models {
 
@@ -90,14 +91,8 @@ ConstMat<T> RecurrentForecast<T, C>::decoder_input(const Ctx&, const ForecastInp
               F = cfg().futr_exog;
   // The states the decoder reads, time-major [H·B, Hd]: the upsampled ones, or the last H steps.
   const T* u = upsample_ ? u_.view.data : s_.view.data + (L - H) * B * hd;
-  if (F == 0) return ConstMat<T>(u, H * B, hd);
-  MatView<T> d = d_.mat().rows_block(0, H * B);
-  for (Index j = 0; j < H; ++j)
-    for (Index w = 0; w < B; ++w) {
-      T* row = std::copy_n(u + (j * B + w) * hd, hd, d.row(j * B + w));
-      for (Index c = 0; c < F; ++c) row[c] = in.futr_exog[(w * F + c) * (L + H) + L + j];
-    }
-  return d;
+  return time_major::decoder_input(in, u, L, H, hd, F,
+                                   F > 0 ? d_.mat().rows_block(0, H * B) : MatView<T>{});
 }
 
 template <class T, class C>
@@ -107,16 +102,8 @@ MatView<T> RecurrentForecast<T, C>::forward(const Ctx& ctx, const ForecastInputs
               X = cfg().hist_exog, S = cfg().stat_exog, F = cfg().futr_exog, M = cfg().outputs;
   profile::ZoneChain zone(ctx.profiler, B);
   zone.next(zenc_.forward);
-  // The encoder's input, time-major, neuralforecast's column order [y | hist | stat | futr].
   MatView<T> x = x_.mat().rows_block(0, L * B);
-  for (Index t = 0; t < L; ++t)
-    for (Index w = 0; w < B; ++w) {
-      T* row = x.row(t * B + w);
-      row[0] = in.insample_y[w * L + t];
-      for (Index c = 0; c < X; ++c) row[1 + c] = in.hist_exog[(w * X + c) * L + t];
-      if (S > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, S, row + 1 + X);
-      for (Index c = 0; c < F; ++c) row[1 + X + S + c] = in.futr_exog[(w * F + c) * (L + H) + t];
-    }
+  time_major::encoder_input(in, L, H, X, S, F, x);
   MatView<T> s = s_.mat().rows_block(0, L * B);
   encoder_.forward(ctx, x, s, in.first_window);
   if (upsample_) {
@@ -131,16 +118,8 @@ MatView<T> RecurrentForecast<T, C>::forward(const Ctx& ctx, const ForecastInputs
   }
   zone.next(zdec_.forward);
   ConstMat<T> cur = decoder_input(ctx, in);
-  for (size_t k = 0; k < decoder_.size(); ++k) {
-    const MatView<T> y =
-        k + 1 < decoder_.size() ? a_[k].mat().rows_block(0, H * B) : o_.mat().rows_block(0, H * B);
-    decoder_[k].forward(ctx, cur, y);
-    cur = y;
-  }
-  // Time-major [H·B, M] to the trainer's [B·H, M].
   MatView<T> out = out_.mat().rows_block(0, B);
-  for (Index w = 0; w < B; ++w)
-    for (Index j = 0; j < H; ++j) std::copy_n(cur.row(j * B + w), M, out.row(w) + j * M);
+  time_major::to_windows(time_major::decode(ctx, decoder_, a_, o_, cur), B, H, M, out);
   return MatView<T>(out.data, B * H, M);
 }
 
@@ -152,8 +131,7 @@ void RecurrentForecast<T, C>::backward(const Ctx& ctx, const ForecastInputs<T>& 
   profile::ZoneChain zone(ctx.profiler, B);
   zone.next(zdec_.backward);
   MatView<T> dot = do_.mat().rows_block(0, H * B);
-  for (Index w = 0; w < B; ++w)
-    for (Index j = 0; j < H; ++j) std::copy_n(dout.row(w * H + j), M, dot.row(j * B + w));
+  time_major::to_steps(dout, B, H, M, dot);
   // The decoder's input gradient lands where the encoder side reads it: dd (with future
   // exogenous), du (upsampled), or ds's last H steps.
   MatView<T> ds = ds_.mat().rows_block(0, L * B);
@@ -163,15 +141,7 @@ void RecurrentForecast<T, C>::backward(const Ctx& ctx, const ForecastInputs<T>& 
   const ConstMat<T> x0 =
       F > 0 ? ConstMat<T>(d_.mat().rows_block(0, H * B))
             : ConstMat<T>((upsample_ ? u_.view.data : s_.view.data + (L - H) * B * hd), H * B, hd);
-  ConstMat<T> dcur = dot;
-  for (size_t k = decoder_.size(); k-- > 0;) {
-    const ConstMat<T> xk = k == 0 ? x0 : ConstMat<T>(a_[k - 1].mat().rows_block(0, H * B));
-    const ConstMat<T> yk = k + 1 < decoder_.size() ? ConstMat<T>(a_[k].mat().rows_block(0, H * B))
-                                                   : ConstMat<T>(o_.mat().rows_block(0, H * B));
-    const MatView<T> dx = k == 0 ? dfirst : da_[k - 1].mat().rows_block(0, H * B);
-    decoder_[k].backward(ctx, xk, yk, dcur, dx);
-    dcur = dx;
-  }
+  time_major::decode_backward(ctx, decoder_, a_, o_, da_, x0, dot, dfirst);
   if (F > 0)
     for (Index r = 0; r < H * B; ++r) std::copy_n(dfirst.row(r), hd, dstates.row(r));
   if (upsample_) {
