@@ -7,6 +7,7 @@
 #include "shoal/kernels/elementwise.h"
 #include "shoal/kernels/gemm.h"
 #include "shoal/models/zones.h"
+#include "time_major.h"
 
 namespace shoal::models {
 
@@ -147,14 +148,7 @@ MatView<T> BiTCN<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   zone.next(zbwd_.forward);
   // lin_hist's input, time-major, neuralforecast's column order [y | hist | stat | futr].
   MatView<T> x = x_.mat().rows_block(0, L * B);
-  for (Index t = 0; t < L; ++t)
-    for (Index w = 0; w < B; ++w) {
-      T* row = x.row(t * B + w);
-      row[0] = in.insample_y[w * L + t];
-      for (Index c = 0; c < X; ++c) row[1 + c] = in.hist_exog[(w * X + c) * L + t];
-      if (S > 0) std::copy_n(in.stat_exog + w * in.stat_window_stride, S, row + 1 + X);
-      for (Index c = 0; c < F; ++c) row[1 + X + S + c] = in.futr_exog[(w * F + c) * (L + H) + t];
-    }
+  time_major::encoder_input(in, L, H, X, S, F, x);
   MatView<T> e = e_.mat().rows_block(0, L * B);
   lin_hist_.forward(ctx, x, e);
   const Index w0 = in.first_window;
@@ -206,8 +200,7 @@ MatView<T> BiTCN<T>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   output_.forward(ctx, dec, o);
   // Time-major [H·B, M] to the trainer's [B·H, M].
   MatView<T> out = out_.mat().rows_block(0, B);
-  for (Index w = 0; w < B; ++w)
-    for (Index j = 0; j < H; ++j) std::copy_n(o.row(j * B + w), M, out.row(w) + j * M);
+  time_major::to_windows<T>(o, B, H, M, out);
   return MatView<T>(out.data, B * H, M);
 }
 
@@ -218,8 +211,7 @@ void BiTCN<T>::backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T>
   profile::ZoneChain zone(ctx.profiler, B);
   zone.next(zout_.backward);
   MatView<T> dot = do_.mat().rows_block(0, H * B);
-  for (Index w = 0; w < B; ++w)
-    for (Index j = 0; j < H; ++j) std::copy_n(dout.row(w * H + j), M, dot.row(j * B + w));
+  time_major::to_steps<T>(dout, B, H, M, dot);
   T* dq = dq_.view.data;
   MatView<T> dsf;
   if (futr_) {
