@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from neuralforecast.losses.pytorch import MAE
-from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, DilatedRNN, DLinear,
-                                   MLPMultivariate, NBEATSx, NLinear, TiDE, iTransformer)
+from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, BiTCN, DilatedRNN,
+                                   DLinear, MLPMultivariate, NBEATSx, NLinear, TiDE, iTransformer)
 
 sys.path.insert(0, os.path.dirname(__file__))
 from golden_models import written_by  # noqa: E402
@@ -82,6 +82,10 @@ CONFIGS = {
     # 4, use_norm; dropout 0 (a mask is each tool's own draw).
     "itransformer": dict(h=4, input_size=8, n_series=3, hist=0, futr=2, stat=0, hidden_size=8,
                          n_heads=2, e_layers=2, d_ff=12, dropout=0.0, use_norm=True),
+    # BiTCN: three backward cells over the 7 steps, four forward ones over the 12 (the last,
+    # dilation 8, reaching past the window both ways); dropout 0, a mask being each tool's draw.
+    "bitcn": dict(h=5, input_size=7, n_series=1, hist=1, futr=2, stat=1, hidden_size=6,
+                  dropout=0.0),
 }
 RECURRENT = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
 RECURRENT_ARGS = ("encoder_n_layers", "encoder_hidden_size", "decoder_hidden_size",
@@ -144,6 +148,10 @@ def make(kind, loss=None):
     if kind == "itransformer":
         return iTransformer(n_series=c["n_series"], **common, **{k: c[k] for k in ITRANS_ARGS},
                             futr_exog_list=names("f", c["futr"]))
+    if kind == "bitcn":
+        return BiTCN(**common, hidden_size=c["hidden_size"], dropout=c["dropout"],
+                     hist_exog_list=names("x", c["hist"]), futr_exog_list=names("f", c["futr"]),
+                     stat_exog_list=names("s", c["stat"]))
     if kind == "tcn":
         return TCN(**common, **{k: c[k] for k in TCN_ARGS}, hist_exog_list=names("x", c["hist"]),
                    futr_exog_list=names("f", c["futr"]), stat_exog_list=names("s", c["stat"]))

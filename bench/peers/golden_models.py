@@ -19,6 +19,7 @@ SCRIPTS = {
     "tcn": "forecast_golden.py",
     "dilated_rnn": "forecast_golden.py",
     "itransformer": "forecast_golden.py",
+    "bitcn": "forecast_golden.py",
     "tsmixer": "tsmixer_golden.py",
     "tsmixerx": "tsmixer_golden.py",
 }

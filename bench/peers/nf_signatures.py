@@ -26,7 +26,7 @@ MODELS = {
     "DLinear": "dlinear.py", "MLPMultivariate": "mlpmultivariate.py", "NHITS": "nhits.py",
     "NBEATS": "nbeats.py", "NBEATSx": "nbeatsx.py", "TiDE": "tide.py", "RNN": "rnn.py",
     "GRU": "gru.py", "LSTM": "lstm.py", "TCN": "tcn.py",
-    "DilatedRNN": "dilated_rnn.py", "iTransformer": "itransformer.py",
+    "DilatedRNN": "dilated_rnn.py", "iTransformer": "itransformer.py", "BiTCN": "bitcn.py",
 }
 NEURALFORECAST_METHODS = ("__init__", "fit", "predict", "cross_validation", "predict_insample",
                           "make_future_dataframe", "get_missing_future", "save", "load")

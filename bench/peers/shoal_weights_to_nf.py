@@ -1,5 +1,6 @@
-"""Loads shoal-trained TSMixerx (or RNN, GRU, LSTM, TCN) weights into neuralforecast's PyTorch model
-and checks that both forecast the same (not in CI: needs the peer environment).
+"""Loads shoal-trained TSMixerx (or RNN, GRU, LSTM, TCN, DilatedRNN, BiTCN) weights into
+neuralforecast's PyTorch model and checks that both forecast the same (not in CI: needs the peer
+environment).
 
     PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py [MODEL]
 
@@ -49,6 +50,7 @@ OWN_ARGS = {
     "TCN": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16),
     "DilatedRNN": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16,
                        dilations=[[1, 2], [4]]),
+    "BiTCN": dict(input_size=18, hidden_size=16),
 }
 # Modules neuralforecast holds under two names (its state_dict lists both): the alias of each
 # name shoal saves. TCN's CausalConv1d keeps its conv as .conv and as .causalconv.0.

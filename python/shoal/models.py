@@ -478,6 +478,16 @@ class iTransformer(_ForecastModel):
     _exogenous = "f"
 
 
+class BiTCN(_ForecastModel):
+    """neuralforecast.models.BiTCN: a backward-looking stack of temporal convolution cells over
+    the window and its exogenous inputs and, with future exogenous inputs, a forward-looking
+    one over their window and horizon; Linears along time to the horizon and an output Linear.
+    Univariate, trained globally."""
+
+    _model = "bitcn"
+    _exogenous = "fhs"
+
+
 def _rebuild(class_name, args, trainer_kwargs):
     """The model of shoal's class `class_name` built with `args` (neuralforecast argument name
     -> value) and the trainer arguments it was given: a saved forecaster's models."""

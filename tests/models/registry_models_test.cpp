@@ -212,7 +212,10 @@ const nlohmann::json& grad_variants(std::string_view kind) {
                      {"n_heads": 4, "e_layers": 3, "dropout": 0.25, "perturb": true},
                      {"d_ff": 0, "e_layers": 0, "futr_exog": 2, "h": 5, "input_size": 4},
                      {"hidden_size": 7, "n_heads": 3, "futr_exog": 2, "dropout": 0.0,
-                      "perturb": true}]
+                      "perturb": true}],
+    "bitcn": [{"futr_exog": 0, "dropout": 0.0}, {"h": 1, "input_size": 16, "futr_exog": 2,
+               "batch": 2},
+              {"h": 9, "input_size": 2, "hist_exog": 0, "stat_exog": 0, "dropout": 0.2}]
   })");
   static const nlohmann::json none = nlohmann::json::array();
   return all.contains(kind) ? all.at(std::string(kind)) : none;

@@ -55,6 +55,15 @@ typename Model::Config config_of(const json& m) {
     c.temporal_decoder_dim = m.at("temporal_decoder_dim");
     c.dropout = m.at("dropout");
   }
+  if constexpr (
+      requires {
+        c.hidden_size;
+        c.dropout;
+      } &&
+      !requires { c.decoder_output_dim; }) {  // BiTCN
+    c.hidden_size = m.at("hidden_size");
+    c.dropout = m.at("dropout");
+  }
   if constexpr (requires { c.encoder_n_layers; }) c.encoder_n_layers = m.at("encoder_n_layers");
   if constexpr (requires { c.cell_type; }) {  // neuralforecast's groups, as JSON text
     c.cell_type = m.at("cell_type");

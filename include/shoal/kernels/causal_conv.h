@@ -3,6 +3,9 @@
 // padding=(K−1)·d) with the right padding cut off (neuralforecast's CausalConv1d), then an
 // activation:
 //   y_t = act(b + Σ_k W[:, :, k] · x_{t − (K−1−k)·d})        x_s = 0 for s < 0
+// or, anti-causal (the padding on the right, neuralforecast's BiTCN "forward" mode), each step
+// reading the steps from itself on:
+//   y_t = act(b + Σ_k W[:, :, k] · x_{t + k·d})              x_s = 0 for s ≥ T
 // W [O, I, K] (torch's layout), b [O]. A tap k shifts the input by s_k = (K−1−k)·d steps, which
 // time-major is s_k·B rows: its product is one GEMM of the (T − s_k)·B rows it reaches,
 // y[s_k·B ..] += x[0 .. (T − s_k)·B] · W_kᵀ, with W_k = W[:, :, k] packed [O, I]. A forward is
@@ -22,10 +25,15 @@ namespace shoal::kernels {
 // Each derivative is taken from the output y.
 enum class ConvAct : uint8_t { kRelu, kTanh, kIdentity };
 
+// Which steps a convolution reads: the past (causal, the padding on the left) or the future
+// (anti-causal, the padding on the right).
+enum class ConvDir : uint8_t { kCausal, kAnticausal };
+
 template <class T>
 struct CausalConv {
   Index steps = 0, batch = 0, in = 0, out = 0, kernel = 1, dilation = 1;
   ConvAct act = ConvAct::kRelu;
+  ConvDir dir = ConvDir::kCausal;
   const T* w = nullptr;  // [O, I, K]
   const T* b = nullptr;  // [O], null: no bias
 };

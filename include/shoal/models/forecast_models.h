@@ -4,6 +4,7 @@
 // its line here.
 #pragma once
 
+#include "shoal/models/bitcn.h"
 #include "shoal/models/dilated_rnn.h"
 #include "shoal/models/dlinear.h"
 #include "shoal/models/gru.h"
@@ -27,6 +28,6 @@ namespace shoal::models {
 template <template <class...> class List, class T>
 using ForecastModels = List<TSMixerx<T>, TSMixer<T>, NLinear<T>, MlpForecast<T>, DLinear<T>,
                             MlpMultivariate<T>, NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>,
-                            GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>, ITransformer<T>>;
+                            GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>, ITransformer<T>, BiTCN<T>>;
 
 }  // namespace shoal::models

@@ -128,6 +128,18 @@ void pack_taps(const CausalConv<T>& c, T* packed) {
       for (Index k = 0; k < K; ++k) packed[(k * O + o) * I + i] = c.w[(o * I + i) * K + k];
 }
 
+// Tap k's rows: it reaches `rows` output rows from `y_off` on, reading the input rows from
+// `x_off` on (a shift of s_k steps: causal, the output s_k·B rows on; anti-causal, the input).
+struct TapRows {
+  Index rows, y_off, x_off;
+};
+template <class T>
+TapRows tap_rows(const CausalConv<T>& c, Index k) {
+  const bool causal = c.dir == ConvDir::kCausal;
+  const Index shift = (causal ? c.kernel - 1 - k : k) * c.dilation * c.batch;
+  return {c.steps * c.batch - shift, causal ? shift : 0, causal ? 0 : shift};
+}
+
 }  // namespace
 
 Index causal_conv_scratch(Index in, Index out, Index kernel) {
@@ -139,14 +151,15 @@ void causal_conv_forward(const CausalConv<T>& c, const T* x, T* y, T* scratch) {
   const Index B = c.batch, I = c.in, O = c.out, K = c.kernel, R = c.steps * B;
   T* taps = scratch;
   pack_taps(c, taps);
-  // The unshifted tap (k = K − 1) covers every row and writes y; the others add to the rows
-  // their shift reaches (none when the shift is the whole window).
-  gemm<T>(Trans::kNo, Trans::kYes, R, O, I, T(1), x, I, taps + (K - 1) * O * I, I, T(0), y, O);
-  for (Index k = 0; k + 1 < K; ++k) {
-    const Index rows = (c.steps - (K - 1 - k) * c.dilation) * B;
-    if (rows <= 0) continue;
-    gemm<T>(Trans::kNo, Trans::kYes, rows, O, I, T(1), x, I, taps + k * O * I, I, T(1),
-            y + (R - rows) * O, O);
+  // The unshifted tap (k = K − 1 causal, k = 0 anti-causal) covers every row and writes y; the
+  // others add to the rows their shift reaches (none when the shift is the whole window).
+  const Index k0 = c.dir == ConvDir::kCausal ? K - 1 : 0;
+  gemm<T>(Trans::kNo, Trans::kYes, R, O, I, T(1), x, I, taps + k0 * O * I, I, T(0), y, O);
+  for (Index k = 0; k < K; ++k) {
+    const TapRows t = tap_rows(c, k);
+    if (k == k0 || t.rows <= 0) continue;
+    gemm<T>(Trans::kNo, Trans::kYes, t.rows, O, I, T(1), x + t.x_off * I, I, taps + k * O * I, I,
+            T(1), y + t.y_off * O, O);
   }
   bias_act<T>(R, O, c.b, c.act, y);
 }
@@ -154,25 +167,27 @@ void causal_conv_forward(const CausalConv<T>& c, const T* x, T* y, T* scratch) {
 template <class T>
 void causal_conv_backward(const CausalConv<T>& c, const T* x, const T* y, T* dy, T* dx, T* dw,
                           T* db, T* scratch) {
-  const Index B = c.batch, I = c.in, O = c.out, K = c.kernel, R = c.steps * B;
+  const Index I = c.in, O = c.out, K = c.kernel, R = c.steps * c.batch;
   T* taps = scratch;
   T* dwk = scratch + K * O * I;
   act_back<T>(R, O, y, c.act, dy, db);
   if (dx) pack_taps(c, taps);
-  for (Index k = K; k-- > 0;) {
-    const Index rows = (c.steps - (K - 1 - k) * c.dilation) * B;
-    if (rows <= 0) {
-      continue;
-    }
-    const T* g = dy + (R - rows) * O;
+  // The unshifted tap first: it writes every row of dx, the others add to theirs.
+  const Index k0 = c.dir == ConvDir::kCausal ? K - 1 : 0;
+  for (Index j = 0; j < K; ++j) {
+    const Index k = c.dir == ConvDir::kCausal ? K - 1 - j : j;
+    const TapRows t = tap_rows(c, k);
+    if (t.rows <= 0) continue;
+    const T* g = dy + t.y_off * O;
+    const T* xs = x + t.x_off * I;
     // dW_k [O, I] = g_kᵀ · x over the rows the tap reached, then into W's [O, I, K] layout.
-    gemm<T>(Trans::kYes, Trans::kNo, O, I, rows, T(1), g, O, x, I, T(0), dwk, I);
+    gemm<T>(Trans::kYes, Trans::kNo, O, I, t.rows, T(1), g, O, xs, I, T(0), dwk, I);
     for (Index o = 0; o < O; ++o)
       for (Index i = 0; i < I; ++i) dw[(o * I + i) * K + k] += dwk[o * I + i];
-    // dx[0 .. rows] (+)= g_k · W_k; the unshifted tap, first, writes every row.
+    // dx[x_off ..] (+)= g_k · W_k.
     if (dx)
-      gemm<T>(Trans::kNo, Trans::kNo, rows, I, O, T(1), g, O, taps + k * O * I, I,
-              k == K - 1 ? T(0) : T(1), dx, I);
+      gemm<T>(Trans::kNo, Trans::kNo, t.rows, I, O, T(1), g, O, taps + k * O * I, I,
+              k == k0 ? T(0) : T(1), dx + t.x_off * I, I);
   }
 }
 

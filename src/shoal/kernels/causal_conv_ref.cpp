@@ -44,8 +44,9 @@ void causal_conv_forward_ref(const CausalConv<T>& c, const T* x, T* y) {
       for (Index o = 0; o < O; ++o) {
         T s = c.b ? c.b[o] : T(0);
         for (Index k = 0; k < K; ++k) {
-          const Index src = t - (K - 1 - k) * c.dilation;
-          if (src < 0) continue;
+          const Index src =
+              c.dir == ConvDir::kCausal ? t - (K - 1 - k) * c.dilation : t + k * c.dilation;
+          if (src < 0 || src >= c.steps) continue;
           for (Index i = 0; i < I; ++i) s += c.w[(o * I + i) * K + k] * x[(src * B + b) * I + i];
         }
         y[(t * B + b) * O + o] = act_of(c.act, s);
@@ -66,17 +67,21 @@ void causal_conv_backward_ref(const CausalConv<T>& c, const T* x, const T* y, T*
   if (dx)
     for (Index r = 0; r < R * I; ++r) dx[r] = T(0);
   for (Index k = 0; k < K; ++k) {
-    const Index shift = (K - 1 - k) * c.dilation;
-    for (Index t = shift; t < c.steps; ++t)
+    // Output step t reads input step t + off (off ≤ 0 causal, ≥ 0 anti-causal).
+    const Index off = c.dir == ConvDir::kCausal ? -(K - 1 - k) * c.dilation : k * c.dilation;
+    for (Index t = 0; t < c.steps; ++t) {
+      const Index src = t + off;
+      if (src < 0 || src >= c.steps) continue;
       for (Index b = 0; b < B; ++b) {
         const T* g = dy + (t * B + b) * O;
-        const T* xs = x + ((t - shift) * B + b) * I;
+        const T* xs = x + (src * B + b) * I;
         for (Index o = 0; o < O; ++o)
           for (Index i = 0; i < I; ++i) {
             dw[(o * I + i) * K + k] += g[o] * xs[i];
-            if (dx) dx[((t - shift) * B + b) * I + i] += g[o] * c.w[(o * I + i) * K + k];
+            if (dx) dx[(src * B + b) * I + i] += g[o] * c.w[(o * I + i) * K + k];
           }
       }
+    }
   }
 }
 

@@ -1,8 +1,9 @@
 // Internal to src/shoal/models: the time-major plumbing the sequence encoders' models share
-// (recurrent_forecast_impl.h: RNN, GRU, LSTM; context_forecast_impl.h: TCN, DilatedRNN). Their
-// encoders read and write [steps·B, width] rows, time-major (row t·B + w: window w at step t);
-// the trainer speaks window-major [B·H, M]; the MLP decoder runs on the H horizon steps'
-// states, each concatenated with that step's future exogenous values.
+// (recurrent_forecast_impl.h: RNN, GRU, LSTM; context_forecast_impl.h: TCN, DilatedRNN; bitcn.cpp:
+// BiTCN, its input and output reorders). Their encoders read and write [steps·B, width] rows,
+// time-major (row t·B + w: window w at step t); the trainer speaks window-major [B·H, M]; the MLP
+// decoder runs on the H horizon steps' states, each concatenated with that step's future
+// exogenous values.
 #pragma once
 
 #include <algorithm>
