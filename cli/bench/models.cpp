@@ -13,9 +13,11 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/bench/peer.h"
@@ -137,7 +139,10 @@ void run_models_bench(const ModelsBenchArgs& a) {
       a.data, set.n_series(), a.every, a.input_size + a.h, a.h, a.input_size, peak1);
   std::string peer_data;
   if (!a.peer_python.empty()) {
-    peer_data = (std::filesystem::temp_directory_path() / "shoal-bench-models.csv").string();
+    // Per process: two benchmarks at once must not overwrite each other's subset.
+    peer_data = (std::filesystem::temp_directory_path() /
+                 fmt::format("shoal-bench-models-{}.csv", ::getpid()))
+                    .string();
     write_file_atomic(peer_data, csv);
   }
   nlohmann::json out = {{"peak_gflops_per_core", peak1}, {"series", set.n_series()}};
@@ -171,6 +176,10 @@ void run_models_bench(const ModelsBenchArgs& a) {
       fmt::print("peer: {}\n", cmd);
       peers.push_back(run_peer_json(cmd));
     }
+  }
+  if (!peer_data.empty()) {
+    std::error_code ignored;  // a subset left in the temporary folder is harmless
+    std::filesystem::remove(peer_data, ignored);
   }
   fmt::print("\n{:<22}{:>4}{:>9}{:>7}{:>9}{:>9}{:>7}{:>10}{:>7}{:>10}{:>10}{:>10}{:>7}\n", "model",
              "thr", "fit s", "steps", "ms/step", "GFLOP/s", "%peak", "nf fit s", "x nf",
