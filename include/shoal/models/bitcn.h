@@ -50,12 +50,8 @@ class BiTCN : public ForecastModel<BiTCNConfig>, public NamedLayers<BiTCN<T>> {
  public:
   explicit BiTCN(Config cfg);
 
-  void plan(Planner& planner, Index max_batch);
-  // Returns the forecasts [B·H, M] (a view of the model's output buffer).
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "net_bwd", "net_fwd" (future exogenous), "temporal", "output".
-  void register_zones(profile::Recorder& rec, int model = 0);
+  SHOAL_WINDOW_MODEL_MEMBERS;
 
   template <class F>
   void for_each_layer(F&& f) {

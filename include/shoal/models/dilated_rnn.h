@@ -29,7 +29,7 @@ inline constexpr JobDefaults kDilatedRnnDefaults{.num_lr_decays = 3,
                                                  .inference_windows_batch_size = 1024,
                                                  .robust_scaler = true};
 
-struct DilatedRNNConfig : ForecastConfig<DilatedRNNConfig> {
+struct DilatedRNNConfig : ForecastConfig<DilatedRNNConfig>, ContextForecastOptions {
   static constexpr ForecastKind kKind{.name = "dilated_rnn",
                                       .class_name = "DilatedRNN",
                                       .hist_exog = true,
@@ -45,13 +45,6 @@ struct DilatedRNNConfig : ForecastConfig<DilatedRNNConfig> {
   std::string cell_type = "LSTM";
   std::string dilations = "[[1,2],[4,8]]";
   int64_t encoder_hidden_size = 128;
-  // Stored by neuralforecast's DilatedRNN and read by nothing: accepted to the same effect.
-  int64_t context_size = 10;
-  int64_t decoder_hidden_size = 128;
-  int64_t decoder_layers = 2;
-  std::string decoder_activation = "ReLU";
-  // Read by neuralforecast's base model for recurrent models only: no effect here.
-  int64_t inference_input_size = 0;  // 0: input_size (neuralforecast's None)
 
   void visit(OptionVisitor& v);
   void validate_options() const;

@@ -38,12 +38,8 @@ class DLinear : public ForecastModel<DLinearConfig>, public NamedLayers<DLinear<
  public:
   explicit DLinear(Config cfg);
 
-  void plan(Planner& planner, Index max_batch);
-  // The forecasts [B·H, M] (a view of the model's output buffer).
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Zones "decomp", "linear_trend", "linear_season"; rows = windows.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  SHOAL_WINDOW_MODEL_MEMBERS;
 
   template <class F>
   void for_each_layer(F&& f) {

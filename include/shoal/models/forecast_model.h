@@ -20,6 +20,7 @@
 
 #include "shoal/core/error.h"
 #include "shoal/models/forecast.h"
+#include "shoal/profile/recorder.h"
 
 namespace shoal::models {
 
@@ -143,6 +144,24 @@ class ForecastModel {
   Config cfg_;
   Index max_batch_ = 0;
 };
+
+// The members the trainer calls (train/forecast_trainer.h, WindowModel), declared once for
+// every windowed model over element type T; a model's class opens its public part with
+//   SHOAL_WINDOW_MODEL_MEMBERS;
+// and its source defines them:
+//   plan(planner, max_batch)   its buffers for batches of up to max_batch windows
+//   forward(ctx, in)           the forecasts [B·H, N·M] (N 1 for a univariate model; a view of a
+//                              model buffer, valid until the next forward)
+//   backward(ctx, in, dout)    dout: ∂loss/∂forecasts of the last forward, same shape; the
+//                              parameters' gradients accumulate
+//   register_zones(rec, model) its profiler zones (rows = windows), recorded when ctx.profiler
+//                              is set; the model's source lists them
+// A macro, because C++ has no other way to declare a member once for classes that each define it.
+#define SHOAL_WINDOW_MODEL_MEMBERS                                              \
+  void plan(Planner& planner, Index max_batch);                                 \
+  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);              \
+  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout); \
+  void register_zones(profile::Recorder& rec, int model = 0)
 
 // What a model that names its layers gets from that list: its parameters, their count and
 // PyTorch's default init, each walked in the list's order. Model (the model itself) declares

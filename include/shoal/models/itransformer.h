@@ -63,13 +63,9 @@ class ITransformer : public ForecastModel<ITransformerConfig>,
  public:
   explicit ITransformer(Config cfg);
 
-  void plan(Planner& planner, Index max_batch);
-  // The forecast [B·H, N·M] (a view of a model buffer).
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Zones "enc_embedding", "futr_embedding", "encoder.attn_layers.<k>", "encoder.norm",
   // "projector", "norm" (the series norm and its inverse), rows = windows.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  SHOAL_WINDOW_MODEL_MEMBERS;
 
   template <class F>
   void for_each_layer(F&& f) {

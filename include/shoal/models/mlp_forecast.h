@@ -123,13 +123,9 @@ class MlpModel : public ForecastModel<C>, public ExogGradBuffers<T> {
 
   explicit MlpModel(Config cfg);
 
-  void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng) { stack_.init(rng); }
-  // The forecasts [B·H, N·M] (a view of the model's output buffer).
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Zones "inputs" (the packing), "mlp.<i>", "out"; rows = windows.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  SHOAL_WINDOW_MODEL_MEMBERS;
+  void init(RngStream& rng) { stack_.init(rng); }
 
   template <class F>
   void for_each_param(F&& f) {

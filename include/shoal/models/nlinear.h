@@ -24,12 +24,8 @@ class NLinear : public ForecastModel<NLinearConfig>, public NamedLayers<NLinear<
  public:
   explicit NLinear(Config cfg);
 
-  void plan(Planner& planner, Index max_batch);
-  // Returns the forecasts [B·H, 1] (a view of the model's output buffer).
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zone "linear" (rows = windows), recorded when ctx.profiler is set.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  SHOAL_WINDOW_MODEL_MEMBERS;
   template <class F>
   void for_each_layer(F&& f) {
     f("linear.", linear_);

@@ -25,12 +25,10 @@
 #include "shoal/layers/linear.h"
 #include "shoal/layers/recurrent.h"
 #include "shoal/models/forecast_model.h"
+#include "shoal/models/mlp_decoder.h"
 #include "shoal/profile/recorder.h"
 
 namespace shoal::models {
-
-// The decoder activations shoal runs (neuralforecast takes more: the others are refused).
-inline constexpr std::string_view kDecoderActivations[] = {"ReLU", "GELU", "Identity"};
 
 // The options the three share, neuralforecast's names and defaults (GRU's Config sets its own
 // encoder_hidden_size default, 200). A model's Config derives from ForecastConfig<Config> and
@@ -66,12 +64,8 @@ class RecurrentForecast : public ForecastModel<C>, public NamedLayers<RecurrentF
   static constexpr Index kChunkWindows = 128;
   explicit RecurrentForecast(Config cfg);
 
-  void plan(Planner& planner, Index max_batch);
-  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "hist_encoder", "upsample_sequence" (H > L), "mlp_decoder".
-  void register_zones(profile::Recorder& rec, int model = 0);
+  SHOAL_WINDOW_MODEL_MEMBERS;
 
   template <class F>
   void for_each_layer(F&& f) {

@@ -152,13 +152,9 @@ class ResidualStackModel : public ForecastModel<C> {
   using Base = ForecastModel<C>;
 
  public:
-  void plan(Planner& planner, Index max_batch);
-  void init(RngStream& rng);
-  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   // Profiler zones "blocks.<i>" (rows = windows), recorded when ctx.profiler is set.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  SHOAL_WINDOW_MODEL_MEMBERS;
+  void init(RngStream& rng);
 
   template <class F>
   void for_each_param(F&& f) {

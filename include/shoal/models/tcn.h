@@ -19,7 +19,7 @@
 
 namespace shoal::models {
 
-struct TCNConfig : ForecastConfig<TCNConfig> {
+struct TCNConfig : ForecastConfig<TCNConfig>, ContextForecastOptions {
   static constexpr ForecastKind kKind{.name = "tcn",
                                       .class_name = "TCN",
                                       .hist_exog = true,
@@ -36,13 +36,6 @@ struct TCNConfig : ForecastConfig<TCNConfig> {
   std::vector<int64_t> dilations = {1, 2, 4, 8, 16};
   int64_t encoder_hidden_size = 128;
   std::string encoder_activation = "ReLU";
-  // Stored by neuralforecast's TCN and read by nothing: accepted to the same effect.
-  int64_t context_size = 10;
-  int64_t decoder_hidden_size = 128;
-  int64_t decoder_layers = 2;
-  std::string decoder_activation = "ReLU";
-  // Read by neuralforecast's base model for recurrent models only: no effect on a TCN.
-  int64_t inference_input_size = 0;  // 0: input_size (neuralforecast's None)
 
   void visit(OptionVisitor& v);
   void validate_options() const;

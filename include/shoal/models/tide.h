@@ -69,17 +69,13 @@ class TiDE : public ForecastModel<TiDEConfig>, public NamedLayers<TiDE<T>> {
  public:
   explicit TiDE(Config cfg);
 
-  void plan(Planner& planner, Index max_batch);
-  // Torch's draws, with the unused historical projection's (see tide.cpp).
-  void init(RngStream& rng);
-  // Returns the forecasts [B·H, M] (a view of the model's output buffer); dout likewise.
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
-  // ∂L/∂(hist, futr, stat exog) of the last backward (models/forecast.h); with exog_grads only.
-  ExogGrads<T> exog_grads() const;
   // Profiler zones "exog_projection" (with exogenous inputs), "dense_encoder",
   // "dense_decoder", "temporal_decoder", "global_skip".
-  void register_zones(profile::Recorder& rec, int model = 0);
+  SHOAL_WINDOW_MODEL_MEMBERS;
+  // Torch's draws, with the unused historical projection's (see tide.cpp).
+  void init(RngStream& rng);
+  // ∂L/∂(hist, futr, stat exog) of the last backward (models/forecast.h); with exog_grads only.
+  ExogGrads<T> exog_grads() const;
 
   template <class F>
   void for_each_layer(F&& f) {

@@ -37,15 +37,10 @@ class TSMixer : public ForecastModel<TSMixerConfig>, public NamedLayers<TSMixer<
 
   explicit TSMixer(Config cfg);
 
-  void plan(Planner& planner, Index max_batch);
-  // The forecast [B·H, N·M] (a view of a model buffer). Training mode needs B ≥ 2 (BatchNorm
-  // batch statistics), as PyTorch.
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
-  // Profiler zones per half block ("mixing_layers.{k}.temporal_mixer", ".feature_mixer"), RevIN
-  // and the head, rows = windows, with the blocks' own analytic costs (models/zones.h);
-  // recorded when ctx.profiler is set.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  // Training mode needs B ≥ 2 (BatchNorm's batch statistics), as PyTorch. Profiler zones per
+  // half block ("mixing_layers.{k}.temporal_mixer", ".feature_mixer"), RevIN and the head, with
+  // the blocks' own analytic costs (models/zones.h).
+  SHOAL_WINDOW_MODEL_MEMBERS;
 
   template <class F>
   void for_each_layer(F&& f) {

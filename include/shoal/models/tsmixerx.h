@@ -45,17 +45,12 @@ class TSMixerx : public ForecastModel<TSMixerxConfig>, public NamedLayers<TSMixe
 
   explicit TSMixerx(Config cfg);
 
-  void plan(Planner& planner, Index max_batch);
-  // Returns the forecast [B·H, M·N] (a view of a model buffer, valid until the next forward).
-  MatView<T> forward(const Ctx& ctx, const ForecastInputs<T>& in);
-  // dout [B·H, M·N]: ∂loss/∂forecast of the last forward. Parameter grads accumulate.
-  void backward(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
-  // ∂L/∂(hist, futr, stat exog) of the last backward (models/forecast.h); with exog_grads only.
-  ExogGrads<T> exog_grads() const;
   // Profiler zones "<module>.forward" / ".backward" per layer (neuralforecast module names),
   // rows = windows, with the blocks' own analytic costs (models/zones.h); recorded when
   // ctx.profiler is set.
-  void register_zones(profile::Recorder& rec, int model = 0);
+  SHOAL_WINDOW_MODEL_MEMBERS;
+  // ∂L/∂(hist, futr, stat exog) of the last backward (models/forecast.h); with exog_grads only.
+  ExogGrads<T> exog_grads() const;
 
   template <class F>
   void for_each_layer(F&& f) {

@@ -2,150 +2,62 @@
 // each model's source (tcn.cpp, dilated_rnn.cpp) for its own Config.
 #pragma once
 
-#include <algorithm>
 #include <string>
 
-#include "shoal/kernels/gemm.h"
 #include "shoal/models/context_forecast.h"
 #include "shoal/models/zones.h"
-#include "shoal/profile/cost.h"
 #include "time_major.h"
 
 namespace shoal::models {
-
-namespace context_detail {
-
-inline kernels::Act decoder_act(const std::string& name) {
-  return name == "ReLU"   ? kernels::Act::kRelu
-         : name == "GELU" ? kernels::Act::kGelu
-                          : kernels::Act::kNone;
-}
-
-}  // namespace context_detail
 
 template <class T, class C>
 ContextForecast<T, C>::ContextForecast(Config c)
     : Base(c),
       encoder_(c.template encoder_config<T>(encoder_in())),
-      context_({.in = c.input_size, .out = c.h}) {
-  const Index layers = cfg().decoder_layers, width = cfg().decoder_hidden_size;
-  const kernels::Act act = context_detail::decoder_act(cfg().decoder_activation);
-  for (Index k = 0; k < layers; ++k) {
-    const bool last = k + 1 == layers;
-    decoder_.push_back(layers::Linear<T>({.in = k == 0 ? decoder_in() : width,
-                                          .out = last ? cfg().outputs : width,
-                                          .act = last ? kernels::Act::kNone : act}));
-  }
-  a_.resize(size_t(layers - 1));
-  da_.resize(a_.size());
-}
+      context_({.in = c.input_size, .out = c.h}),
+      decoder_(c.mlp_decoder_config(c, c.encoder_hidden_size)) {}
 
 template <class T, class C>
 void ContextForecast<T, C>::plan(Planner& planner, Index max_batch) {
   Base::set_max_batch(max_batch);
   const Index B = max_batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size;
-  planner.push_scope(std::string(C::kEncoderName) + ".");
-  encoder_.plan(planner, L * B);
-  planner.pop_scope();
-  planner.push_scope("context_adapter.");
-  context_.plan(planner, 0 + 1);  // its product runs along time (forward), not through Linear
-  planner.pop_scope();
-  for (size_t k = 0; k < decoder_.size(); ++k) {
-    planner.push_scope("mlp_decoder.layers." + std::to_string(3 * k) + ".");
-    decoder_[k].plan(planner, H * B);
-    planner.pop_scope();
-  }
+  plan_layer(planner, std::string(C::kEncoderName) + ".", encoder_, L * B);
+  plan_layer(planner, "context_adapter.", context_, 0 + 1);  // runs along time (forward)
+  decoder_.plan(planner, B);
   planner.buffer(x_, Region::kActivations, "x", {L * B, encoder_in()});
   planner.buffer(s_, Region::kActivations, "s", {L * B, hd});
   planner.buffer(ds_, Region::kActivationGrads, "ds", {L * B, hd});
   planner.buffer(u_, Region::kActivations, "u", {H * B, hd});
   planner.buffer(du_, Region::kActivationGrads, "du", {H * B, hd});
-  if (cfg().futr_exog > 0) {
-    planner.buffer(d_, Region::kActivations, "d", {H * B, decoder_in()});
-    planner.buffer(dd_, Region::kActivationGrads, "dd", {H * B, decoder_in()});
-  }
-  for (size_t k = 0; k < a_.size(); ++k) {
-    planner.buffer(a_[k], Region::kActivations, "a" + std::to_string(k),
-                   {H * B, cfg().decoder_hidden_size});
-    planner.buffer(da_[k], Region::kActivationGrads, "da" + std::to_string(k),
-                   {H * B, cfg().decoder_hidden_size});
-  }
-  planner.buffer(o_, Region::kActivations, "o", {H * B, cfg().outputs});
-  planner.buffer(do_, Region::kActivationGrads, "do", {H * B, cfg().outputs});
-  planner.buffer(out_, Region::kActivations, "out", {B, H * cfg().outputs});
-}
-
-template <class T, class C>
-void ContextForecast<T, C>::init(RngStream& rng) {
-  encoder_.init(rng);
-  context_.init(rng);
-  for (auto& l : decoder_) l.init(rng);
-}
-
-template <class T, class C>
-ConstMat<T> ContextForecast<T, C>::decoder_input(const ForecastInputs<T>& in) {
-  return time_major::decoder_input(
-      in, u_.view.data, cfg().input_size, cfg().h, cfg().encoder_hidden_size, cfg().futr_exog,
-      cfg().futr_exog > 0 ? d_.mat().rows_block(0, cfg().h * in.batch) : MatView<T>{});
 }
 
 template <class T, class C>
 MatView<T> ContextForecast<T, C>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   Base::check_inputs(in);
-  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
-              X = cfg().hist_exog, S = cfg().stat_exog, F = cfg().futr_exog, M = cfg().outputs;
+  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size;
   profile::ZoneChain zone(ctx.profiler, B);
   zone.next(zenc_.forward);
   MatView<T> x = x_.mat().rows_block(0, L * B);
-  time_major::encoder_input(in, L, H, X, S, F, x);
+  time_major::encoder_input(in, L, H, cfg().hist_exog, cfg().stat_exog, cfg().futr_exog, x);
   MatView<T> s = s_.mat().rows_block(0, L * B);
   encoder_.forward(ctx, x, s);
-  // Along time: u [H, B·Hd] = W [H, L] · s [L, B·Hd] + b, one GEMM on the time-major states.
   zone.next(zctx_.forward);
-  T* u = u_.view.data;
-  kernels::gemm<T>(kernels::Trans::kNo, kernels::Trans::kNo, H, B * hd, L, T(1),
-                   context_.p.weight.value.data, L, s.data, B * hd, T(0), u, B * hd);
-  const T* bias = context_.p.bias.value.data;
-  for (Index j = 0; j < H; ++j)
-    for (Index i = 0; i < B * hd; ++i) u[j * B * hd + i] += bias[j];
-  zone.next(zdec_.forward);
-  ConstMat<T> cur = decoder_input(in);
-  MatView<T> out = out_.mat().rows_block(0, B);
-  time_major::to_windows(time_major::decode(ctx, decoder_, a_, o_, cur), B, H, M, out);
-  return MatView<T>(out.data, B * H, M);
+  time_major::along_time(context_, s.data, B * hd, u_.view.data);
+  zone.next(decoder_.zones().forward);
+  return decoder_.forward(ctx, in, u_.mat().rows_block(0, H * B));
 }
 
 template <class T, class C>
 void ContextForecast<T, C>::backward(const Ctx& ctx, const ForecastInputs<T>& in,
                                      ConstMat<T> dout) {
-  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
-              F = cfg().futr_exog, M = cfg().outputs;
+  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size;
   profile::ZoneChain zone(ctx.profiler, B);
-  zone.next(zdec_.backward);
-  MatView<T> dot = do_.mat().rows_block(0, H * B);
-  time_major::to_steps(dout, B, H, M, dot);
-  // The decoder's input gradient: dd (with future exogenous, its first Hd columns copied to
-  // du after) or du.
+  zone.next(decoder_.zones().backward);
   const MatView<T> du = du_.mat().rows_block(0, H * B);
-  const MatView<T> dfirst = F > 0 ? dd_.mat().rows_block(0, H * B) : du;
-  const ConstMat<T> x0 = F > 0 ? ConstMat<T>(d_.mat().rows_block(0, H * B))
-                               : ConstMat<T>(u_.mat().rows_block(0, H * B));
-  time_major::decode_backward(ctx, decoder_, a_, o_, da_, x0, dot, dfirst);
-  if (F > 0)
-    for (Index r = 0; r < H * B; ++r) std::copy_n(dfirst.row(r), hd, du.row(r));
+  decoder_.backward(ctx, in, u_.mat().rows_block(0, H * B), dout, du);
   zone.next(zctx_.backward);
   MatView<T> ds = ds_.mat().rows_block(0, L * B);
-  const T* s = s_.view.data;
-  auto& w = context_.p;
-  kernels::gemm<T>(kernels::Trans::kNo, kernels::Trans::kYes, H, L, B * hd, T(1), du.data, B * hd,
-                   s, B * hd, T(1), w.weight.grad.data, L);
-  for (Index j = 0; j < H; ++j) {
-    T sum = 0;
-    for (Index i = 0; i < B * hd; ++i) sum += du.data[j * B * hd + i];
-    w.bias.grad.data[j] += sum;
-  }
-  kernels::gemm<T>(kernels::Trans::kYes, kernels::Trans::kNo, L, B * hd, H, T(1),
-                   w.weight.value.data, L, du.data, B * hd, T(0), ds.data, B * hd);
+  time_major::along_time_backward(context_, s_.view.data, du.data, B * hd, ds.data);
   zone.next(zenc_.backward);
   // The encoder's input is data: no input gradient.
   encoder_.backward(ctx, x_.mat().rows_block(0, L * B), s_.mat().rows_block(0, L * B), ds,
@@ -154,28 +66,11 @@ void ContextForecast<T, C>::backward(const Ctx& ctx, const ForecastInputs<T>& in
 
 template <class T, class C>
 void ContextForecast<T, C>::register_zones(profile::Recorder& rec, int model) {
-  const double L = double(cfg().input_size), H = double(cfg().h),
-               hd = double(cfg().encoder_hidden_size), e = sizeof(T);
-  zenc_ = block_zones(rec, model, std::string(C::kEncoderName), L, encoder_, /*dx=*/false);
-  zctx_ = cost_zones(
-      rec, model, "context_adapter", hd,
-      [&](double r) { return profile::linear_forward(r, L, H, true, profile::ActKind::kNone, e); },
-      [&](double r) {
-        return profile::linear_backward_dw(r, L, H, true, e) +
-               profile::linear_backward_dx(r, L, H, profile::ActKind::kNone, e);
-      });
-  zdec_ = cost_zones(
-      rec, model, "mlp_decoder", H,
-      [this](double r) {
-        profile::Cost c;
-        for (const auto& l : decoder_) c += l.forward_cost(r);
-        return c;
-      },
-      [this](double r) {
-        profile::Cost c;
-        for (const auto& l : decoder_) c += l.backward_cost(r, true);
-        return c;
-      });
+  zenc_ = block_zones(rec, model, std::string(C::kEncoderName), double(cfg().input_size), encoder_,
+                      /*dx=*/false);
+  zctx_ = time_major::along_time_zones(rec, model, "context_adapter", context_,
+                                       cfg().encoder_hidden_size);
+  decoder_.register_zones(rec, model);
 }
 
 }  // namespace shoal::models

@@ -12,8 +12,11 @@
 
 #include "shoal/core/arena.h"
 #include "shoal/core/ctx.h"
+#include "shoal/kernels/gemm.h"
 #include "shoal/layers/linear.h"
 #include "shoal/models/forecast.h"
+#include "shoal/models/zones.h"
+#include "shoal/profile/cost.h"
 
 namespace shoal::models::time_major {
 
@@ -78,6 +81,48 @@ void decode_backward(const Ctx& ctx, std::vector<layers::Linear<T>>& decoder,
     decoder[k].backward(ctx, xk, yk, dout, dx);
     dout = dx;
   }
+}
+
+// neuralforecast's Linear over the time axis of its states (a permute, the Linear, a permute
+// back: LSTM's upsample_sequence, TCN's context_adapter), on time-major states it is one GEMM:
+//   u [H, B·Hd] = W [H, L] · s [L, B·Hd] + b (step j's bias along row j)
+// `lin` is Linear_{L→H}; cols = B·Hd.
+template <class T>
+void along_time(const layers::Linear<T>& lin, const T* s, Index cols, T* u) {
+  const Index L = lin.cfg.in, H = lin.cfg.out;
+  kernels::gemm<T>(kernels::Trans::kNo, kernels::Trans::kNo, H, cols, L, T(1),
+                   lin.p.weight.value.data, L, s, cols, T(0), u, cols);
+  const T* b = lin.p.bias.value.data;
+  for (Index j = 0; j < H; ++j)
+    for (Index i = 0; i < cols; ++i) u[j * cols + i] += b[j];
+}
+// Its backward: W's and b's gradients accumulate, ds [L, cols] is overwritten.
+template <class T>
+void along_time_backward(layers::Linear<T>& lin, const T* s, const T* du, Index cols, T* ds) {
+  const Index L = lin.cfg.in, H = lin.cfg.out;
+  auto& w = lin.p;
+  kernels::gemm<T>(kernels::Trans::kNo, kernels::Trans::kYes, H, L, cols, T(1), du, cols, s, cols,
+                   T(1), w.weight.grad.data, L);
+  for (Index j = 0; j < H; ++j) {
+    T sum = 0;
+    for (Index i = 0; i < cols; ++i) sum += du[j * cols + i];
+    w.bias.grad.data[j] += sum;
+  }
+  kernels::gemm<T>(kernels::Trans::kYes, kernels::Trans::kNo, L, cols, H, T(1), w.weight.value.data,
+                   L, du, cols, T(0), ds, cols);
+}
+// Its profiler zones "<name>": per window, the Linear's cost over hd rows (its GEMMs' columns).
+template <class T>
+profile::LayerZones along_time_zones(profile::Recorder& rec, int model, const std::string& name,
+                                     const layers::Linear<T>& lin, Index hd) {
+  const double L = double(lin.cfg.in), H = double(lin.cfg.out), e = sizeof(T);
+  return cost_zones(
+      rec, model, name, double(hd),
+      [&](double r) { return profile::linear_forward(r, L, H, true, profile::ActKind::kNone, e); },
+      [&](double r) {
+        return profile::linear_backward_dw(r, L, H, true, e) +
+               profile::linear_backward_dx(r, L, H, profile::ActKind::kNone, e);
+      });
 }
 
 // Time-major [H·B, M] → the trainer's window-major [B, H·M], and back.
