@@ -1,6 +1,6 @@
-"""Loads shoal-trained TSMixerx (or RNN, GRU, LSTM, TCN, DilatedRNN, BiTCN) weights into
-neuralforecast's PyTorch model and checks that both forecast the same (not in CI: needs the peer
-environment).
+"""Loads shoal-trained TSMixerx (or RNN, GRU, LSTM, TCN, DilatedRNN, BiTCN, iTransformer)
+weights into neuralforecast's PyTorch model and checks that both forecast the same (not in CI:
+needs the peer environment).
 
     PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py [MODEL]
 
@@ -51,6 +51,9 @@ OWN_ARGS = {
     "DilatedRNN": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16,
                        dilations=[[1, 2], [4]]),
     "BiTCN": dict(input_size=18, hidden_size=16),
+    # Future exogenous inputs only, as neuralforecast's iTransformer takes.
+    "iTransformer": dict(input_size=18, n_series=3, hidden_size=16, n_heads=2, d_ff=32,
+                         hist_exog_list=None, stat_exog_list=None),
 }
 # Modules neuralforecast holds under two names (its state_dict lists both): the alias of each
 # name shoal saves. TCN's CausalConv1d keeps its conv as .conv and as .causalconv.0.
@@ -66,8 +69,9 @@ def main():
 
     name = sys.argv[1] if len(sys.argv) > 1 else "TSMixerx"
     df, static = make_data()
-    args = dict(h=6, futr_exog_list=["promo"], hist_exog_list=["temp"], stat_exog_list=["size"],
-                scaler_type="standard", random_seed=7, **OWN_ARGS[name])
+    args = {**dict(h=6, futr_exog_list=["promo"], hist_exog_list=["temp"],
+                   stat_exog_list=["size"], scaler_type="standard", random_seed=7),
+            **OWN_ARGS[name]}
 
     model = getattr(shoal, name)(max_steps=200, **args)
     nf = shoal.NeuralForecast([model], freq="ME").fit(df, static_df=static)

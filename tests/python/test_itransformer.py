@@ -44,7 +44,7 @@ def test_fits_a_panel_jointly_with_future_exogenous_and_names_its_weights(use_no
     assert sd["enc_embedding.value_embedding.weight"].shape == (8, 10)
     assert sd["futr_embedding.weight"].shape == (8, 14)
     assert sd["encoder.attn_layers.1.attention.query_projection.weight"].shape == (8, 8)
-    assert sd["encoder.attn_layers.0.conv1.weight"].shape == (16, 8)
+    assert sd["encoder.attn_layers.0.conv1.weight"].shape == (16, 8, 1)  # torch's Conv1d shape
     assert sd["encoder.norm.weight"].shape == (8,)
     assert sd["projector.weight"].shape == (4, 8)
 

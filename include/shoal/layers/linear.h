@@ -21,9 +21,13 @@ struct Linear {
     Index out = 0;
     bool bias = true;
     Act act = Act::kNone;
+    // The same map as a kernel-1 Conv1d over the rows (neuralforecast's TransEncoderLayer
+    // conv1/conv2): the weight is named with torch's shape [O, I, 1], so saved weights load
+    // into the peer's module as they are.
+    bool pointwise_conv = false;
   };
   struct Params {
-    Param<T> weight;  // [O, I]
+    Param<T> weight;  // [O, I] ([O, I, 1] as a pointwise convolution)
     Param<T> bias;    // [O]
   };
 

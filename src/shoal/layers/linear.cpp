@@ -8,7 +8,10 @@ template <class T>
 void Linear<T>::plan(Planner& planner, Index max_rows) {
   SHOAL_CHECK(cfg.in > 0 && cfg.out > 0, "Linear needs in > 0 and out > 0, got in={} out={}",
               cfg.in, cfg.out);
-  planner.param(p.weight, "weight", {cfg.out, cfg.in});
+  if (cfg.pointwise_conv)
+    planner.param(p.weight, "weight", {cfg.out, cfg.in, 1});
+  else
+    planner.param(p.weight, "weight", {cfg.out, cfg.in});
   if (cfg.bias) planner.param(p.bias, "bias", {cfg.out});
   if (cfg.act == Act::kGelu) planner.buffer(pre, Region::kActivations, "pre", {max_rows, cfg.out});
   planner.buffer(dz, Region::kScratch, "dz", {max_rows, cfg.out});
