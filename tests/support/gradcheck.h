@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "shoal/core/rng.h"
+#include "step_scale.h"
 
 namespace shoal::testing {
 
@@ -63,11 +64,10 @@ inline GradcheckResult gradcheck(const std::vector<GradVar>& vars, const std::ve
   std::vector<std::vector<double>> analytic;
   for (const auto& v : vars) analytic.emplace_back(v.grad, v.grad + v.n);
 
-  // Under the sanitizers (the asan test preset sets SHOAL_TEST_STEP_SCALE=k) every k-th
-  // element of each variable, and its last, is perturbed: the same code paths for the
-  // sanitizers to watch, in a k-th of the forwards; the release run checks every element.
-  const char* step_scale = std::getenv("SHOAL_TEST_STEP_SCALE");
-  const int64_t stride = std::max<int64_t>(step_scale != nullptr ? std::atoll(step_scale) : 1, 1);
+  // Under the sanitizers (support/step_scale.h: k) every k-th element of each variable, and its
+  // last, is perturbed: the same code paths for the sanitizers to watch, in a k-th of the
+  // forwards; the release run checks every element.
+  const int64_t stride = step_scale();
   auto checked = [&](int64_t i, int64_t n) { return i % stride == 0 || i == n - 1; };
   GradcheckResult res;
   for (size_t k = 0; k < vars.size(); ++k) {

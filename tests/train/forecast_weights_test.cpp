@@ -17,6 +17,7 @@
 #include "shoal/train/forecast_registry.h"
 #include "shoal/train/safetensors.h"
 #include "support/registry_models.h"
+#include "support/step_scale.h"
 
 namespace shoal::train {
 namespace forecast_weights_test {
@@ -59,7 +60,8 @@ TEST(ForecastWeights, PredictFromWeightsEqualsTheFitsForecasts) {
     // widths and bitwise equality, but for iTransformer, whose GEMMs run over every token of
     // the pass (N per window, at widths of 512 and 2,048) and so round with the pass's size too.
     const bool exact = forecast_model(model).multivariate && model != "itransformer";
-    const nlohmann::json options = {{"h", 4}, {"input_size", 12}, {"max_steps", 15}};
+    const nlohmann::json options = {
+        {"h", 4}, {"input_size", 12}, {"max_steps", testing::scaled_steps(15)}};
     ForecastJob job =
         forecast_job(model, exact ? options : testing::small_widths(model, options, 8));
     job.windows.scaler = data::ScalerType::kStandard;

@@ -14,6 +14,7 @@
 #include "shoal/train/forecast_registry.h"
 #include "support/alloc_counter.h"
 #include "support/registry_models.h"
+#include "support/step_scale.h"
 
 namespace shoal::global_fit_test {
 
@@ -110,9 +111,10 @@ class GlobalFitThreads : public ::testing::TestWithParam<std::string> {};
 TEST_P(GlobalFitThreads, AgreeAndAThreadCountIsBitwiseDeterministic) {
   const Data d = make(9, 80, 6, 5);
   const data::Panel panel(d.set, all(d.set), {});
+  const int64_t steps = testing::scaled_steps(30);
   nlohmann::json options = {{"h", 6},
                             {"input_size", 12},
-                            {"max_steps", 30},
+                            {"max_steps", steps},
                             {"learning_rate", 1e-3},
                             {"windows_batch_size", 203},
                             {"batch_size", 5},
@@ -126,8 +128,8 @@ TEST_P(GlobalFitThreads, AgreeAndAThreadCountIsBitwiseDeterministic) {
     job.keep_weights = true;
     runs[k] = train::fit_forecast(panel, job);
   }
-  ASSERT_EQ(runs[0].train_losses.size(), 30u);
-  for (size_t i = 0; i < 30; ++i)
+  ASSERT_EQ(runs[0].train_losses.size(), size_t(steps));
+  for (size_t i = 0; i < size_t(steps); ++i)
     EXPECT_NEAR(runs[1].train_losses[i], runs[0].train_losses[i],
                 1e-4 * std::max(1.0, std::abs(runs[0].train_losses[i])))
         << "step " << i;
