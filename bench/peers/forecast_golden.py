@@ -30,9 +30,8 @@ import sys
 import numpy as np
 import torch
 
+import neuralforecast.models
 from neuralforecast.losses.pytorch import MAE
-from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, BiTCN, DilatedRNN,
-                                   DLinear, MLPMultivariate, NBEATSx, NLinear, TiDE, iTransformer)
 
 sys.path.insert(0, os.path.dirname(__file__))
 from golden_models import written_by  # noqa: E402
@@ -87,17 +86,9 @@ CONFIGS = {
     "bitcn": dict(h=5, input_size=7, n_series=1, hist=1, futr=2, stat=1, hidden_size=6,
                   dropout=0.0),
 }
-RECURRENT = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
-RECURRENT_ARGS = ("encoder_n_layers", "encoder_hidden_size", "decoder_hidden_size",
-                  "decoder_layers")
-TCN_ARGS = ("kernel_size", "dilations", "encoder_hidden_size", "encoder_activation",
-            "decoder_hidden_size", "decoder_layers")
-DRNN_ARGS = ("cell_type", "dilations", "encoder_hidden_size", "decoder_hidden_size",
-             "decoder_layers")
-ITRANS_ARGS = ("hidden_size", "n_heads", "e_layers", "d_ff", "dropout", "use_norm")
-STACKED = {"nhits": NHITS, "nbeats": NBEATS, "nbeatsx": NBEATSx, "tide": TiDE}
-STACKED_ARGS = ("mlp_units", "hidden_size", "decoder_output_dim", "temporal_decoder_dim",
-                "dropout")
+# A config's keys that are not its model's arguments: the data's sizes (hist, futr and stat
+# become the exogenous column lists) and whether the script writes a gradient golden.
+DATA_KEYS = ("h", "input_size", "n_series", "hist", "futr", "stat", "grad")
 
 
 class Golden:
@@ -126,48 +117,27 @@ def names(prefix, count):
     return [f"{prefix}{i}" for i in range(count)] or None
 
 
+def nf_class(kind):
+    """neuralforecast's class of a registry model: the one whose name, lowercased, is the
+    registry's without underscores (mlp_multivariate: MLPMultivariate)."""
+    classes = {n.lower(): getattr(neuralforecast.models, n) for n in neuralforecast.models.__all__}
+    return classes[kind.replace("_", "")]
+
+
 def make(kind, loss=None):
+    """The config's model, built by neuralforecast with random_seed 1: its own arguments are
+    the config's keys besides DATA_KEYS."""
     c = CONFIGS[kind]
-    common = dict(h=c["h"], input_size=c["input_size"], random_seed=1)
+    cls = nf_class(kind)
+    args = dict(h=c["h"], input_size=c["input_size"], random_seed=1,
+                hist_exog_list=names("x", c["hist"]), futr_exog_list=names("f", c["futr"]),
+                stat_exog_list=names("s", c["stat"]),
+                **{k: v for k, v in c.items() if k not in DATA_KEYS})
+    if cls.MULTIVARIATE:
+        args["n_series"] = c["n_series"]
     if loss is not None:  # a multi-output loss sizes the model's output layer
-        common.update(loss=loss, valid_loss=loss)
-    if kind == "nlinear":
-        return NLinear(**common)
-    if kind == "dlinear":
-        return DLinear(moving_avg_window=c["moving_avg_window"], **common)
-    if kind in RECURRENT:
-        extra = {k: c[k] for k in RECURRENT_ARGS}
-        return RECURRENT[kind](**common, **extra, hist_exog_list=names("x", c["hist"]),
-                               futr_exog_list=names("f", c["futr"]),
-                               stat_exog_list=names("s", c["stat"]))
-    if kind == "dilated_rnn":
-        return DilatedRNN(**common, **{k: c[k] for k in DRNN_ARGS},
-                          hist_exog_list=names("x", c["hist"]),
-                          futr_exog_list=names("f", c["futr"]),
-                          stat_exog_list=names("s", c["stat"]))
-    if kind == "itransformer":
-        return iTransformer(n_series=c["n_series"], **common, **{k: c[k] for k in ITRANS_ARGS},
-                            futr_exog_list=names("f", c["futr"]))
-    if kind == "bitcn":
-        return BiTCN(**common, hidden_size=c["hidden_size"], dropout=c["dropout"],
-                     hist_exog_list=names("x", c["hist"]), futr_exog_list=names("f", c["futr"]),
-                     stat_exog_list=names("s", c["stat"]))
-    if kind == "tcn":
-        return TCN(**common, **{k: c[k] for k in TCN_ARGS}, hist_exog_list=names("x", c["hist"]),
-                   futr_exog_list=names("f", c["futr"]), stat_exog_list=names("s", c["stat"]))
-    if kind in STACKED:
-        extra = {k: c[k] for k in STACKED_ARGS if k in c}
-        if c["hist"] + c["futr"] + c["stat"]:
-            extra.update(hist_exog_list=names("x", c["hist"]),
-                         futr_exog_list=names("f", c["futr"]),
-                         stat_exog_list=names("s", c["stat"]))
-        return STACKED[kind](**common, **extra)
-    exog = dict(hist_exog_list=names("x", c["hist"]), futr_exog_list=names("f", c["futr"]),
-                stat_exog_list=names("s", c["stat"]), num_layers=c["num_layers"],
-                hidden_size=c["hidden_size"])
-    if kind == "mlp":
-        return MLP(**common, **exog)
-    return MLPMultivariate(n_series=c["n_series"], **common, **exog)
+        args.update(loss=loss, valid_loss=loss)
+    return cls(**args)
 
 
 def rand(gen, *shape, dtype):

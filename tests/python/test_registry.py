@@ -29,10 +29,9 @@ def as_python(text, kind):
     return text
 
 
-CLASSES = {c._model: c for c in (shoal.TSMixerx, shoal.TSMixer, shoal.NLinear, shoal.DLinear,
-                                  shoal.MLP, shoal.MLPMultivariate, shoal.NHITS, shoal.NBEATS,
-                                  shoal.NBEATSx, shoal.TiDE, shoal.RNN, shoal.GRU, shoal.LSTM,
-                                  shoal.TCN, shoal.DilatedRNN, shoal.iTransformer, shoal.BiTCN)}
+# The Python class of every neural model the registry lists, by neuralforecast's class name.
+CLASSES = {name: getattr(shoal, class_name, None)
+           for name, class_name, neural in _core.forecast_models() if neural}
 
 
 @pytest.mark.parametrize("model", sorted(CLASSES))
@@ -66,10 +65,9 @@ def test_signature_defaults_are_the_registrys(model):
 
 
 def test_every_registered_model_has_a_class():
-    for name, class_name, neural in _core.forecast_models():
-        if neural:
-            assert name in CLASSES, f"registry model {name} ({class_name}) has no Python class"
-            assert CLASSES[name].__name__ == class_name
+    for name, cls in CLASSES.items():
+        assert cls is not None, f"registry model {name} has no Python class"
+        assert cls._model == name and cls.__module__ == "shoal.models", cls
 
 
 def test_an_out_of_range_int_is_a_value_error():

@@ -46,9 +46,25 @@ inline bool has_blocks_golden(const std::string& model) {
   return std::filesystem::exists(std::filesystem::path(SHOAL_GOLDEN_DIR) / (model + ".json"));
 }
 
+// The options of `c` that `kw` gives, each key read as a jobs file's (OptionReader), but for
+// neuralforecast's mlp_units, [in, out] pairs, flattened. Returns the reader, which knows the keys
+// the options asked for.
+template <class Config>
+OptionReader read_options(Config& c, nlohmann::json kw) {
+  if (kw.contains("mlp_units")) {
+    std::vector<int64_t> units;
+    for (const auto& pair : kw["mlp_units"])
+      for (const auto& u : pair) units.push_back(u.template get<int64_t>());
+    kw["mlp_units"] = units;
+  }
+  OptionReader reader(std::move(kw), std::string(Config::kKind.name));
+  c.visit(reader);
+  return reader;
+}
+
 // neuralforecast's keyword arguments as a model's Config: the shape from h, input_size and the
-// exogenous lists, mlp_units' [in, out] pairs flattened, every other key (random_seed aside)
-// the model's option of that name, neuralforecast's defaults for the ones a case leaves out.
+// exogenous lists, every other key (random_seed aside) the model's option of that name
+// (read_options), neuralforecast's defaults for the ones a case leaves out.
 template <class Config>
 Config config_of_kwargs(nlohmann::json kw) {
   Config c;
@@ -60,18 +76,10 @@ Config config_of_kwargs(nlohmann::json kw) {
                             {"stat_exog_list", &s.stat_exog}})
     if (kw.contains(key)) *field = Index(kw[key].size());
   c.set_shape(s);
-  if (kw.contains("mlp_units")) {
-    std::vector<int64_t> units;
-    for (const auto& pair : kw["mlp_units"])
-      for (const auto& u : pair) units.push_back(u.template get<int64_t>());
-    kw["mlp_units"] = units;
-  }
   for (const char* key :
        {"h", "input_size", "hist_exog_list", "futr_exog_list", "stat_exog_list", "random_seed"})
     kw.erase(key);
-  OptionReader reader(kw, std::string(Config::kKind.name));
-  c.visit(reader);
-  reader.check_all_used();
+  read_options(c, std::move(kw)).check_all_used();
   return c;
 }
 

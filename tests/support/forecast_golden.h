@@ -22,6 +22,7 @@
 
 #include "shoal/models/forecast.h"
 #include "shoal/train/forecast_trainer.h"
+#include "support/blocks_golden.h"
 #include "support/golden.h"
 
 namespace shoal::golden {
@@ -34,64 +35,13 @@ inline bool has_forecast_golden(const std::string& name) {
 using models::ForecastInputs;
 using nlohmann::json;
 
-// The golden's options and shape (tsmixer_golden.py names the exogenous counts
-// hist_exog_size, …; goldens without "outputs" are single-output).
+// The golden's options and shape: every key the model's options name (read_options; the
+// golden's other keys describe the data), the shape from its sizes (tsmixer_golden.py names the
+// exogenous counts hist_exog_size, …; goldens without "outputs" are single-output).
 template <class Model>
 typename Model::Config config_of(const json& m) {
   typename Model::Config c;
-  if constexpr (requires { c.moving_avg_window; }) c.moving_avg_window = m.at("moving_avg_window");
-  if constexpr (requires { c.num_layers; }) {
-    c.num_layers = m.at("num_layers");
-    c.hidden_size = m.at("hidden_size");
-  }
-  if constexpr (requires { c.mlp_units; }) {  // neuralforecast's [[in, out], ...], flattened
-    c.mlp_units.clear();
-    for (const json& pair : m.at("mlp_units"))
-      for (const json& u : pair) c.mlp_units.push_back(u.get<int64_t>());
-  }
-  if constexpr (requires { c.decoder_output_dim; }) {
-    c.hidden_size = m.at("hidden_size");
-    c.decoder_output_dim = m.at("decoder_output_dim");
-    c.temporal_decoder_dim = m.at("temporal_decoder_dim");
-    c.dropout = m.at("dropout");
-  }
-  if constexpr (
-      requires {
-        c.hidden_size;
-        c.dropout;
-      } &&
-      !requires { c.decoder_output_dim; }) {  // BiTCN
-    c.hidden_size = m.at("hidden_size");
-    c.dropout = m.at("dropout");
-  }
-  if constexpr (requires { c.encoder_n_layers; }) c.encoder_n_layers = m.at("encoder_n_layers");
-  if constexpr (requires { c.cell_type; }) {  // neuralforecast's groups, as JSON text
-    c.cell_type = m.at("cell_type");
-    c.dilations = m.at("dilations").dump();
-  } else if constexpr (requires { c.dilations; }) {
-    c.kernel_size = m.at("kernel_size");
-    c.dilations = m.at("dilations").get<std::vector<int64_t>>();
-    c.encoder_activation = m.at("encoder_activation");
-  }
-  if constexpr (requires { c.encoder_hidden_size; }) {
-    c.encoder_hidden_size = m.at("encoder_hidden_size");
-    c.decoder_hidden_size = m.at("decoder_hidden_size");
-    c.decoder_layers = m.at("decoder_layers");
-  }
-  if constexpr (requires { c.n_heads; }) {  // iTransformer
-    c.hidden_size = m.at("hidden_size");
-    c.n_heads = m.at("n_heads");
-    c.e_layers = m.at("e_layers");
-    c.d_ff = m.at("d_ff");
-    c.dropout = m.at("dropout");
-    c.use_norm = m.at("use_norm");
-  }
-  if constexpr (requires { c.ff_dim; }) {
-    c.n_block = m.at("n_block");
-    c.ff_dim = m.at("ff_dim");
-    c.dropout = m.at("dropout");
-    c.revin = m.at("revin");
-  }
+  read_options(c, m);
   const bool mixer = m.contains("hist_exog_size");
   c.set_shape({.h = m.at("h"),
                .input_size = m.at("input_size"),
