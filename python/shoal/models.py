@@ -495,3 +495,8 @@ def _rebuild(class_name, args, trainer_kwargs):
     if not (isinstance(cls, type) and issubclass(cls, _ForecastModel) and cls._nf_name):
         raise ValueError(f"{class_name!r} is not a shoal forecasting model")
     return cls(**args, **trainer_kwargs)
+
+
+# Every forecasting model class above: `from shoal.models import *` and the package's names.
+__all__ = [name for name, c in list(globals().items())
+           if isinstance(c, type) and issubclass(c, _ForecastModel) and c._nf_name]
