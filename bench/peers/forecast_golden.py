@@ -32,7 +32,8 @@ import torch
 
 from neuralforecast.losses.pytorch import MAE
 from neuralforecast.models import (GRU, LSTM, MLP, NBEATS, NHITS, RNN, TCN, BiTCN, DilatedRNN,
-                                   DLinear, MLPMultivariate, NBEATSx, NLinear, TiDE, iTransformer)
+                                   DLinear, MLPMultivariate, NBEATSx, NLinear, PatchTST, TiDE,
+                                   iTransformer)
 
 sys.path.insert(0, os.path.dirname(__file__))
 from golden_models import written_by  # noqa: E402
@@ -86,6 +87,14 @@ CONFIGS = {
     # dilation 8, reaching past the window both ways); dropout 0, a mask being each tool's draw.
     "bitcn": dict(h=5, input_size=7, n_series=1, hist=1, futr=2, stat=1, hidden_size=6,
                   dropout=0.0),
+    # PatchTST: 10 steps in patches of 4 every 2 (5 patches with the replicated end), two
+    # residual-attention layers of two heads, RevIN with its affine and the last value; dropout
+    # 0 (a mask is each tool's own draw).
+    "patchtst": dict(h=4, input_size=10, n_series=1, hist=0, futr=0, stat=0, encoder_layers=2,
+                     n_heads=2, hidden_size=8, linear_hidden_size=12, dropout=0.0,
+                     head_dropout=0.0, attn_dropout=0.0, patch_len=4, stride=2, revin=True,
+                     revin_affine=True, revin_subtract_last=True, activation="gelu",
+                     res_attention=True, batch_normalization=False, learn_pos_embed=True),
 }
 RECURRENT = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
 RECURRENT_ARGS = ("encoder_n_layers", "encoder_hidden_size", "decoder_hidden_size",
@@ -95,6 +104,10 @@ TCN_ARGS = ("kernel_size", "dilations", "encoder_hidden_size", "encoder_activati
 DRNN_ARGS = ("cell_type", "dilations", "encoder_hidden_size", "decoder_hidden_size",
              "decoder_layers")
 ITRANS_ARGS = ("hidden_size", "n_heads", "e_layers", "d_ff", "dropout", "use_norm")
+PATCHTST_ARGS = ("encoder_layers", "n_heads", "hidden_size", "linear_hidden_size", "dropout",
+                 "head_dropout", "attn_dropout", "patch_len", "stride", "revin", "revin_affine",
+                 "revin_subtract_last", "activation", "res_attention", "batch_normalization",
+                 "learn_pos_embed")
 STACKED = {"nhits": NHITS, "nbeats": NBEATS, "nbeatsx": NBEATSx, "tide": TiDE}
 STACKED_ARGS = ("mlp_units", "hidden_size", "decoder_output_dim", "temporal_decoder_dim",
                 "dropout")
@@ -148,6 +161,8 @@ def make(kind, loss=None):
     if kind == "itransformer":
         return iTransformer(n_series=c["n_series"], **common, **{k: c[k] for k in ITRANS_ARGS},
                             futr_exog_list=names("f", c["futr"]))
+    if kind == "patchtst":
+        return PatchTST(**common, **{k: c[k] for k in PATCHTST_ARGS})
     if kind == "bitcn":
         return BiTCN(**common, hidden_size=c["hidden_size"], dropout=c["dropout"],
                      hist_exog_list=names("x", c["hist"]), futr_exog_list=names("f", c["futr"]),
@@ -208,6 +223,9 @@ def gradient_golden(kind, out_dir, windows=4, loss=None, suffix="_grad"):
         # name only.
         if t.data_ptr() in seen:
             continue
+        # PatchTST's fixed attention scale and BatchNorm's step count: no weights of shoal's.
+        if name.endswith((".sdp_attn.scale", "num_batches_tracked")):
+            continue
         seen.add(t.data_ptr())
         if not name.startswith(("loss.", "valid_loss.")):  # a loss's quantiles
             g.add("weights/" + name, t)
@@ -231,6 +249,13 @@ def gradient_golden(kind, out_dir, windows=4, loss=None, suffix="_grad"):
     for name, p in model.named_parameters():
         if p.requires_grad:  # not a loss's fixed quantiles
             g.add("grads/" + name, p.grad)
+    running = [(n, t) for n, t in model.state_dict().items() if "running_" in n]
+    if running:  # BatchNorm: the statistics the training forward left, and an eval forward
+        for name, t in running:
+            g.add("buffers/" + name, t)
+        model.eval()
+        with torch.no_grad():
+            g.add("eval_output", model(to_nf(kind, batch)).reshape(windows, h, -1))
     meta = config_meta(kind)
     meta["outputs"] = out.shape[-1] // n
     g.write(out_dir, kind + suffix, meta)

@@ -78,7 +78,23 @@ typename Model::Config config_of(const json& m) {
     c.decoder_hidden_size = m.at("decoder_hidden_size");
     c.decoder_layers = m.at("decoder_layers");
   }
-  if constexpr (requires { c.n_heads; }) {  // iTransformer
+  if constexpr (requires { c.patch_len; }) {  // PatchTST
+    c.encoder_layers = m.at("encoder_layers");
+    c.n_heads = m.at("n_heads");
+    c.linear_hidden_size = m.at("linear_hidden_size");
+    c.head_dropout = m.at("head_dropout");
+    c.attn_dropout = m.at("attn_dropout");
+    c.patch_len = m.at("patch_len");
+    c.stride = m.at("stride");
+    c.revin = m.at("revin");
+    c.revin_affine = m.at("revin_affine");
+    c.revin_subtract_last = m.at("revin_subtract_last");
+    c.activation = m.at("activation");
+    c.res_attention = m.at("res_attention");
+    c.batch_normalization = m.at("batch_normalization");
+    c.learn_pos_embed = m.at("learn_pos_embed");
+  }
+  if constexpr (requires { c.e_layers; }) {  // iTransformer
     c.hidden_size = m.at("hidden_size");
     c.n_heads = m.at("n_heads");
     c.e_layers = m.at("e_layers");
