@@ -32,7 +32,8 @@ def as_python(text, kind):
 CLASSES = {c._model: c for c in (shoal.TSMixerx, shoal.TSMixer, shoal.NLinear, shoal.DLinear,
                                   shoal.MLP, shoal.MLPMultivariate, shoal.NHITS, shoal.NBEATS,
                                   shoal.NBEATSx, shoal.TiDE, shoal.RNN, shoal.GRU, shoal.LSTM,
-                                  shoal.TCN, shoal.DilatedRNN, shoal.iTransformer, shoal.BiTCN)}
+                                  shoal.TCN, shoal.DilatedRNN, shoal.iTransformer, shoal.BiTCN,
+                                  shoal.PatchTST)}
 
 
 @pytest.mark.parametrize("model", sorted(CLASSES))
