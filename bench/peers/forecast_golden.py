@@ -85,6 +85,14 @@ CONFIGS = {
     # dilation 8, reaching past the window both ways); dropout 0, a mask being each tool's draw.
     "bitcn": dict(h=5, input_size=7, n_series=1, hist=1, futr=2, stat=1, hidden_size=6,
                   dropout=0.0),
+    # PatchTST: 10 steps in patches of 4 every 2 (5 patches with the replicated end), two
+    # residual-attention layers of two heads, RevIN with its affine and the last value; dropout
+    # 0 (a mask is each tool's own draw).
+    "patchtst": dict(h=4, input_size=10, n_series=1, hist=0, futr=0, stat=0, encoder_layers=2,
+                     n_heads=2, hidden_size=8, linear_hidden_size=12, dropout=0.0,
+                     head_dropout=0.0, attn_dropout=0.0, patch_len=4, stride=2, revin=True,
+                     revin_affine=True, revin_subtract_last=True, activation="gelu",
+                     res_attention=True, batch_normalization=False, learn_pos_embed=True),
 }
 # A config's keys that are not its model's arguments: the data's sizes (hist, futr and stat
 # become the exogenous column lists) and whether the script writes a gradient golden.
@@ -178,6 +186,9 @@ def gradient_golden(kind, out_dir, windows=4, loss=None, suffix="_grad"):
         # name only.
         if t.data_ptr() in seen:
             continue
+        # PatchTST's fixed attention scale and BatchNorm's step count: no weights of shoal's.
+        if name.endswith((".sdp_attn.scale", "num_batches_tracked")):
+            continue
         seen.add(t.data_ptr())
         if not name.startswith(("loss.", "valid_loss.")):  # a loss's quantiles
             g.add("weights/" + name, t)
@@ -201,6 +212,13 @@ def gradient_golden(kind, out_dir, windows=4, loss=None, suffix="_grad"):
     for name, p in model.named_parameters():
         if p.requires_grad:  # not a loss's fixed quantiles
             g.add("grads/" + name, p.grad)
+    running = [(n, t) for n, t in model.state_dict().items() if "running_" in n]
+    if running:  # BatchNorm: the statistics the training forward left, and an eval forward
+        for name, t in running:
+            g.add("buffers/" + name, t)
+        model.eval()
+        with torch.no_grad():
+            g.add("eval_output", model(to_nf(kind, batch)).reshape(windows, h, -1))
     meta = config_meta(kind)
     meta["outputs"] = out.shape[-1] // n
     g.write(out_dir, kind + suffix, meta)

@@ -20,6 +20,7 @@ SCRIPTS = {
     "dilated_rnn": "forecast_golden.py",
     "itransformer": "forecast_golden.py",
     "bitcn": "forecast_golden.py",
+    "patchtst": "forecast_golden.py",
     "tsmixer": "tsmixer_golden.py",
     "tsmixerx": "tsmixer_golden.py",
 }

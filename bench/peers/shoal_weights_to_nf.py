@@ -1,6 +1,6 @@
-"""Loads shoal-trained TSMixerx (or RNN, GRU, LSTM, TCN, DilatedRNN, BiTCN, iTransformer)
-weights into neuralforecast's PyTorch model and checks that both forecast the same (not in CI:
-needs the peer environment).
+"""Loads shoal-trained TSMixerx (or RNN, GRU, LSTM, TCN, DilatedRNN, BiTCN, iTransformer,
+PatchTST) weights into neuralforecast's PyTorch model and checks that both forecast the same (not
+in CI: needs the peer environment).
 
     PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py [MODEL]
 
@@ -54,7 +54,15 @@ OWN_ARGS = {
     # Future exogenous inputs only, as neuralforecast's iTransformer takes.
     "iTransformer": dict(input_size=18, n_series=3, hidden_size=16, n_heads=2, d_ff=32,
                          hist_exog_list=None, stat_exog_list=None),
+    "PatchTST": dict(input_size=18, hidden_size=16, n_heads=4, encoder_layers=2,
+                     linear_hidden_size=32, patch_len=6, stride=3, revin_affine=True),
 }
+# Models without exogenous inputs (neuralforecast refuses the lists).
+NO_EXOG = ("PatchTST",)
+# State neuralforecast's strict load expects that shoal does not keep, taken from the peer's own
+# module: PatchTST's fixed attention scale and BatchNorm's step count (read by nothing with a
+# fixed momentum).
+FROM_PEER = {"PatchTST": (".sdp_attn.scale", "num_batches_tracked")}
 # Modules neuralforecast holds under two names (its state_dict lists both): the alias of each
 # name shoal saves. TCN's CausalConv1d keeps its conv as .conv and as .causalconv.0.
 ALIASES = {"TCN": (".conv.", ".causalconv.0.")}
@@ -69,9 +77,9 @@ def main():
 
     name = sys.argv[1] if len(sys.argv) > 1 else "TSMixerx"
     df, static = make_data()
-    args = {**dict(h=6, futr_exog_list=["promo"], hist_exog_list=["temp"],
-                   stat_exog_list=["size"], scaler_type="standard", random_seed=7),
-            **OWN_ARGS[name]}
+    exog = {} if name in NO_EXOG else dict(futr_exog_list=["promo"], hist_exog_list=["temp"],
+                                           stat_exog_list=["size"])
+    args = {**dict(h=6, scaler_type="standard", random_seed=7), **exog, **OWN_ARGS[name]}
 
     model = getattr(shoal, name)(max_steps=200, **args)
     nf = shoal.NeuralForecast([model], freq="ME").fit(df, static_df=static)
@@ -89,6 +97,9 @@ def main():
     if name in ALIASES:
         mine, theirs_name = ALIASES[name]
         state.update({k.replace(mine, theirs_name): v for k, v in state.items() if mine in k})
+    if name in FROM_PEER:
+        state.update({k: v for k, v in pnf.models[0].state_dict().items()
+                      if k.endswith(FROM_PEER[name])})
     missing, unexpected = pnf.models[0].load_state_dict(state, strict=True), None
     del missing, unexpected
     theirs = pnf.predict(futr_df=futr, static_df=static)

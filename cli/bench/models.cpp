@@ -39,7 +39,7 @@ struct ModelsBenchArgs {
   std::vector<std::string> models = {"mlp",         "nlinear",      "dlinear", "mlp_multivariate",
                                      "nhits",       "nbeats",       "nbeatsx", "tide",
                                      "rnn",         "gru",          "lstm",    "tcn",
-                                     "dilated_rnn", "itransformer", "bitcn"};
+                                     "dilated_rnn", "itransformer", "bitcn",   "patchtst"};
   std::vector<int> threads = {1, 2};
   Index max_steps = 0;       // 0: each model's default
   Index profile_steps = 20;  // steps of the profiled fit that measures FLOPs per step

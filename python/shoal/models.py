@@ -488,6 +488,15 @@ class BiTCN(_ForecastModel):
     _exogenous = "fhs"
 
 
+class PatchTST(_ForecastModel):
+    """neuralforecast.models.PatchTST: each window cut into overlapping patches, each patch a
+    token of a transformer encoder (residual attention, BatchNorm) over that series alone, the
+    encoded patches flattened and projected to the horizon; RevIN normalises every window.
+    Univariate, trained globally; no exogenous inputs."""
+
+    _model = "patchtst"
+
+
 def _rebuild(class_name, args, trainer_kwargs):
     """The model of shoal's class `class_name` built with `args` (neuralforecast argument name
     -> value) and the trainer arguments it was given: a saved forecaster's models."""

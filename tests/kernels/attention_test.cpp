@@ -170,6 +170,100 @@ TEST(Attention, GradientsMatchFiniteDifferencesInDouble) {
   }
 }
 
+// Residual attention: the prior added to the scaled scores, the scores written, and the
+// gradient of the scores reaching from the next layer added to dS and handed to the prior.
+// The fast path against the reference, and the prior's and Q's gradients of
+// L = Σ out ⊙ G + Σ S ⊙ Gs against central differences in double.
+TEST(Attention, ResidualScoresMatchTheReferenceAndFiniteDifferences) {
+  const Case c{2, 3, 5, 5, 4, 3, false, true};
+  RngStream rng(13, 0);
+  Heads<double> q(c.batch, c.lq, c.heads, c.d, rng), k(c.batch, c.lk, c.heads, c.d, rng),
+      v(c.batch, c.lk, c.heads, c.dv, rng), g(c.batch, c.lq, c.heads, c.dv, rng),
+      out(c.batch, c.lq, c.heads, c.dv, rng), dq(c.batch, c.lq, c.heads, c.d, rng),
+      dk(c.batch, c.lk, c.heads, c.d, rng), dv(c.batch, c.lk, c.heads, c.dv, rng);
+  const AttentionShape s{c.batch, c.heads, c.lq, c.lk, c.d, c.dv, false, 0.5};
+  const size_t pairs = size_t(c.batch * c.heads * c.lq * c.lk);
+  std::vector<double> probs(pairs), drop(pairs), prior(pairs), scores(pairs), gs(pairs),
+      dprior(pairs), scratch(attention_scratch(s));
+  for (double& m : drop) m = rng.uniform() < 0.25f ? 0.0 : 1.0 / 0.75;
+  for (double& x : prior) x = 2.0 * rng.uniform() - 1.0;
+  for (double& x : gs) x = 2.0 * rng.uniform() - 1.0;
+  auto loss = [&] {
+    attention_forward_ref<double>(s, q.in(), k.in(), v.in(), out.view(), probs.data(), drop.data(),
+                                  {.on = true, .prior = prior.data(), .scores = scores.data()});
+    double l = 0;
+    for (size_t i = 0; i < out.data.size(); ++i) l += out.data[i] * g.data[i];
+    for (size_t i = 0; i < pairs; ++i) l += scores[i] * gs[i];
+    return l;
+  };
+  loss();
+  const std::vector<double> ref_out = out.data, ref_scores = scores;
+  std::fill(scores.begin(), scores.end(), 0.0);
+  attention_forward<double>(s, q.in(), k.in(), v.in(), out.view(), probs.data(), drop.data(),
+                            scratch.data(),
+                            {.on = true, .prior = prior.data(), .scores = scores.data()});
+  expect_near(out.data, ref_out, 1e-12, "out", c);
+  expect_near(scores, ref_scores, 1e-12, "scores", c);
+  attention_backward<double>(s, q.in(), k.in(), v.in(), probs.data(), drop.data(), g.in(),
+                             dq.view(), dk.view(), dv.view(), scratch.data(),
+                             {.on = true, .dscores = gs.data(), .dprior = dprior.data()});
+  std::vector<double> ref_dprior(pairs);
+  Heads<double> rdq = dq;
+  attention_backward_ref<double>(s, q.in(), k.in(), v.in(), probs.data(), drop.data(), g.in(),
+                                 rdq.view(), dk.view(), dv.view(),
+                                 {.on = true, .dscores = gs.data(), .dprior = ref_dprior.data()});
+  expect_near(dprior, ref_dprior, 1e-12, "dprior", c);
+  expect_near(dq.data, rdq.data, 1e-12, "dq", c);
+  auto check = [&](std::vector<double>& x, const std::vector<double>& grad, const char* name) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double keep = x[i], step = 1e-6;
+      x[i] = keep + step;
+      const double up = loss();
+      x[i] = keep - step;
+      const double down = loss();
+      x[i] = keep;
+      EXPECT_NEAR(grad[i], (up - down) / (2 * step), 1e-8) << name << " " << i;
+    }
+  };
+  check(prior, dprior, "prior");
+  check(q.data, dq.data, "q");
+  check(k.data, dk.data, "k");
+}
+
+// Float: the residual path against the reference on a wider case.
+TEST(Attention, ResidualFloatEqualsTheReference) {
+  const Case c{2, 4, 11, 11, 8, 8, false, false};
+  RngStream rng(17, 0);
+  Heads<float> q(c.batch, c.lq, c.heads, c.d, rng), k(c.batch, c.lk, c.heads, c.d, rng),
+      v(c.batch, c.lk, c.heads, c.dv, rng), g(c.batch, c.lq, c.heads, c.dv, rng),
+      out(c.batch, c.lq, c.heads, c.dv, rng), dq(c.batch, c.lq, c.heads, c.d, rng),
+      dk(c.batch, c.lk, c.heads, c.d, rng), dv(c.batch, c.lk, c.heads, c.dv, rng);
+  const AttentionShape s{c.batch, c.heads, c.lq, c.lk, c.d, c.dv, false, 0.35};
+  const size_t pairs = size_t(c.batch * c.heads * c.lq * c.lk);
+  std::vector<float> probs(pairs), prior(pairs), scores(pairs), rscores(pairs), dprior(pairs),
+      rdprior(pairs), scratch(attention_scratch(s));
+  for (float& x : prior) x = 2.0f * rng.uniform() - 1.0f;
+  Heads<float> rout = out, rdq = dq, rdk = dk, rdv = dv;
+  std::vector<float> rprobs(pairs);
+  attention_forward<float>(s, q.in(), k.in(), v.in(), out.view(), probs.data(), nullptr,
+                           scratch.data(),
+                           {.on = true, .prior = prior.data(), .scores = scores.data()});
+  attention_forward_ref<float>(s, q.in(), k.in(), v.in(), rout.view(), rprobs.data(), nullptr,
+                               {.on = true, .prior = prior.data(), .scores = rscores.data()});
+  attention_backward<float>(s, q.in(), k.in(), v.in(), probs.data(), nullptr, g.in(), dq.view(),
+                            dk.view(), dv.view(), scratch.data(),
+                            {.on = true, .dscores = prior.data(), .dprior = dprior.data()});
+  attention_backward_ref<float>(s, q.in(), k.in(), v.in(), rprobs.data(), nullptr, g.in(),
+                                rdq.view(), rdk.view(), rdv.view(),
+                                {.on = true, .dscores = prior.data(), .dprior = rdprior.data()});
+  const float tol = 4e-5f;
+  expect_near(scores, rscores, tol, "scores", c);
+  expect_near(out.data, rout.data, tol, "out", c);
+  expect_near(dprior, rdprior, tol, "dprior", c);
+  expect_near(dq.data, rdq.data, tol, "dq", c);
+  expect_near(dk.data, rdk.data, tol, "dk", c);
+}
+
 TEST(Attention, FlopsCountBothProductsForwardAndFourBackward) {
   const AttentionShape s{2, 3, 5, 7, 4, 6, false, 0.5};
   EXPECT_DOUBLE_EQ(attention_flops(s, false), 6.0 * 2.0 * 35.0 * 10.0);

@@ -85,9 +85,16 @@ typename Model::Config small_config() {
   typename Model::Config c;
   if constexpr (requires { c.mlp_units; }) c.mlp_units = {6, 6, 6, 6};
   if constexpr (requires { c.hidden_size; }) c.hidden_size = 6;
-  if constexpr (requires { c.n_heads; }) {  // heads 3 wide, a narrow feed-forward
+  if constexpr (requires { c.d_ff; }) {  // heads 3 wide, a narrow feed-forward
     c.n_heads = 2;
     c.d_ff = 5;
+  }
+  if constexpr (requires { c.patch_len; }) {  // PatchTST: 4 patches of 3, two layers
+    c.n_heads = 2;
+    c.linear_hidden_size = 5;
+    c.encoder_layers = 2;
+    c.patch_len = 3;
+    c.stride = 2;
   }
   if constexpr (requires { c.ff_dim; }) c.ff_dim = 5;
   if constexpr (requires { c.moving_avg_window; }) c.moving_avg_window = 3;
@@ -208,6 +215,13 @@ const nlohmann::json& grad_variants(std::string_view kind) {
               "stat_exog": 0, "perturb": true},
              {"layernorm": false, "hist_exog": 0, "futr_exog": 0, "stat_exog": 0,
               "perturb": true}],
+    "patchtst": [{"revin_affine": true, "perturb": true},
+                 {"batch_normalization": true, "revin_affine": true, "revin_subtract_last": false,
+                  "activation": "relu", "attn_dropout": 0.3, "head_dropout": 0.2,
+                  "perturb": true},
+                 {"res_attention": false, "learn_pos_embed": false, "encoder_layers": 3,
+                  "revin": false, "patch_len": 16, "stride": 3},
+                 {"encoder_layers": 0, "hidden_size": 4, "n_heads": 4, "batch": 1}],
     "itransformer": [{"use_norm": false, "futr_exog": 0, "e_layers": 1, "batch": 1},
                      {"n_heads": 4, "e_layers": 3, "dropout": 0.25, "perturb": true},
                      {"d_ff": 0, "e_layers": 0, "futr_exog": 2, "h": 5, "input_size": 4},
@@ -260,7 +274,7 @@ testing::GradcheckResult gradient_error(Model& m, Index b, bool perturb) {
   m.for_each_param([&](const std::string& name, Param<double>& p) {
     if (perturb)
       for (double& v : p.value) v += 0.1 * double(noise.uniform(-1.f, 1.f));
-    if (name.ends_with("key_projection.bias"))
+    if (name.ends_with("key_projection.bias") || name.ends_with("W_K.bias"))
       zero_grads.push_back(&p);
     else
       vars.push_back({name, p.value.data, p.grad.data, p.value.numel(), true});

@@ -42,7 +42,10 @@ PROBES = {
     "decoder_hidden_size": 16, "decoder_layers": 3, "decoder_activation": "GELU",
     "recurrent": True, "kernel_size": 3, "dilations": [1, 2],
     "cell_type": "GRU", "n_heads": 4, "e_layers": 3, "d_layers": 2, "d_ff": 64, "factor": 3,
-    "use_norm": False,
+    "use_norm": False, "encoder_layers": 2, "linear_hidden_size": 32, "fc_dropout": 0.1,
+    "head_dropout": 0.1, "attn_dropout": 0.1, "patch_len": 4, "stride": 2, "revin_affine": True,
+    "revin_subtract_last": False, "res_attention": False, "batch_normalization": True,
+    "learn_pos_embed": False,
 }
 # Honoured on the Python side rather than as a job setting: how each shows.
 PYTHON_SIDE = {

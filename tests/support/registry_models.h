@@ -59,6 +59,10 @@ inline nlohmann::json small_widths(std::string_view model, nlohmann::json option
   if (keys.contains("encoder_hidden_size")) options["encoder_hidden_size"] = width;
   if (keys.contains("decoder_hidden_size")) options["decoder_hidden_size"] = width;
   if (keys.contains("ff_dim")) options["ff_dim"] = width;
+  if (keys.contains("linear_hidden_size")) {  // PatchTST: its 16 heads do not divide `width`
+    options["linear_hidden_size"] = width;
+    options["n_heads"] = 2;
+  }
   if (keys.contains("mlp_units")) options["mlp_units"] = std::vector<int64_t>(6, width);
   return options;
 }

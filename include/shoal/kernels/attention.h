@@ -18,6 +18,14 @@
 //   dV = (P ⊙ M)ᵀ·dO,  dP = (dO·Vᵀ) ⊙ M,  dS = P ⊙ (dP − rowsum(dP ⊙ P)),
 //   dQ = scale · dS·K,  dK = scale · dSᵀ·Q
 // dQ, dK and dV are overwritten. The _ref twins run the same maths in plain loops, for any T.
+//
+// Residual attention (RealFormer; PatchTST's res_attention), when the call passes an
+// AttentionResidual: the scores carry from layer to layer,
+//   S = scale · Q·Kᵀ + S_prev   (S_prev the previous layer's S, or absent in the first layer)
+//   P = softmax over each row of S, S written out for the next layer.
+// Its backward takes dS_next, the gradient reaching S through the next layer (absent in the
+// last), and writes dS_prev = dS = P ⊙ (dP − rowsum(dP ⊙ P)) + dS_next for the previous layer;
+// dQ = scale · dS·K and dK = scale · dSᵀ·Q as before.
 // Legend: B batch, H heads, lq queries, lk keys, d the query/key width, dv the value width.
 #pragma once
 
@@ -44,6 +52,20 @@ struct AttentionOperand {
 template <class T>
 using AttentionInput = AttentionOperand<const T>;
 
+// Residual attention's score arrays, each [B, H, lq, lk] contiguous (see above).
+template <class T>
+struct AttentionResidual {
+  bool on = false;
+  const T* prior = nullptr;  // S_prev, added (null: the first layer)
+  T* scores = nullptr;       // S, written
+};
+template <class T>
+struct AttentionResidualGrad {
+  bool on = false;
+  const T* dscores = nullptr;  // dS_next (null: the last layer)
+  T* dprior = nullptr;         // dS_prev, written (null: not wanted)
+};
+
 // Scratch elements the calls need: lq·lk (forward, with a dropout mask) or 2·lq·lk (backward).
 size_t attention_scratch(const AttentionShape& s);
 // FLOPs of the two (forward) or four (backward) products over all pairs, as the profiler
@@ -54,20 +76,21 @@ double attention_flops(const AttentionShape& s, bool backward);
 template <class T>
 void attention_forward(const AttentionShape& s, AttentionInput<T> q, AttentionInput<T> k,
                        AttentionInput<T> v, AttentionOperand<T> out, T* probs, const T* drop,
-                       T* scratch);
+                       T* scratch, AttentionResidual<T> res = {});
 template <class T>
 void attention_backward(const AttentionShape& s, AttentionInput<T> q, AttentionInput<T> k,
                         AttentionInput<T> v, const T* probs, const T* drop, AttentionInput<T> dout,
                         AttentionOperand<T> dq, AttentionOperand<T> dk, AttentionOperand<T> dv,
-                        T* scratch);
+                        T* scratch, AttentionResidualGrad<T> res = {});
 
 template <class T>
 void attention_forward_ref(const AttentionShape& s, AttentionInput<T> q, AttentionInput<T> k,
-                           AttentionInput<T> v, AttentionOperand<T> out, T* probs, const T* drop);
+                           AttentionInput<T> v, AttentionOperand<T> out, T* probs, const T* drop,
+                           AttentionResidual<T> res = {});
 template <class T>
 void attention_backward_ref(const AttentionShape& s, AttentionInput<T> q, AttentionInput<T> k,
                             AttentionInput<T> v, const T* probs, const T* drop,
                             AttentionInput<T> dout, AttentionOperand<T> dq, AttentionOperand<T> dk,
-                            AttentionOperand<T> dv);
+                            AttentionOperand<T> dv, AttentionResidualGrad<T> res = {});
 
 }  // namespace shoal::kernels

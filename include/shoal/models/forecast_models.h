@@ -16,6 +16,7 @@
 #include "shoal/models/nbeatsx.h"
 #include "shoal/models/nhits.h"
 #include "shoal/models/nlinear.h"
+#include "shoal/models/patchtst.h"
 #include "shoal/models/rnn.h"
 #include "shoal/models/tcn.h"
 #include "shoal/models/tide.h"
@@ -26,8 +27,9 @@ namespace shoal::models {
 
 // List<Model<T>...> over the models: e.g. ForecastModels<::testing::Types, double>.
 template <template <class...> class List, class T>
-using ForecastModels = List<TSMixerx<T>, TSMixer<T>, NLinear<T>, MlpForecast<T>, DLinear<T>,
-                            MlpMultivariate<T>, NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>,
-                            GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>, ITransformer<T>, BiTCN<T>>;
+using ForecastModels =
+    List<TSMixerx<T>, TSMixer<T>, NLinear<T>, MlpForecast<T>, DLinear<T>, MlpMultivariate<T>,
+         NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>, GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>,
+         ITransformer<T>, BiTCN<T>, PatchTST<T>>;
 
 }  // namespace shoal::models

@@ -5,7 +5,9 @@
 // replicas' grads into replica 0 in replica order (train/data_parallel.h), runs Adam on it and
 // clears the grads. The loss is the masked mean over the whole step (Σ W is known before the
 // forward), so the summed gradient is the whole batch's; the sum's order is fixed, so a thread
-// count gives bitwise-identical weights run after run.
+// count gives bitwise-identical weights run after run. A model that couples the windows of a
+// batch (BatchNorm's batch statistics: PatchTST) runs every step whole on one thread, whatever
+// the count asked for, so that its statistics stay the whole batch's, as neuralforecast's.
 #pragma once
 
 #include <cmath>
@@ -30,8 +32,7 @@ class ParallelForecastTrainer {
   // windows; replica 0 (which also predicts) for max(that, `max_predict`).
   ParallelForecastTrainer(const typename Model::Config& model, typename Trainer::Config cfg,
                           int threads, Index max_predict)
-      : pool_(ThreadPool::resolve(threads), Pinning::kNone) {
-    static_assert(Model::kWindowsIndependent, "data parallelism needs independent windows");
+      : pool_(Model::kWindowsIndependent ? ThreadPool::resolve(threads) : 1, Pinning::kNone) {
     const int t = pool_.size();
     const Index share = (cfg.max_batch + t - 1) / t;
     for (int k = 0; k < t; ++k) {
@@ -101,8 +102,9 @@ class ParallelForecastTrainer {
         return m.data == nullptr ? m : m.rows_block(r.begin, r.size());
       };
       num_[size_t(tid)] = tr.accumulate(
-          base, tr.slice(in, r.begin, r.size()), target.rows_block(r.begin * h, r.size() * h),
-          mask.rows_block(r.begin * h, r.size() * h), windows(loc), windows(scale), s);
+          base, r.size() == in.batch ? in : tr.slice(in, r.begin, r.size()),
+          target.rows_block(r.begin * h, r.size() * h), mask.rows_block(r.begin * h, r.size() * h),
+          windows(loc), windows(scale), s);
     });
     double num = 0;
     for (const double v : num_) num += v;

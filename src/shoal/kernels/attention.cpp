@@ -162,7 +162,7 @@ double attention_flops(const AttentionShape& s, bool backward) {
 template <class T>
 void attention_forward(const AttentionShape& s, AttentionInput<T> q, AttentionInput<T> k,
                        AttentionInput<T> v, AttentionOperand<T> out, T* probs, const T* drop,
-                       T* scratch) {
+                       T* scratch, AttentionResidual<T> res) {
   const Index pair = s.lq * s.lk;
   for (Index b = 0; b < s.batch; ++b)
     for (Index h = 0; h < s.heads; ++h) {
@@ -170,7 +170,21 @@ void attention_forward(const AttentionShape& s, AttentionInput<T> q, AttentionIn
       T* p = probs + at;
       gemm<T>(Trans::kNo, Trans::kYes, s.lq, s.lk, s.d, T(1), q.at(b, h), q.ld, k.at(b, h), k.ld,
               T(0), p, s.lk);
-      softmax_rows<T>(s.lq, s.lk, s.lk - s.lq, s.causal, T(s.scale), p);
+      if (res.on) {
+        // The scale multiplies the product before the prior is added (neuralforecast's order,
+        // so the scores round as its do); the softmax then runs unscaled.
+        T* sc = res.scores + at;
+        const T scale = T(s.scale);
+        if (res.prior != nullptr) {
+          const T* pr = res.prior + at;
+          for (Index i = 0; i < pair; ++i) sc[i] = p[i] = scale * p[i] + pr[i];
+        } else {
+          for (Index i = 0; i < pair; ++i) sc[i] = p[i] = scale * p[i];
+        }
+        softmax_rows<T>(s.lq, s.lk, s.lk - s.lq, s.causal, T(1), p);
+      } else {
+        softmax_rows<T>(s.lq, s.lk, s.lk - s.lq, s.causal, T(s.scale), p);
+      }
       const T* weights = p;
       if (drop != nullptr) {
         masked(p, drop + at, pair, scratch);
@@ -185,7 +199,7 @@ template <class T>
 void attention_backward(const AttentionShape& s, AttentionInput<T> q, AttentionInput<T> k,
                         AttentionInput<T> v, const T* probs, const T* drop, AttentionInput<T> dout,
                         AttentionOperand<T> dq, AttentionOperand<T> dk, AttentionOperand<T> dv,
-                        T* scratch) {
+                        T* scratch, AttentionResidualGrad<T> res) {
   const Index pair = s.lq * s.lk;
   T* ds = scratch;
   T* weights_buf = scratch + pair;
@@ -204,7 +218,16 @@ void attention_backward(const AttentionShape& s, AttentionInput<T> q, AttentionI
       gemm<T>(Trans::kNo, Trans::kYes, s.lq, s.lk, s.dv, T(1), go, dout.ld, v.at(b, h), v.ld, T(0),
               ds, s.lk);
       if (drop != nullptr) masked(ds, drop + at, pair, ds);
-      softmax_back_rows<T>(s.lq, s.lk, T(s.scale), p, ds);
+      if (res.on) {  // dS in full (the next layer's part added) before the scale
+        softmax_back_rows<T>(s.lq, s.lk, T(1), p, ds);
+        if (res.dscores != nullptr)
+          for (Index i = 0; i < pair; ++i) ds[i] += res.dscores[at + i];
+        if (res.dprior != nullptr) std::copy_n(ds, pair, res.dprior + at);
+        const T scale = T(s.scale);
+        for (Index i = 0; i < pair; ++i) ds[i] *= scale;
+      } else {
+        softmax_back_rows<T>(s.lq, s.lk, T(s.scale), p, ds);
+      }
       gemm<T>(Trans::kNo, Trans::kNo, s.lq, s.d, s.lk, T(1), ds, s.lk, k.at(b, h), k.ld, T(0),
               dq.at(b, h), dq.ld);
       gemm<T>(Trans::kYes, Trans::kNo, s.lk, s.d, s.lq, T(1), ds, s.lk, q.at(b, h), q.ld, T(0),
@@ -214,11 +237,12 @@ void attention_backward(const AttentionShape& s, AttentionInput<T> q, AttentionI
 
 #define SHOAL_INSTANTIATE(T)                                                                       \
   template void attention_forward<T>(const AttentionShape&, AttentionInput<T>, AttentionInput<T>,  \
-                                     AttentionInput<T>, AttentionOperand<T>, T*, const T*, T*);    \
+                                     AttentionInput<T>, AttentionOperand<T>, T*, const T*, T*,     \
+                                     AttentionResidual<T>);                                        \
   template void attention_backward<T>(const AttentionShape&, AttentionInput<T>, AttentionInput<T>, \
                                       AttentionInput<T>, const T*, const T*, AttentionInput<T>,    \
                                       AttentionOperand<T>, AttentionOperand<T>,                    \
-                                      AttentionOperand<T>, T*);
+                                      AttentionOperand<T>, T*, AttentionResidualGrad<T>);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)
 #undef SHOAL_INSTANTIATE

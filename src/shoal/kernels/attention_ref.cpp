@@ -20,7 +20,8 @@ bool visible(const AttentionShape& s, Index i, Index j) {
 
 template <class T>
 void attention_forward_ref(const AttentionShape& s, AttentionInput<T> q, AttentionInput<T> k,
-                           AttentionInput<T> v, AttentionOperand<T> out, T* probs, const T* drop) {
+                           AttentionInput<T> v, AttentionOperand<T> out, T* probs, const T* drop,
+                           AttentionResidual<T> res) {
   const Index pair = s.lq * s.lk;
   for (Index b = 0; b < s.batch; ++b)
     for (Index h = 0; h < s.heads; ++h) {
@@ -35,8 +36,12 @@ void attention_forward_ref(const AttentionShape& s, AttentionInput<T> q, Attenti
         for (Index j = 0; j < s.lk; ++j) {
           T dot = 0;
           for (Index e = 0; e < s.d; ++e) dot += qh[i * q.ld + e] * kh[j * k.ld + e];
-          p[i * s.lk + j] =
-              visible(s, i, j) ? T(s.scale) * dot : -std::numeric_limits<T>::infinity();
+          T score = T(s.scale) * dot;
+          if (res.on) {
+            if (res.prior != nullptr) score += res.prior[(b * s.heads + h) * pair + i * s.lk + j];
+            res.scores[(b * s.heads + h) * pair + i * s.lk + j] = score;
+          }
+          p[i * s.lk + j] = visible(s, i, j) ? score : -std::numeric_limits<T>::infinity();
           top = std::max(top, p[i * s.lk + j]);
         }
         T sum = 0;
@@ -60,7 +65,7 @@ template <class T>
 void attention_backward_ref(const AttentionShape& s, AttentionInput<T> q, AttentionInput<T> k,
                             AttentionInput<T> v, const T* probs, const T* drop,
                             AttentionInput<T> dout, AttentionOperand<T> dq, AttentionOperand<T> dk,
-                            AttentionOperand<T> dv) {
+                            AttentionOperand<T> dv, AttentionResidualGrad<T> res) {
   const Index pair = s.lq * s.lk;
   std::vector<T> ds(static_cast<size_t>(pair));
   for (Index b = 0; b < s.batch; ++b)
@@ -87,8 +92,14 @@ void attention_backward_ref(const AttentionShape& s, AttentionInput<T> q, Attent
           ds[size_t(i * s.lk + j)] = dp * mask(i, j);
           row += ds[size_t(i * s.lk + j)] * p[i * s.lk + j];
         }
-        for (Index j = 0; j < s.lk; ++j)
-          ds[size_t(i * s.lk + j)] = p[i * s.lk + j] * (ds[size_t(i * s.lk + j)] - row);
+        for (Index j = 0; j < s.lk; ++j) {
+          T& g = ds[size_t(i * s.lk + j)];
+          g = p[i * s.lk + j] * (g - row);
+          if (res.on && res.dscores != nullptr)
+            g += res.dscores[(b * s.heads + h) * pair + i * s.lk + j];
+          if (res.on && res.dprior != nullptr)
+            res.dprior[(b * s.heads + h) * pair + i * s.lk + j] = g;
+        }
       }
       for (Index i = 0; i < s.lq; ++i)
         for (Index e = 0; e < s.d; ++e) {
@@ -105,13 +116,14 @@ void attention_backward_ref(const AttentionShape& s, AttentionInput<T> q, Attent
     }
 }
 
-#define SHOAL_INSTANTIATE(T)                                                                    \
-  template void attention_forward_ref<T>(const AttentionShape&, AttentionInput<T>,              \
-                                         AttentionInput<T>, AttentionInput<T>,                  \
-                                         AttentionOperand<T>, T*, const T*);                    \
-  template void attention_backward_ref<T>(                                                      \
-      const AttentionShape&, AttentionInput<T>, AttentionInput<T>, AttentionInput<T>, const T*, \
-      const T*, AttentionInput<T>, AttentionOperand<T>, AttentionOperand<T>, AttentionOperand<T>);
+#define SHOAL_INSTANTIATE(T)                                                                       \
+  template void attention_forward_ref<T>(const AttentionShape&, AttentionInput<T>,                 \
+                                         AttentionInput<T>, AttentionInput<T>,                     \
+                                         AttentionOperand<T>, T*, const T*, AttentionResidual<T>); \
+  template void attention_backward_ref<T>(                                                         \
+      const AttentionShape&, AttentionInput<T>, AttentionInput<T>, AttentionInput<T>, const T*,    \
+      const T*, AttentionInput<T>, AttentionOperand<T>, AttentionOperand<T>, AttentionOperand<T>,  \
+      AttentionResidualGrad<T>);
 SHOAL_INSTANTIATE(float)
 SHOAL_INSTANTIATE(double)
 #undef SHOAL_INSTANTIATE

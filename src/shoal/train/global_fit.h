@@ -207,7 +207,7 @@ ForecastModel windowed_model(std::string_view name, std::string_view class_name,
       .planned_bytes = &plan_windowed<Model>,
       .predict = &predict_windowed<Model>,
   };
-  if constexpr (Model::kWindowsIndependent && !multivariate) {
+  if constexpr (!multivariate) {
     m.fit = &fit_univariate<Model>;
     m.planned_bytes = &plan_univariate<Model>;
     m.predict = &predict_univariate_windows<Model>;
