@@ -1,7 +1,8 @@
 // Gradient checks (double, central differences) of the recurrent layer stack (layers/
 // recurrent.h) through time: every cell, one and two layers, with and without biases, with
-// dropout between layers in training, input gradient included; hidden sizes on and off the SIMD
-// width. And the saved-activation free chunking: two chunks of sequences give the whole batch.
+// dropout between layers in training, an LSTM's projection (proj_size), input gradient included;
+// hidden sizes on and off the SIMD width. And the saved-activation free chunking: two chunks of
+// sequences give the whole batch.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -22,14 +23,17 @@ struct Case {
   Index layers, hidden;
   bool bias;
   double dropout;
+  Index proj = 0;
 };
 
 void check(const Case& k) {
-  const Index steps = 5, batch = 3, in = 3, rows = steps * batch;
+  const Index steps = 5, batch = 3, in = 3, rows = steps * batch,
+              out = k.proj > 0 ? k.proj : k.hidden;
   Recurrent<double> rnn({.cell = k.cell,
                          .in = in,
                          .hidden = k.hidden,
                          .num_layers = k.layers,
+                         .proj = k.proj,
                          .steps = steps,
                          .bias = k.bias,
                          .dropout = k.dropout,
@@ -39,7 +43,7 @@ void check(const Case& k) {
   Arena arena(std::move(planner));
   RngStream init(2, 1);
   rnn.init(init);
-  std::vector<double> x(size_t(rows * in)), y(size_t(rows * k.hidden)), dy(y.size()), dx(x.size());
+  std::vector<double> x(size_t(rows * in)), y(size_t(rows * out)), dy(y.size()), dx(x.size());
   testing::fill_uniform(x.data(), rows * in, 4, -2, 2);
   std::vector<testing::GradVar> vars;
   rnn.for_each_param([&](const std::string& name, Param<double>& p) {
@@ -47,13 +51,14 @@ void check(const Case& k) {
   });
   vars.push_back({"x", x.data(), dx.data(), rows * in, false});
   const Ctx ctx{.training = true, .seed = 3, .step = 1};
-  const MatView<double> xv(x.data(), rows, in), yv(y.data(), rows, k.hidden),
-      dyv(dy.data(), rows, k.hidden), dxv(dx.data(), rows, in);
+  const MatView<double> xv(x.data(), rows, in), yv(y.data(), rows, out), dyv(dy.data(), rows, out),
+      dxv(dx.data(), rows, in);
   const auto res = testing::gradcheck(
-      vars, {{y.data(), dy.data(), rows * k.hidden}}, [&] { rnn.forward(ctx, xv, yv); },
+      vars, {{y.data(), dy.data(), rows * out}}, [&] { rnn.forward(ctx, xv, yv); },
       [&] { rnn.backward(ctx, xv, yv, dyv, dxv); });
-  EXPECT_LE(res.max_rel_error, 1e-6) << "cell " << int(k.cell) << " layers " << k.layers
-                                     << " hidden " << k.hidden << ": " << res.worst;
+  EXPECT_LE(res.max_rel_error, 1e-6)
+      << "cell " << int(k.cell) << " layers " << k.layers << " hidden " << k.hidden << " proj "
+      << k.proj << ": " << res.worst;
 }
 
 TEST(Recurrent, GradientsMatchCentralDifferences) {
@@ -62,6 +67,15 @@ TEST(Recurrent, GradientsMatchCentralDifferences) {
       for (Index hidden : {4, 9})
         for (bool bias : {true, false})
           check({cell, layers, hidden, bias, layers > 1 && hidden == 9 ? 0.3 : 0.0});
+}
+
+// An LSTM's projection: one output (a point loss's recurrent forecast) and a wider one, one and
+// two layers (layer 1 reads the projected state), dropout between layers.
+TEST(Recurrent, ProjectedLstmGradientsMatchCentralDifferences) {
+  for (Index layers : {1, 2})
+    for (Index proj : {1, 3})
+      for (bool bias : {true, false})
+        check({RnnCell::kLstm, layers, 9, bias, layers > 1 && proj == 3 ? 0.3 : 0.0, proj});
 }
 
 // Sequences are independent, dropout masks included: chunks of sequences (row0 the first one's
