@@ -40,7 +40,6 @@ _REFUSED = {
                            "num_lr_decays",
     "val_monitor": "early stopping monitors the validation loss",
     "drop_last_loader": "every series batch of an epoch is trained on",
-    "recurrent": "RNN, GRU and LSTM forecast every horizon step at once (recurrent=False)",
 }
 # Accepted with no effect on the result: they tune PyTorch's data loading, which shoal does not
 # use (the series are read into C++ once).
@@ -428,8 +427,10 @@ class TiDE(_ForecastModel):
 
 class RNN(_ForecastModel):
     """neuralforecast.models.RNN: stacked Elman (tanh) layers over the window and its exogenous
-    inputs, an MLP decoding every horizon step from the last hidden states. Univariate, trained
-    globally; recurrent=False (neuralforecast's default) only."""
+    inputs, an MLP decoding every horizon step from the last hidden states (recurrent=False,
+    neuralforecast's default), or, with recurrent=True, each step's state projected to the next
+    step's forecast, trained on h_train steps and forecasting step by step. Univariate, trained
+    globally."""
 
     _model = "rnn"
     _exogenous = "fhs"

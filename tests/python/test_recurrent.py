@@ -55,9 +55,24 @@ def test_an_upsampled_horizon_and_one_decoder_layer():
     assert sd["mlp_decoder.layers.0.weight"].shape == (1, 4)
 
 
-def test_recurrent_true_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match="recurrent"):
-        shoal.LSTM(h=4, recurrent=True)
+@pytest.mark.parametrize("cls", [shoal.RNN, shoal.GRU, shoal.LSTM])
+def test_recurrent_true_projects_each_state_and_forecasts_step_by_step(cls):
+    df, static = _df()
+    model = cls(h=4, input_size=8, max_steps=10, recurrent=True, h_train=2,
+                encoder_hidden_size=6, futr_exog_list=["promo"], hist_exog_list=["temp"],
+                stat_exog_list=["size"])
+    nf = shoal.NeuralForecast([model], freq=1).fit(df, static_df=static)
+    futr = nf.make_future_dataframe()
+    futr["promo"] = 1.0
+    fcst = nf.predict(futr_df=futr)
+    assert len(fcst) == 12 and np.isfinite(fcst[cls.__name__]).all()
+    sd = model.state_dict()
+    assert not any(k.startswith("mlp_decoder.") for k in sd)
+    if cls is shoal.LSTM:  # torch's proj_size: the state is the forecast
+        assert sd["hist_encoder.weight_hr_l0"].shape == (1, 6)
+        assert sd["hist_encoder.weight_hh_l0"].shape == (24, 1)
+    else:
+        assert sd["proj.weight"].shape == (1, 6)
 
 
 def test_deprecated_arguments_warn_as_neuralforecast():
