@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import shoal
+import shoal.losses
 
 
 def _df(n_series=3, length=50):
@@ -90,3 +91,11 @@ def test_an_unsupported_decoder_activation_fails_naming_the_choices():
     with pytest.raises(ValueError, match="decoder_activation"):
         shoal.NeuralForecast([shoal.RNN(h=4, input_size=8, max_steps=2,
                                         decoder_activation="Softsign")], freq=1).fit(df)
+
+
+def test_recurrent_true_refuses_a_distribution_without_a_mean_output():
+    df, _ = _df()
+    model = shoal.LSTM(h=4, input_size=8, max_steps=2, recurrent=True,
+                       loss=shoal.losses.DistributionLoss("Poisson"))
+    with pytest.raises(ValueError, match="recurrent=true feeds each forecast's mean back"):
+        shoal.NeuralForecast([model], freq=1).fit(df)
