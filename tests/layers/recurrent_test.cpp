@@ -140,5 +140,41 @@ TEST(Recurrent, ChunksOfSequencesGiveTheWholeBatch) {
   }
 }
 
+// Inference step by step: a sequence run as 3 steps, then 1, then 1 (each call continuing from
+// the state the last left, forward_carry) gives the whole 5-step forward's outputs.
+TEST(Recurrent, CarriedStepsContinueTheSequence) {
+  for (RnnCell cell : {RnnCell::kRnnTanh, RnnCell::kGru, RnnCell::kLstm})
+    for (Index proj : {0, 2}) {
+      if (proj > 0 && cell != RnnCell::kLstm) continue;
+      const Index steps = 5, batch = 3, in = 2, hd = 6, rw = proj > 0 ? proj : hd;
+      Recurrent<double> rnn({.cell = cell,
+                             .in = in,
+                             .hidden = hd,
+                             .num_layers = 2,
+                             .proj = proj,
+                             .steps = steps,
+                             .dropout = 0.25});
+      Planner planner;
+      rnn.plan(planner, steps * batch);
+      Arena arena(std::move(planner));
+      RngStream init(5, 1);
+      rnn.init(init);
+      std::vector<double> x(size_t(steps * batch * in)), y(size_t(steps * batch * rw)),
+          yc(y.size());
+      testing::fill_uniform(x.data(), Index(x.size()), 3, -1, 1);
+      const Ctx ctx{.training = false};
+      rnn.forward(ctx, MatView<double>(x.data(), steps * batch, in),
+                  MatView<double>(y.data(), steps * batch, rw));
+      rnn.reset_carry();
+      for (const auto& [t0, t1] : {std::pair<Index, Index>{0, 3}, {3, 4}, {4, 5}}) {
+        rnn.set_steps(t1 - t0);
+        rnn.forward_carry(ctx, MatView<double>(x.data() + t0 * batch * in, (t1 - t0) * batch, in),
+                          MatView<double>(yc.data() + t0 * batch * rw, (t1 - t0) * batch, rw));
+      }
+      for (size_t i = 0; i < y.size(); ++i)
+        EXPECT_NEAR(yc[i], y[i], 1e-13) << "cell " << int(cell) << " proj " << proj << " " << i;
+    }
+}
+
 }  // namespace recurrent_test
 }  // namespace shoal

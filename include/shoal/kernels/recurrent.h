@@ -7,7 +7,8 @@
 //         c = f ⊙ c' + i ⊙ g                                     h = o ⊙ tanh(c)
 // An LSTM with a projection (PyTorch's proj_size P > 0) carries the projected state instead:
 //         m = o ⊙ tanh(c)          h = W_hr m  [P]  (h' and the layer's output are P wide)
-// (h', c': the previous step's state, zero before the first step.) Every matrix is time-major:
+// (h', c': the previous step's state, zero before the first step unless the forward is given
+// one: RnnLayer's h0 and c0.) Every matrix is time-major:
 // row t·B + b holds step t of sequence b, so one step's rows are a contiguous [B, ·] block, the
 // input product of all steps is one GEMM before the loop, and the backward's weight gradients
 // are one GEMM each after it. Each step then costs one [B, Hd]·[Hd, G·Hd] GEMM and one fused
@@ -42,6 +43,11 @@ struct RnnLayer {
   const T* b_ih = nullptr;
   const T* b_hh = nullptr;
   const T* w_hr = nullptr;
+  // The forward's state before its first step, [B, R] and (LSTM) [B, Hd]; null: zero. Inference
+  // continues a sequence with it (a recurrent forecast's decode); the backward takes a zero
+  // initial state only.
+  const T* h0 = nullptr;
+  const T* c0 = nullptr;
 
   Index state() const { return proj > 0 ? proj : hidden; }  // R
 };

@@ -75,6 +75,12 @@ struct Recurrent {
   void backward(const Ctx& ctx, ConstMat<T> x, ConstMat<T> y, MatView<T> dy, MatView<T> dx,
                 Index row0 = 0);
 
+  // Inference step by step (a recurrent forecast's decode): forward_carry runs the next steps of
+  // the sequences, x [T·B, I] holding only those, from the state the previous carried call
+  // ended in (zero after reset_carry), and keeps the state its last step reaches.
+  void reset_carry() { carried_ = false; }
+  void forward_carry(const Ctx& ctx, ConstMat<T> x, MatView<T> y);
+
   // Analytic cost of a call on `rows` = T·B rows: the input and hidden products, the gate math
   // (transcendentals counted as one flop each), and the traffic of the saved activations.
   profile::Cost forward_cost(double rows) const;
@@ -93,6 +99,9 @@ struct Recurrent {
   // outputs of the layers below the last [T·B, R], their dropped copies (the next layer's input)
   // and gradients.
   std::vector<Buffer<T>> gates_, hn_, c_, m_, h_, hd_, dh_;
+  // forward_carry's state per layer: h [B, R], LSTM c [B, Hd].
+  std::vector<Buffer<T>> carry_h_, carry_c_;
+  bool carried_ = false;
   Buffer<T> scratch_;
   Index planned_steps_ = 0;
 };

@@ -54,9 +54,10 @@ void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& 
   for (Index t = 0; t < tn; ++t) {
     T* gt = g + t * b * gw;
     T* ht = h + t * b * rw;
-    const T* hp = t > 0 ? ht - b * rw : zero;
+    const bool first = t == 0 && L.h0 == nullptr;  // the previous state is zero
+    const T* hp = t > 0 ? ht - b * rw : L.h0 != nullptr ? L.h0 : zero;
     if (gru) {
-      if (t > 0)
+      if (!first)
         Ops::step_gemm(b, gw, hd, T(1), hp, hd, wt, gw, T(0), gh, gw);
       else
         std::fill_n(gh, b * gw, T(0));
@@ -66,12 +67,13 @@ void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& 
       Ops::gru_step(b, hd, gt, gh, hp, s.hn + t * b * hd, ht);
       continue;
     }
-    if (t > 0) Ops::step_gemm(b, gw, rw, T(1), hp, rw, wt, gw, T(1), gt, gw);
+    if (!first) Ops::step_gemm(b, gw, rw, T(1), hp, rw, wt, gw, T(1), gt, gw);
     if (lstm) {
       // With a projection the cell's output m is kept (the projection's backward reads it) and
       // its projection W_hr m becomes the state the next step reads.
       T* mt = proj ? s.m + t * b * hd : ht;
-      Ops::lstm_step(b, hd, gt, t > 0 ? s.c + (t - 1) * b * hd : zero, s.c + t * b * hd, mt);
+      const T* cp = t > 0 ? s.c + (t - 1) * b * hd : L.c0 != nullptr ? L.c0 : zero;
+      Ops::lstm_step(b, hd, gt, cp, s.c + t * b * hd, mt);
       if (proj)
         Ops::gemm(Trans::kNo, Trans::kYes, b, rw, hd, T(1), mt, hd, L.w_hr, hd, T(0), ht, rw);
     } else {

@@ -57,6 +57,13 @@ void Recurrent<T>::plan(Planner& planner, Index max_rows) {
   }
   planned_steps_ = cfg.steps;
   const Index b = n / cfg.steps;
+  carry_h_.resize(nl), carry_c_.resize(nl);
+  for (size_t k = 0; k < nl; ++k) {
+    const std::string s = std::to_string(k);
+    planner.buffer(carry_h_[k], Region::kActivations, "carry_h_l" + s, {b, rw});
+    if (cfg.cell == RnnCell::kLstm)
+      planner.buffer(carry_c_[k], Region::kActivations, "carry_c_l" + s, {b, hd});
+  }
   planner.buffer(scratch_, Region::kScratch, "scratch",
                  {std::max(kernels::rnn_forward_scratch(cfg.cell, cfg.steps, b, hd),
                            kernels::rnn_backward_scratch(cfg.cell, cfg.steps, b, hd))});
@@ -116,6 +123,29 @@ void Recurrent<T>::forward(const Ctx& ctx, ConstMat<T> x, MatView<T> y, Index ro
       in = hd_[k].view.data;
     }
   }
+}
+
+template <class T>
+void Recurrent<T>::forward_carry(const Ctx& ctx, ConstMat<T> x, MatView<T> y) {
+  SHOAL_DCHECK(x.cols == cfg.in && y.cols == state() && x.rows == y.rows && !dropping(ctx));
+  static_cast<void>(ctx);
+  const Index b = x.rows / cfg.steps, rw = state(), hd = cfg.hidden, last = cfg.steps - 1;
+  const bool lstm = cfg.cell == RnnCell::kLstm;
+  const T* in = x.data;
+  for (size_t k = 0; k < p.size(); ++k) {
+    T* out = k + 1 == p.size() ? y.data : h_[k].view.data;
+    kernels::RnnLayer<T> l = layer(k, b);
+    if (carried_) {
+      l.h0 = carry_h_[k].view.data;
+      l.c0 = lstm ? carry_c_[k].view.data : nullptr;
+    }
+    kernels::rnn_forward<T>(l, in, out, saved(k), scratch_.view.data);
+    // Copied out: the next call writes its steps where these lie.
+    std::copy_n(out + last * b * rw, b * rw, carry_h_[k].view.data);
+    if (lstm) std::copy_n(c_[k].view.data + last * b * hd, b * hd, carry_c_[k].view.data);
+    in = out;
+  }
+  carried_ = true;
 }
 
 template <class T>

@@ -301,8 +301,8 @@ void RecurrentForecast<T, C>::backward_teacher(const Ctx& ctx, const ForecastInp
                     MatView<T>{}, in.first_window);
 }
 
-// Each forecast runs the encoder again over the whole sequence so far, the forecasts fed back
-// included: with dropout off that is the state neuralforecast carries from step to step.
+// The window's inputs, then one step per forecast fed back, the encoder carrying its state from
+// call to call as neuralforecast's maintain_state does.
 template <class T, class C>
 MatView<T> RecurrentForecast<T, C>::forward_decode(const Ctx& ctx, const ForecastInputs<T>& in) {
   const Index B = in.batch, li = window_input_size(false), H = cfg().h, rw = state_width(),
@@ -310,16 +310,17 @@ MatView<T> RecurrentForecast<T, C>::forward_decode(const Ctx& ctx, const Forecas
   profile::ZoneChain zone(ctx.profiler, B);
   MatView<T> out(out_.view.data, B, H * M);
   MatView<T> o = o_.mat().rows_block(0, B);
-  zone.next(zenc_.forward);
   step_inputs(in, li, H, 0, li);
+  encoder_.reset_carry();
   for (Index j = 0; j < H; ++j) {
-    const Index tn = li + j;
+    // Steps [p0, tn): the window's inputs first, then the forecast fed back.
+    const Index tn = li + j, p0 = j == 0 ? 0 : tn - 1;
     zone.next(zenc_.forward);
-    encoder_.set_steps(tn);
-    MatView<T> s = s_.mat().rows_block(0, tn * B);
-    encoder_.forward(ctx, x_.mat().rows_block(0, tn * B), s, in.first_window);
+    encoder_.set_steps(tn - p0);
+    MatView<T> s = s_.mat().rows_block(0, (tn - p0) * B);
+    encoder_.forward_carry(ctx, x_.mat().rows_block(p0 * B, (tn - p0) * B), s);
     zone.next(zdec_.forward);
-    project(ctx, ConstMat<T>(s.data + (tn - 1) * B * rw, B, rw), o);
+    project(ctx, ConstMat<T>(s.data + (tn - p0 - 1) * B * rw, B, rw), o);
     for (Index w = 0; w < B; ++w) std::copy_n(o.row(w), M, out.row(w) + j * M);
     if (j + 1 == H) break;
     // The next step's input: this forecast (the mean of a multi-output loss's M values, a
