@@ -11,18 +11,21 @@
 namespace shoal::kernels::detail {
 
 // Forward scratch: a zero state [B·Hd], the summed biases [G·Hd], W_hhᵀ [R, G·Hd] (R ≤ Hd), GRU's
-// hidden product [B·3Hd].
+// hidden product [B·3Hd], an LSTM projection's W_hrᵀ [Hd, P] (P < Hd).
 inline Index rnn_forward_scratch_of(RnnCell cell, Index batch, Index hidden) {
   const Index g = rnn_gates(cell) * hidden;
-  return batch * hidden + g + hidden * g + (cell == RnnCell::kGru ? batch * g : 0);
+  return batch * hidden + g + hidden * g + (cell == RnnCell::kGru ? batch * g : 0) +
+         (cell == RnnCell::kLstm ? hidden * hidden : 0);
 }
 
 // Backward scratch: dG [T·B, G·Hd] (the pre-activations' gradients of the input side), GRU's
 // hidden-side dGh [T·B, 3Hd], and [B, Hd] blocks: ∂L/∂h through the next step, the step's
-// whole ∂L/∂h, ∂L/∂c, a zero state, and an LSTM projection's ∂L/∂m.
+// whole ∂L/∂h, ∂L/∂c, a zero state, and an LSTM projection's ∂L/∂m; then a projection's ∂L/∂h of
+// every step [T·B, P] (P < Hd), for its weight gradient in one GEMM after the loop.
 inline Index rnn_backward_scratch_of(RnnCell cell, Index steps, Index batch, Index hidden) {
   const Index g = rnn_gates(cell) * hidden;
-  return steps * batch * g * (cell == RnnCell::kGru ? 2 : 1) + 5 * batch * hidden;
+  return steps * batch * g * (cell == RnnCell::kGru ? 2 : 1) + 5 * batch * hidden +
+         (cell == RnnCell::kLstm ? steps * batch * hidden : 0);
 }
 
 template <class T, class Ops>
@@ -38,6 +41,11 @@ void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& 
   // transposed operand would be packed again at each step).
   for (Index r = 0; r < gw; ++r)
     for (Index k = 0; k < rw; ++k) wt[k * gw + r] = L.w_hh[r * rw + k];
+  // W_hrᵀ likewise (where a GRU keeps its hidden product): the projection a plain step GEMM.
+  T* wrt = gh;
+  if (proj)
+    for (Index r = 0; r < rw; ++r)
+      for (Index k = 0; k < hd; ++k) wrt[k * rw + r] = L.w_hr[r * hd + k];
   // The input side of every step at once; RNN's pre-activations go straight into h.
   T* g = lstm || gru ? s.gates : h;
   Ops::gemm(Trans::kNo, Trans::kYes, tn * b, gw, L.in, T(1), x, L.in, L.w_ih, L.in, T(0), g, gw);
@@ -74,8 +82,7 @@ void rnn_forward_seq(const RnnLayer<T>& L, const T* x, T* h, const RnnSaved<T>& 
       T* mt = proj ? s.m + t * b * hd : ht;
       const T* cp = t > 0 ? s.c + (t - 1) * b * hd : L.c0 != nullptr ? L.c0 : zero;
       Ops::lstm_step(b, hd, gt, cp, s.c + t * b * hd, mt);
-      if (proj)
-        Ops::gemm(Trans::kNo, Trans::kYes, b, rw, hd, T(1), mt, hd, L.w_hr, hd, T(0), ht, rw);
+      if (proj) Ops::step_gemm(b, rw, hd, T(1), mt, hd, wrt, rw, T(0), ht, rw);
     } else {
       Ops::tanh_step(b * hd, ht);
     }
@@ -96,15 +103,17 @@ void rnn_backward_seq(const RnnLayer<T>& L, const T* x, const T* h, const RnnSav
   T* dg = scratch;
   T* dgh = gru ? dg + tn * b * gw : dg;  // the hidden side's: the input side's but for a GRU
   T* dnext = (gru ? dgh + tn * b * gw : dg + tn * b * gw);
-  T* dht = dnext + b * hd;
-  T* dc = dht + b * hd;
+  T* dht_block = dnext + b * hd;
+  T* dc = dht_block + b * hd;
   T* zero = dc + b * hd;
   T* dm = zero + b * hd;
+  T* dhs = dm + b * hd;  // a projection's ∂L/∂h per step
   std::fill_n(dnext, b * hd, T(0));
   std::fill_n(dc, b * hd, T(0));
   std::fill_n(zero, b * hd, T(0));
   for (Index t = tn; t-- > 0;) {
     const Index o = t * b * hd, orw = t * b * rw;
+    T* dht = proj ? dhs + orw : dht_block;
     for (Index k = 0; k < b * rw; ++k) dht[k] = dh[orw + k] + dnext[k];
     T* dgt = dg + t * b * gw;
     if (gru) {
@@ -114,12 +123,10 @@ void rnn_backward_seq(const RnnLayer<T>& L, const T* x, const T* h, const RnnSav
       continue;
     }
     if (lstm) {
-      // Through the projection h = W_hr m: ∂L/∂m = ∂L/∂h · W_hr, ∂L/∂W_hr += ∂L/∂hᵀ · m.
+      // Through the projection h = W_hr m: ∂L/∂m = ∂L/∂h · W_hr (∂L/∂W_hr after the loop).
       const T* dmt = dht;
       if (proj) {
         Ops::step_gemm(b, hd, rw, T(1), dht, rw, L.w_hr, hd, T(0), dm, hd);
-        Ops::gemm(Trans::kYes, Trans::kNo, rw, hd, b, T(1), dht, rw, s.m + o, hd, T(1), grads.dw_hr,
-                  hd);
         dmt = dm;
       }
       Ops::lstm_step_back(b, hd, s.gates + t * b * gw, t > 0 ? s.c + o - b * hd : zero, s.c + o,
@@ -136,6 +143,9 @@ void rnn_backward_seq(const RnnLayer<T>& L, const T* x, const T* h, const RnnSav
   if (tn > 1)
     Ops::gemm(Trans::kYes, Trans::kNo, gw, rw, (tn - 1) * b, T(1), dgh + b * gw, gw, h, rw, T(1),
               grads.dw_hh, rw);
+  if (proj)  // ∂L/∂W_hr += Σ_t ∂L/∂h_tᵀ · m_t
+    Ops::gemm(Trans::kYes, Trans::kNo, rw, hd, tn * b, T(1), dhs, rw, s.m, hd, T(1), grads.dw_hr,
+              hd);
   if (grads.db_ih != nullptr) add_column_sums(tn * b, gw, dg, grads.db_ih);
   if (grads.db_hh != nullptr) add_column_sums(tn * b, gw, dgh, grads.db_hh);
   if (dx != nullptr)
