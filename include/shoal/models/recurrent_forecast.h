@@ -20,8 +20,9 @@
 //   training (H_t = h_train):  steps p < L' + H_t − 1, y_p the window's own (its first H_t − 1
 //       targets after the L' inputs: teacher forcing); ŷ = the last H_t steps' outputs [B, H_t, M]
 //   inference (L_e = inference_input_size + 1, default L'):  the L_e inputs give ŷ_1; then each
-//       forecast (the mean of its M outputs, as neuralforecast feeds a multi-output loss back)
-//       is the next step's y, H times in all: ŷ [B, H, M]
+//       forecast (the mean of its M outputs, as neuralforecast feeds MQLoss back, or a Normal's
+//       or StudentT's location: feedback_output) is the next step's y, H times in all,
+//       the encoder carrying its state from step to step: ŷ [B, H, M]
 // Eval mode (ctx.training false) decodes; validation and predict both do, as neuralforecast.
 // A univariate model (N = 1). Exogenous inputs in shoal's layout (models/forecast.h).
 // Legend: B windows, L input_size, H horizon, X/F/S hist/futr/stat exogenous sizes, Hd
