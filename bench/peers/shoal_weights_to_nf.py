@@ -4,6 +4,9 @@ environment).
 
     PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py [MODEL]
 
+MODEL: a class name, or LSTM-recurrent / GRU-recurrent / RNN-recurrent (recurrent=True: the
+step-by-step forecasts, from the windows one step longer, each forecast fed back).
+
 shoal trains a TSMixerx (future + historical + static exogenous) on a few series, saves the
 weights as safetensors, and forecasts; neuralforecast builds the same model, loads the file with
 safetensors.torch.load_file + load_state_dict (strict: every name must map), and forecasts the
@@ -51,6 +54,10 @@ OWN_ARGS = {
     "DilatedRNN": dict(input_size=18, encoder_hidden_size=16, decoder_hidden_size=16,
                        dilations=[[1, 2], [4]]),
     "BiTCN": dict(input_size=18, hidden_size=16),
+    "LSTM-recurrent": dict(input_size=12, encoder_hidden_size=16, recurrent=True, h_train=2),
+    "GRU-recurrent": dict(input_size=12, encoder_hidden_size=12, recurrent=True,
+                          inference_input_size=15),
+    "RNN-recurrent": dict(input_size=8, encoder_hidden_size=10, recurrent=True, h_train=3),
 }
 # Modules neuralforecast holds under two names (its state_dict lists both): the alias of each
 # name shoal saves. TCN's CausalConv1d keeps its conv as .conv and as .causalconv.0.
@@ -64,10 +71,11 @@ def main():
     from neuralforecast import NeuralForecast
     from safetensors.torch import load_file
 
-    name = sys.argv[1] if len(sys.argv) > 1 else "TSMixerx"
+    variant = sys.argv[1] if len(sys.argv) > 1 else "TSMixerx"
+    name = variant.split("-")[0]  # the class
     df, static = make_data()
     args = dict(h=6, futr_exog_list=["promo"], hist_exog_list=["temp"], stat_exog_list=["size"],
-                scaler_type="standard", random_seed=7, **OWN_ARGS[name])
+                scaler_type="standard", random_seed=7, **OWN_ARGS[variant])
 
     model = getattr(shoal, name)(max_steps=200, **args)
     nf = shoal.NeuralForecast([model], freq="ME").fit(df, static_df=static)

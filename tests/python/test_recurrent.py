@@ -1,7 +1,8 @@
 """RNN, GRU and LSTM through the Python API: neuralforecast's defaults and names, a global fit
 with every exogenous kind, and the arguments shoal refuses or, as neuralforecast, ignores.
 (Their forecasts against neuralforecast's from the same weights:
-bench/peers/shoal_weights_to_nf.py RNN|GRU|LSTM, with the peers installed.)"""
+bench/peers/shoal_weights_to_nf.py RNN|GRU|LSTM, and RNN-recurrent|GRU-recurrent|
+LSTM-recurrent for recurrent=True, with the peers installed.)"""
 
 import warnings
 
