@@ -229,6 +229,12 @@ class _ForecastModel:
             args["input_size"] = 3 * args["h"]
             warnings.warn("Input size too small. Automatically setting input size to 3 * horizon "
                           f"= {args['input_size']}", stacklevel=3)
+        if (args.get("recurrent") and getattr(args["loss"], "horizon_weight", None) is not None
+                and args.get("h_train") != args["h"]):
+            # neuralforecast's base model: a horizon weight per step of the training windows.
+            args["h_train"] = args["h"]
+            warnings.warn(f"Setting h_train={args['h']} to match the horizon_weight length.",
+                          stacklevel=3)
         for arg in ("h", "input_size", "max_steps") + (("n_series",) if "n_series" in args
                                                        else ()):
             _positive_int(name, arg, args[arg])

@@ -100,3 +100,14 @@ def test_recurrent_true_refuses_a_distribution_without_a_mean_output():
                        loss=shoal.losses.DistributionLoss("Poisson"))
     with pytest.raises(ValueError, match="recurrent=true feeds each forecast's mean back"):
         shoal.NeuralForecast([model], freq=1).fit(df)
+
+
+def test_a_horizon_weight_trains_recurrent_windows_of_h_steps_as_neuralforecast():
+    df, _ = _df()
+    with pytest.warns(UserWarning, match="Setting h_train=4"):
+        model = shoal.GRU(h=4, input_size=8, max_steps=3, recurrent=True, h_train=1,
+                          encoder_hidden_size=6,
+                          loss=shoal.losses.MAE(horizon_weight=[1.0, 2.0, 1.0, 0.5]))
+    assert model.h_train == 4
+    fcst = shoal.NeuralForecast([model], freq=1).fit(df).predict()
+    assert np.isfinite(fcst["GRU"]).all()
