@@ -4,6 +4,9 @@ in CI: needs the peer environment).
 
     PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py [MODEL]
 
+MODEL: a class name, or LSTM-recurrent / GRU-recurrent / RNN-recurrent (recurrent=True: the
+step-by-step forecasts, from the windows one step longer, each forecast fed back).
+
 shoal trains a TSMixerx (future + historical + static exogenous) on a few series, saves the
 weights as safetensors, and forecasts; neuralforecast builds the same model, loads the file with
 safetensors.torch.load_file + load_state_dict (strict: every name must map), and forecasts the
@@ -56,6 +59,10 @@ OWN_ARGS = {
                          hist_exog_list=None, stat_exog_list=None),
     "PatchTST": dict(input_size=18, hidden_size=16, n_heads=4, encoder_layers=2,
                      linear_hidden_size=32, patch_len=6, stride=3, revin_affine=True),
+    "LSTM-recurrent": dict(input_size=12, encoder_hidden_size=16, recurrent=True, h_train=2),
+    "GRU-recurrent": dict(input_size=12, encoder_hidden_size=12, recurrent=True,
+                          inference_input_size=15),
+    "RNN-recurrent": dict(input_size=8, encoder_hidden_size=10, recurrent=True, h_train=3),
 }
 # Models without exogenous inputs (neuralforecast refuses the lists).
 NO_EXOG = ("PatchTST",)
@@ -75,11 +82,12 @@ def main():
     from neuralforecast import NeuralForecast
     from safetensors.torch import load_file
 
-    name = sys.argv[1] if len(sys.argv) > 1 else "TSMixerx"
+    variant = sys.argv[1] if len(sys.argv) > 1 else "TSMixerx"
+    name = variant.split("-")[0]  # the class
     df, static = make_data()
     exog = {} if name in NO_EXOG else dict(futr_exog_list=["promo"], hist_exog_list=["temp"],
                                            stat_exog_list=["size"])
-    args = {**dict(h=6, scaler_type="standard", random_seed=7), **exog, **OWN_ARGS[name]}
+    args = {**dict(h=6, scaler_type="standard", random_seed=7), **exog, **OWN_ARGS[variant]}
 
     model = getattr(shoal, name)(max_steps=200, **args)
     nf = shoal.NeuralForecast([model], freq="ME").fit(df, static_df=static)

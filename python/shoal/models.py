@@ -40,7 +40,6 @@ _REFUSED = {
                            "num_lr_decays",
     "val_monitor": "early stopping monitors the validation loss",
     "drop_last_loader": "every series batch of an epoch is trained on",
-    "recurrent": "RNN, GRU and LSTM forecast every horizon step at once (recurrent=False)",
 }
 # Accepted with no effect on the result: they tune PyTorch's data loading, which shoal does not
 # use (the series are read into C++ once).
@@ -230,6 +229,12 @@ class _ForecastModel:
             args["input_size"] = 3 * args["h"]
             warnings.warn("Input size too small. Automatically setting input size to 3 * horizon "
                           f"= {args['input_size']}", stacklevel=3)
+        if (args.get("recurrent") and getattr(args["loss"], "horizon_weight", None) is not None
+                and args.get("h_train") != args["h"]):
+            # neuralforecast's base model: a horizon weight per step of the training windows.
+            args["h_train"] = args["h"]
+            warnings.warn(f"Setting h_train={args['h']} to match the horizon_weight length.",
+                          stacklevel=3)
         for arg in ("h", "input_size", "max_steps") + (("n_series",) if "n_series" in args
                                                        else ()):
             _positive_int(name, arg, args[arg])
@@ -428,8 +433,10 @@ class TiDE(_ForecastModel):
 
 class RNN(_ForecastModel):
     """neuralforecast.models.RNN: stacked Elman (tanh) layers over the window and its exogenous
-    inputs, an MLP decoding every horizon step from the last hidden states. Univariate, trained
-    globally; recurrent=False (neuralforecast's default) only."""
+    inputs, an MLP decoding every horizon step from the last hidden states (recurrent=False,
+    neuralforecast's default), or, with recurrent=True, each step's state projected to the next
+    step's forecast, trained on h_train steps and forecasting step by step. Univariate, trained
+    globally."""
 
     _model = "rnn"
     _exogenous = "fhs"

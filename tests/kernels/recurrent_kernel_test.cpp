@@ -1,7 +1,7 @@
 // The recurrent sequence kernels against their *_ref twins: every cell, hidden sizes around the
 // SIMD widths (the scalar tail and none), one step and several, batch 1 and odd batches, float
-// and double; forward outputs and saved state, and the backward's weight, bias and input
-// gradients accumulated onto non-zero ones.
+// and double, an LSTM with and without a projection; forward outputs and saved state, and the
+// backward's weight, bias and input gradients accumulated onto non-zero ones.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,44 +31,51 @@ double max_rel(const std::vector<T>& a, const std::vector<T>& b) {
 }
 
 template <class T>
-void check(RnnCell cell, Index steps, Index batch, Index in, Index hd, bool bias) {
+void check(RnnCell cell, Index steps, Index batch, Index in, Index hd, bool bias, Index proj = 0) {
   RngStream rng(11, uint64_t(steps * 1000 + batch * 100 + hd));
-  const Index g = rnn_gates(cell) * hd, rows = steps * batch;
-  const auto w_ih = random_vec<T>(rng, g * in, 0.5f), w_hh = random_vec<T>(rng, g * hd, 0.5f),
+  const Index g = rnn_gates(cell) * hd, rows = steps * batch, rw = proj > 0 ? proj : hd;
+  const auto w_ih = random_vec<T>(rng, g * in, 0.5f), w_hh = random_vec<T>(rng, g * rw, 0.5f),
              b_ih = random_vec<T>(rng, g), b_hh = random_vec<T>(rng, g),
-             x = random_vec<T>(rng, rows * in, 2.f), dh = random_vec<T>(rng, rows * hd);
+             x = random_vec<T>(rng, rows * in, 2.f), dh = random_vec<T>(rng, rows * rw),
+             w_hr = random_vec<T>(rng, rw * hd, 0.5f);
   const RnnLayer<T> layer{.cell = cell,
                           .steps = steps,
                           .batch = batch,
                           .in = in,
                           .hidden = hd,
+                          .proj = proj,
                           .w_ih = w_ih.data(),
                           .w_hh = w_hh.data(),
                           .b_ih = bias ? b_ih.data() : nullptr,
-                          .b_hh = bias ? b_hh.data() : nullptr};
+                          .b_hh = bias ? b_hh.data() : nullptr,
+                          .w_hr = proj > 0 ? w_hr.data() : nullptr};
   struct Run {
-    std::vector<T> h, gates, hn, c, dx, dw_ih, dw_hh, db_ih, db_hh, scratch;
+    std::vector<T> h, gates, hn, c, m, dx, dw_ih, dw_hh, db_ih, db_hh, dw_hr, scratch;
   };
   const auto init = random_vec<T>(rng, g * std::max(in, hd));  // gradients accumulate onto these
   auto run = [&](bool fast) {
     Run r;
-    r.h.assign(size_t(rows * hd), T(0));
+    r.h.assign(size_t(rows * rw), T(0));
+    r.m.assign(size_t(rows * hd), T(0));
     r.gates.assign(size_t(rows * g), T(0));
     r.hn.assign(size_t(rows * hd), T(0));
     r.c.assign(size_t(rows * hd), T(0));
     r.dx.assign(size_t(rows * in), T(7));
     r.dw_ih.assign(init.begin(), init.begin() + g * in);
-    r.dw_hh.assign(init.begin(), init.begin() + g * hd);
+    r.dw_hh.assign(init.begin(), init.begin() + g * rw);
+    if (proj > 0) r.dw_hr.assign(init.begin() + 2, init.begin() + rw * hd + 2);
     r.db_ih.assign(init.begin(), init.begin() + g);
     r.db_hh.assign(init.begin() + 1, init.begin() + g + 1);
     r.scratch.assign(size_t(std::max(rnn_forward_scratch(cell, steps, batch, hd),
                                      rnn_backward_scratch(cell, steps, batch, hd))),
                      T(3));
-    const RnnSaved<T> saved{.gates = r.gates.data(), .hn = r.hn.data(), .c = r.c.data()};
+    const RnnSaved<T> saved{
+        .gates = r.gates.data(), .hn = r.hn.data(), .c = r.c.data(), .m = r.m.data()};
     const RnnGrads<T> grads{.dw_ih = r.dw_ih.data(),
                             .dw_hh = r.dw_hh.data(),
                             .db_ih = bias ? r.db_ih.data() : nullptr,
-                            .db_hh = bias ? r.db_hh.data() : nullptr};
+                            .db_hh = bias ? r.db_hh.data() : nullptr,
+                            .dw_hr = proj > 0 ? r.dw_hr.data() : nullptr};
     if (fast) {
       rnn_forward<T>(layer, x.data(), r.h.data(), saved, r.scratch.data());
       rnn_backward<T>(layer, x.data(), r.h.data(), saved, dh.data(), r.dx.data(), grads,
@@ -85,7 +92,8 @@ void check(RnnCell cell, Index steps, Index batch, Index in, Index hd, bool bias
   const double tol = std::is_same_v<T, float> ? 2e-5 * double(steps + in + hd) / 8 : 1e-12;
   const std::string what = "cell " + std::to_string(int(cell)) + " T " + std::to_string(steps) +
                            " B " + std::to_string(batch) + " I " + std::to_string(in) + " Hd " +
-                           std::to_string(hd) + (bias ? "" : " no bias");
+                           std::to_string(hd) + " P " + std::to_string(proj) +
+                           (bias ? "" : " no bias");
   EXPECT_LE(max_rel(fast.h, ref.h), tol) << "h, " << what;
   // Unused saved buffers stay zero in both.
   EXPECT_LE(max_rel(fast.gates, ref.gates), tol) << "gates, " << what;
@@ -96,6 +104,8 @@ void check(RnnCell cell, Index steps, Index batch, Index in, Index hd, bool bias
   EXPECT_LE(max_rel(fast.dw_hh, ref.dw_hh), tol) << "dw_hh, " << what;
   EXPECT_LE(max_rel(fast.db_ih, ref.db_ih), tol) << "db_ih, " << what;
   EXPECT_LE(max_rel(fast.db_hh, ref.db_hh), tol) << "db_hh, " << what;
+  EXPECT_LE(max_rel(fast.m, ref.m), tol) << "m, " << what;
+  EXPECT_LE(max_rel(fast.dw_hr, ref.dw_hr), tol) << "dw_hr, " << what;
 }
 
 template <class T>
@@ -105,6 +115,10 @@ void check_all() {
       for (Index batch : {1, 3})
         for (Index hd : {1, 7, 8, 9, 16, 17})
           for (bool bias : {true, false}) check<T>(cell, steps, batch, hd % 2 ? 3 : 2, hd, bias);
+  for (Index steps : {1, 2, 7})
+    for (Index batch : {1, 3})
+      for (Index hd : {7, 8, 9, 17})
+        for (Index proj : {1, 3}) check<T>(RnnCell::kLstm, steps, batch, 3, hd, true, proj);
 }
 
 TEST(RecurrentKernels, FastMatchesReferenceFloat) {

@@ -110,9 +110,10 @@ typename Model::Config small_config() {
   return c;
 }
 
-// Random windows in shoal's layouts (models/forecast.h).
+// Random windows in shoal's layouts (models/forecast.h), with their targets (which a recurrent
+// model trained step by step reads).
 struct Windows {
-  std::vector<double> y, hist, futr, stat;
+  std::vector<double> y, hist, futr, stat, out;
   Windows(const WindowShape& s, Index b, uint64_t seed) {
     RngStream rng(seed, 1);
     auto fill = [&](std::vector<double>& v, Index count) {
@@ -124,13 +125,15 @@ struct Windows {
     fill(hist, b * s.hist_exog * l * n);
     fill(futr, b * s.futr_exog * (l + s.h) * n);
     fill(stat, n * s.stat_exog);
+    fill(out, b * s.h * n);
   }
   ForecastInputs<double> inputs(Index b) const {
     return {.batch = b,
             .insample_y = y.data(),
             .hist_exog = hist.empty() ? nullptr : hist.data(),
             .futr_exog = futr.empty() ? nullptr : futr.data(),
-            .stat_exog = stat.empty() ? nullptr : stat.data()};
+            .stat_exog = stat.empty() ? nullptr : stat.data(),
+            .outsample_y = out.data()};
   }
 };
 
@@ -229,7 +232,13 @@ const nlohmann::json& grad_variants(std::string_view kind) {
                       "perturb": true}],
     "bitcn": [{"futr_exog": 0, "dropout": 0.0}, {"h": 1, "input_size": 16, "futr_exog": 2,
                "batch": 2},
-              {"h": 9, "input_size": 2, "hist_exog": 0, "stat_exog": 0, "dropout": 0.2}]
+              {"h": 9, "input_size": 2, "hist_exog": 0, "stat_exog": 0, "dropout": 0.2}],
+    "rnn": [{"recurrent": true, "h_train": 2, "encoder_dropout": 0.2},
+            {"recurrent": true, "inference_input_size": 4, "hist_exog": 0, "batch": 1}],
+    "gru": [{"recurrent": true, "h_train": 3, "encoder_n_layers": 1},
+            {"recurrent": true, "futr_exog": 0, "stat_exog": 0}],
+    "lstm": [{"recurrent": true, "h_train": 2, "encoder_dropout": 0.2},
+             {"recurrent": true, "h": 5, "input_size": 2, "encoder_n_layers": 3, "batch": 1}]
   })");
   static const nlohmann::json none = nlohmann::json::array();
   return all.contains(kind) ? all.at(std::string(kind)) : none;
@@ -261,9 +270,12 @@ typename Model::Config variant_config(nlohmann::json v) {
 // statistics included).
 template <class Model>
 testing::GradcheckResult gradient_error(Model& m, Index b, bool perturb) {
-  const Index rows = b * m.horizon(), cols = m.n_series() * m.config().outputs,
-              out_size = rows * cols;
-  const Windows data(m.config(), b, 5);
+  // The training windows (a recurrent=True model's are its own: train::window_input_size).
+  WindowShape shape = m.config();
+  shape.input_size = train::window_input_size(m, true);
+  shape.h = train::window_horizon(m, true);
+  const Index rows = b * shape.h, cols = m.n_series() * m.config().outputs, out_size = rows * cols;
+  const Windows data(shape, b, 5);
   const ForecastInputs<double> in = data.inputs(b);
   RngStream noise(7, 3);
   std::vector<testing::GradVar> vars;

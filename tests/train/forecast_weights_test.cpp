@@ -89,6 +89,39 @@ TEST(ForecastWeights, PredictFromWeightsEqualsTheFitsForecasts) {
   }
 }
 
+// recurrent=True (step-by-step forecasts, windows one step longer than input_size, their own
+// training horizon and inference length): the fit's forecasts come back from its weights, over
+// many series (the global fit) and one (the windowed fit), at the window after the data and at
+// an earlier one.
+TEST(ForecastWeights, RecurrentTrueForecastsComeBackFromTheWeights) {
+  const data::SeriesSet set = two_series();
+  for (const std::string model : {"rnn", "gru", "lstm"})
+    for (const std::vector<Index>& series : {std::vector<Index>{0, 1}, std::vector<Index>{1}}) {
+      SCOPED_TRACE(model + " series " + std::to_string(series.size()));
+      const nlohmann::json options = {{"h", 4},          {"input_size", 12},
+                                      {"max_steps", 15}, {"recurrent", true},
+                                      {"h_train", 2},    {"inference_input_size", 9}};
+      ForecastJob job = forecast_job(model, testing::small_widths(model, options, 8));
+      job.windows.scaler = data::ScalerType::kStandard;
+      job.keep_weights = true;
+      const data::Panel panel(set, series, job.exog);
+      const FitResult r = fit_forecast(panel, job);
+      const Index n = panel.n_series();
+      ASSERT_EQ(r.forecasts.size(), size_t(n * 4));
+      for (const double v : r.forecasts) EXPECT_TRUE(std::isfinite(v));
+      const Index start = data::predict_window_start(panel, job.windows);
+      const std::vector<Index> starts = {start - 3, start};
+      const std::vector<double> g =
+          predict_windows(panel, job, r.weights, starts, panel.length(), true);
+      ASSERT_EQ(g.size(), size_t(n * 2 * 4));
+      for (Index s = 0; s < n; ++s)
+        for (Index t = 0; t < 4; ++t) {
+          const double got = g[size_t((s * 2 + 1) * 4 + t)], want = r.forecasts[size_t(s * 4 + t)];
+          EXPECT_NEAR(got, want, 1e-5 * std::max(1.0, std::abs(want)));
+        }
+    }
+}
+
 TEST(ForecastWeights, WeightsNameNeuralforecastTensors) {
   const data::SeriesSet set = two_series();
   const ForecastJob job = job_for("tsmixerx");

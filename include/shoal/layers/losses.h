@@ -91,6 +91,26 @@ struct LossConfig {
 Index loss_outputs(const LossConfig& c);
 Index forecast_values(const LossConfig& c);
 
+// What a recurrent model that forecasts step by step feeds back as its next input, in the scaled
+// space (neuralforecast's _predict_step_recurrent_single): -1 the mean of its M outputs (a point
+// loss's one, MQLoss's quantiles); k ≥ 0 output k, the distribution's location, which is the
+// scaled mean (Normal's mean, StudentT's loc); kNoRecurrentFeedback where no output is the mean
+// (Poisson's rate passes a nonlinear map, a GMM's mean mixes its components).
+inline constexpr Index kNoRecurrentFeedback = -2;
+inline Index recurrent_feedback_output(const LossConfig& c) {
+  switch (c.kind) {
+    case LossKind::kNormal:
+      return 0;
+    case LossKind::kStudentT:
+      return 1;
+    case LossKind::kPoisson:
+    case LossKind::kGmm:
+      return kNoRecurrentFeedback;
+    default:
+      return -1;
+  }
+}
+
 // The masked weighted mean of an elementwise loss. backward uses the ratio of the last forward
 // (to zero the gradient when it was not finite), so call it after forward on the same inputs.
 template <class T>

@@ -31,6 +31,9 @@ struct ForecastInputs {
   // [B, L, N] 1 where the window's input is data, 0 where it is padding (a series shorter than
   // the window, start padding); null: all data. NBEATS and NHITS mask their residuals with it.
   const T* insample_mask = nullptr;
+  // [B, H, N] the window's targets, scaled as insample_y: a recurrent model trained step by step
+  // reads its targets before the last as inputs (teacher forcing). Null at inference.
+  const T* outsample_y = nullptr;
   // 0: stat_exog is [N, S], shared by every window. > 0: one row per window, [B, S] with this
   // row stride (a univariate model trained over many series: each window's own series' row).
   Index stat_window_stride = 0;
@@ -47,6 +50,7 @@ struct ForecastInputs {
     r.first_window = first_window + b0;
     r.insample_y = insample_y + b0 * l * n;
     if (insample_mask != nullptr) r.insample_mask = insample_mask + b0 * l * n;
+    if (outsample_y != nullptr) r.outsample_y = outsample_y + b0 * h * n;
     if (hist_exog != nullptr) r.hist_exog = hist_exog + b0 * x * l * n;
     if (futr_exog != nullptr) r.futr_exog = futr_exog + b0 * f * (l + h) * n;
     if (stat_exog != nullptr && stat_window_stride > 0)

@@ -4,6 +4,8 @@
 // (models/recurrent_forecast.h, shared with the other recurrent models). Univariate (N = 1);
 // historical, future and static exogenous inputs. Parameters: hist_encoder.weight_ih_l<k>, …,
 // mlp_decoder.layers.<j>.weight/.bias, upsample_sequence.* (H > L), neuralforecast's names.
+// recurrent=True: no MLP decoder, forecasts step by step, proj.weight/.bias projecting the state to
+// the next step's forecast (models/recurrent_forecast.h).
 #pragma once
 
 #include "shoal/models/recurrent_forecast.h"

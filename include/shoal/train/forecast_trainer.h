@@ -43,6 +43,24 @@ concept WindowModel = requires(Model& m, const Model& cm, Planner& p, RngStream&
   { Model::kWindowsIndependent } -> std::convertible_to<bool>;
 };
 
+// The windows `m` takes in training (true) or at inference: input steps and horizon. Its
+// config's in both, unless the model says otherwise (a recurrent model that forecasts step by
+// step trains on other windows than it predicts from: models/recurrent_forecast.h).
+template <class Model>
+Index window_input_size(const Model& m, bool training) {
+  if constexpr (requires { m.window_input_size(training); })
+    return m.window_input_size(training);
+  else
+    return static_cast<void>(training), m.config().input_size;
+}
+template <class Model>
+Index window_horizon(const Model& m, bool training) {
+  if constexpr (requires { m.window_horizon(training); })
+    return m.window_horizon(training);
+  else
+    return static_cast<void>(training), m.horizon();
+}
+
 // Owns the arena of one model replica and runs neuralforecast's training step on it:
 //   zero grads → out = model.forward → L = loss(out, outsample_y, mask = outsample mask)
 //   → model.backward(∂L/∂out) → Adam step.
@@ -90,13 +108,14 @@ class ForecastTrainer {
     chunk_ = cfg_.max_batch;
     if (Model::kWindowsIndependent && cfg_.chunk_windows > 0)
       chunk_ = std::min(cfg_.max_batch, cfg_.chunk_windows);
-    const Index h = model_.horizon(), cols = out_cols();
+    const Index h = window_horizon(model_, true), cols = out_cols();
     Planner planner;
     exog_.plan(planner, chunk_);
     model_.plan(planner, chunk_);
     planner.buffer(dout_, Region::kActivationGrads, "trainer.dout", {chunk_ * h, cols});
     if (chunk_ < cfg_.max_batch)
-      planner.buffer(pred_, Region::kActivations, "trainer.predict", {cfg_.max_batch * h, cols});
+      planner.buffer(pred_, Region::kActivations, "trainer.predict",
+                     {cfg_.max_batch * window_horizon(model_, false), cols});
     planner.set_optim_slots(adam_.slots());
     arena_ = Arena(std::move(planner));
     RngStream rng(cfg_.seed, kInitStream, cfg_.init_generator);
@@ -120,7 +139,7 @@ class ForecastTrainer {
     exog_.plan(planner, chunk_);
     model_.plan(planner, chunk_);
     planner.buffer(dout_, Region::kActivationGrads, "trainer.dout",
-                   {chunk_ * model_.horizon(), out_cols()});
+                   {chunk_ * window_horizon(model_, true), out_cols()});
     planner.set_optim_slots(0);
     arena_ = Arena(std::move(planner), source.arena_);
   }
@@ -177,7 +196,7 @@ class ForecastTrainer {
     std::string name = rec->model_name(model);
     rec->add_memory(profile::memory_plan(arena_, name.empty() ? "forecast" : name, model));
     using profile::Category;
-    const double h = static_cast<double>(model_.horizon());
+    const double h = static_cast<double>(window_horizon(model_, true));
     const double n = static_cast<double>(out_cols());
     Index params = 0;
     model_.for_each_param([&](const auto&, Param<T>& p) { params += p.shape.numel(); });
@@ -206,11 +225,11 @@ class ForecastTrainer {
     if (chunk_ >= in.batch) return model_.forward(ctx, exog_.embed(in));
     SHOAL_CHECK(in.batch <= cfg_.max_batch, "predict: batch {} over the planned {}", in.batch,
                 cfg_.max_batch);
-    const Index h = model_.horizon(), n = out_cols();
+    const Index h = window_horizon(model_, false), n = out_cols();
     MatView<T> all = pred_.mat().rows_block(0, in.batch * h);
     for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
       const Index bc = std::min(chunk_, in.batch - b0);
-      ConstMat<T> out = model_.forward(ctx, exog_.embed(slice(in, b0, bc)));
+      ConstMat<T> out = model_.forward(ctx, exog_.embed(slice(in, b0, bc, /*training=*/false)));
       for (Index r = 0; r < bc * h; ++r) std::copy_n(out.row(r), n, all.row(b0 * h + r));
     }
     return all;
@@ -222,7 +241,8 @@ class ForecastTrainer {
   // insample scale; nothing for the other losses).
   void prepare_loss(const ForecastInputs<T>& in) {
     if (loss_.config().kind == layers::LossKind::kMase)
-      loss_.set_insample(in.insample_y, in.batch, model_.config().input_size, model_.n_series());
+      loss_.set_insample(in.insample_y, in.batch, window_input_size(model_, true),
+                         model_.n_series());
   }
   // Columns of the model's output: N series × M outputs per value.
   Index out_cols() const { return model_.n_series() * loss_.outputs(); }
@@ -236,8 +256,10 @@ class ForecastTrainer {
   Index chunk_windows() const { return chunk_; }
 
  public:
-  // Windows [b0, b0 + count) of a batch (models whose windows are independent).
-  ForecastInputs<T> slice(const ForecastInputs<T>& in, Index b0, Index count) const {
+  // Windows [b0, b0 + count) of a batch (models whose windows are independent), a training
+  // batch's or an inference one's.
+  ForecastInputs<T> slice(const ForecastInputs<T>& in, Index b0, Index count,
+                          bool training = true) const {
     if constexpr (Model::kWindowsIndependent) {
       const auto& c = model_.config();
       // Each window's exogenous rows move with it.
@@ -246,8 +268,10 @@ class ForecastTrainer {
         x = exog_.raw_hist();
         f = exog_.raw_futr();
       }
-      return in.windows(b0, count, c.input_size, c.h, c.n_series, x, f);
+      return in.windows(b0, count, window_input_size(model_, training),
+                        window_horizon(model_, training), c.n_series, x, f);
     } else {
+      static_cast<void>(training);
       SHOAL_CHECK(false, "this model couples the windows of a batch; it cannot be chunked");
       return in;
     }
@@ -285,7 +309,7 @@ class ForecastTrainer {
   // train_step's. Returns their Σ ℓ·W.
   double accumulate(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> target,
                     ConstMat<T> mask, ConstMat<T> loc, ConstMat<T> scale, T s) {
-    const Index h = model_.horizon();
+    const Index h = window_horizon(model_, true);
     double num = 0;
     for (Index b0 = 0; b0 < in.batch; b0 += chunk_) {
       const Index bc = std::min(chunk_, in.batch - b0);
@@ -344,9 +368,10 @@ class ForecastTrainer {
   }
   void check_horizon_weight() const {
     const size_t hw = cfg_.loss.horizon_weight.size();
-    SHOAL_CHECK(hw == 0 || Index(hw) == model_.horizon(),
-                "horizon_weight has {} entries; it needs one per horizon step (h = {})", hw,
-                model_.horizon());
+    SHOAL_CHECK(hw == 0 || Index(hw) == window_horizon(model_, true),
+                "horizon_weight has {} entries; it needs one per horizon step of the training "
+                "windows ({})",
+                hw, window_horizon(model_, true));
   }
 
   Model& model_;

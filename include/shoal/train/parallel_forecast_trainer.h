@@ -90,7 +90,7 @@ class ParallelForecastTrainer {
     src.prepare_loss(in);
     for (size_t k = 1; k < trainers_.size(); ++k)
       trainers_[k]->loss().set_insample_factor(src.loss().insample_factor());
-    const Index h = models_[0]->horizon();
+    const Index h = window_horizon(*models_[0], true);
     Ctx base{.training = true, .seed = seed_, .step = static_cast<uint64_t>(steps_)};
     base.profiler = prof_;
     pool_.run([&](int tid) {

@@ -209,10 +209,28 @@ SHOAL_EXPORT_BOTH(tanh_step_back)
 // The float or double table entry of a kernel.
 namespace {
 
+// Narrow weight gradients: a BLAS packs all of A first, which is the whole sequence's gate
+// gradients ([T·B, G·Hd], megabytes), though it then meets only n ≤ 4 columns of B (an LSTM
+// projection's P = 1 state, a univariate window's few input features).
+constexpr Index kNarrowColumns = 4;
+
 template <class T>
 struct FastOps {
   static void gemm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda,
                    const T* b, Index ldb, T beta, T* c, Index ldc) {
+    if (ta == Trans::kYes && tb == Trans::kNo && n <= kNarrowColumns && alpha == T(1) &&
+        beta == T(1)) {
+      // C [m, n] += Aᵀ·B as one pass over A's rows: C's column j gains row r of A times
+      // B[r, j] (row by row, so each element of C sums in row order).
+      for (Index r = 0; r < k; ++r)
+        for (Index j = 0; j < n; ++j) {
+          const T w = b[r * ldb + j];
+          const T* ar = a + r * lda;
+          T* cj = c + j;
+          for (Index i = 0; i < m; ++i) cj[i * ldc] += ar[i] * w;
+        }
+      return;
+    }
     kernels::gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   // A step's recurrent product [B, K]·[K, N] (K·N = G·Hd² weight values): libxsmm streams the

@@ -13,8 +13,10 @@ void RecurrentOptions::visit_recurrent(OptionVisitor& v) {
   v("decoder_layers", decoder_layers, "Linear layers in the MLP decoder");
   v.choice("decoder_activation", decoder_activation, kDecoderActivations,
            "Activation after each hidden layer of the MLP decoder");
-  v("recurrent", recurrent, "Step-by-step forecasts (not implemented: false only)");
-  v("h_train", h_train, "Steps per training window with recurrent=true");
+  v("recurrent", recurrent,
+    "Forecast step by step, each forecast fed back as the next input (false: all horizon steps "
+    "at once from an MLP decoder)");
+  v("h_train", h_train, "Forecast steps per training window with recurrent=true");
   v("inference_input_size", inference_input_size,
     "Input steps at inference with recurrent=true (0: input_size)");
 }
@@ -31,8 +33,6 @@ void RecurrentOptions::validate_recurrent() const {
   if (decoder_layers > 1 && decoder_hidden_size < 1)
     option_out_of_range("decoder_hidden_size", "an integer ≥ 1 when decoder_layers ≥ 2",
                         double(decoder_hidden_size));
-  if (recurrent)
-    option_out_of_range("recurrent", "false (step-by-step decoding is not implemented)", 1);
   if (h_train < 1) option_out_of_range("h_train", "an integer ≥ 1", double(h_train));
   if (inference_input_size < 0)
     option_out_of_range("inference_input_size", "an integer ≥ 0 (0: input_size)",

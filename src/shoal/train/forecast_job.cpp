@@ -19,7 +19,8 @@ models::ForecastInputs<float> inputs_of(const data::WindowBatch& b) {
           .hist_exog = b.X > 0 ? b.hist_exog.data : nullptr,
           .futr_exog = b.F > 0 ? b.futr_exog.data : nullptr,
           .stat_exog = b.S > 0 ? b.stat_exog.data : nullptr,
-          .insample_mask = b.insample_mask.data};
+          .insample_mask = b.insample_mask.data,
+          .outsample_y = b.outsample_y.data};
 }
 
 models::ForecastInputs<float> univariate_inputs_of(const data::WindowBatch& b) {

@@ -68,9 +68,11 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   profile::ZoneChain zone(fz.rec, 0);
   zone.next(fz.setup);
   check_forecast_job(job, true);
-  const data::WindowConfig& wc = job.windows;
+  const auto cfg = model_config<Model>(panel, job, 1);
+  // Validation and predict windows; the training ones may differ (model_windows).
+  const data::WindowConfig wc = model_windows<Model>(job.windows, cfg, false);
   const Index h = wc.h, n = panel.n_series();
-  data::GlobalBatcher batcher(panel, wc, job.train.seed);
+  data::GlobalBatcher batcher(panel, model_windows<Model>(job.windows, cfg, true), job.train.seed);
   // Validation windows: every series' (series-major), scored in groups of valid_batch_size
   // series and passes of inference_windows_batch_size windows, as neuralforecast's
   // validation_step weights each pass's masked mean by its windows.
@@ -81,8 +83,7 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
   const Index vgroup = wc.valid_batch_size > 0 ? wc.valid_batch_size : wc.batch_size;
   const Index most = std::max<Index>(std::min(vgroup, n) * vw, n);  // windows of one pass
   const Index infer = std::min(inference_batch(wc, most), most);
-  GlobalTrainer<Model> gt(model_config<Model>(panel, job, 1),
-                          global_trainer_config<Model>(panel, job, batcher.max_windows()),
+  GlobalTrainer<Model> gt(cfg, global_trainer_config<Model>(panel, job, batcher.max_windows()),
                           static_cast<int>(job.train.threads), infer);
   auto& trainer = gt.source();
   if (fz.rec != nullptr && fz.steps) gt.set_profiler(fz.rec, job.profile_model);
@@ -136,8 +137,10 @@ FitResult fit_global(const data::Panel& panel, const ForecastJob& job) {
 template <class Model>
 size_t plan_global(const data::Panel& panel, const ForecastJob& job) {
   check_forecast_job(job, true);
-  const data::GlobalBatcher batcher(panel, job.windows, job.train.seed);
-  Model model(model_config<Model>(panel, job, 1));
+  const auto cfg = model_config<Model>(panel, job, 1);
+  const data::GlobalBatcher batcher(panel, model_windows<Model>(job.windows, cfg, true),
+                                    job.train.seed);
+  Model model(cfg);
   typename GlobalTrainer<Model>::Trainer trainer(
       model, global_trainer_config<Model>(panel, job, batcher.max_windows()));
   return trainer.arena().bytes();
@@ -148,15 +151,18 @@ std::vector<double> predict_global(const data::Panel& panel, const ForecastJob& 
                                    std::string_view weights, std::span<const Index> starts,
                                    Index end, bool future) {
   check_forecast_job(job, false);
-  const Index h = job.windows.h, n = panel.n_series(), w = Index(starts.size());
-  const std::vector<data::SeriesWindow> windows = data::every_series(n, starts);
-  const Index max_batch = std::min(inference_batch(job.windows, n * w), n * w);
-  Model model(model_config<Model>(panel, job, 1));
+  const auto cfg = model_config<Model>(panel, job, 1);
+  const data::WindowConfig wc = model_windows<Model>(job.windows, cfg, false);
+  const Index h = wc.h, n = panel.n_series(), w = Index(starts.size());
+  const std::vector<data::SeriesWindow> windows =
+      data::every_series(n, model_starts(starts, job.windows, wc));
+  const Index max_batch = std::min(inference_batch(wc, n * w), n * w);
+  Model model(cfg);
   typename GlobalTrainer<Model>::Trainer trainer(
       model, global_trainer_config<Model>(panel, job, max_batch));
   load_checkpoint_bytes(trainer.arena(), weights, "weights");
-  data::UnivariateAssembler eval(panel, job.windows, max_batch);
-  ForecastValues values(job.train.loss, job.windows.scaler, job.train.seed, max_batch * h, 1);
+  data::UnivariateAssembler eval(panel, wc, max_batch);
+  ForecastValues values(job.train.loss, wc.scaler, job.train.seed, max_batch * h, 1);
   std::vector<float> y(size_t(n * w * h * values.values()));
   predict_univariate(trainer, eval, values, windows, end, future, h, y.data());
   return {y.begin(), y.end()};  // [series, window, h, C]: series-major windows

@@ -51,7 +51,31 @@ typename Model::Config model_config(const data::Panel& p, const ForecastJob& job
                .stat_exog = cat.stat.out_channels(),
                .outputs = layers::loss_outputs(job.train.loss),
                .exog_grads = !cat.empty()});
+  if constexpr (requires { c.feedback_output; })
+    c.feedback_output = layers::recurrent_feedback_output(job.train.loss);
   return c;
+}
+
+// The windows a fit of `Model` samples for training (true) or predicts and validates from: the
+// job's, unless the model takes others (window_input_size and window_horizon,
+// train/forecast_trainer.h: a recurrent model that forecasts step by step).
+template <class Model>
+data::WindowConfig model_windows(const data::WindowConfig& wc, const typename Model::Config& c,
+                                 bool training) {
+  const Model m(c);
+  data::WindowConfig w = wc;
+  w.input_size = window_input_size(m, training);
+  w.h = window_horizon(m, training);
+  return w;
+}
+
+// Window starts for the job's windows (their input's first step), moved to windows of `wc`
+// that forecast from the same step (a longer input starts earlier).
+inline std::vector<Index> model_starts(std::span<const Index> starts, const data::WindowConfig& job,
+                                       const data::WindowConfig& wc) {
+  std::vector<Index> r(starts.begin(), starts.end());
+  for (Index& s : r) s -= wc.input_size - job.input_size;
+  return r;
 }
 
 // The training target of a batch and the statistics a DistributionLoss maps its parameters
@@ -192,9 +216,11 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
   profile::ZoneChain zone(fz.rec, 0);
   zone.next(fz.setup);
   check_forecast_job(job, true);
-  const data::WindowConfig& wc = job.windows;
+  const auto cfg = model_config<Model>(panel, job, panel.n_series());
+  const data::WindowConfig wc = model_windows<Model>(job.windows, cfg, false);
   const Index h = wc.h, n = panel.n_series();
-  data::TrainBatcher batcher(panel, wc, job.train.seed);  // throws when too short
+  // throws when too short
+  data::TrainBatcher batcher(panel, model_windows<Model>(job.windows, cfg, true), job.train.seed);
   const Index max_batch =
       std::max<Index>(wc.windows_batch_size > 0 ? wc.windows_batch_size : batcher.n_valid(), 1);
   Fit<Model> fit(panel, job, max_batch);
@@ -254,9 +280,11 @@ FitResult fit_windowed(const data::Panel& panel, const ForecastJob& job) {
 template <class Model>
 size_t plan_windowed(const data::Panel& panel, const ForecastJob& job) {
   check_forecast_job(job, true);
-  const Index max_batch = job.windows.windows_batch_size > 0
-                              ? job.windows.windows_batch_size
-                              : data::TrainBatcher(panel, job.windows, job.train.seed).n_valid();
+  const data::WindowConfig twc =
+      model_windows<Model>(job.windows, model_config<Model>(panel, job, panel.n_series()), true);
+  const Index max_batch = twc.windows_batch_size > 0
+                              ? twc.windows_batch_size
+                              : data::TrainBatcher(panel, twc, job.train.seed).n_valid();
   Fit<Model> fit(panel, job, std::max<Index>(max_batch, 1));
   return fit.trainer.arena().bytes();
 }
@@ -266,12 +294,16 @@ std::vector<double> predict_windowed(const data::Panel& panel, const ForecastJob
                                      std::string_view weights, std::span<const Index> starts,
                                      Index end, bool future) {
   check_forecast_job(job, false);
-  const Index h = job.windows.h, n = panel.n_series(), w = Index(starts.size());
+  const data::WindowConfig wc =
+      model_windows<Model>(job.windows, model_config<Model>(panel, job, panel.n_series()), false);
+  const Index h = wc.h, n = panel.n_series(), w = Index(starts.size());
+  const std::vector<Index> moved = model_starts(starts, job.windows, wc);
+  starts = moved;
   const Index max_batch = std::clamp<Index>(w, 1, 256);
   Fit<Model> fit(panel, job, max_batch);
   load_checkpoint_bytes(fit.trainer.arena(), weights, "weights");
-  data::WindowAssembler eval(panel, job.windows, max_batch);
-  ForecastValues values(job.train.loss, job.windows.scaler, job.train.seed, max_batch * h, n);
+  data::WindowAssembler eval(panel, wc, max_batch);
+  ForecastValues values(job.train.loss, wc.scaler, job.train.seed, max_batch * h, n);
   const Index c = values.values();
   std::vector<double> out(size_t(n * w * h * c));
   std::vector<float> yhat(size_t(max_batch * h * n * c));
