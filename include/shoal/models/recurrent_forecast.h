@@ -48,14 +48,11 @@ namespace shoal::models {
 // The options the three share, neuralforecast's names and defaults (GRU's Config sets its own
 // encoder_hidden_size default, 200). A model's Config derives from ForecastConfig<Config> and
 // from this, and names its kind and its cell (kCell).
-struct RecurrentOptions {
+struct RecurrentOptions : MlpDecoderOptions {
   int64_t encoder_n_layers = 2;
   int64_t encoder_hidden_size = 128;
   bool encoder_bias = true;
   double encoder_dropout = 0.0;
-  int64_t decoder_hidden_size = 128;
-  int64_t decoder_layers = 2;
-  std::string decoder_activation = "ReLU";
   // Step-by-step forecasts (the file comment); h_train and inference_input_size apply only to it.
   bool recurrent = false;
   int64_t h_train = 1;
@@ -85,21 +82,20 @@ class RecurrentForecast : public ForecastModel<C>, public NamedLayers<RecurrentF
   // (recurrent=True: L + 1 and h_train, L_e and H; else L and H both).
   Index window_input_size(bool training) const;
   Index window_horizon(bool training) const;
-  // Profiler zones "hist_encoder", "upsample_sequence" (H > L), "mlp_decoder".
+  // Profiler zones "hist_encoder", "upsample_sequence" (H > L), "mlp_decoder"; "proj" with
+  // recurrent=True.
   SHOAL_WINDOW_MODEL_MEMBERS;
 
   template <class F>
   void for_each_layer(F&& f) {
     f("hist_encoder.", encoder_);
     if (proj_) f("proj.", *proj_);
-    for (size_t k = 0; k < decoder_.size(); ++k)
-      f("mlp_decoder.layers." + std::to_string(3 * k) + ".", decoder_[k]);
+    if (decoder_) decoder_->for_each_layer(f);
     if (upsample_) f("upsample_sequence.", *upsample_);
   }
 
  private:
   Index encoder_in() const { return 1 + cfg().hist_exog + cfg().stat_exog + cfg().futr_exog; }
-  Index decoder_in() const { return cfg().encoder_hidden_size + cfg().futr_exog; }
   Index state_width() const;  // R
   // recurrent=True: the encoder's input rows of steps [p0, p1) of windows of li input steps and
   // hz horizon (y from the window, or, past its inputs, its targets: teacher forcing).
@@ -110,22 +106,21 @@ class RecurrentForecast : public ForecastModel<C>, public NamedLayers<RecurrentF
   MatView<T> forward_decode(const Ctx& ctx, const ForecastInputs<T>& in);
   void backward_teacher(const Ctx& ctx, const ForecastInputs<T>& in, ConstMat<T> dout);
   const Config& cfg() const { return Base::cfg_; }
-  // The decoder's input [H·B, Hd + F] (time-major) from the encoder's states.
-  ConstMat<T> decoder_input(const Ctx& ctx, const ForecastInputs<T>& in);
+  // The H steps' states the decoder reads, time-major [H·B, Hd]: the upsampled ones, or the
+  // last H steps'.
+  ConstMat<T> decoder_states(Index batch) const;
 
   layers::Recurrent<T> encoder_;
-  std::vector<layers::Linear<T>> decoder_;
+  std::unique_ptr<MlpDecoder<T>> decoder_;       // recurrent=False
   std::unique_ptr<layers::Linear<T>> upsample_;  // H > L only
   std::unique_ptr<layers::Linear<T>> proj_;      // recurrent=True, GRU and RNN
-  Buffer<T> x_;                    // [L·B, 1 + X + S + F] the encoder's input, time-major
-  Buffer<T> s_, ds_;               // [L·B, R] its states and their gradient
-  Index max_steps_ = 0;            // L, or recurrent=True the longest sequence of either mode
-  Buffer<T> u_, du_;               // [H·B, Hd] upsampled states (H > L)
-  Buffer<T> d_, dd_;               // [H·B, Hd + F] the decoder's input (with future exogenous)
-  std::vector<Buffer<T>> a_, da_;  // [H·B, decoder_hidden_size] per hidden decoder layer
-  Buffer<T> o_, do_;               // [H·B, M] the decoder's output, time-major
-  Buffer<T> out_;                  // [B, H·M]
-  profile::LayerZones zenc_, zup_, zdec_;
+  Buffer<T> x_;          // [L·B, 1 + X + S + F] the encoder's input, time-major
+  Buffer<T> s_, ds_;     // [L·B, R] its states and their gradient
+  Index max_steps_ = 0;  // L, or recurrent=True the longest sequence of either mode
+  Buffer<T> u_, du_;     // [H·B, Hd] upsampled states (H > L)
+  Buffer<T> o_, do_;     // recurrent=True: [h_train·B, M] the projected outputs, time-major
+  Buffer<T> out_;        // recurrent=True: [B, H·M]
+  profile::LayerZones zenc_, zup_, zproj_;
 };
 
 }  // namespace shoal::models

@@ -9,10 +9,7 @@ void RecurrentOptions::visit_recurrent(OptionVisitor& v) {
   v("encoder_hidden_size", encoder_hidden_size, "Hidden state size of the recurrent layers");
   v("encoder_bias", encoder_bias, "Biases b_ih and b_hh in the recurrent layers");
   v("encoder_dropout", encoder_dropout, "Dropout between recurrent layers");
-  v("decoder_hidden_size", decoder_hidden_size, "Width of the MLP decoder's hidden layers");
-  v("decoder_layers", decoder_layers, "Linear layers in the MLP decoder");
-  v.choice("decoder_activation", decoder_activation, kDecoderActivations,
-           "Activation after each hidden layer of the MLP decoder");
+  visit_mlp_decoder(v);
   v("recurrent", recurrent,
     "Forecast step by step, each forecast fed back as the next input (false: all horizon steps "
     "at once from an MLP decoder)");
@@ -28,11 +25,7 @@ void RecurrentOptions::validate_recurrent() const {
     option_out_of_range("encoder_hidden_size", "an integer ≥ 1", double(encoder_hidden_size));
   if (!(encoder_dropout >= 0 && encoder_dropout < 1))
     option_out_of_range("encoder_dropout", "a probability in [0, 1)", encoder_dropout);
-  if (decoder_layers < 1)
-    option_out_of_range("decoder_layers", "an integer ≥ 1", double(decoder_layers));
-  if (decoder_layers > 1 && decoder_hidden_size < 1)
-    option_out_of_range("decoder_hidden_size", "an integer ≥ 1 when decoder_layers ≥ 2",
-                        double(decoder_hidden_size));
+  validate_mlp_decoder();
   if (h_train < 1) option_out_of_range("h_train", "an integer ≥ 1", double(h_train));
   if (inference_input_size < 0)
     option_out_of_range("inference_input_size", "an integer ≥ 0 (0: input_size)",

@@ -13,16 +13,6 @@
 
 namespace shoal::models {
 
-namespace recurrent_detail {
-
-inline kernels::Act decoder_act(const std::string& name) {
-  return name == "ReLU"   ? kernels::Act::kRelu
-         : name == "GELU" ? kernels::Act::kGelu
-                          : kernels::Act::kNone;
-}
-
-}  // namespace recurrent_detail
-
 template <class T, class C>
 RecurrentForecast<T, C>::RecurrentForecast(Config c)
     : Base(c),
@@ -60,19 +50,10 @@ RecurrentForecast<T, C>::RecurrentForecast(Config c)
           typename layers::Linear<T>::Config{.in = c.encoder_hidden_size, .out = c.outputs});
     return;  // no MLP decoder
   }
-  const Index layers = cfg().decoder_layers, width = cfg().decoder_hidden_size;
-  const kernels::Act act = recurrent_detail::decoder_act(cfg().decoder_activation);
-  for (Index k = 0; k < layers; ++k) {
-    const bool last = k + 1 == layers;
-    decoder_.push_back(layers::Linear<T>({.in = k == 0 ? decoder_in() : width,
-                                          .out = last ? cfg().outputs : width,
-                                          .act = last ? kernels::Act::kNone : act}));
-  }
+  decoder_ = std::make_unique<MlpDecoder<T>>(c.mlp_decoder_config(c, c.encoder_hidden_size));
   if (cfg().h > cfg().input_size)
     upsample_ = std::make_unique<layers::Linear<T>>(
         typename layers::Linear<T>::Config{.in = cfg().input_size, .out = cfg().h});
-  a_.resize(size_t(layers - 1));
-  da_.resize(a_.size());
 }
 
 template <class T, class C>
@@ -110,114 +91,59 @@ void RecurrentForecast<T, C>::plan(Planner& planner, Index max_batch) {
     return;
   }
   const Index B = max_batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size;
-  planner.push_scope("hist_encoder.");
-  encoder_.plan(planner, L * B);
-  planner.pop_scope();
-  for (size_t k = 0; k < decoder_.size(); ++k) {
-    planner.push_scope("mlp_decoder.layers." + std::to_string(3 * k) + ".");
-    decoder_[k].plan(planner, H * B);
-    planner.pop_scope();
-  }
+  plan_layer(planner, "hist_encoder.", encoder_, L * B);
+  decoder_->plan(planner, B);
   if (upsample_) {
-    planner.push_scope("upsample_sequence.");
-    upsample_->plan(planner, 0 + 1);
-    planner.pop_scope();
+    plan_layer(planner, "upsample_sequence.", *upsample_, 0 + 1);  // runs along time (forward)
     planner.buffer(u_, Region::kActivations, "u", {H * B, hd});
     planner.buffer(du_, Region::kActivationGrads, "du", {H * B, hd});
   }
   planner.buffer(x_, Region::kActivations, "x", {L * B, encoder_in()});
   planner.buffer(s_, Region::kActivations, "s", {L * B, hd});
   planner.buffer(ds_, Region::kActivationGrads, "ds", {L * B, hd});
-  if (cfg().futr_exog > 0) {
-    planner.buffer(d_, Region::kActivations, "d", {H * B, decoder_in()});
-    planner.buffer(dd_, Region::kActivationGrads, "dd", {H * B, decoder_in()});
-  }
-  for (size_t k = 0; k < a_.size(); ++k) {
-    planner.buffer(a_[k], Region::kActivations, "a" + std::to_string(k),
-                   {H * B, cfg().decoder_hidden_size});
-    planner.buffer(da_[k], Region::kActivationGrads, "da" + std::to_string(k),
-                   {H * B, cfg().decoder_hidden_size});
-  }
-  planner.buffer(o_, Region::kActivations, "o", {H * B, cfg().outputs});
-  planner.buffer(do_, Region::kActivationGrads, "do", {H * B, cfg().outputs});
-  planner.buffer(out_, Region::kActivations, "out", {B, H * cfg().outputs});
 }
 
 template <class T, class C>
-ConstMat<T> RecurrentForecast<T, C>::decoder_input(const Ctx&, const ForecastInputs<T>& in) {
-  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
-              F = cfg().futr_exog;
-  // The states the decoder reads, time-major [H·B, Hd]: the upsampled ones, or the last H steps.
-  const T* u = upsample_ ? u_.view.data : s_.view.data + (L - H) * B * hd;
-  return time_major::decoder_input(in, u, L, H, hd, F,
-                                   F > 0 ? d_.mat().rows_block(0, H * B) : MatView<T>{});
+ConstMat<T> RecurrentForecast<T, C>::decoder_states(Index batch) const {
+  const Index L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size;
+  return ConstMat<T>(upsample_ ? u_.view.data : s_.view.data + (L - H) * batch * hd, H * batch, hd);
 }
 
 template <class T, class C>
 MatView<T> RecurrentForecast<T, C>::forward(const Ctx& ctx, const ForecastInputs<T>& in) {
   Base::check_inputs(in);
   if (cfg().recurrent) return ctx.training ? forward_teacher(ctx, in) : forward_decode(ctx, in);
-  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
-              X = cfg().hist_exog, S = cfg().stat_exog, F = cfg().futr_exog, M = cfg().outputs;
+  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size;
   profile::ZoneChain zone(ctx.profiler, B);
   zone.next(zenc_.forward);
   MatView<T> x = x_.mat().rows_block(0, L * B);
-  time_major::encoder_input(in, L, H, X, S, F, x);
+  time_major::encoder_input(in, L, H, cfg().hist_exog, cfg().stat_exog, cfg().futr_exog, x);
   MatView<T> s = s_.mat().rows_block(0, L * B);
   encoder_.forward(ctx, x, s, in.first_window);
   if (upsample_) {
-    // Along time: u [H, B·Hd] = W [H, L] · s [L, B·Hd] + b, one GEMM on the time-major states.
     zone.next(zup_.forward);
-    T* u = u_.view.data;
-    kernels::gemm<T>(kernels::Trans::kNo, kernels::Trans::kNo, H, B * hd, L, T(1),
-                     upsample_->p.weight.value.data, L, s.data, B * hd, T(0), u, B * hd);
-    const T* b = upsample_->p.bias.value.data;
-    for (Index j = 0; j < H; ++j)
-      for (Index i = 0; i < B * hd; ++i) u[j * B * hd + i] += b[j];
+    time_major::along_time(*upsample_, s.data, B * hd, u_.view.data);
   }
-  zone.next(zdec_.forward);
-  ConstMat<T> cur = decoder_input(ctx, in);
-  MatView<T> out = out_.mat().rows_block(0, B);
-  time_major::to_windows(time_major::decode(ctx, decoder_, a_, o_, cur), B, H, M, out);
-  return MatView<T>(out.data, B * H, M);
+  zone.next(decoder_->zones().forward);
+  return decoder_->forward(ctx, in, decoder_states(B));
 }
 
 template <class T, class C>
 void RecurrentForecast<T, C>::backward(const Ctx& ctx, const ForecastInputs<T>& in,
                                        ConstMat<T> dout) {
   if (cfg().recurrent) return backward_teacher(ctx, in, dout);
-  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size,
-              F = cfg().futr_exog, M = cfg().outputs;
+  const Index B = in.batch, L = cfg().input_size, H = cfg().h, hd = cfg().encoder_hidden_size;
   profile::ZoneChain zone(ctx.profiler, B);
-  zone.next(zdec_.backward);
-  MatView<T> dot = do_.mat().rows_block(0, H * B);
-  time_major::to_steps(dout, B, H, M, dot);
-  // The decoder's input gradient lands where the encoder side reads it: dd (with future
-  // exogenous), du (upsampled), or ds's last H steps.
+  zone.next(decoder_->zones().backward);
+  // The decoder's input gradient lands where the encoder side reads it: du (upsampled) or ds's
+  // last H steps.
   MatView<T> ds = ds_.mat().rows_block(0, L * B);
   const MatView<T> dstates =
       upsample_ ? du_.mat().rows_block(0, H * B) : ds.rows_block((L - H) * B, H * B);
-  const MatView<T> dfirst = F > 0 ? dd_.mat().rows_block(0, H * B) : dstates;
-  const ConstMat<T> x0 =
-      F > 0 ? ConstMat<T>(d_.mat().rows_block(0, H * B))
-            : ConstMat<T>((upsample_ ? u_.view.data : s_.view.data + (L - H) * B * hd), H * B, hd);
-  time_major::decode_backward(ctx, decoder_, a_, o_, da_, x0, dot, dfirst);
-  if (F > 0)
-    for (Index r = 0; r < H * B; ++r) std::copy_n(dfirst.row(r), hd, dstates.row(r));
+  decoder_->backward(ctx, in, decoder_states(B), dout, dstates);
   if (upsample_) {
     zone.next(zup_.backward);
-    const T* du = du_.view.data;
-    const T* s = s_.view.data;
-    auto& w = upsample_->p;
-    kernels::gemm<T>(kernels::Trans::kNo, kernels::Trans::kYes, H, L, B * hd, T(1), du, B * hd, s,
-                     B * hd, T(1), w.weight.grad.data, L);
-    for (Index j = 0; j < H; ++j) {
-      T sum = 0;
-      for (Index i = 0; i < B * hd; ++i) sum += du[j * B * hd + i];
-      w.bias.grad.data[j] += sum;
-    }
-    kernels::gemm<T>(kernels::Trans::kYes, kernels::Trans::kNo, L, B * hd, H, T(1),
-                     w.weight.value.data, L, du, B * hd, T(0), ds.data, B * hd);
+    time_major::along_time_backward(*upsample_, s_.view.data, du_.view.data, B * hd, ds.data);
   } else if (L > H) {
     std::fill_n(ds.data, (L - H) * B * hd, T(0));  // the steps the decoder does not read
   }
@@ -270,7 +196,7 @@ MatView<T> RecurrentForecast<T, C>::forward_teacher(const Ctx& ctx, const Foreca
   encoder_.set_steps(tn);
   MatView<T> s = s_.mat().rows_block(0, tn * B);
   encoder_.forward(ctx, x_.mat().rows_block(0, tn * B), s, in.first_window);
-  zone.next(zdec_.forward);
+  zone.next(zproj_.forward);
   MatView<T> o = o_.mat().rows_block(0, hz * B);
   project(ctx, ConstMat<T>(s.data + (tn - hz) * B * rw, hz * B, rw), o);
   MatView<T> out(out_.view.data, B, hz * M);
@@ -284,7 +210,7 @@ void RecurrentForecast<T, C>::backward_teacher(const Ctx& ctx, const ForecastInp
   const Index B = in.batch, li = window_input_size(true), hz = cfg().h_train, tn = li + hz - 1,
               rw = state_width(), M = cfg().outputs;
   profile::ZoneChain zone(ctx.profiler, B);
-  zone.next(zdec_.backward);
+  zone.next(zproj_.backward);
   MatView<T> dot = do_.mat().rows_block(0, hz * B);
   time_major::to_steps(dout, B, hz, M, dot);
   MatView<T> ds = ds_.mat().rows_block(0, tn * B);
@@ -319,7 +245,7 @@ MatView<T> RecurrentForecast<T, C>::forward_decode(const Ctx& ctx, const Forecas
     encoder_.set_steps(tn - p0);
     MatView<T> s = s_.mat().rows_block(0, (tn - p0) * B);
     encoder_.forward_carry(ctx, x_.mat().rows_block(p0 * B, (tn - p0) * B), s);
-    zone.next(zdec_.forward);
+    zone.next(zproj_.forward);
     project(ctx, ConstMat<T>(s.data + (tn - p0 - 1) * B * rw, B, rw), o);
     for (Index w = 0; w < B; ++w) std::copy_n(o.row(w), M, out.row(w) + j * M);
     if (j + 1 == H) break;
@@ -338,38 +264,19 @@ MatView<T> RecurrentForecast<T, C>::forward_decode(const Ctx& ctx, const Forecas
 
 template <class T, class C>
 void RecurrentForecast<T, C>::register_zones(profile::Recorder& rec, int model) {
-  const double L = double(cfg().input_size), H = double(cfg().h),
-               hd = double(cfg().encoder_hidden_size), e = sizeof(T);
-  zenc_ = block_zones(rec, model, "hist_encoder", L, encoder_, /*dx=*/false);
+  zenc_ = block_zones(rec, model, "hist_encoder", double(cfg().input_size), encoder_,
+                      /*dx=*/false);
   if (cfg().recurrent) {
-    zdec_ = cost_zones(
-        rec, model, "proj", H,
+    zproj_ = cost_zones(
+        rec, model, "proj", double(cfg().h),
         [this](double r) { return proj_ ? proj_->forward_cost(r) : profile::Cost{}; },
         [this](double r) { return proj_ ? proj_->backward_cost(r, true) : profile::Cost{}; });
     return;
   }
   if (upsample_)
-    zup_ = cost_zones(
-        rec, model, "upsample_sequence", hd,
-        [&](double r) {
-          return profile::linear_forward(r, L, H, true, profile::ActKind::kNone, e);
-        },
-        [&](double r) {
-          return profile::linear_backward_dw(r, L, H, true, e) +
-                 profile::linear_backward_dx(r, L, H, profile::ActKind::kNone, e);
-        });
-  zdec_ = cost_zones(
-      rec, model, "mlp_decoder", H,
-      [this](double r) {
-        profile::Cost c;
-        for (const auto& l : decoder_) c += l.forward_cost(r);
-        return c;
-      },
-      [this](double r) {
-        profile::Cost c;
-        for (const auto& l : decoder_) c += l.backward_cost(r, true);
-        return c;
-      });
+    zup_ = time_major::along_time_zones(rec, model, "upsample_sequence", *upsample_,
+                                        cfg().encoder_hidden_size);
+  decoder_->register_zones(rec, model);
 }
 
 }  // namespace shoal::models
