@@ -49,8 +49,8 @@ void check(Index c_in, Index exog, bool pos, double dropout) {
         layer.backward(ctx, xv, m, ConstMat<double>(dy.data(), rows, hidden),
                        exog > 0 ? dmark.data() : nullptr);
       });
-  EXPECT_LE(res.max_rel_error, 1e-7) << "c_in " << c_in << " exog " << exog << " dropout "
-                                     << dropout << ": " << res.worst;
+  EXPECT_LE(res.max_rel_error, 1e-7)
+      << "c_in " << c_in << " exog " << exog << " dropout " << dropout << ": " << res.worst;
 }
 
 TEST(DataEmbedding, GradientsMatchCentralDifferences) {
@@ -62,8 +62,8 @@ TEST(DataEmbedding, GradientsMatchCentralDifferences) {
 
 TEST(DataEmbedding, ConvolutionWrapsAroundTheWindow) {
   // One channel, one output, no positions: y[t] = w0·x[t−1] + w1·x[t] + w2·x[t+1], indices mod T.
-  DataEmbedding<double> layer({.tokens = 4, .hidden_size = 2, .pos_embedding = false,
-                               .dropout = 0.0});
+  DataEmbedding<double> layer(
+      {.tokens = 4, .hidden_size = 2, .pos_embedding = false, .dropout = 0.0});
   Planner planner;
   layer.plan(planner, 4);
   Arena arena(std::move(planner));

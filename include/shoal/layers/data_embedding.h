@@ -77,8 +77,7 @@ struct DataEmbedding {
   void forward(const Ctx& ctx, ConstMat<T> x, Mark mark, MatView<T> y, Index row0 = 0);
   // The parameters' gradients accumulate; with dmark set (mark's layout), the exogenous inputs'
   // gradient is added into it. The values' gradient is not formed (the target has none).
-  void backward(const Ctx& ctx, ConstMat<T> x, Mark mark, ConstMat<T> dy, T* dmark,
-                Index row0 = 0);
+  void backward(const Ctx& ctx, ConstMat<T> x, Mark mark, ConstMat<T> dy, T* dmark, Index row0 = 0);
 
   profile::Cost forward_cost(double rows) const;
   profile::Cost backward_cost(double rows) const;

@@ -56,7 +56,7 @@ struct TransformerDecoderLayer {
   LayerNorm<T> norm1, norm2, norm3;
   Dropout<T> drop_self, drop_cross, drop_hidden, drop_out;
   Buffer<T> a, s1, x1, ca, s2, x2, h, hd, f, s3;  // saved activations (ca: cross-attention)
-  Buffer<T> ds, dx1, dx2, dh, dtmp, dcross_tmp;  // gradients (scratch)
+  Buffer<T> ds, dx1, dx2, dh, dtmp, dcross_tmp;   // gradients (scratch)
 
   explicit TransformerDecoderLayer(Config c);
 

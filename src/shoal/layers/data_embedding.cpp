@@ -29,8 +29,7 @@ std::vector<double> sinusoid_positions(Index tokens, Index width) {
 }
 
 template <class T>
-DataEmbedding<T>::DataEmbedding(Config c)
-    : cfg(c), dropout({.p = c.dropout, .stream = c.stream}) {
+DataEmbedding<T>::DataEmbedding(Config c) : cfg(c), dropout({.p = c.dropout, .stream = c.stream}) {
   if (cfg.pos_embedding && cfg.tokens > 0 && cfg.hidden_size > 0) {
     const std::vector<double> table = sinusoid_positions(cfg.tokens, cfg.hidden_size);
     pe.assign(table.begin(), table.end());
@@ -67,8 +66,7 @@ void DataEmbedding<T>::init(RngStream& rng) {
 }
 
 template <class T>
-void DataEmbedding<T>::forward(const Ctx& ctx, ConstMat<T> x, Mark mark, MatView<T> y,
-                               Index row0) {
+void DataEmbedding<T>::forward(const Ctx& ctx, ConstMat<T> x, Mark mark, MatView<T> y, Index row0) {
   const Index tl = cfg.tokens, c_in = cfg.c_in, e = cfg.hidden_size, f = cfg.exog,
               windows = x.rows / tl;
   SHOAL_DCHECK(x.cols == c_in && y.rows == x.rows && y.cols == e);
@@ -98,8 +96,8 @@ void DataEmbedding<T>::forward(const Ctx& ctx, ConstMat<T> x, Mark mark, MatView
 }
 
 template <class T>
-void DataEmbedding<T>::backward(const Ctx& ctx, ConstMat<T> x, Mark mark, ConstMat<T> dy,
-                                T* dmark, Index row0) {
+void DataEmbedding<T>::backward(const Ctx& ctx, ConstMat<T> x, Mark mark, ConstMat<T> dy, T* dmark,
+                                Index row0) {
   const Index tl = cfg.tokens, c_in = cfg.c_in, e = cfg.hidden_size, f = cfg.exog,
               windows = x.rows / tl;
   const MatView<T> d = dz.mat().rows_block(0, x.rows);
