@@ -24,6 +24,7 @@ transposes them on the way in). Series: y [T, N], avail [T, N], hist [X, T, N], 
 """
 
 import json
+import math
 import os
 import sys
 
@@ -31,6 +32,7 @@ import numpy as np
 import torch
 
 import neuralforecast.models
+from neuralforecast.common._modules import PositionalEmbedding
 from neuralforecast.losses.pytorch import MAE
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -93,6 +95,13 @@ CONFIGS = {
                      head_dropout=0.0, attn_dropout=0.0, patch_len=4, stride=2, revin=True,
                      revin_affine=True, revin_subtract_last=True, activation="gelu",
                      res_attention=True, batch_normalization=False, learn_pos_embed=True),
+    # VanillaTransformer: a 3-step decoder start (ceil(8 * 0.3)) and 4 zeros, two encoder and two
+    # decoder layers of two heads, two future exogenous inputs; dropout 0 (a mask is each tool's
+    # own draw).
+    "vanilla_transformer": dict(h=4, input_size=8, n_series=1, hist=0, futr=2, stat=0,
+                                decoder_input_size_multiplier=0.3, hidden_size=8, n_head=2,
+                                conv_hidden_size=12, encoder_layers=2, decoder_layers=2,
+                                dropout=0.0, activation="gelu"),
 }
 # A config's keys that are not its model's arguments: the data's sizes (hist, futr and stat
 # become the exogenous column lists) and whether the script writes a gradient golden.
@@ -145,7 +154,28 @@ def make(kind, loss=None):
         args["n_series"] = c["n_series"]
     if loss is not None:  # a multi-output loss sizes the model's output layer
         args.update(loss=loss, valid_loss=loss)
-    return cls(**args)
+    model = cls(**args)
+    for module in model.modules():
+        if isinstance(module, PositionalEmbedding):
+            module.pe.copy_(sinusoid_positions(*module.pe.shape[1:]))
+    return model
+
+
+def sinusoid_positions(rows, width):
+    """PositionalEmbedding's table as torch builds it in float, but with exp, sin and cos
+    correctly rounded (libm's in double, then rounded to float): torch's vectorised float exp and
+    sin are off by an ulp at some entries, and which ones depends on the CPU's vector width, so
+    both tools use this one (layers/data_embedding.h)."""
+    f32 = np.float32
+    factor = f32(-(math.log(10000.0) / width))
+    table = np.zeros((rows, width), dtype=np.float32)
+    for i in range(width // 2):
+        omega = f32(math.exp(float(f32(2 * i) * factor)))
+        for t in range(rows):
+            angle = float(f32(t) * omega)
+            table[t, 2 * i] = math.sin(angle)
+            table[t, 2 * i + 1] = math.cos(angle)
+    return torch.from_numpy(table).unsqueeze(0)
 
 
 def rand(gen, *shape, dtype):
@@ -187,7 +217,8 @@ def gradient_golden(kind, out_dir, windows=4, loss=None, suffix="_grad"):
         if t.data_ptr() in seen:
             continue
         # PatchTST's fixed attention scale and BatchNorm's step count: no weights of shoal's.
-        if name.endswith((".sdp_attn.scale", "num_batches_tracked")):
+        # The sine/cosine position table: computed by shoal, not stored.
+        if name.endswith((".sdp_attn.scale", "num_batches_tracked", "position_embedding.pe")):
             continue
         seen.add(t.data_ptr())
         if not name.startswith(("loss.", "valid_loss.")):  # a loss's quantiles

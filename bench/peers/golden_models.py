@@ -22,6 +22,7 @@ SCRIPTS = {
     "itransformer": "forecast_golden.py",
     "bitcn": "forecast_golden.py",
     "patchtst": "forecast_golden.py",
+    "vanilla_transformer": "forecast_golden.py",
     "tsmixer": "tsmixer_golden.py",
     "tsmixerx": "tsmixer_golden.py",
 }

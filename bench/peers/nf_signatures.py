@@ -27,7 +27,7 @@ MODELS = {
     "NBEATS": "nbeats.py", "NBEATSx": "nbeatsx.py", "TiDE": "tide.py", "RNN": "rnn.py",
     "GRU": "gru.py", "LSTM": "lstm.py", "TCN": "tcn.py",
     "DilatedRNN": "dilated_rnn.py", "iTransformer": "itransformer.py", "BiTCN": "bitcn.py",
-    "PatchTST": "patchtst.py",
+    "PatchTST": "patchtst.py", "VanillaTransformer": "vanillatransformer.py",
 }
 NEURALFORECAST_METHODS = ("__init__", "fit", "predict", "cross_validation", "predict_insample",
                           "make_future_dataframe", "get_missing_future", "save", "load")

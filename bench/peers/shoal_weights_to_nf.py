@@ -1,6 +1,6 @@
 """Loads shoal-trained TSMixerx (or RNN, GRU, LSTM, TCN, DilatedRNN, BiTCN, iTransformer,
-PatchTST) weights into neuralforecast's PyTorch model and checks that both forecast the same (not
-in CI: needs the peer environment).
+PatchTST, VanillaTransformer) weights into neuralforecast's PyTorch model and checks that both
+forecast the same (not in CI: needs the peer environment).
 
     PYTHONPATH=build/release/python /opt/peers/bin/python bench/peers/shoal_weights_to_nf.py [MODEL]
 
@@ -63,13 +63,17 @@ OWN_ARGS = {
     "GRU-recurrent": dict(input_size=12, encoder_hidden_size=12, recurrent=True,
                           inference_input_size=15),
     "RNN-recurrent": dict(input_size=8, encoder_hidden_size=10, recurrent=True, h_train=3),
+    # Future exogenous inputs only, as neuralforecast's VanillaTransformer takes.
+    "VanillaTransformer": dict(input_size=18, hidden_size=16, n_head=2, conv_hidden_size=32,
+                               hist_exog_list=None, stat_exog_list=None),
 }
 # Models without exogenous inputs (neuralforecast refuses the lists).
 NO_EXOG = ("PatchTST",)
 # State neuralforecast's strict load expects that shoal does not keep, taken from the peer's own
 # module: PatchTST's fixed attention scale and BatchNorm's step count (read by nothing with a
-# fixed momentum).
-FROM_PEER = {"PatchTST": (".sdp_attn.scale", "num_batches_tracked")}
+# fixed momentum); VanillaTransformer's sine/cosine position tables (shoal computes its own).
+FROM_PEER = {"PatchTST": (".sdp_attn.scale", "num_batches_tracked"),
+             "VanillaTransformer": ("position_embedding.pe",)}
 # Modules neuralforecast holds under two names (its state_dict lists both): the alias of each
 # name shoal saves. TCN's CausalConv1d keeps its conv as .conv and as .causalconv.0.
 ALIASES = {"TCN": (".conv.", ".causalconv.0.")}

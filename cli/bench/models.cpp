@@ -36,10 +36,23 @@ namespace {
 struct ModelsBenchArgs {
   std::string data = "../shared/data/ts/m3_monthly_train.csv.gz";
   Index every = 7, h = 18, input_size = 36;
-  std::vector<std::string> models = {"mlp",         "nlinear",      "dlinear", "mlp_multivariate",
-                                     "nhits",       "nbeats",       "nbeatsx", "tide",
-                                     "rnn",         "gru",          "lstm",    "tcn",
-                                     "dilated_rnn", "itransformer", "bitcn",   "patchtst"};
+  std::vector<std::string> models = {"mlp",
+                                     "nlinear",
+                                     "dlinear",
+                                     "mlp_multivariate",
+                                     "nhits",
+                                     "nbeats",
+                                     "nbeatsx",
+                                     "tide",
+                                     "rnn",
+                                     "gru",
+                                     "lstm",
+                                     "tcn",
+                                     "dilated_rnn",
+                                     "itransformer",
+                                     "bitcn",
+                                     "patchtst",
+                                     "vanilla_transformer"};
   std::vector<int> threads = {1, 2};
   Index max_steps = 0;       // 0: each model's default
   Index profile_steps = 20;  // steps of the profiled fit that measures FLOPs per step

@@ -504,6 +504,16 @@ class PatchTST(_ForecastModel):
     _model = "patchtst"
 
 
+class VanillaTransformer(_ForecastModel):
+    """neuralforecast.models.VanillaTransformer: Informer's full-attention baseline. A
+    transformer encoder over the input window's steps (a circular convolution of the values,
+    the sine/cosine positions and the future exogenous inputs embed each step) and a decoder
+    over the window's last steps and the horizon's zeros, attending to the encoder, projected to
+    each horizon step. Univariate, trained globally; future exogenous inputs only."""
+
+    _model = "vanilla_transformer"
+    _exogenous = "f"
+
 def _rebuild(class_name, args, trainer_kwargs):
     """The model of shoal's class `class_name` built with `args` (neuralforecast argument name
     -> value) and the trainer arguments it was given: a saved forecaster's models."""

@@ -42,10 +42,11 @@ PROBES = {
     "decoder_hidden_size": 16, "decoder_layers": 3, "decoder_activation": "GELU",
     "recurrent": True, "kernel_size": 3, "dilations": [1, 2],
     "cell_type": "GRU", "n_heads": 4, "e_layers": 3, "d_layers": 2, "d_ff": 64, "factor": 3,
-    "use_norm": False, "encoder_layers": 2, "linear_hidden_size": 32, "fc_dropout": 0.1,
+    "use_norm": False, "encoder_layers": 1, "linear_hidden_size": 32, "fc_dropout": 0.1,
     "head_dropout": 0.1, "attn_dropout": 0.1, "patch_len": 4, "stride": 2, "revin_affine": True,
     "revin_subtract_last": False, "res_attention": False, "batch_normalization": True,
-    "learn_pos_embed": False,
+    "learn_pos_embed": False, "decoder_input_size_multiplier": 0.3, "n_head": 2,
+    "conv_hidden_size": 16,
 }
 # Honoured on the Python side rather than as a job setting: how each shows.
 PYTHON_SIDE = {
@@ -92,6 +93,15 @@ def test_every_argument_has_a_probe(name):
     assert not missing, f"{name}: give these arguments a probe value: {missing}"
 
 
+def _companions(cls, arg):
+    """COMPANIONS[arg], its categorical column a future input for a model without historic ones
+    (VanillaTransformer takes future exogenous inputs only)."""
+    c = dict(COMPANIONS.get(arg, {}))
+    if "hist_exog_list" in c and "h" not in cls._exogenous:
+        c["futr_exog_list"] = c.pop("hist_exog_list")
+    return c
+
+
 def _base(cls):
     params = inspect.signature(cls).parameters
     return {p: 4 for p in REQUIRED if p in params}
@@ -104,7 +114,7 @@ CASES = [(name, a[0]) for name in sorted(SIGNATURES["models"])
 @pytest.mark.parametrize("name,arg", CASES)
 def test_each_argument_is_honoured_or_refused_by_name(name, arg):
     cls = _cls(name)
-    base = dict(_base(cls), **COMPANIONS.get(arg, {}))
+    base = dict(_base(cls), **_companions(cls, arg))
     default_settings = cls(**base)._settings()
     kwargs = dict(base, **{arg: PROBES[arg]})
     if (name, arg) in IGNORED_AS_NEURALFORECAST:  # it warns and changes nothing

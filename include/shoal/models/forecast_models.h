@@ -22,6 +22,7 @@
 #include "shoal/models/tide.h"
 #include "shoal/models/tsmixer.h"
 #include "shoal/models/tsmixerx.h"
+#include "shoal/models/vanilla_transformer.h"
 
 namespace shoal::models {
 
@@ -30,6 +31,6 @@ template <template <class...> class List, class T>
 using ForecastModels =
     List<TSMixerx<T>, TSMixer<T>, NLinear<T>, MlpForecast<T>, DLinear<T>, MlpMultivariate<T>,
          NHITS<T>, NBEATS<T>, NBEATSx<T>, TiDE<T>, RNN<T>, GRU<T>, LSTM<T>, TCN<T>, DilatedRNN<T>,
-         ITransformer<T>, BiTCN<T>, PatchTST<T>>;
+         ITransformer<T>, BiTCN<T>, PatchTST<T>, VanillaTransformer<T>>;
 
 }  // namespace shoal::models
