@@ -30,6 +30,9 @@ import torch
 from neuralforecast.losses.pytorch import MAE, MQLoss
 from neuralforecast.models import GRU, LSTM, RNN
 
+sys.path.insert(0, os.path.dirname(__file__))
+from forecast_golden import Golden, names  # noqa: E402  (the golden format, one writer)
+
 STEPS = 20
 T_SERIES = 40
 LR = 1e-3
@@ -47,32 +50,6 @@ CONFIGS = {
     "lstm_recurrent_mq3": ("lstm", dict(h=4, input_size=6, h_train=2, hist=1, futr=1, stat=1,
                                         encoder_n_layers=2, encoder_hidden_size=7, mq3=True)),
 }
-
-
-class Golden:
-    def __init__(self, dtype):
-        self.index = {}
-        self.blob = bytearray()
-        self.dtype = dtype
-
-    def add(self, name, tensor):
-        a = np.ascontiguousarray(tensor.detach().cpu().numpy().astype(self.dtype))
-        self.index[name] = {"offset": len(self.blob), "shape": list(a.shape)}
-        self.blob += a.astype(a.dtype.newbyteorder("<")).tobytes()
-
-    def write(self, out_dir, name, meta):
-        meta = dict(meta)
-        meta["dtype"] = "float64" if self.dtype == np.float64 else "float32"
-        meta["arrays"] = self.index
-        with open(os.path.join(out_dir, name + ".bin"), "wb") as fh:
-            fh.write(bytes(self.blob))
-        with open(os.path.join(out_dir, name + ".json"), "w") as fh:
-            json.dump(meta, fh, indent=1, sort_keys=True)
-            fh.write("\n")
-
-
-def names(prefix, count):
-    return [f"{prefix}{i}" for i in range(count)] or None
 
 
 def make(kind, c):
