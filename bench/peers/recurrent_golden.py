@@ -20,7 +20,6 @@ weight_hr_l<k>, the GRU's and RNN's proj Linear included).
    stored series (windows of L + 1 + h_train steps), its 20 losses.
 """
 
-import json
 import os
 import sys
 
