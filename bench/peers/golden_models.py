@@ -1,5 +1,6 @@
-"""The forecasting models the golden scripts cover, in one place: each registered neural model
-and the script that writes its <model>_grad and <model>_train goldens (blocks_golden.py also
+"""The forecasting models the peer scripts cover, in one place: each registered neural model
+(nf_signatures.py takes its neuralforecast classes from here too) and the script that writes
+its <model>_grad and <model>_train goldens (blocks_golden.py also
 writes <model>.json for the stacked models; multi_output_golden.py, <model>_mq3_grad for
 every one; recurrent_golden.py, <model>_recurrent_grad and _train for RNN, GRU and LSTM with
 recurrent=True). tests/python/test_golden_models.py fails when this list and shoal's registry

@@ -19,16 +19,9 @@ import json
 import os
 import sys
 
-# The classes and methods shoal implements (models.py, core.py). Adding a model: add it here,
-# rerun, and give it a class in models.py.
-MODELS = {
-    "TSMixer": "tsmixer.py", "TSMixerx": "tsmixerx.py", "MLP": "mlp.py", "NLinear": "nlinear.py",
-    "DLinear": "dlinear.py", "MLPMultivariate": "mlpmultivariate.py", "NHITS": "nhits.py",
-    "NBEATS": "nbeats.py", "NBEATSx": "nbeatsx.py", "TiDE": "tide.py", "RNN": "rnn.py",
-    "GRU": "gru.py", "LSTM": "lstm.py", "TCN": "tcn.py",
-    "DilatedRNN": "dilated_rnn.py", "iTransformer": "itransformer.py", "BiTCN": "bitcn.py",
-    "PatchTST": "patchtst.py", "VanillaTransformer": "vanillatransformer.py",
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden_models import MODELS as REGISTRY_MODELS  # noqa: E402  (the registry's neural models)
+
 NEURALFORECAST_METHODS = ("__init__", "fit", "predict", "cross_validation", "predict_insample",
                           "make_future_dataframe", "get_missing_future", "save", "load")
 
@@ -74,6 +67,25 @@ def class_methods(path, class_name, names):
     raise SystemExit(f"{path}: no class {class_name}")
 
 
+def model_files(models_dir):
+    """[(class, file)] of the registry's models, in the registry's order: the class defined in
+    neuralforecast/models whose name, lowercased, is the registry's name without underscores
+    (mlp_multivariate: MLPMultivariate), as forecast_golden.py finds it."""
+    wanted = {name.replace("_", ""): name for name in REGISTRY_MODELS}
+    found = {}
+    for file in sorted(os.listdir(models_dir)):
+        if file.endswith(".py"):
+            with open(os.path.join(models_dir, file)) as f:
+                tree = ast.parse(f.read())
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and node.name.lower() in wanted:
+                    found[wanted[node.name.lower()]] = (node.name, file)
+    missing = [name for name in REGISTRY_MODELS if name not in found]
+    if missing:
+        raise SystemExit(f"no neuralforecast class for {missing} in {models_dir}")
+    return [found[name] for name in REGISTRY_MODELS]
+
+
 def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
@@ -82,7 +94,7 @@ def main():
     if not os.path.isdir(pkg):
         raise SystemExit(f"{src} holds no neuralforecast/ package directory")
     out = {"neuralforecast": "3.3.0", "models": {}, "NeuralForecast": {}}
-    for cls, file in MODELS.items():
+    for cls, file in model_files(os.path.join(pkg, "models")):
         out["models"][cls] = class_methods(os.path.join(pkg, "models", file), cls,
                                            {"__init__"})["__init__"]
     methods = class_methods(os.path.join(pkg, "core.py"), "NeuralForecast",
