@@ -214,4 +214,12 @@ void Planner::bind_buffer(void* object, const Arena& arena, const ArenaEntry& e)
   b.view = {reinterpret_cast<T*>(arena.region_base(e.region) + e.offset_bytes), e.shape};
 }
 
+// Plans `layer` for `rows` input rows under the parameter scope `prefix` (its state_dict name).
+template <class Layer>
+void plan_layer(Planner& planner, std::string_view prefix, Layer& layer, Index rows) {
+  planner.push_scope(prefix);
+  layer.plan(planner, rows);
+  planner.pop_scope();
+}
+
 }  // namespace shoal

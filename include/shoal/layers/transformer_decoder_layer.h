@@ -29,6 +29,7 @@
 #include "shoal/layers/dropout.h"
 #include "shoal/layers/layer_norm.h"
 #include "shoal/layers/linear.h"
+#include "shoal/layers/transformer_encoder_layer.h"
 #include "shoal/profile/cost.h"
 
 namespace shoal::layers {

@@ -28,6 +28,12 @@
 
 namespace shoal::layers {
 
+// The feed-forward's width of neuralforecast's encoder and decoder layers: conv_hidden_size,
+// or 4 · hidden_size when it is 0 (their default).
+inline Index feed_forward_width(Index conv_hidden_size, Index hidden_size) {
+  return conv_hidden_size > 0 ? conv_hidden_size : 4 * hidden_size;
+}
+
 template <class T>
 struct TransformerEncoderLayer {
   struct Config {

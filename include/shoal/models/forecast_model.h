@@ -194,14 +194,6 @@ class NamedLayers {
   Model& self() { return static_cast<Model&>(*this); }
 };
 
-// Plans `layer` for `rows` input rows under the parameter scope `prefix` (its state_dict name).
-template <class Layer>
-void plan_layer(Planner& planner, std::string_view prefix, Layer& layer, Index rows) {
-  planner.push_scope(prefix);
-  layer.plan(planner, rows);
-  planner.pop_scope();
-}
-
 // The gradients of a model's exogenous inputs (models/forecast.h, ExogGrads), for a model that
 // returns them: it plans the buffers it uses (with Config::exog_grads) and writes them in its
 // backward. A model without exogenous gradients does not derive from this, and the registry

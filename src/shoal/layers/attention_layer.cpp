@@ -50,15 +50,10 @@ void AttentionLayer<T>::plan(Planner& planner, Index max_rows) {
               "attention plans whole windows of {} queries, got {} rows", cfg.lq, max_rows);
   const Index windows = max_rows / cfg.lq, kv_rows = windows * cfg.lk, h = cfg.n_heads;
   const Index pairs = windows * h * cfg.lq;
-  auto scoped = [&](const char* name, auto& layer, Index rows) {
-    planner.push_scope(name);
-    layer.plan(planner, rows);
-    planner.pop_scope();
-  };
-  scoped("query_projection.", query_projection, max_rows);
-  scoped("key_projection.", key_projection, kv_rows);
-  scoped("value_projection.", value_projection, kv_rows);
-  scoped("out_projection.", out_projection, max_rows);
+  plan_layer(planner, "query_projection.", query_projection, max_rows);
+  plan_layer(planner, "key_projection.", key_projection, kv_rows);
+  plan_layer(planner, "value_projection.", value_projection, kv_rows);
+  plan_layer(planner, "out_projection.", out_projection, max_rows);
   dropout.plan(planner, pairs);
   planner.buffer(q, Region::kActivations, "q", {max_rows, h * dk_});
   planner.buffer(k, Region::kActivations, "k", {kv_rows, h * dk_});

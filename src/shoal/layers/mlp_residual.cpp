@@ -20,11 +20,8 @@ void MLPResidual<T>::plan(Planner& planner, Index max_rows) {
               "MLPResidual needs input_dim, hidden_size, output_dim > 0, got {}, {}, {}",
               cfg.input_dim, cfg.hidden_size, cfg.output_dim);
   const Index rows = max_rows;
-  each_child([&](std::string_view prefix, auto& layer) {
-    planner.push_scope(prefix);
-    layer.plan(planner, rows);
-    planner.pop_scope();
-  });
+  each_child(
+      [&](std::string_view prefix, auto& layer) { plan_layer(planner, prefix, layer, rows); });
   drop.plan(planner, rows);
   planner.buffer(a1, Region::kActivations, "a1", {rows, cfg.hidden_size});
   planner.buffer(a2, Region::kActivations, "a2", {rows, cfg.output_dim});

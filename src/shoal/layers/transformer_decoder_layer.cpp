@@ -3,22 +3,9 @@
 #include <tuple>
 
 #include "shoal/core/error.h"
+#include "shoal/layers/view_ops.h"
 
 namespace shoal::layers {
-
-namespace {
-
-Index decoder_conv_width(Index given, Index hidden) {
-  return given > 0 ? given : 4 * hidden;
-}
-
-template <class T>
-void add_rows_into(ConstMat<T> a, MatView<T> y) {
-  for (Index r = 0; r < y.rows; ++r)
-    for (Index c = 0; c < y.cols; ++c) y(r, c) += a(r, c);
-}
-
-}  // namespace
 
 template <class T>
 TransformerDecoderLayer<T>::TransformerDecoderLayer(Config c)
@@ -37,10 +24,10 @@ TransformerDecoderLayer<T>::TransformerDecoderLayer(Config c)
                        .attention_dropout = c.attention_dropout,
                        .stream = c.stream + 1}),
       conv1({.in = c.hidden_size,
-             .out = decoder_conv_width(c.conv_hidden_size, c.hidden_size),
+             .out = feed_forward_width(c.conv_hidden_size, c.hidden_size),
              .act = c.gelu ? Act::kGelu : Act::kRelu,
              .pointwise_conv = true}),
-      conv2({.in = decoder_conv_width(c.conv_hidden_size, c.hidden_size),
+      conv2({.in = feed_forward_width(c.conv_hidden_size, c.hidden_size),
              .out = c.hidden_size,
              .pointwise_conv = true}),
       norm1({.normalized_shape = {c.hidden_size}}),
@@ -57,20 +44,15 @@ void TransformerDecoderLayer<T>::plan(Planner& planner, Index max_rows) {
   SHOAL_CHECK(cfg.tokens > 0 && cfg.cross_tokens > 0 && max_rows % cfg.tokens == 0,
               "a decoder layer plans whole windows of {} tokens, got {} rows", cfg.tokens,
               max_rows);
-  const Index d = cfg.hidden_size, ff = decoder_conv_width(cfg.conv_hidden_size, cfg.hidden_size),
+  const Index d = cfg.hidden_size, ff = feed_forward_width(cfg.conv_hidden_size, cfg.hidden_size),
               cross_rows = max_rows / cfg.tokens * cfg.cross_tokens;
-  auto scoped = [&](const char* name, auto& layer) {
-    planner.push_scope(name);
-    layer.plan(planner, max_rows);
-    planner.pop_scope();
-  };
-  scoped("self_attention.", self_attention);
-  scoped("cross_attention.", cross_attention);
-  scoped("conv1.", conv1);
-  scoped("conv2.", conv2);
-  scoped("norm1.", norm1);
-  scoped("norm2.", norm2);
-  scoped("norm3.", norm3);
+  plan_layer(planner, "self_attention.", self_attention, max_rows);
+  plan_layer(planner, "cross_attention.", cross_attention, max_rows);
+  plan_layer(planner, "conv1.", conv1, max_rows);
+  plan_layer(planner, "conv2.", conv2, max_rows);
+  plan_layer(planner, "norm1.", norm1, max_rows);
+  plan_layer(planner, "norm2.", norm2, max_rows);
+  plan_layer(planner, "norm3.", norm3, max_rows);
   drop_self.plan(planner, max_rows);
   drop_cross.plan(planner, max_rows);
   drop_hidden.plan(planner, max_rows);
@@ -142,24 +124,24 @@ void TransformerDecoderLayer<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMa
   conv2.backward(ctx, hdm, ConstMat<T>(), dtm, dhm);
   drop_hidden.backward(ctx, ConstMat<T>(), ConstMat<T>(), dhm, dhm, row0);
   conv1.backward(ctx, x2m, hm, dhm, dx2m);
-  add_rows_into<T>(dsm, dx2m);
+  add_into<T>(dsm, dx2m);
   // x2 = norm2(x1 + dropout(CrossAttention(x1, cross))).
   norm2.backward(ctx, s2m, ConstMat<T>(), dx2m, dsm);
   drop_cross.backward(ctx, ConstMat<T>(), ConstMat<T>(), dsm, dtm, row0);
   cross_attention.backward(ctx, x1m, cross, dtm, dx1m, dcm);
-  add_rows_into<T>(dcm, dcross);
-  add_rows_into<T>(dsm, dx1m);
+  add_into<T>(dcm, dcross);
+  add_into<T>(dsm, dx1m);
   // x1 = norm1(x + dropout(SelfAttention(x, x))).
   norm1.backward(ctx, s1m, ConstMat<T>(), dx1m, dsm);
   drop_self.backward(ctx, ConstMat<T>(), ConstMat<T>(), dsm, dtm, row0);
   self_attention.backward(ctx, x, x, dtm, dx, dx);
-  add_rows_into<T>(dsm, dx);
+  add_into<T>(dsm, dx);
 }
 
 template <class T>
 profile::Cost TransformerDecoderLayer<T>::forward_cost(double rows) const {
   const double d = double(cfg.hidden_size),
-               ff = double(decoder_conv_width(cfg.conv_hidden_size, cfg.hidden_size));
+               ff = double(feed_forward_width(cfg.conv_hidden_size, cfg.hidden_size));
   return self_attention.forward_cost(rows) + cross_attention.forward_cost(rows) +
          conv1.forward_cost(rows) + conv2.forward_cost(rows) + norm1.forward_cost(rows) +
          norm2.forward_cost(rows) + norm3.forward_cost(rows) + drop_self.cost(rows, d) +
@@ -169,7 +151,7 @@ profile::Cost TransformerDecoderLayer<T>::forward_cost(double rows) const {
 template <class T>
 profile::Cost TransformerDecoderLayer<T>::backward_cost(double rows) const {
   const double d = double(cfg.hidden_size),
-               ff = double(decoder_conv_width(cfg.conv_hidden_size, cfg.hidden_size));
+               ff = double(feed_forward_width(cfg.conv_hidden_size, cfg.hidden_size));
   return self_attention.backward_cost(rows) + cross_attention.backward_cost(rows) +
          conv1.backward_cost(rows) + conv2.backward_cost(rows) + norm1.backward_cost(rows) +
          norm2.backward_cost(rows) + norm3.backward_cost(rows) + drop_self.cost(rows, d) +

@@ -6,14 +6,6 @@
 
 namespace shoal::layers {
 
-namespace {
-
-Index conv_width(Index given, Index hidden) {
-  return given > 0 ? given : 4 * hidden;
-}
-
-}  // namespace
-
 template <class T>
 TransformerEncoderLayer<T>::TransformerEncoderLayer(Config c)
     : cfg(c),
@@ -25,10 +17,10 @@ TransformerEncoderLayer<T>::TransformerEncoderLayer(Config c)
                  .attention_dropout = c.attention_dropout,
                  .stream = c.stream}),
       conv1({.in = c.hidden_size,
-             .out = conv_width(c.conv_hidden_size, c.hidden_size),
+             .out = feed_forward_width(c.conv_hidden_size, c.hidden_size),
              .act = c.gelu ? Act::kGelu : Act::kRelu,
              .pointwise_conv = true}),
-      conv2({.in = conv_width(c.conv_hidden_size, c.hidden_size),
+      conv2({.in = feed_forward_width(c.conv_hidden_size, c.hidden_size),
              .out = c.hidden_size,
              .pointwise_conv = true}),
       norm1({.normalized_shape = {c.hidden_size}}),
@@ -40,17 +32,12 @@ TransformerEncoderLayer<T>::TransformerEncoderLayer(Config c)
 template <class T>
 void TransformerEncoderLayer<T>::plan(Planner& planner, Index max_rows) {
   SHOAL_CHECK(cfg.hidden_size > 0, "an encoder layer needs hidden_size > 0");
-  const Index d = cfg.hidden_size, ff = conv_width(cfg.conv_hidden_size, cfg.hidden_size);
-  auto scoped = [&](const char* name, auto& layer) {
-    planner.push_scope(name);
-    layer.plan(planner, max_rows);
-    planner.pop_scope();
-  };
-  scoped("attention.", attention);
-  scoped("conv1.", conv1);
-  scoped("conv2.", conv2);
-  scoped("norm1.", norm1);
-  scoped("norm2.", norm2);
+  const Index d = cfg.hidden_size, ff = feed_forward_width(cfg.conv_hidden_size, cfg.hidden_size);
+  plan_layer(planner, "attention.", attention, max_rows);
+  plan_layer(planner, "conv1.", conv1, max_rows);
+  plan_layer(planner, "conv2.", conv2, max_rows);
+  plan_layer(planner, "norm1.", norm1, max_rows);
+  plan_layer(planner, "norm2.", norm2, max_rows);
   drop_attention.plan(planner, max_rows);
   drop_hidden.plan(planner, max_rows);
   drop_out.plan(planner, max_rows);
@@ -121,7 +108,7 @@ void TransformerEncoderLayer<T>::backward(const Ctx& ctx, ConstMat<T> x, ConstMa
 template <class T>
 profile::Cost TransformerEncoderLayer<T>::forward_cost(double rows) const {
   const double d = double(cfg.hidden_size),
-               ff = double(conv_width(cfg.conv_hidden_size, cfg.hidden_size));
+               ff = double(feed_forward_width(cfg.conv_hidden_size, cfg.hidden_size));
   return attention.forward_cost(rows) + conv1.forward_cost(rows) + conv2.forward_cost(rows) +
          norm1.forward_cost(rows) + norm2.forward_cost(rows) + drop_attention.cost(rows, d) +
          drop_hidden.cost(rows, ff) + drop_out.cost(rows, d);
@@ -130,7 +117,7 @@ profile::Cost TransformerEncoderLayer<T>::forward_cost(double rows) const {
 template <class T>
 profile::Cost TransformerEncoderLayer<T>::backward_cost(double rows) const {
   const double d = double(cfg.hidden_size),
-               ff = double(conv_width(cfg.conv_hidden_size, cfg.hidden_size));
+               ff = double(feed_forward_width(cfg.conv_hidden_size, cfg.hidden_size));
   return attention.backward_cost(rows) + conv1.backward_cost(rows) + conv2.backward_cost(rows) +
          norm1.backward_cost(rows) + norm2.backward_cost(rows) + drop_attention.cost(rows, d) +
          drop_hidden.cost(rows, ff) + drop_out.cost(rows, d);

@@ -62,19 +62,14 @@ void TSTEncoderLayer<T>::plan(Planner& planner, Index max_rows) {
               max_rows);
   const Index d = cfg.hidden_size, ff = cfg.linear_hidden_size,
               pairs = score_rows(max_rows / cfg.tokens);
-  auto scoped = [&](const char* name, auto& layer) {
-    planner.push_scope(name);
-    layer.plan(planner, max_rows);
-    planner.pop_scope();
-  };
-  scoped("self_attn.W_Q.", w_q);
-  scoped("self_attn.W_K.", w_k);
-  scoped("self_attn.W_V.", w_v);
-  scoped("self_attn.to_out.0.", to_out);
-  scoped("norm_attn.1.", norm_attn);
-  scoped("ff.0.", ff0);
-  scoped("ff.3.", ff3);
-  scoped("norm_ffn.1.", norm_ffn);
+  plan_layer(planner, "self_attn.W_Q.", w_q, max_rows);
+  plan_layer(planner, "self_attn.W_K.", w_k, max_rows);
+  plan_layer(planner, "self_attn.W_V.", w_v, max_rows);
+  plan_layer(planner, "self_attn.to_out.0.", to_out, max_rows);
+  plan_layer(planner, "norm_attn.1.", norm_attn, max_rows);
+  plan_layer(planner, "ff.0.", ff0, max_rows);
+  plan_layer(planner, "ff.3.", ff3, max_rows);
+  plan_layer(planner, "norm_ffn.1.", norm_ffn, max_rows);
   drop_probs.plan(planner, pairs);
   for (Dropout<T>* drop : {&drop_proj, &drop_attn, &drop_ff, &drop_ffn})
     drop->plan(planner, max_rows);

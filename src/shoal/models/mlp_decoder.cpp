@@ -57,9 +57,7 @@ template <class T>
 void MlpDecoder<T>::plan(Planner& planner, Index max_batch) {
   const Index rows = cfg_.h * max_batch;
   for_each_layer([&](const std::string& prefix, layers::Linear<T>& l) {
-    planner.push_scope(prefix);
-    l.plan(planner, rows);
-    planner.pop_scope();
+    plan_layer(planner, prefix, l, rows);
   });
   if (cfg_.futr > 0) {
     planner.buffer(d_, Region::kActivations, "d", {rows, cfg_.states + cfg_.futr});

@@ -32,23 +32,18 @@ template <class T>
 void TSMixer<T>::plan(Planner& planner, Index max_batch) {
   set_max_batch(max_batch);
   const Index n = cfg_.n_series, rl = max_batch * cfg_.input_size;
-  auto scoped = [&](const std::string& prefix, auto& layer, Index rows) {
-    planner.push_scope(prefix);
-    layer.plan(planner, rows);
-    planner.pop_scope();
-  };
-  if (cfg_.revin) scoped("norm.", revin_, rl);
+  if (cfg_.revin) plan_layer(planner, "norm.", revin_, rl);
   for (size_t j = 0; j < blocks_.size(); ++j) {
     Block& b = blocks_[j];
     const std::string p = block_prefix(j);
-    scoped(p + "temporal_mixer.", b.temporal, rl);
-    scoped(p + "feature_mixer.", b.feature, rl);
+    plan_layer(planner, p + "temporal_mixer.", b.temporal, rl);
+    plan_layer(planner, p + "feature_mixer.", b.feature, rl);
     planner.push_scope(p + "act.");
     planner.buffer(b.xa, Region::kActivations, "xa", {rl, n});
     planner.buffer(b.dxa, Region::kActivationGrads, "dxa", {rl, n});
     planner.pop_scope();
   }
-  scoped("out.", out_, rl);
+  plan_layer(planner, "out.", out_, rl);
   planner.push_scope("act.");
   for (size_t j = 0; j < x_.size(); ++j) {
     planner.buffer(x_[j], Region::kActivations, "x" + std::to_string(j), {rl, n});

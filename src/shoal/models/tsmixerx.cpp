@@ -52,24 +52,19 @@ void TSMixerx<T>::plan(Planner& planner, Index max_batch) {
   set_max_batch(max_batch);
   const Index n = cfg_.n_series, k = cfg_.ff_dim, rl = max_batch * cfg_.input_size,
               rh = max_batch * cfg_.h;
-  auto scoped = [&](const std::string& prefix, auto& layer, Index rows) {
-    planner.push_scope(prefix);
-    layer.plan(planner, rows);
-    planner.pop_scope();
-  };
   // Registration order is neuralforecast's module order (state_dict order).
-  if (cfg_.revin) scoped("norm.", revin_, rl);
-  scoped("temporal_projection.", projection_, rl);
-  scoped("feature_mixer_hist.", *fm_hist_, rh);
-  if (fm_futr_) scoped("feature_mixer_futr.", *fm_futr_, rh);
-  if (fm_stat_) scoped("feature_mixer_stat.", *fm_stat_, rh);
+  if (cfg_.revin) plan_layer(planner, "norm.", revin_, rl);
+  plan_layer(planner, "temporal_projection.", projection_, rl);
+  plan_layer(planner, "feature_mixer_hist.", *fm_hist_, rh);
+  if (fm_futr_) plan_layer(planner, "feature_mixer_futr.", *fm_futr_, rh);
+  if (fm_stat_) plan_layer(planner, "feature_mixer_stat.", *fm_stat_, rh);
   for (size_t j = 0; j < mixers_.size(); ++j) {
     const std::string p = mixer_prefix(j);
-    if (mixers_[j].stat) scoped(p + "feature_mixer_stat.", *mixers_[j].stat, rh);
-    scoped(p + "temporal_mixer.", *mixers_[j].temporal, rh);
-    scoped(p + "feature_mixer.", *mixers_[j].feature, rh);
+    if (mixers_[j].stat) plan_layer(planner, p + "feature_mixer_stat.", *mixers_[j].stat, rh);
+    plan_layer(planner, p + "temporal_mixer.", *mixers_[j].temporal, rh);
+    plan_layer(planner, p + "feature_mixer.", *mixers_[j].feature, rh);
   }
-  scoped("out.", out_, rh);
+  plan_layer(planner, "out.", out_, rh);
 
   planner.push_scope("act.");
   planner.buffer(xin_, Region::kActivations, "xin", {rl, c0() * n});
